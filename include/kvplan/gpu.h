@@ -1,0 +1,44 @@
+#pragma once
+/// Accelerators and their memory as the driver reports it (nvidia-smi's Total), which is what an
+/// engine can actually allocate against, not the marketed "24 GB".
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvplan {
+
+struct GpuSpec {
+  std::string id;  ///< short catalog id, "rtx4090"
+  std::string name;
+  std::vector<std::string> aliases;
+  std::string vendor;
+  std::string arch;
+  std::uint64_t memory_bytes = 0;
+  std::string memory_basis;   ///< "driver-reported", "marketed", or "given" for a raw capacity
+  std::string memory_source;  ///< where the figure comes from
+  bool fp8 = false;           ///< native FP8 tensor cores (matters for fp8 weights and caches)
+  bool int8 = false;
+  std::optional<double> bandwidth_gbps;
+  std::optional<double> price_usd_per_hour;  ///< approximate; see price_source for the date
+  std::string price_source;
+};
+
+struct GpuCatalog {
+  std::vector<GpuSpec> gpus;
+
+  /// By id, name or alias, ignoring case, spaces, dashes and underscores; nullptr when unknown.
+  const GpuSpec* find(std::string_view name) const;
+  /// Every id and alias, for "did you mean".
+  std::vector<std::string> names() const;
+};
+
+/// Parses the GPU catalog file format (gpus/gpus.json). `origin` names the file in errors.
+GpuCatalog parse_gpu_catalog(std::string_view json_text, std::string_view origin);
+
+/// `--gpu`: a catalog name ("4090", "h100", "a100-80g") or a raw capacity ("24GiB", "24GB", "80G").
+GpuSpec resolve_gpu(std::string_view text, const GpuCatalog& catalog);
+
+}  // namespace kvplan

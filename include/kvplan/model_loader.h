@@ -1,0 +1,15 @@
+#pragma once
+/// `--model`: turns what the user typed into a ModelSpec, whichever form it takes.
+
+#include <string_view>
+
+#include "kvplan/catalog.h"
+#include "kvplan/model_spec.h"
+
+namespace kvplan {
+
+/// A catalog id or alias ("llama3.1-8b", "meta-llama/Llama-3.1-8B") or a path to a kvplan spec
+/// file. Unknown names throw with the closest catalog names.
+ModelSpec load_model(std::string_view text, const ModelCatalog& catalog);
+
+}  // namespace kvplan

@@ -1,0 +1,79 @@
+#pragma once
+/// What kvplan knows about a model: its layers, each with the cache it keeps, and its weights.
+/// Loaders (kvplan spec JSON, Hugging Face config.json, GGUF) all produce this one struct; the
+/// budget engine reads nothing else.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvplan/dtype.h"
+
+namespace kvplan {
+
+/// What one layer keeps per sequence.
+enum class LayerKind {
+  full,     ///< K and V of every token
+  sliding,  ///< K and V of the last `window` tokens
+  chunked,  ///< K and V of the tokens in the current chunk of `window` tokens (Llama 4 local layers)
+  mla,      ///< one compressed latent per token (kv_lora_rank + qk_rope_head_dim), no separate V
+  linear,   ///< a fixed-size recurrent state per sequence (Mamba, Gated DeltaNet, ...), no per-token cache
+  none,     ///< no cache at all (e.g. an MTP layer an engine skips)
+};
+
+std::string_view to_string(LayerKind kind);
+
+/// A fixed-size tensor a recurrent layer keeps per sequence, e.g. Mamba's conv or SSM state.
+struct StateTensor {
+  std::string name;            ///< "conv" or "ssm" / "recurrent": printed in the breakdown
+  std::uint64_t elements = 0;  ///< per sequence per layer
+  const Dtype* dtype = nullptr;  ///< stored at its own dtype, not the KV cache dtype
+};
+
+struct LayerSpec {
+  LayerKind kind = LayerKind::full;
+  /// Cached heads and their widths. For MLA: one "head" of kv_lora_rank + qk_rope_head_dim, v = 0.
+  std::uint32_t kv_heads = 0;
+  std::uint32_t k_head_dim = 0;
+  std::uint32_t v_head_dim = 0;
+  /// Tokens held by a sliding or chunked layer.
+  std::uint64_t window = 0;
+  /// Fixed state of a linear layer.
+  std::vector<StateTensor> state;
+
+  /// Elements of K plus V cached per token (0 for linear/none layers).
+  std::uint64_t elements_per_token() const;
+};
+
+struct ModelSpec {
+  std::string id;       ///< catalog id or file path it came from
+  std::string name;     ///< human name, "Llama 3.1 8B"
+  std::vector<std::string> aliases;
+  std::string source;   ///< where the figures came from (URL or file)
+
+  std::uint32_t attention_heads = 0;
+  std::uint64_t params = 0;         ///< total parameters (all experts for MoE)
+  std::uint64_t active_params = 0;  ///< per token, for MoE; 0 when the same as params
+  const Dtype* weight_dtype = nullptr;
+  /// Exact checkpoint size when known (e.g. safetensors total_size); otherwise params x dtype.
+  std::optional<std::uint64_t> weights_bytes;
+  std::uint64_t max_context = 0;    ///< 0 when unknown
+
+  std::vector<LayerSpec> layers;    ///< in model order, one per decoder layer
+
+  std::uint32_t layer_count() const { return static_cast<std::uint32_t>(layers.size()); }
+};
+
+/// Throws an Error naming the first field that makes `spec` unusable: zero layers or heads,
+/// heads not divisible by KV heads, missing dtype, a window of zero, ...
+void validate(const ModelSpec& spec);
+
+/// "32 full" or "40 sliding(1024) + 8 full": the layer layout in one phrase.
+std::string describe_layers(const ModelSpec& spec);
+
+/// True when every layer is full attention with the same heads and widths: the plain
+/// 2 x layers x kv_heads x head_dim formula is exact for it.
+bool is_uniform_full_attention(const ModelSpec& spec);
+
+}  // namespace kvplan

@@ -1,0 +1,234 @@
+#include "kvplan/cli.h"
+
+#include <ostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "kvplan/budget.h"
+#include "kvplan/catalog.h"
+#include "kvplan/error.h"
+#include "kvplan/model_loader.h"
+#include "kvplan/report.h"
+#include "kvplan/spec_json.h"
+#include "kvplan/units.h"
+#include "kvplan/version.h"
+
+namespace kvplan {
+
+namespace {
+
+constexpr std::string_view kExamples = R"(Examples:
+  kvplan --model llama3.1-8b --ctx 128k --gpu 4090
+  kvplan --model llama3.1-8b --ctx 32k,64k,128k --gpu 4090 --kv-dtype fp16,fp8
+  kvplan --model qwen3-8b --ctx 100000 --gpu 24GiB --kv-dtype fp16,fp8,int4 --format json
+  kvplan --model ./my-model.json --ctx 8k --batch 16 --gpu h100 --weight-dtype fp8
+  kvplan --model llama3.1-8b --ctx 64k --gpu 4090 --check   # exit 1 when a row does not fit
+  kvplan models        # the built-in model catalog
+  kvplan gpus          # the built-in GPU catalog
+
+Sizes print in GiB (2^30 bytes). Exit codes: 0 success, 1 a row does not fit (--check only),
+2 invalid input, 3 unsupported architecture.)";
+
+/// What the flags said, as text; turned into typed settings by `build_request`.
+struct PlanFlags {
+  std::string model;
+  std::vector<std::string> contexts;
+  std::string gpu;
+  std::vector<std::string> kv_dtypes;
+  std::string weight_dtype;
+  std::string batch = "1";
+  std::string overhead = "2GiB";
+  std::string utilization = "1.0";
+  std::string format = "table";
+  bool no_color = false;
+  bool check = false;
+};
+
+struct CatalogFlags {
+  std::string format = "table";
+};
+
+/// "32k,64k" given once or as repeated flags -> {"32k", "64k"}.
+std::vector<std::string> split_list(const std::vector<std::string>& values) {
+  std::vector<std::string> items;
+  for (const std::string& value : values) {
+    std::stringstream stream(value);
+    std::string item;
+    while (std::getline(stream, item, ',')) items.push_back(item);
+    if (!value.empty() && value.back() == ',') items.emplace_back();
+  }
+  return items;
+}
+
+PlanRequest build_request(const PlanFlags& flags, const ModelSpec& model, const GpuSpec& gpu) {
+  PlanRequest request;
+  const std::vector<std::string> contexts =
+      flags.contexts.empty() ? std::vector<std::string>{"32k", "64k", "128k"} : split_list(flags.contexts);
+  for (const std::string& ctx : contexts) request.contexts.push_back(parse_token_count(ctx, "--ctx"));
+
+  std::vector<std::string> dtypes = split_list(flags.kv_dtypes);
+  if (flags.kv_dtypes.empty())
+    for (std::string_view name : default_kv_dtype_names()) dtypes.emplace_back(name);
+  for (const std::string& name : dtypes) {
+    const Dtype& type = parse_kv_dtype(name, *model.weight_dtype);
+    request.caches.push_back({&type, &type});
+  }
+
+  request.batch = parse_positive_integer(flags.batch, "--batch");
+  if (!flags.weight_dtype.empty()) request.weight_dtype = &parse_weight_dtype(flags.weight_dtype);
+  request.overhead_bytes = flags.overhead == "0" ? 0 : parse_memory_size(flags.overhead, "--overhead");
+  request.utilization_millionths = parse_fraction_millionths(flags.utilization, "--util");
+  request.gpu_memory_bytes = gpu.memory_bytes;
+  return request;
+}
+
+int run_plan(const PlanFlags& flags, std::ostream& out, const Terminal& terminal) {
+  if (flags.model.empty()) throw Error("--model is required (a catalog name such as llama3.1-8b, or a spec file)");
+  if (flags.gpu.empty()) throw Error("--gpu is required (a catalog name such as 4090, or a capacity such as 24GiB)");
+  const OutputFormat format = parse_output_format(flags.format);
+  Report report;
+  const ModelSpec model = load_model(flags.model, builtin_models());
+  report.model = &model;
+  report.gpu = resolve_gpu(flags.gpu, builtin_gpus());
+  report.request = build_request(flags, model, report.gpu);
+  report.plan = make_plan(model, report.request);
+  const bool color = terminal.stdout_is_tty && !terminal.no_color_env && !flags.no_color;
+  out << format_report(report, format, color);
+  const bool all_fit = report.plan.ways_out.empty();
+  return flags.check && !all_fit ? static_cast<int>(ExitCode::does_not_fit) : 0;
+}
+
+std::string layer_kinds_used(const ModelSpec& model) {
+  std::vector<std::string_view> kinds;
+  for (const LayerSpec& layer : model.layers)
+    if (std::find(kinds.begin(), kinds.end(), to_string(layer.kind)) == kinds.end()) kinds.push_back(to_string(layer.kind));
+  std::string text;
+  for (std::string_view kind : kinds) text += (text.empty() ? "" : "+") + std::string(kind);
+  return text;
+}
+
+int run_models(const CatalogFlags& flags, std::ostream& out) {
+  const OutputFormat format = parse_output_format(flags.format);
+  const ModelCatalog& catalog = builtin_models();
+  if (format == OutputFormat::json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const ModelSpec& model : catalog.models) list.push_back(to_spec_json(model));
+    out << nlohmann::json{{"schema_version", kJsonSchemaVersion}, {"models", list}}.dump(2) << "\n";
+    return 0;
+  }
+  const Dtype& fp16 = parse_kv_dtype("fp16", *catalog.models.front().weight_dtype);
+  out << fmt::format("{:<22} {:<28} {:>9} {:>8} {:>10}  {:<14} {}\n", "id", "name", "params", "max ctx", "KV fp16/tok",
+                     "kinds", "layers");
+  for (const ModelSpec& model : catalog.models) {
+    RowSettings settings;
+    settings.ctx = 1;
+    settings.cache = {&fp16, &fp16};
+    const Row one_token = plan_row(model, settings);
+    out << fmt::format("{:<22} {:<28} {:>9} {:>8} {:>10}  {:<14} {}\n", model.id, model.name,
+                       format_param_count(model.params), model.max_context ? format_thousands(model.max_context) : "-",
+                       format_bytes_compact(one_token.kv_bytes_per_token), layer_kinds_used(model), describe_layers(model));
+  }
+  return 0;
+}
+
+int run_gpus(const CatalogFlags& flags, std::ostream& out) {
+  const OutputFormat format = parse_output_format(flags.format);
+  const GpuCatalog& catalog = builtin_gpus();
+  if (format == OutputFormat::json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const GpuSpec& gpu : catalog.gpus) {
+      nlohmann::json entry{{"id", gpu.id},           {"name", gpu.name},         {"aliases", gpu.aliases},
+                           {"vendor", gpu.vendor},   {"arch", gpu.arch},         {"memory_bytes", gpu.memory_bytes},
+                           {"memory_basis", gpu.memory_basis}, {"fp8", gpu.fp8}, {"int8", gpu.int8}};
+      if (gpu.price_usd_per_hour) entry["price_usd_per_hour"] = *gpu.price_usd_per_hour;
+      list.push_back(entry);
+    }
+    out << nlohmann::json{{"schema_version", kJsonSchemaVersion}, {"gpus", list}}.dump(2) << "\n";
+    return 0;
+  }
+  out << fmt::format("{:<15} {:<32} {:>10}  {:<16} {:<4} {}\n", "id", "name", "memory", "basis", "fp8", "~$/h");
+  for (const GpuSpec& gpu : catalog.gpus)
+    out << fmt::format("{:<15} {:<32} {:>10}  {:<16} {:<4} {}\n", gpu.id, gpu.name,
+                       format_gib(static_cast<std::int64_t>(gpu.memory_bytes)), gpu.memory_basis, gpu.fp8 ? "yes" : "no",
+                       gpu.price_usd_per_hour ? fmt::format("{:.2f}", *gpu.price_usd_per_hour) : "-");
+  return 0;
+}
+
+/// CLI11's messages can span lines; the contract is one line on stderr.
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
+}  // namespace
+
+int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err, const Terminal& terminal) {
+  CLI::App app{"kvplan: will this model, at this context and concurrency, fit on this GPU, and with which KV-cache "
+               "dtype? Exact bytes, GiB printed.",
+               "kvplan"};
+  app.footer(std::string(kExamples));
+  app.set_version_flag("--version", std::string("kvplan ") + kVersion);
+  app.require_subcommand(0, 1);
+
+  PlanFlags plan;
+  app.add_option("-m,--model", plan.model, "Catalog id or alias (llama3.1-8b, meta-llama/Llama-3.1-8B) or a spec file")
+      ->type_name("NAME|PATH");
+  app.add_option("-c,--ctx,--max-model-len", plan.contexts,
+                 "Context length(s) per sequence, comma-separated: 32768, 32k (=32768), 1M (=1048576) "
+                 "[default: 32k,64k,128k]")
+      ->type_name("LIST");
+  app.add_option("-g,--gpu", plan.gpu, "GPU catalog name or alias (4090, h100, a100-80g) or a capacity (24GiB, 24GB, 80G = GiB)")
+      ->type_name("NAME|SIZE");
+  app.add_option("-k,--kv-dtype,--kv-cache-dtype", plan.kv_dtypes,
+                 "KV cache dtype(s): fp32 fp16 bf16 fp8 (=fp8_e4m3) fp8_e5m2 int8 int4 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl, "
+                 "auto (= the model's dtype) [default: fp16,fp8,int8,int4]")
+      ->type_name("LIST");
+  app.add_option("-w,--weight-dtype", plan.weight_dtype, "Weight dtype: fp32 fp16 bf16 fp8 int8 int4 [default: the model's own]")
+      ->type_name("DTYPE");
+  app.add_option("-b,--batch", plan.batch, "Concurrent sequences, each holding ctx tokens [default: 1]")->type_name("N");
+  app.add_option("--overhead", plan.overhead, "Runtime overhead beyond weights and KV (CUDA context, activations) [default: 2GiB]")
+      ->type_name("SIZE");
+  app.add_option("-u,--util,--gpu-memory-utilization", plan.utilization,
+                 "Fraction of GPU memory the budget may use [default: 1.0]")
+      ->type_name("FRACTION");
+  app.add_option("-f,--format", plan.format, "Output: table, json, csv, markdown [default: table]")->type_name("FORMAT");
+  app.add_flag("--no-color", plan.no_color, "No colour (also off when stdout is not a terminal or NO_COLOR is set)");
+  app.add_flag("--check", plan.check, "Exit 1 when any row does not fit (for CI)");
+
+  CatalogFlags models_flags;
+  CLI::App* models = app.add_subcommand("models", "List the built-in model catalog, one line each");
+  models->add_option("-f,--format", models_flags.format, "Output: table or json")->type_name("FORMAT");
+  CatalogFlags gpus_flags;
+  CLI::App* gpus = app.add_subcommand("gpus", "List the built-in GPU catalog with driver-reported memory");
+  gpus->add_option("-f,--format", gpus_flags.format, "Output: table or json")->type_name("FORMAT");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& success) {
+    // --help and --version print to stdout and succeed.
+    std::ostringstream ignored;
+    return app.exit(success, out, ignored);
+  } catch (const CLI::ParseError& error) {
+    err << "kvplan: error: " << one_line(error.what()) << " (see kvplan --help)\n";
+    return static_cast<int>(ExitCode::invalid_input);
+  }
+
+  try {
+    if (models->parsed()) return run_models(models_flags, out);
+    if (gpus->parsed()) return run_gpus(gpus_flags, out);
+    return run_plan(plan, out, terminal);
+  } catch (const Error& error) {
+    err << "kvplan: error: " << one_line(error.what()) << "\n";
+    return static_cast<int>(error.code());
+  } catch (const std::exception& error) {
+    err << "kvplan: error: " << one_line(error.what()) << "\n";
+    return static_cast<int>(ExitCode::invalid_input);
+  }
+}
+
+}  // namespace kvplan

@@ -1,0 +1,94 @@
+#include "kvplan/model_spec.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "kvplan/error.h"
+
+namespace kvplan {
+
+std::string_view to_string(LayerKind kind) {
+  switch (kind) {
+    case LayerKind::full: return "full";
+    case LayerKind::sliding: return "sliding";
+    case LayerKind::chunked: return "chunked";
+    case LayerKind::mla: return "mla";
+    case LayerKind::linear: return "linear";
+    case LayerKind::none: return "none";
+  }
+  return "?";
+}
+
+std::uint64_t LayerSpec::elements_per_token() const {
+  if (kind == LayerKind::linear || kind == LayerKind::none) return 0;
+  return std::uint64_t{kv_heads} * (std::uint64_t{k_head_dim} + v_head_dim);
+}
+
+namespace {
+
+bool holds_tokens(LayerKind kind) { return kind != LayerKind::linear && kind != LayerKind::none; }
+
+void validate_layer(const ModelSpec& spec, const LayerSpec& layer, std::size_t index) {
+  const auto where = [&](std::string_view field) { return fmt::format("{}: layer {}: {}", spec.id, index, field); };
+  if (holds_tokens(layer.kind)) {
+    if (layer.kv_heads == 0) throw Error(where("kv_heads must be at least 1"));
+    if (layer.k_head_dim == 0) throw Error(where("head_dim must be at least 1"));
+    if (layer.kind != LayerKind::mla && spec.attention_heads % layer.kv_heads != 0)
+      throw Error(where(fmt::format("attention_heads ({}) is not divisible by kv_heads ({})",
+                                    spec.attention_heads, layer.kv_heads)));
+  }
+  if ((layer.kind == LayerKind::sliding || layer.kind == LayerKind::chunked) && layer.window == 0)
+    throw Error(where(fmt::format("a {} layer needs a window of at least 1 token", to_string(layer.kind))));
+  if (layer.kind == LayerKind::linear) {
+    if (layer.state.empty()) throw Error(where("a linear layer needs its state sizes"));
+    for (const StateTensor& tensor : layer.state)
+      if (tensor.elements == 0 || tensor.dtype == nullptr)
+        throw Error(where(fmt::format("state '{}' needs a size and a dtype", tensor.name)));
+  }
+}
+
+}  // namespace
+
+void validate(const ModelSpec& spec) {
+  if (spec.layers.empty()) throw Error(fmt::format("{}: layers must be at least 1", spec.id));
+  if (spec.attention_heads == 0) throw Error(fmt::format("{}: attention_heads must be at least 1", spec.id));
+  if (spec.params == 0 && !spec.weights_bytes)
+    throw Error(fmt::format("{}: params must be at least 1 (or give weights_bytes)", spec.id));
+  if (spec.weight_dtype == nullptr) throw Error(fmt::format("{}: weight_dtype is missing", spec.id));
+  for (std::size_t i = 0; i < spec.layers.size(); ++i) validate_layer(spec, spec.layers[i], i);
+}
+
+std::string describe_layers(const ModelSpec& spec) {
+  struct Group {
+    LayerKind kind;
+    std::uint64_t window;
+    std::uint32_t count;
+  };
+  std::vector<Group> groups;
+  for (const LayerSpec& layer : spec.layers) {
+    auto same = [&](const Group& g) { return g.kind == layer.kind && g.window == layer.window; };
+    auto it = std::find_if(groups.begin(), groups.end(), same);
+    if (it == groups.end()) groups.push_back({layer.kind, layer.window, 1});
+    else ++it->count;
+  }
+  std::string text;
+  for (const Group& group : groups) {
+    if (!text.empty()) text += " + ";
+    text += fmt::format("{} {}", group.count, to_string(group.kind));
+    if (group.window != 0) text += fmt::format("({})", group.window);
+  }
+  return text;
+}
+
+bool is_uniform_full_attention(const ModelSpec& spec) {
+  if (spec.layers.empty()) return false;
+  const LayerSpec& first = spec.layers.front();
+  for (const LayerSpec& layer : spec.layers)
+    if (layer.kind != LayerKind::full || layer.kv_heads != first.kv_heads || layer.k_head_dim != first.k_head_dim ||
+        layer.v_head_dim != first.v_head_dim)
+      return false;
+  return true;
+}
+
+}  // namespace kvplan

@@ -1,0 +1,17 @@
+#pragma once
+// The JSON form of the engine's structs, shared by the JSON and CSV writers so that both name
+// every field the same way.
+
+#include <nlohmann/json.hpp>
+
+#include "kvplan/report.h"
+
+namespace kvplan {
+
+nlohmann::ordered_json row_to_json(const Row& row);
+nlohmann::ordered_json report_to_json(const Report& report);
+
+/// The cache kinds and tokens of a row in one phrase: "32 full x 32,768 tokens".
+std::string describe_breakdown(const Row& row);
+
+}  // namespace kvplan

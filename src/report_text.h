@@ -1,0 +1,34 @@
+#pragma once
+// The cells and sentences the human formats (table, Markdown) share, so both print the same
+// figures the same way.
+
+#include <string>
+#include <vector>
+
+#include "kvplan/report.h"
+
+namespace kvplan {
+
+struct TextTable {
+  std::vector<std::string> headers;
+  std::vector<bool> right_aligned;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<bool> row_fits;  ///< per row, for colouring
+};
+
+/// One line per row: ctx, dtype, KV/token, KV, weights, overhead, total, budget, headroom, verdict.
+TextTable rows_table(const Report& report);
+
+/// The lines above the table: model, card, budget rule, weights rule, units.
+std::vector<std::string> header_lines(const Report& report);
+
+/// The lines under the table: for each row that does not fit, what would make it fit.
+std::vector<std::string> ways_out_lines(const Report& report);
+
+/// A bar of `width` cells: weights, KV and overhead against the budget.
+std::string memory_bar(const Row& row, std::size_t width);
+
+/// Terminal columns a UTF-8 string occupies (emoji verdicts count two).
+std::size_t display_width(const std::string& text);
+
+}  // namespace kvplan

@@ -1,0 +1,205 @@
+#include "kvplan/spec_json.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "json_reader.h"
+#include "kvplan/error.h"
+
+namespace kvplan {
+
+namespace {
+
+LayerKind parse_layer_kind(const std::string& text, const std::string& context) {
+  for (const LayerKind kind : {LayerKind::full, LayerKind::sliding, LayerKind::chunked, LayerKind::mla,
+                               LayerKind::linear, LayerKind::none})
+    if (to_string(kind) == text) return kind;
+  throw unsupported_architecture(context, text);
+}
+
+std::uint32_t to_u32(JsonObjectReader& reader, const std::string& key, std::uint64_t value) {
+  if (value > 0xFFFF'FFFFu) reader.fail(key, "is larger than 2^32 - 1");
+  return static_cast<std::uint32_t>(value);
+}
+
+/// The kind of every layer: `layer_types` lists them all, `layer_pattern` repeats a cycle, and
+/// with neither every layer is full attention (or MLA when an `mla` block is given).
+std::vector<LayerKind> read_layer_kinds(JsonObjectReader& reader, std::uint64_t layers, bool has_mla) {
+  const std::vector<std::string> types = reader.optional_string_list("layer_types");
+  const std::vector<std::string> pattern = reader.optional_string_list("layer_pattern");
+  if (!types.empty() && !pattern.empty()) reader.fail("layer_pattern", "give layer_types or layer_pattern, not both");
+  if (!types.empty() && types.size() != layers)
+    reader.fail("layer_types", fmt::format("has {} entries but layers is {}", types.size(), layers));
+  std::vector<LayerKind> kinds;
+  for (std::uint64_t i = 0; i < layers; ++i) {
+    if (!types.empty()) kinds.push_back(parse_layer_kind(types[i], fmt::format("{}: layer_types[{}]", reader.context(), i)));
+    else if (!pattern.empty())
+      kinds.push_back(parse_layer_kind(pattern[i % pattern.size()], fmt::format("{}: layer_pattern", reader.context())));
+    else kinds.push_back(has_mla ? LayerKind::mla : LayerKind::full);
+  }
+  return kinds;
+}
+
+std::vector<StateTensor> read_linear_state(JsonObjectReader& reader) {
+  const nlohmann::json* list = reader.find("linear_state");
+  if (!list) return {};
+  if (!list->is_array()) reader.fail("linear_state", "expected an array of {name, elements, dtype}");
+  std::vector<StateTensor> state;
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    JsonObjectReader item((*list)[i], fmt::format("{}: linear_state[{}]", reader.context(), i));
+    StateTensor tensor;
+    tensor.name = item.required_string("name");
+    tensor.elements = item.required_uint("elements");
+    tensor.dtype = &parse_weight_dtype(item.required_string("dtype"));
+    item.reject_unknown_keys();
+    state.push_back(tensor);
+  }
+  return state;
+}
+
+}  // namespace
+
+bool is_kvplan_spec(const nlohmann::json& document) {
+  return document.is_object() && !document.contains("model_type") && !document.contains("architectures") &&
+         !document.contains("num_hidden_layers");
+}
+
+ModelSpec parse_model_spec(std::string_view json_text, std::string_view origin) {
+  return parse_model_spec(parse_json_document(json_text, origin), origin);
+}
+
+ModelSpec parse_model_spec(const nlohmann::json& document, std::string_view origin) {
+  JsonObjectReader reader(document, std::string(origin));
+  reader.optional_string("$schema");
+  ModelSpec spec;
+  spec.id = reader.optional_string("id").value_or(std::string(origin));
+  spec.name = reader.required_string("name");
+  spec.aliases = reader.optional_string_list("aliases");
+  spec.source = reader.optional_string("source").value_or("");
+  reader.optional_string("notes");
+
+  const std::uint64_t layers = reader.required_uint("layers");
+  if (layers == 0) reader.fail("layers", "must be at least 1");
+  if (layers > 100'000) reader.fail("layers", "is implausibly large (over 100000)");
+  spec.attention_heads = to_u32(reader, "attention_heads", reader.required_uint("attention_heads"));
+  if (spec.attention_heads == 0) reader.fail("attention_heads", "must be at least 1");
+  const std::uint64_t kv_heads = reader.optional_uint("kv_heads").value_or(spec.attention_heads);
+  if (kv_heads == 0) reader.fail("kv_heads", "must be at least 1");
+  const std::optional<std::uint64_t> hidden_size = reader.optional_uint("hidden_size");
+  std::optional<std::uint64_t> head_dim = reader.optional_uint("head_dim");
+  if (!head_dim && hidden_size) head_dim = *hidden_size / spec.attention_heads;
+  const std::uint64_t v_head_dim = reader.optional_uint("v_head_dim").value_or(head_dim.value_or(0));
+
+  spec.params = reader.optional_uint("params").value_or(0);
+  spec.active_params = reader.optional_uint("active_params").value_or(0);
+  spec.weights_bytes = reader.optional_uint("weights_bytes");
+  if (spec.params == 0 && !spec.weights_bytes) reader.fail("params", "is missing (or give weights_bytes)");
+  spec.weight_dtype = &parse_weight_dtype(reader.required_string("weight_dtype"));
+  spec.max_context = reader.optional_uint("max_context").value_or(0);
+
+  const std::optional<std::uint64_t> window = reader.optional_uint("sliding_window");
+  const std::optional<std::uint64_t> chunk = reader.optional_uint("attention_chunk_size");
+  std::optional<std::uint64_t> mla_width;
+  if (const nlohmann::json* mla = reader.find("mla")) {
+    JsonObjectReader block(*mla, reader.context() + ": mla");
+    mla_width = block.required_uint("kv_lora_rank") + block.required_uint("qk_rope_head_dim");
+    block.reject_unknown_keys();
+  }
+  std::vector<std::uint64_t> kv_heads_per_layer;
+  if (const nlohmann::json* list = reader.find("kv_heads_per_layer")) {
+    if (!list->is_array() || list->size() != layers) reader.fail("kv_heads_per_layer", fmt::format("expected {} whole numbers", layers));
+    for (const nlohmann::json& item : *list) kv_heads_per_layer.push_back(json_to_uint(item, reader.context() + ": field 'kv_heads_per_layer'"));
+  }
+  const std::vector<StateTensor> state = read_linear_state(reader);
+  const std::vector<LayerKind> kinds = read_layer_kinds(reader, layers, mla_width.has_value());
+  reader.reject_unknown_keys();
+
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    LayerSpec layer;
+    layer.kind = kinds[i];
+    switch (layer.kind) {
+      case LayerKind::full:
+      case LayerKind::sliding:
+      case LayerKind::chunked:
+        if (!head_dim) reader.fail("head_dim", "is missing (or give hidden_size)");
+        layer.kv_heads = to_u32(reader, "kv_heads", kv_heads_per_layer.empty() ? kv_heads : kv_heads_per_layer[i]);
+        layer.k_head_dim = to_u32(reader, "head_dim", *head_dim);
+        layer.v_head_dim = to_u32(reader, "v_head_dim", v_head_dim);
+        break;
+      case LayerKind::mla:
+        if (!mla_width) reader.fail("mla", "an mla layer needs the mla block {kv_lora_rank, qk_rope_head_dim}");
+        layer.kv_heads = 1;
+        layer.k_head_dim = to_u32(reader, "mla", *mla_width);
+        break;
+      case LayerKind::linear:
+        if (state.empty()) reader.fail("linear_state", "a linear layer needs linear_state");
+        layer.state = state;
+        break;
+      case LayerKind::none: break;
+    }
+    if (layer.kind == LayerKind::sliding) {
+      if (!window) reader.fail("sliding_window", "is missing for a sliding layer");
+      layer.window = *window;
+    }
+    if (layer.kind == LayerKind::chunked) {
+      if (!chunk) reader.fail("attention_chunk_size", "is missing for a chunked layer");
+      layer.window = *chunk;
+    }
+    spec.layers.push_back(std::move(layer));
+  }
+  validate(spec);
+  return spec;
+}
+
+nlohmann::json to_spec_json(const ModelSpec& spec) {
+  nlohmann::json out;
+  out["id"] = spec.id;
+  out["name"] = spec.name;
+  if (!spec.aliases.empty()) out["aliases"] = spec.aliases;
+  if (!spec.source.empty()) out["source"] = spec.source;
+  out["params"] = spec.params;
+  if (spec.active_params) out["active_params"] = spec.active_params;
+  if (spec.weights_bytes) out["weights_bytes"] = *spec.weights_bytes;
+  out["weight_dtype"] = spec.weight_dtype->name;
+  if (spec.max_context) out["max_context"] = spec.max_context;
+  out["layers"] = spec.layers.size();
+  out["attention_heads"] = spec.attention_heads;
+
+  // Shapes come from the first attention layer; per-layer KV heads only when they vary.
+  const LayerSpec* attention = nullptr;
+  bool heads_vary = false;
+  std::vector<std::uint32_t> heads;
+  std::vector<std::string> kinds;
+  bool all_default = true;
+  for (const LayerSpec& layer : spec.layers) {
+    kinds.emplace_back(to_string(layer.kind));
+    if (layer.kind == LayerKind::full || layer.kind == LayerKind::sliding || layer.kind == LayerKind::chunked) {
+      if (!attention) attention = &layer;
+      heads_vary = heads_vary || layer.kv_heads != attention->kv_heads;
+      heads.push_back(layer.kv_heads);
+    } else {
+      heads.push_back(0);
+    }
+    if (layer.kind == LayerKind::sliding) out["sliding_window"] = layer.window;
+    if (layer.kind == LayerKind::chunked) out["attention_chunk_size"] = layer.window;
+    if (layer.kind == LayerKind::mla) out["mla"] = {{"kv_lora_rank", layer.k_head_dim}, {"qk_rope_head_dim", 0}};
+    if (layer.kind == LayerKind::linear) {
+      nlohmann::json state = nlohmann::json::array();
+      for (const StateTensor& tensor : layer.state)
+        state.push_back({{"name", tensor.name}, {"elements", tensor.elements}, {"dtype", tensor.dtype->name}});
+      out["linear_state"] = state;
+    }
+    const LayerKind plain = spec.layers.front().kind == LayerKind::mla ? LayerKind::mla : LayerKind::full;
+    all_default = all_default && layer.kind == plain;
+  }
+  if (attention) {
+    out["kv_heads"] = attention->kv_heads;
+    out["head_dim"] = attention->k_head_dim;
+    if (attention->v_head_dim != attention->k_head_dim) out["v_head_dim"] = attention->v_head_dim;
+  }
+  if (heads_vary) out["kv_heads_per_layer"] = heads;
+  if (!all_default) out["layer_types"] = kinds;
+  return out;
+}
+
+}  // namespace kvplan

@@ -1,0 +1,204 @@
+#include "kvplan/units.h"
+
+#include <cctype>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "kvplan/error.h"
+
+namespace kvplan {
+
+std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, std::string_view what) {
+  std::uint64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product))
+    throw Error(fmt::format("{} overflows 64 bits ({} x {})", what, a, b));
+  return product;
+}
+
+std::uint64_t checked_add(std::uint64_t a, std::uint64_t b, std::string_view what) {
+  std::uint64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum))
+    throw Error(fmt::format("{} overflows 64 bits ({} + {})", what, a, b));
+  return sum;
+}
+
+namespace {
+
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  return text;
+}
+
+/// A non-negative decimal split into its integer digits and fraction digits, e.g. "1.5" -> 1, "5".
+/// Kept as digits so that scaling by a unit stays exact integer arithmetic.
+struct Decimal {
+  std::uint64_t whole = 0;
+  std::string fraction;  // digits after the point, possibly empty
+};
+
+/// Parses [digits][.digits]; returns false on anything else (signs, exponents, empty).
+bool parse_decimal(std::string_view text, Decimal& out, std::string_view flag) {
+  std::size_t i = 0;
+  bool any_digit = false;
+  for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+    out.whole = checked_add(checked_mul(out.whole, 10, flag), static_cast<unsigned>(text[i] - '0'), flag);
+    any_digit = true;
+  }
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+      out.fraction.push_back(text[i]);
+      any_digit = true;
+    }
+  }
+  return any_digit && i == text.size();
+}
+
+/// floor(decimal x multiplier), exact.
+std::uint64_t scale_decimal(const Decimal& value, std::uint64_t multiplier, std::string_view what) {
+  std::uint64_t result = checked_mul(value.whole, multiplier, what);
+  // The fraction contributes floor(0.f1f2... x multiplier); multiplier <= 2^50 and at most 12
+  // digits are honoured, so the 128-bit intermediate cannot overflow.
+  u128 numerator = 0;
+  u128 denominator = 1;
+  for (std::size_t i = 0; i < value.fraction.size() && i < 12; ++i) {
+    numerator = numerator * 10 + static_cast<unsigned>(value.fraction[i] - '0');
+    denominator *= 10;
+  }
+  const auto part = static_cast<std::uint64_t>(numerator * multiplier / denominator);
+  return checked_add(result, part, what);
+}
+
+std::uint64_t suffix_multiplier_tokens(std::string_view suffix) {
+  if (suffix.empty()) return 1;
+  if (suffix == "k" || suffix == "K") return 1024;
+  if (suffix == "m" || suffix == "M") return 1024 * 1024;
+  return 0;
+}
+
+std::uint64_t suffix_multiplier_memory(std::string_view suffix) {
+  const std::string unit = lowercase(suffix);
+  if (unit.empty() || unit == "b") return 1;
+  if (unit == "kib" || unit == "k") return KiB;
+  if (unit == "mib" || unit == "m") return MiB;
+  if (unit == "gib" || unit == "g") return GiB;  // a bare G means GiB: it is how GPUs are spoken of
+  if (unit == "tib" || unit == "t") return 1024 * GiB;
+  if (unit == "kb") return 1000;
+  if (unit == "mb") return 1000 * 1000;
+  if (unit == "gb") return GB;
+  if (unit == "tb") return 1000 * GB;
+  return 0;
+}
+
+/// Splits "32k" into "32" and "k" at the first character that is not part of a decimal number.
+std::pair<std::string_view, std::string_view> split_number_suffix(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  return {text.substr(0, i), trim(text.substr(i))};
+}
+
+}  // namespace
+
+std::uint64_t parse_token_count(std::string_view text, std::string_view flag) {
+  const std::string_view value = trim(text);
+  const auto [number, suffix] = split_number_suffix(value);
+  const std::uint64_t multiplier = suffix_multiplier_tokens(suffix);
+  Decimal decimal;
+  if (multiplier == 0 || !parse_decimal(number, decimal, flag))
+    throw Error(fmt::format("{}: '{}' is not a token count (examples: 32768, 32k, 1M)", flag, text));
+  const std::uint64_t tokens = scale_decimal(decimal, multiplier, flag);
+  if (decimal.fraction.find_first_not_of('0') != std::string::npos && multiplier == 1)
+    throw Error(fmt::format("{}: '{}' is not a whole number of tokens", flag, text));
+  if (tokens == 0) throw Error(fmt::format("{}: must be at least 1 token, got '{}'", flag, text));
+  if (tokens > (std::uint64_t{1} << 63))
+    throw Error(fmt::format("{}: '{}' is too large (the limit is 2^63 tokens)", flag, text));
+  return tokens;
+}
+
+std::uint64_t parse_memory_size(std::string_view text, std::string_view flag) {
+  const std::string_view value = trim(text);
+  const auto [number, suffix] = split_number_suffix(value);
+  const std::uint64_t multiplier = suffix_multiplier_memory(suffix);
+  Decimal decimal;
+  if (multiplier == 0 || !parse_decimal(number, decimal, flag))
+    throw Error(fmt::format("{}: '{}' is not a memory size (examples: 24GiB, 24GB, 80G)", flag, text));
+  const std::uint64_t bytes = scale_decimal(decimal, multiplier, flag);
+  if (bytes == 0) throw Error(fmt::format("{}: memory size must be more than zero, got '{}'", flag, text));
+  return bytes;
+}
+
+std::uint64_t parse_positive_integer(std::string_view text, std::string_view flag) {
+  const std::string_view value = trim(text);
+  Decimal decimal;
+  if (!parse_decimal(value, decimal, flag) || !decimal.fraction.empty() || value.find('.') != std::string_view::npos)
+    throw Error(fmt::format("{}: '{}' is not a whole number", flag, text));
+  if (decimal.whole == 0) throw Error(fmt::format("{}: must be at least 1, got '{}'", flag, text));
+  return decimal.whole;
+}
+
+std::uint32_t parse_fraction_millionths(std::string_view text, std::string_view flag) {
+  const std::string_view value = trim(text);
+  Decimal decimal;
+  if (!parse_decimal(value, decimal, flag))
+    throw Error(fmt::format("{}: '{}' is not a fraction between 0 and 1 (example: 0.9)", flag, text));
+  const std::uint64_t millionths = scale_decimal(decimal, 1'000'000, flag);
+  if (millionths == 0 || millionths > 1'000'000)
+    throw Error(fmt::format("{}: must be more than 0 and at most 1, got '{}'", flag, text));
+  return static_cast<std::uint32_t>(millionths);
+}
+
+std::uint64_t scale_by_millionths(std::uint64_t bytes, std::uint32_t millionths) {
+  const u128 product = static_cast<u128>(bytes) * millionths;
+  return static_cast<std::uint64_t>(product / 1'000'000);
+}
+
+std::string format_gib_number(std::int64_t bytes) {
+  // Rounded to the nearest hundredth of a GiB in integer arithmetic, so the printed figure never
+  // depends on floating-point formatting.
+  const bool negative = bytes < 0;
+  const u128 magnitude = negative ? static_cast<u128>(-(bytes + 1)) + 1
+                                               : static_cast<u128>(bytes);
+  const u128 hundredths = (magnitude * 100 + GiB / 2) / GiB;
+  const auto whole = static_cast<std::uint64_t>(hundredths / 100);
+  const auto cents = static_cast<unsigned>(hundredths % 100);
+  return fmt::format("{}{}.{:02}", negative && hundredths != 0 ? "-" : "", whole, cents);
+}
+
+std::string format_gib(std::int64_t bytes) { return format_gib_number(bytes) + " GiB"; }
+
+std::string format_bytes_compact(std::uint64_t bytes) {
+  struct Unit {
+    std::uint64_t size;
+    const char* name;
+  };
+  for (const Unit unit : {Unit{GiB, "GiB"}, Unit{MiB, "MiB"}, Unit{KiB, "KiB"}}) {
+    if (bytes < unit.size) continue;
+    if (bytes % unit.size == 0) return fmt::format("{} {}", bytes / unit.size, unit.name);
+    const std::uint64_t hundredths = (bytes * 100 + unit.size / 2) / unit.size;
+    return fmt::format("{}.{:02} {}", hundredths / 100, hundredths % 100, unit.name);
+  }
+  return fmt::format("{} B", bytes);
+}
+
+std::string format_thousands(std::uint64_t value) {
+  std::string digits = std::to_string(value);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), ",");
+  return digits;
+}
+
+std::string format_param_count(std::uint64_t params) {
+  if (params >= 1'000'000'000'000) return fmt::format("{:.2f}T", static_cast<double>(params) / 1e12);
+  if (params >= 1'000'000'000) return fmt::format("{:.2f}B", static_cast<double>(params) / 1e9);
+  if (params >= 1'000'000) return fmt::format("{:.0f}M", static_cast<double>(params) / 1e6);
+  return std::to_string(params);
+}
+
+}  // namespace kvplan
