@@ -156,7 +156,8 @@ Plan make_plan(const ModelSpec& model, const PlanRequest& request) {
   for (const CacheDtypes& cache : request.caches) {
     RowSettings settings = plan.rows.front().settings;
     settings.cache = cache;
-    plan.context_limits.push_back({cache, max_fitting_ctx(model, settings, limit)});
+    const std::optional<std::uint64_t> max_ctx = max_fitting_ctx(model, settings, limit);
+    plan.context_limits.push_back({cache, max_ctx, max_ctx == limit});
   }
 
   for (std::size_t i = 0; i < plan.rows.size(); ++i) {

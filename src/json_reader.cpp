@@ -63,6 +63,12 @@ nlohmann::json parse_json_document(std::string_view text, std::string_view origi
   } catch (const nlohmann::json::parse_error& error) {
     const auto [line, column] = line_and_column(text, error.byte);
     throw Error(fmt::format("{}:{}:{}: invalid JSON: {}", origin, line, column, reason_of(error)));
+  } catch (const nlohmann::json::exception& error) {
+    // e.g. a number past the range of a double ("1e400"): nlohmann gives no position for it.
+    std::string reason = error.what();
+    const std::size_t bracket = reason.find("] ");
+    if (bracket != std::string::npos) reason = reason.substr(bracket + 2);
+    throw Error(fmt::format("{}: invalid JSON: {}", origin, reason));
   }
 }
 

@@ -26,7 +26,7 @@ ModelSpec load_model_file(const std::string& path) {
   const nlohmann::json document = parse_json_document(text, path);
   if (!is_kvplan_spec(document))
     throw Error(fmt::format("{}: looks like a Hugging Face config.json, which this version cannot read yet", path));
-  return parse_model_spec(document, path);
+  return model_spec_from_json(document, path);
 }
 
 }  // namespace

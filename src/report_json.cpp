@@ -105,7 +105,8 @@ nlohmann::ordered_json report_to_json(const Report& report) {
   nlohmann::ordered_json limits = nlohmann::ordered_json::array();
   for (const ContextLimit& limit : report.plan.context_limits)
     limits.push_back({{"kv_dtype", limit.cache.label()},
-                      {"max_ctx", limit.max_ctx ? nlohmann::ordered_json(*limit.max_ctx) : nlohmann::ordered_json()}});
+                      {"max_ctx", limit.max_ctx ? nlohmann::ordered_json(*limit.max_ctx) : nlohmann::ordered_json()},
+                      {"search_limit_reached", limit.reached_search_limit}});
   out["max_ctx_by_kv_dtype"] = limits;
   nlohmann::ordered_json ways = nlohmann::ordered_json::array();
   for (const WayOut& way : report.plan.ways_out) {

@@ -111,7 +111,8 @@ std::vector<std::string> ways_out_lines(const Report& report) {
                                   format_thousands(ctx), format_thousands(model.max_context)));
   std::string limits = fmt::format("Largest ctx that fits (batch {}):", report.request.batch);
   for (const ContextLimit& limit : report.plan.context_limits)
-    limits += fmt::format(" {} {};", limit.cache.label(), limit.max_ctx ? format_thousands(*limit.max_ctx) : std::string("none"));
+    limits += fmt::format(" {} {}{};", limit.cache.label(), limit.reached_search_limit ? "at least " : "",
+                          limit.max_ctx ? format_thousands(*limit.max_ctx) : std::string("none"));
   limits.pop_back();
   lines.push_back(limits);
   if (report.plan.ways_out.empty()) return lines;

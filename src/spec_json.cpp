@@ -65,10 +65,10 @@ bool is_kvplan_spec(const nlohmann::json& document) {
 }
 
 ModelSpec parse_model_spec(std::string_view json_text, std::string_view origin) {
-  return parse_model_spec(parse_json_document(json_text, origin), origin);
+  return model_spec_from_json(parse_json_document(json_text, origin), origin);
 }
 
-ModelSpec parse_model_spec(const nlohmann::json& document, std::string_view origin) {
+ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view origin) {
   JsonObjectReader reader(document, std::string(origin));
   reader.optional_string("$schema");
   ModelSpec spec;

@@ -49,7 +49,9 @@ bool parse_decimal(std::string_view text, Decimal& out, std::string_view flag) {
   std::size_t i = 0;
   bool any_digit = false;
   for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
-    out.whole = checked_add(checked_mul(out.whole, 10, flag), static_cast<unsigned>(text[i] - '0'), flag);
+    const unsigned digit = static_cast<unsigned>(text[i] - '0');
+    if (__builtin_mul_overflow(out.whole, 10, &out.whole) || __builtin_add_overflow(out.whole, digit, &out.whole))
+      throw Error(fmt::format("{}: '{}' is too large", flag, text));
     any_digit = true;
   }
   if (i < text.size() && text[i] == '.') {
@@ -64,7 +66,8 @@ bool parse_decimal(std::string_view text, Decimal& out, std::string_view flag) {
 
 /// floor(decimal x multiplier), exact.
 std::uint64_t scale_decimal(const Decimal& value, std::uint64_t multiplier, std::string_view what) {
-  std::uint64_t result = checked_mul(value.whole, multiplier, what);
+  std::uint64_t result = 0;
+  if (__builtin_mul_overflow(value.whole, multiplier, &result)) throw Error(fmt::format("{}: value is too large", what));
   // The fraction contributes floor(0.f1f2... x multiplier); multiplier <= 2^50 and at most 12
   // digits are honoured, so the 128-bit intermediate cannot overflow.
   u128 numerator = 0;
@@ -74,7 +77,8 @@ std::uint64_t scale_decimal(const Decimal& value, std::uint64_t multiplier, std:
     denominator *= 10;
   }
   const auto part = static_cast<std::uint64_t>(numerator * multiplier / denominator);
-  return checked_add(result, part, what);
+  if (__builtin_add_overflow(result, part, &result)) throw Error(fmt::format("{}: value is too large", what));
+  return result;
 }
 
 std::uint64_t suffix_multiplier_tokens(std::string_view suffix) {

@@ -88,6 +88,7 @@ struct PlanRequest {
 struct ContextLimit {
   CacheDtypes cache;
   std::optional<std::uint64_t> max_ctx;  ///< nullopt: not even one token fits
+  bool reached_search_limit = false;     ///< max_ctx is the search limit: more may fit
 };
 
 /// For a row that does not fit: the same row with fp8 weights (when its weights are wider).

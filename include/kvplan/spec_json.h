@@ -13,7 +13,7 @@ namespace kvplan {
 
 /// Parses and validates a spec document. `origin` names the file in errors.
 ModelSpec parse_model_spec(std::string_view json_text, std::string_view origin);
-ModelSpec parse_model_spec(const nlohmann::json& document, std::string_view origin);
+ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view origin);
 
 /// The spec as a document in the same format; parse_model_spec(to_spec_json(s)) gives s back.
 nlohmann::json to_spec_json(const ModelSpec& spec);

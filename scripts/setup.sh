@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what kvplan needs on Debian 12, skipping whatever is already there, so it is cheap to
+# run before every build. `--tests` also installs the pinned npm packages the test suite uses.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+with_tests=false
+[[ "${1:-}" == "--tests" ]] && with_tests=true
+
+packages=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev catch2)
+if $with_tests && ! command -v node >/dev/null; then packages+=(nodejs npm); fi
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [[ $(id -u) -ne 0 ]] && sudo="sudo"
+  echo "setup: installing ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if $with_tests; then
+  # npm ci installs exactly the locked versions; a copy of the lock it installed from marks it done.
+  for dir in tests/schema; do
+    stamp="$root/$dir/node_modules/.kvplan-installed-lock"
+    if ! cmp -s "$root/$dir/package-lock.json" "$stamp"; then
+      echo "setup: npm ci in $dir" >&2
+      (cd "$root/$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+      cp "$root/$dir/package-lock.json" "$stamp"
+    fi
+  done
+fi

@@ -1,0 +1,53 @@
+// Validates kvplan's real output and its catalog files against the JSON Schemas in schema/.
+// Usage: node validate.mjs <path-to-kvplan-binary> <repository-root>
+// Prints one line per check and ends with "N passed, N failed"; exits 1 on any failure.
+
+import { execFileSync } from "node:child_process";
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import Ajv2020 from "ajv/dist/2020.js";
+
+const [kvplan, root] = process.argv.slice(2);
+if (!kvplan || !root) {
+  console.error("usage: node validate.mjs <kvplan binary> <repository root>");
+  process.exit(2);
+}
+
+const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false });
+const loadSchema = (name) => JSON.parse(readFileSync(join(root, "schema", name), "utf8"));
+const validateOutput = ajv.compile(loadSchema("output.schema.json"));
+const validateSpec = ajv.compile(loadSchema("model-spec.schema.json"));
+
+let passed = 0;
+let failed = 0;
+function check(label, validate, document) {
+  if (validate(document)) {
+    passed++;
+    console.log(`ok      ${label}`);
+  } else {
+    failed++;
+    console.log(`FAILED  ${label}: ${ajv.errorsText(validate.errors)}`);
+  }
+}
+
+// Real output of the commands the README shows, plus ones that exercise every optional field.
+const commands = [
+  ["--model", "llama3.1-8b", "--ctx", "128k", "--gpu", "4090"],
+  ["--model", "llama3.1-8b", "--ctx", "32k,64k,128k", "--gpu", "4090", "--kv-dtype", "fp16,fp8"],
+  ["--model", "qwen3-8b", "--ctx", "100000", "--gpu", "24GiB", "--kv-dtype", "fp16,fp8,int4"],
+  ["--model", join(root, "tests/fixtures/specs/my-model.json"), "--ctx", "8k", "--batch", "16", "--gpu", "h100", "--weight-dtype", "fp8"],
+  ["--model", "llama3.1-70b", "--ctx", "1M", "--gpu", "4090", "--kv-dtype", "q8_0,q4_0,auto", "--util", "0.9", "--overhead", "0"],
+];
+for (const args of commands) {
+  const text = execFileSync(kvplan, [...args, "--format", "json"], { encoding: "utf8" });
+  check(`kvplan ${args.join(" ")}`, validateOutput, JSON.parse(text));
+}
+
+for (const file of readdirSync(join(root, "models")).filter((name) => name.endsWith(".json")).sort()) {
+  check(`models/${file}`, validateSpec, JSON.parse(readFileSync(join(root, "models", file), "utf8")));
+}
+const specs = JSON.parse(execFileSync(kvplan, ["models", "--format", "json"], { encoding: "utf8" }));
+for (const spec of specs.models) check(`kvplan models --format json: ${spec.id}`, validateSpec, spec);
+
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);

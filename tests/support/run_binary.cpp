@@ -1,0 +1,41 @@
+#include "support/run_binary.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace kvplan::testing {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string source_path(const std::string& relative) { return std::string(KVPLAN_SOURCE_DIR) + "/" + relative; }
+
+ProcessResult run_kvplan(const std::string& arguments, const std::string& environment) {
+  char err_path[] = "/tmp/kvplan-test-stderr-XXXXXX";
+  const int fd = mkstemp(err_path);
+  if (fd >= 0) close(fd);
+  const std::string command = "env -u NO_COLOR " + environment + " '" + KVPLAN_BINARY + "' " + arguments + " 2>" +
+                              err_path + " </dev/null";
+  ProcessResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return result;
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.err = read_file(err_path);
+  std::remove(err_path);
+  return result;
+}
+
+}  // namespace kvplan::testing

@@ -1,0 +1,24 @@
+#pragma once
+// Runs the built kvplan binary as a user would, for the CLI tests.
+
+#include <string>
+
+namespace kvplan::testing {
+
+struct ProcessResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+/// Runs `kvplan <arguments>` through /bin/sh (arguments are shell words, quote as needed), with
+/// NO_COLOR unset unless `environment` sets it, and returns its exit code, stdout and stderr.
+ProcessResult run_kvplan(const std::string& arguments, const std::string& environment = "");
+
+/// Path of a file in the source tree, e.g. source_path("tests/golden/x.txt").
+std::string source_path(const std::string& relative);
+
+/// Whole file contents; empty when missing.
+std::string read_file(const std::string& path);
+
+}  // namespace kvplan::testing
