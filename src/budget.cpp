@@ -68,7 +68,9 @@ bool is_wider_than_fp8(const Dtype& type) {
 WeightsEstimate estimate_weights(const ModelSpec& model, const Dtype* dtype) {
   const Dtype& target = dtype ? *dtype : *model.weight_dtype;
   if (model.weights_bytes && target.name == model.weight_dtype->name)
-    return {*model.weights_bytes, fmt::format("checkpoint size ({} as published)", target.name)};
+    return {*model.weights_bytes, model.weights_source.empty()
+                                      ? fmt::format("checkpoint size ({} as published)", target.name)
+                                      : model.weights_source};
   // A whole number of bytes: partial blocks (int4's odd parameter) round up.
   const std::uint64_t blocks = (model.params + target.block_elements - 1) / target.block_elements;
   const std::uint64_t bytes = checked_mul(blocks, target.block_bytes, "weight size");

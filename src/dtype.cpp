@@ -34,9 +34,16 @@ constexpr std::array kKvDtypes = {
     Dtype{"iq4_nl", 32, 18, "llama.cpp iq4_nl: 18 B per 32 values"},
 };
 
+/// Weight formats that are never a cache type. MXFP4 (OCP microscaling, gpt-oss experts): 32
+/// 4-bit values (16 B) share one 8-bit exponent, 17 B per 32 values.
+constexpr std::array kWeightOnlyDtypes = {
+    Dtype{"mxfp4", 32, 17, "MXFP4: 17 B per 32 values (gpt-oss experts)"},
+};
+
 constexpr std::array kWeightDtypeNames = {std::string_view{"fp32"}, std::string_view{"fp16"},
                                           std::string_view{"bf16"}, std::string_view{"fp8"},
-                                          std::string_view{"int8"}, std::string_view{"int4"}};
+                                          std::string_view{"int8"}, std::string_view{"int4"},
+                                          std::string_view{"mxfp4"}};
 
 constexpr std::array kDefaultKvDtypeNames = {std::string_view{"fp16"}, std::string_view{"fp8"},
                                              std::string_view{"int8"}, std::string_view{"int4"}};
@@ -70,6 +77,14 @@ const Dtype* find_kv_dtype(std::string_view text) {
   return nullptr;
 }
 
+const Dtype* find_any_dtype(std::string_view text) {
+  if (const Dtype* type = find_kv_dtype(text)) return type;
+  const std::string name = lowercase(text);
+  for (const Dtype& type : kWeightOnlyDtypes)
+    if (type.name == name) return &type;
+  return nullptr;
+}
+
 std::vector<std::string> names_of(std::span<const std::string_view> names) {
   return {names.begin(), names.end()};
 }
@@ -88,7 +103,7 @@ std::span<const Dtype> kv_dtypes() { return kKvDtypes; }
 std::span<const Dtype> weight_dtypes() {
   static const std::vector<Dtype> types = [] {
     std::vector<Dtype> out;
-    for (std::string_view name : kWeightDtypeNames) out.push_back(*find_kv_dtype(name));
+    for (std::string_view name : kWeightDtypeNames) out.push_back(*find_any_dtype(name));
     return out;
   }();
   return types;
@@ -103,7 +118,7 @@ const Dtype& parse_kv_dtype(std::string_view text, const Dtype& model_dtype) {
 }
 
 const Dtype& parse_weight_dtype(std::string_view text) {
-  const Dtype* type = find_kv_dtype(text);
+  const Dtype* type = find_any_dtype(text);
   const bool allowed =
       type && std::find(kWeightDtypeNames.begin(), kWeightDtypeNames.end(), type->name) != kWeightDtypeNames.end();
   if (!allowed)

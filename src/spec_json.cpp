@@ -77,6 +77,11 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
   spec.aliases = reader.optional_string_list("aliases");
   spec.source = reader.optional_string("source").value_or("");
   reader.optional_string("notes");
+  spec.architecture = reader.optional_string("architecture").value_or("");
+  spec.weights_source = reader.optional_string("weights_source").value_or("");
+  const std::uint64_t mtp_layers = reader.optional_uint("mtp_layers").value_or(0);
+  if (mtp_layers > 1000) reader.fail("mtp_layers", "is implausibly large (over 1000)");
+  spec.mtp_layers = static_cast<std::uint32_t>(mtp_layers);
 
   const std::uint64_t layers = reader.required_uint("layers");
   if (layers == 0) reader.fail("layers", "must be at least 1");
@@ -157,9 +162,12 @@ nlohmann::json to_spec_json(const ModelSpec& spec) {
   out["name"] = spec.name;
   if (!spec.aliases.empty()) out["aliases"] = spec.aliases;
   if (!spec.source.empty()) out["source"] = spec.source;
+  if (!spec.architecture.empty()) out["architecture"] = spec.architecture;
   out["params"] = spec.params;
   if (spec.active_params) out["active_params"] = spec.active_params;
   if (spec.weights_bytes) out["weights_bytes"] = *spec.weights_bytes;
+  if (!spec.weights_source.empty()) out["weights_source"] = spec.weights_source;
+  if (spec.mtp_layers) out["mtp_layers"] = spec.mtp_layers;
   out["weight_dtype"] = spec.weight_dtype->name;
   if (spec.max_context) out["max_context"] = spec.max_context;
   out["layers"] = spec.layers.size();

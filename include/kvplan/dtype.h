@@ -25,7 +25,7 @@ std::uint64_t dtype_bytes(const Dtype& type, std::uint64_t elements);
 
 /// All cache types kvplan prices: fp32 fp16 bf16 fp8 fp8_e5m2 int8 int4 and llama.cpp's block types.
 std::span<const Dtype> kv_dtypes();
-/// Types the weights may be stored in: fp32 fp16 bf16 fp8 int8 int4.
+/// Types the weights may be stored in: fp32 fp16 bf16 fp8 int8 int4 mxfp4.
 std::span<const Dtype> weight_dtypes();
 
 /// Resolves a cache type by canonical name or engine spelling ("f16", "fp8_e4m3", "Q8_0").

@@ -51,6 +51,7 @@ struct ModelSpec {
   std::string name;     ///< human name, "Llama 3.1 8B"
   std::vector<std::string> aliases;
   std::string source;   ///< where the figures came from (URL or file)
+  std::string architecture;  ///< Hugging Face model_type or GGUF general.architecture, when known
 
   std::uint32_t attention_heads = 0;
   std::uint64_t params = 0;         ///< total parameters (all experts for MoE)
@@ -58,6 +59,14 @@ struct ModelSpec {
   const Dtype* weight_dtype = nullptr;
   /// Exact checkpoint size when known (e.g. safetensors total_size); otherwise params x dtype.
   std::optional<std::uint64_t> weights_bytes;
+  /// How weights_bytes was obtained, in words ("safetensors total_size", "sum of GGUF tensors").
+  std::string weights_source;
+  /// Weight bytes of each decoder layer, when the file says (GGUF); empty otherwise. What is not
+  /// in a layer (embeddings, output head, final norm) is weights_bytes minus their sum.
+  std::vector<std::uint64_t> layer_weights_bytes;
+  /// Multi-token-prediction layers beyond `layers` (DeepSeek-V3's num_nextn_predict_layers).
+  /// Engines skip them unless speculative decoding uses them; they are not in `layers`.
+  std::uint32_t mtp_layers = 0;
   std::uint64_t max_context = 0;    ///< 0 when unknown
 
   std::vector<LayerSpec> layers;    ///< in model order, one per decoder layer
