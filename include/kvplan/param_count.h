@@ -1,0 +1,39 @@
+#pragma once
+/// Parameter counts of a language model computed from its Hugging Face config.json: the shapes of
+/// every tensor the architecture's modeling code creates, summed exactly. Pure: no I/O.
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace kvplan {
+
+struct ParamCount {
+  /// Every parameter in the checkpoint's language model (all experts), excluding MTP/next-token layers.
+  std::uint64_t total = 0;
+  /// Per token (MoE: routed top-k + shared experts + everything else, input embedding included,
+  /// as Qwen and Mistral count it; OpenAI and DeepSeek-V2 leave the embedding out); == total for dense.
+  std::uint64_t active = 0;
+  /// The routed-expert weight matrices inside total, not their biases (gpt-oss keeps those in
+  /// bf16): what MXFP4 / expert-only quantization applies to.
+  std::uint64_t expert = 0;
+  std::uint64_t embedding = 0;  ///< input embeddings
+  std::uint64_t lm_head = 0;    ///< 0 when tied
+  /// Parameters of the num_nextn_predict_layers MTP layers, with the embedding/head copies the
+  /// checkpoint stores beside each; NOT included in total.
+  std::uint64_t mtp = 0;
+  std::string notes;  ///< assumptions made, in words (e.g. "tie_word_embeddings absent: gemma2 defaults to tied")
+};
+
+/// Counts the parameters of the model `config` describes. `config` is the language-model part of a
+/// Hugging Face config.json (`text_config` when nested, with top-level fields such as
+/// tie_word_embeddings merged in). Supported model_type values: llama, mistral, mixtral, phi3,
+/// qwen2, qwen2_moe, qwen3, qwen3_moe, qwen3_next, qwen3_5_text, qwen3_5_moe_text, gemma, gemma2,
+/// gemma3_text, deepseek_v2, deepseek_v3, deepseek_v32, kimi_k2, glm4_moe, glm4_moe_lite, gpt_oss,
+/// llama4_text, nemotron_h. Throws kvplan::Error naming the field when a needed field is missing
+/// or malformed, and an unsupported-architecture Error (exit code 3) for a model_type or layer
+/// kind it does not understand.
+ParamCount count_params(const nlohmann::json& config);
+
+}  // namespace kvplan

@@ -1,0 +1,432 @@
+// count_params against published parameter counts. Each model's config comes from its real
+// config.json fixture (tests/fixtures/hf/<id>/config.json) when present, else from the inline JSON
+// below, which holds the fields shared/reference/models.jsonl records for it. Exact counts are
+// keras-hub's preset counts and safetensors total_size / 2 for bf16 checkpoints (sources in
+// tests/fixtures/hf/SOURCES.md and models.jsonl).
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "kvplan/error.h"
+#include "kvplan/param_count.h"
+
+using kvplan::count_params;
+using kvplan::ParamCount;
+using nlohmann::json;
+
+namespace {
+
+std::filesystem::path fixture_dir(const std::string& id) {
+  return std::filesystem::path(KVPLAN_SOURCE_DIR) / "tests" / "fixtures" / "hf" / id;
+}
+
+std::optional<json> read_json(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  return json::parse(text.str());
+}
+
+/// The language-model part of a config.json: `text_config` when nested, with the top-level
+/// fields it lacks (tie_word_embeddings, ...) merged in, as the loader passes it.
+json language_config(const json& document) {
+  if (!document.contains("text_config")) return document;
+  json config = document.at("text_config");
+  for (const auto& [key, value] : document.items())
+    if (key != "text_config" && key != "vision_config" && !config.contains(key)) config[key] = value;
+  return config;
+}
+
+/// The model's config: its real fixture when there is one, else `inline_fields`.
+json model_config(const std::string& id, const char* inline_fields) {
+  if (const auto document = read_json(fixture_dir(id) / "config.json")) return language_config(*document);
+  return json::parse(inline_fields);
+}
+
+/// metadata.total_size of the fixture's model.safetensors.index.json, when there is one.
+std::optional<std::uint64_t> safetensors_total_size(const std::string& id) {
+  const auto index = read_json(fixture_dir(id) / "model.safetensors.index.json");
+  if (!index) return std::nullopt;
+  return index->at("metadata").at("total_size").get<std::uint64_t>();
+}
+
+bool within(std::uint64_t actual, double expected, double fraction) {
+  const double a = static_cast<double>(actual);
+  return a >= expected * (1 - fraction) && a <= expected * (1 + fraction);
+}
+
+struct Exact {
+  const char* id;
+  const char* inline_fields;
+  std::uint64_t total;
+};
+
+// Each of these is the published exact count, to the parameter.
+const Exact kExact[] = {
+    // 32 x (attn 41,943,040 + mlp 3 x 4096 x 14336 = 176,160,768 + norms 8,192) = 6,979,584,000;
+    // + embedding and lm_head 2 x 128,256 x 4,096 = 1,050,673,152 + final norm 4,096.
+    {"llama3.1-8b",
+     R"({"model_type":"llama","hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,"intermediate_size":14336,"vocab_size":128256,"tie_word_embeddings":false})",
+     8'030'261'248},
+    // Tied. Per layer: q 896x896 + 896, k/v 2 x (896x128 + 128), o 896x896 = 1,836,160; mlp
+    // 3 x 896 x 4864 = 13,074,432; norms 1,792 -> 14,912,384 x 24 = 357,897,216;
+    // + embedding 151,936 x 896 = 136,134,656 + 896.
+    {"qwen2.5-0.5b",
+     R"({"model_type":"qwen2","hidden_size":896,"num_hidden_layers":24,"num_attention_heads":14,"num_key_value_heads":2,"intermediate_size":4864,"vocab_size":151936,"tie_word_embeddings":true})",
+     494'032'768},
+    // Qwen2.5-3B and Gemma 2 2B: sum(p.numel()) of the loaded HF models as checked in public
+    // scripts (code search: "google/gemma-2-2b|gemma-2-2b|2614341888",
+    // "Qwen/Qwen2.5-3B|Qwen2.5-3B|3085938688"); no fixture, inline only.
+    {"qwen2.5-3b",
+     R"({"model_type":"qwen2","hidden_size":2048,"num_hidden_layers":36,"num_attention_heads":16,"num_key_value_heads":2,"intermediate_size":11008,"vocab_size":151936,"tie_word_embeddings":true})",
+     3'085'938'688},
+    {"gemma2-2b",
+     R"({"model_type":"gemma2","hidden_size":2304,"num_hidden_layers":26,"num_attention_heads":8,"num_key_value_heads":4,"head_dim":256,"intermediate_size":9216,"vocab_size":256000})",
+     2'614'341'888},
+    {"qwen2.5-7b",
+     R"({"model_type":"qwen2","hidden_size":3584,"num_hidden_layers":28,"num_attention_heads":28,"num_key_value_heads":4,"intermediate_size":18944,"vocab_size":152064,"tie_word_embeddings":false})",
+     7'615'616'512},
+    {"qwen2.5-32b",
+     R"({"model_type":"qwen2","hidden_size":5120,"num_hidden_layers":64,"num_attention_heads":40,"num_key_value_heads":8,"intermediate_size":27648,"vocab_size":152064,"tie_word_embeddings":false})",
+     32'763'876'352},
+    {"qwen2.5-72b",
+     R"({"model_type":"qwen2","hidden_size":8192,"num_hidden_layers":80,"num_attention_heads":64,"num_key_value_heads":8,"intermediate_size":29568,"vocab_size":152064,"tie_word_embeddings":false})",
+     72'706'203'648},
+    // Tied, q/k norms of head_dim 128 in each of 28 layers.
+    {"qwen3-0.6b",
+     R"({"model_type":"qwen3","hidden_size":1024,"num_hidden_layers":28,"num_attention_heads":16,"num_key_value_heads":8,"head_dim":128,"intermediate_size":3072,"vocab_size":151936,"tie_word_embeddings":true})",
+     596'049'920},
+    {"qwen3-4b",
+     R"({"model_type":"qwen3","hidden_size":2560,"num_hidden_layers":36,"num_attention_heads":32,"num_key_value_heads":8,"head_dim":128,"intermediate_size":9728,"vocab_size":151936,"tie_word_embeddings":true})",
+     4'022'468'096},
+    {"qwen3-8b",
+     R"({"model_type":"qwen3","hidden_size":4096,"num_hidden_layers":36,"num_attention_heads":32,"num_key_value_heads":8,"head_dim":128,"intermediate_size":12288,"vocab_size":151936,"tie_word_embeddings":false})",
+     8'190'735'360},
+    {"qwen3-14b",
+     R"({"model_type":"qwen3","hidden_size":5120,"num_hidden_layers":40,"num_attention_heads":40,"num_key_value_heads":8,"head_dim":128,"intermediate_size":17408,"vocab_size":151936,"tie_word_embeddings":false})",
+     14'768'307'200},
+    {"qwen3-32b",
+     R"({"model_type":"qwen3","hidden_size":5120,"num_hidden_layers":64,"num_attention_heads":64,"num_key_value_heads":8,"head_dim":128,"intermediate_size":25600,"vocab_size":151936,"tie_word_embeddings":false})",
+     32'762'123'264},
+    {"mistral-7b-v0.1",
+     R"({"model_type":"mistral","hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,"intermediate_size":14336,"vocab_size":32000,"tie_word_embeddings":false})",
+     7'241'732'096},
+    {"mistral-7b-v0.3",
+     R"({"model_type":"mistral","hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,"intermediate_size":14336,"vocab_size":32768,"tie_word_embeddings":false})",
+     7'248'023'552},
+    // Tied by gemma2's default. Per layer: q 3584x4096, k/v 2 x 3584x2048, o 4096x3584 =
+    // 44,040,192; mlp 3 x 3584 x 14336 = 154,140,672; 4 norms 14,336 -> 198,195,200 x 42 =
+    // 8,324,198,400; + embedding 256,000 x 3,584 = 917,504,000 + 3,584.
+    {"gemma2-9b",
+     R"({"model_type":"gemma2","hidden_size":3584,"num_hidden_layers":42,"num_attention_heads":16,"num_key_value_heads":8,"head_dim":256,"intermediate_size":14336,"vocab_size":256000})",
+     9'241'705'984},
+    {"gemma2-27b",
+     R"({"model_type":"gemma2","hidden_size":4608,"num_hidden_layers":46,"num_attention_heads":32,"num_key_value_heads":16,"head_dim":128,"intermediate_size":36864,"vocab_size":256000})",
+     27'227'128'320},
+    {"gemma3-1b",
+     R"({"model_type":"gemma3_text","hidden_size":1152,"num_hidden_layers":26,"num_attention_heads":4,"num_key_value_heads":1,"head_dim":256,"intermediate_size":6912,"vocab_size":262144})",
+     999'885'952},
+    // Fused qkv_proj and gate_up_proj, same shapes as Llama: 32 x (4 x 3072^2 + 3 x 3072 x 8192 +
+    // 6,144) = 3,624,075,264; + 2 x 32,064 x 3,072 = 197,001,216 + 3,072.
+    {"phi3-mini",
+     R"({"model_type":"phi3","hidden_size":3072,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":32,"intermediate_size":8192,"vocab_size":32064,"tie_word_embeddings":false})",
+     3'821'079'552},
+    // 48 x (attn 18,874,368 + q/k norms 256 + experts 128 x 3 x 2048 x 768 = 603,979,776 +
+    // router 2048 x 128 = 262,144 + norms 4,096) = 29,909,790,720; + 2 x 151,936 x 2,048 =
+    // 622,329,856 + 2,048.
+    {"qwen3-30b-a3b",
+     R"({"model_type":"qwen3_moe","hidden_size":2048,"num_hidden_layers":48,"num_attention_heads":32,"num_key_value_heads":4,"head_dim":128,"intermediate_size":6144,"moe_intermediate_size":768,"vocab_size":151936,"tie_word_embeddings":false,"num_experts_per_tok":8,"decoder_sparse_step":1,"mlp_only_layers":[],"num_experts":128})",
+     30'532'122'624},
+    {"qwen3-235b-a22b",
+     R"({"model_type":"qwen3_moe","hidden_size":4096,"num_hidden_layers":94,"num_attention_heads":64,"num_key_value_heads":4,"head_dim":128,"intermediate_size":12288,"moe_intermediate_size":1536,"vocab_size":151936,"tie_word_embeddings":false,"num_experts_per_tok":8,"decoder_sparse_step":1,"mlp_only_layers":[],"num_experts":128})",
+     235'093'634'560},
+    // 32 x (attn 41,943,040 + 8 experts x 176,160,768 + router 32,768 + norms 8,192) =
+    // 46,440,644,608; + 2 x 32,000 x 4,096 = 262,144,000 + 4,096.
+    {"mixtral-8x7b",
+     R"({"model_type":"mixtral","hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,"intermediate_size":14336,"vocab_size":32000,"tie_word_embeddings":false,"num_experts_per_tok":2,"num_local_experts":8})",
+     46'702'792'704},
+    // Per layer: attention q/k/v/o with biases 26,542,080 + 8,000, sinks 64; router 2880 x 32 + 32
+    // = 92,192; 32 experts x (2880 x 5760 + 5760 + 2880 x 2880 + 2880 = 24,891,840) =
+    // 796,538,880; norms 5,760 -> 823,186,976 x 24 = 19,756,487,424; + 2 x 201,088 x 2,880 =
+    // 1,158,266,880 + 2,880.
+    {"gpt-oss-20b",
+     R"({"model_type":"gpt_oss","hidden_size":2880,"num_hidden_layers":24,"num_attention_heads":64,"num_key_value_heads":8,"head_dim":64,"intermediate_size":2880,"vocab_size":201088,"tie_word_embeddings":false,"num_experts_per_tok":4,"num_local_experts":32})",
+     20'914'757'184},
+    {"gpt-oss-120b",
+     R"({"model_type":"gpt_oss","hidden_size":2880,"num_hidden_layers":36,"num_attention_heads":64,"num_key_value_heads":8,"head_dim":64,"intermediate_size":2880,"vocab_size":201088,"tie_word_embeddings":false,"num_experts_per_tok":4,"num_local_experts":128})",
+     116'829'156'672},
+};
+
+/// The inline fields of one of kExact's models.
+const char* fields_of(const std::string& id) {
+  for (const Exact& model : kExact)
+    if (id == model.id) return model.inline_fields;
+  FAIL("no inline fields for " << id);
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("parameter counts match published exact counts to the parameter") {
+  for (const Exact& model : kExact) {
+    INFO(model.id);
+    const ParamCount count = count_params(model_config(model.id, model.inline_fields));
+    CHECK(count.total == model.total);
+    // The reference's fields describe the same model as the fixture.
+    CHECK(count_params(json::parse(model.inline_fields)).total == model.total);
+  }
+}
+
+TEST_CASE("bf16 checkpoints hold 2 bytes per parameter: total_size / 2 is the count") {
+  for (const char* id : {"llama3.1-8b", "llama3.1-70b", "qwen2.5-7b", "qwen2.5-72b", "qwen3-4b", "qwen3-8b",
+                         "qwen3-14b", "qwen3-32b", "mixtral-8x7b"}) {
+    INFO(id);
+    const auto total_size = safetensors_total_size(id);
+    if (!total_size) continue;  // the fixture has no index
+    const auto document = read_json(fixture_dir(id) / "config.json");
+    REQUIRE(document);
+    CHECK(count_params(language_config(*document)).total * 2 == *total_size);
+  }
+  // Llama 3.1 70B: 141,107,412,992 / 2, no keras figure needed.
+  if (const auto document = read_json(fixture_dir("llama3.1-70b") / "config.json"))
+    CHECK(count_params(*document).total == 70'553'706'496);
+}
+
+TEST_CASE("gpt-oss: MXFP4 experts (17 bytes per 32 values) + bf16 rest is the checkpoint size") {
+  const ParamCount count = count_params(json::parse(fields_of("gpt-oss-20b")));
+  REQUIRE(count.total == 20'914'757'184);
+  // Expert matrices: 24 layers x 32 experts x (2880 x 5760 + 2880 x 2880) = 19,110,297,600;
+  // their biases stay bf16 with everything else.
+  CHECK(count.expert == 19'110'297'600);
+  // 19,110,297,600 / 32 x 17 = 10,152,345,600 + (20,914,757,184 - 19,110,297,600) x 2 =
+  // 3,608,919,168 -> 13,761,264,768 = gpt-oss-20b's safetensors total_size.
+  CHECK(count.expert / 32 * 17 + (count.total - count.expert) * 2 == 13'761'264'768);
+  if (const auto total_size = safetensors_total_size("gpt-oss-20b")) CHECK(*total_size == 13'761'264'768);
+}
+
+TEST_CASE("MoE active parameters per token") {
+  // Qwen3-30B-A3B ("3.3B activated"): total minus 48 layers x 120 idle experts x 4,718,592 =
+  // 30,532,122,624 - 27,179,089,920.
+  const ParamCount qwen = count_params(model_config("qwen3-30b-a3b", fields_of("qwen3-30b-a3b")));
+  CHECK(qwen.active == 3'353'032'704);
+  CHECK(qwen.expert == 48ull * 128 * 4'718'592);
+  // Mixtral 8x7B ("12.9B active"): 46,702,792,704 - 32 x 6 x 176,160,768.
+  CHECK(count_params(json::parse(fields_of("mixtral-8x7b"))).active == 12'879'925'248);
+  // gpt-oss: OpenAI's active figures (5.13B, 3.61B) leave out the input embedding (a lookup);
+  // kvplan's active includes it, as Qwen's and Mixtral's do.
+  const ParamCount oss120 = count_params(json::parse(fields_of("gpt-oss-120b")));
+  CHECK(oss120.active - oss120.embedding == 5'132'849'472);
+  CHECK(within(oss120.active - oss120.embedding, 5.13e9, 0.001));
+  const ParamCount oss20 = count_params(json::parse(fields_of("gpt-oss-20b")));
+  CHECK(within(oss20.active - oss20.embedding, 3.61e9, 0.001));
+}
+
+TEST_CASE("DeepSeek-V3: MLA + DeepSeekMoE, 671B without its MTP layer, 37B active") {
+  const ParamCount count = count_params(model_config("deepseek-v3", R"({"model_type":"deepseek_v3","hidden_size":7168,"num_hidden_layers":61,"num_attention_heads":128,"num_key_value_heads":128,"intermediate_size":18432,"moe_intermediate_size":2048,"vocab_size":129280,"tie_word_embeddings":false,"num_experts_per_tok":8,"n_shared_experts":1,"first_k_dense_replace":3,"moe_layer_freq":1,"kv_lora_rank":512,"q_lora_rank":1536,"qk_rope_head_dim":64,"qk_nope_head_dim":128,"v_head_dim":128,"num_nextn_predict_layers":1,"n_routed_experts":256})"));
+  // MLA per layer: q_a 7168 x 1536 + 1536 + q_b 1536 x 128 x 192 + kv_a 7168 x 576 + 512 +
+  // kv_b 512 x 128 x 256 + o 16384 x 7168 = 187,107,328.
+  // 3 dense layers: 187,107,328 + 3 x 7168 x 18432 + 14,336 = 583,483,392.
+  // 58 MoE layers: 187,107,328 + 256 x 44,040,192 + shared 44,040,192 + router 256 x 7168 + 256
+  // bias + 14,336 = 11,507,286,272.
+  // 1,750,450,176 + 667,422,603,776 + 2 x 926,679,040 + 7,168 = 671,026,419,200.
+  CHECK(count.total == 671'026'419'200);
+  CHECK(within(count.total, 671e9, 0.005));
+  // 37B activated: 671,026,419,200 - 58 x 248 x 44,040,192.
+  CHECK(count.active == 37'552'297'472);
+  CHECK(within(count.active, 37e9, 0.02));
+  // MTP: one MoE layer 11,507,286,272 + enorm/hnorm/shared_head.norm 21,504 + eh_proj
+  // 2 x 7168 x 7168 = 102,760,448 = 11,610,068,224 unique (README_WEIGHTS.md: "11.5B unique
+  // parameters (excluding the shared 0.9B Embedding and 0.9B Output Head)") + the embedding and
+  // head copies the checkpoint stores, 1,853,358,080. The hub's "685B" counts all of them.
+  CHECK(count.mtp == 13'463'426'304);
+  CHECK(within(count.mtp - 2 * count.embedding, 11.5e9, 0.01));
+  CHECK(within(count.total + count.mtp, 685e9, 0.005));
+  CHECK_THAT(count.notes, Catch::Contains("11,610,068,224 unique parameters"));
+  CHECK(count.lm_head == count.embedding);
+
+  // DeepSeek-R1 has V3's architecture.
+  if (const auto r1 = read_json(fixture_dir("deepseek-r1") / "config.json")) CHECK(count_params(*r1).total == count.total);
+  // V3.2 adds the sparse-attention indexer to each of the 61 layers: wq_b 1536 x 64 x 128 +
+  // wk 7168 x 128 + k_norm 256 + weights_proj 7168 x 64 = 13,959,424 -> + 851,524,864.
+  if (const auto v32 = read_json(fixture_dir("deepseek-v3.2") / "config.json"))
+    CHECK(count_params(*v32).total == 671'026'419'200 + 61ull * 13'959'424);
+}
+
+TEST_CASE("MLA with q_lora_rank null (DeepSeek-V2-Lite) and Kimi K2") {
+  const ParamCount lite = count_params(model_config("deepseek-v2-lite", R"({"model_type":"deepseek_v2","hidden_size":2048,"num_hidden_layers":27,"num_attention_heads":16,"num_key_value_heads":16,"intermediate_size":10944,"moe_intermediate_size":1408,"vocab_size":102400,"num_experts_per_tok":6,"n_shared_experts":2,"first_k_dense_replace":1,"moe_layer_freq":1,"kv_lora_rank":512,"q_lora_rank":null,"qk_rope_head_dim":64,"qk_nope_head_dim":128,"v_head_dim":128,"n_routed_experts":64})"));
+  // "15.7B total parameters, of which 2.4B are activated": attention q_proj 2048 x 16 x 192 +
+  // kv_a 2048 x 576 + 512 + kv_b 512 x 16 x 256 + o 2048 x 2048 = 13,763,072; layer 0 dense
+  // (81,007,104), 26 MoE layers of 64 experts + 2 shared (584,847,872 each, no correction bias
+  // with topk_method greedy); + 2 x 102,400 x 2,048.
+  CHECK(lite.total == 15'706'484'224);
+  CHECK(within(lite.total, 15.7e9, 0.005));
+  // DeepSeek's 2.4B leaves out the input embedding.
+  CHECK(within(lite.active - lite.embedding, 2.4e9, 0.03));
+
+  const ParamCount kimi = count_params(model_config("kimi-k2", R"({"model_type":"kimi_k2","hidden_size":7168,"num_hidden_layers":61,"num_attention_heads":64,"num_key_value_heads":64,"intermediate_size":18432,"moe_intermediate_size":2048,"vocab_size":163840,"tie_word_embeddings":false,"num_experts_per_tok":8,"n_shared_experts":1,"first_k_dense_replace":1,"moe_layer_freq":1,"kv_lora_rank":512,"q_lora_rank":1536,"qk_rope_head_dim":64,"qk_nope_head_dim":128,"v_head_dim":128,"num_nextn_predict_layers":0,"n_routed_experts":384})"));
+  // "1T total / 32B active" are round figures: 1.026T and 32.86B.
+  CHECK(kimi.total == 1'026'408'232'448);
+  CHECK(within(kimi.active, 32e9, 0.03));
+  CHECK(kimi.mtp == 0);
+}
+
+TEST_CASE("Gemma 3: keras-hub's text-only counts use a 262,144-token embedding, the HF checkpoint 262,208") {
+  // keras-hub gemma3 presets: 4B text-only 3,880,099,328, 12B 11,765,788,416, 27B 27,009,002,240.
+  // The Hugging Face checkpoints embed 64 more tokens (vocab_size 262,208): + 64 x hidden_size.
+  // (keras's multimodal 4B figure 4,299,915,632 adds the SigLIP tower, 416,866,032, and the
+  // projector 1152 x 2560 + 1152: the vision side is not counted here.)
+  CHECK(count_params(model_config("gemma3-4b", R"({"model_type":"gemma3_text","hidden_size":2560,"num_hidden_layers":34,"num_attention_heads":8,"num_key_value_heads":4,"head_dim":256,"intermediate_size":10240,"vocab_size":262208})")).total ==
+        3'880'099'328 + 64 * 2560);
+  CHECK(count_params(model_config("gemma3-12b", R"({"model_type":"gemma3_text","hidden_size":3840,"num_hidden_layers":48,"num_attention_heads":16,"num_key_value_heads":8,"head_dim":256,"intermediate_size":15360,"vocab_size":262208})")).total ==
+        11'765'788'416 + 64 * 3840);
+  // The official 27B config has no vocab_size: Gemma3TextConfig's default applies, with a note.
+  const ParamCount g27 = count_params(json::parse(R"({"model_type":"gemma3_text","hidden_size":5376,"num_hidden_layers":62,"num_attention_heads":32,"num_key_value_heads":16,"head_dim":128,"intermediate_size":21504})"));
+  CHECK(g27.total == 27'009'002'240 + 64 * 5376);
+  CHECK(g27.lm_head == 0);
+  CHECK_THAT(g27.notes, Catch::Contains("vocab_size absent") && Catch::Contains("tied"));
+}
+
+TEST_CASE("tie_word_embeddings: the model type's default when absent") {
+  json gemma = json::parse(fields_of("gemma2-9b"));  // gemma2-9b, no tie_word_embeddings
+  CHECK(count_params(gemma).lm_head == 0);
+  gemma["tie_word_embeddings"] = false;
+  CHECK(count_params(gemma).lm_head == 256'000ull * 3584);
+  json llama = json::parse(fields_of("llama3.1-8b"));
+  llama.erase("tie_word_embeddings");
+  const ParamCount untied = count_params(llama);
+  CHECK(untied.lm_head == untied.embedding);
+  CHECK_THAT(untied.notes, Catch::Contains("llama defaults to untied"));
+}
+
+TEST_CASE("head_dim absent or null is hidden_size / heads; num_key_value_heads absent is heads") {
+  json config = json::parse(R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":1,"num_attention_heads":4,"intermediate_size":128,"vocab_size":10,"head_dim":null})");
+  // attention 4 x 64 x 64 = 16,384; mlp 3 x 64 x 128 = 24,576; norms 128; embedding + head 1,280;
+  // final norm 64.
+  CHECK(count_params(config).total == 16'384 + 24'576 + 128 + 1'280 + 64);
+  config["attention_bias"] = true;  // q/k/v/o biases: 4 x 64
+  config["mlp_bias"] = true;        // gate/up 2 x 128, down 64
+  CHECK(count_params(config).total == 16'384 + 24'576 + 128 + 1'280 + 64 + 256 + 320);
+}
+
+TEST_CASE("Llama 4: interleaved MoE with a shared expert, dense layers of intermediate_size_mlp") {
+  const char* maverick_fields = R"({"model_type":"llama4_text","hidden_size":5120,"num_hidden_layers":48,"num_attention_heads":40,"num_key_value_heads":8,"head_dim":128,"intermediate_size":8192,"intermediate_size_mlp":16384,"vocab_size":202048,"num_experts_per_tok":1,"interleave_moe_layer_step":2,"num_local_experts":128})";
+  const ParamCount maverick = count_params(model_config("llama4-maverick", maverick_fields));
+  // "400B total / 17B active" (the vision tower, ~0.9B, is outside the language model).
+  CHECK(within(maverick.total, 400e9, 0.005));
+  CHECK(within(maverick.active, 17e9, 0.02));
+  const char* scout_fields = R"({"model_type":"llama4_text","hidden_size":5120,"num_hidden_layers":48,"num_attention_heads":40,"num_key_value_heads":8,"head_dim":128,"intermediate_size":8192,"intermediate_size_mlp":16384,"vocab_size":202048,"num_experts_per_tok":1,"interleave_moe_layer_step":1,"num_local_experts":16})";
+  const ParamCount scout = count_params(model_config("llama4-scout", scout_fields));
+  // "109B total" includes the vision encoder; the language model alone is 107.77B.
+  CHECK(scout.total == 107'769'861'120);
+  CHECK(within(scout.total, 109e9, 0.015));
+  CHECK(within(scout.active, 17e9, 0.02));
+}
+
+TEST_CASE("Qwen3-Next: Gated DeltaNet and gated full attention, 512 experts + shared expert") {
+  const ParamCount count = count_params(model_config("qwen3-next-80b-a3b", R"({"model_type":"qwen3_next","hidden_size":2048,"num_hidden_layers":48,"num_attention_heads":16,"num_key_value_heads":2,"head_dim":256,"intermediate_size":5120,"moe_intermediate_size":512,"shared_expert_intermediate_size":512,"vocab_size":151936,"tie_word_embeddings":false,"num_experts_per_tok":10,"decoder_sparse_step":1,"mlp_only_layers":[],"full_attention_interval":4,"linear_num_key_heads":16,"linear_num_value_heads":32,"linear_key_head_dim":128,"linear_value_head_dim":128,"linear_conv_kernel_dim":4,"num_experts":512})"));
+  // 12 full-attention layers: q_proj (query + gate) 2048 x 16 x 256 x 2 + k/v 2 x 2048 x 512 +
+  // o 4096 x 2048 + q/k norms 512 = 27,263,488.
+  // 36 Gated DeltaNet layers (key_dim 2048, value_dim 4096): in_proj_qkvz 2048 x 12288 +
+  // in_proj_ba 2048 x 64 + conv1d 8192 x 4 + dt_bias/A_log 64 + norm 128 + out_proj 4096 x 2048
+  // = 33,718,464.
+  // 48 MoE blocks: 512 x 3 x 2048 x 512 + router 2048 x 512 + shared 3 x 2048 x 512 + gate 2048
+  // = 1,614,809,088; norms 4,096 per layer.
+  // 2 x 151,936 x 2,048 + 2,048 + 12 x 27,263,488 + 36 x 33,718,464 + 48 x 1,614,813,184.
+  CHECK(count.total == 79'674'391'296);
+  CHECK(within(count.total, 80e9, 0.005));
+}
+
+TEST_CASE("Nemotron-H: Mamba2, attention, relu^2 MLP and MoE blocks from hybrid_override_pattern") {
+  const auto document = read_json(fixture_dir("nemotron3-nano") / "config.json");
+  if (document) {
+    const ParamCount nano = count_params(*document);
+    // 23 Mamba2 blocks: in_proj 2688 x (4096 + 6144 + 64) + conv 6144 x 4 + 6144 bias +
+    // dt_bias/A_log/D 192 + norm 4096 + out_proj 4096 x 2688 = 38,742,208.
+    // 6 attention blocks: 2688 x 4096 + 2 x 2688 x 256 + 4096 x 2688 = 23,396,352.
+    // 23 MoE blocks: 128 x 2 x 2688 x 1856 + router 2688 x 128 + 128 + shared 2 x 2688 x 3712 =
+    // 1,297,465,472. One norm per block, final norm, embedding and head 2 x 131,072 x 2,688.
+    CHECK(nano.total == 31'577'940'288);
+    // NVIDIA: 31.6B total, 3.6B active including embeddings.
+    CHECK(within(nano.active, 3.6e9, 0.01));
+    // The same layout as a layers_block_type list gives the same count.
+    json listed = *document;
+    const std::string pattern = listed["hybrid_override_pattern"].get<std::string>();
+    listed.erase("hybrid_override_pattern");
+    json types = json::array();
+    for (const char block : pattern) types.push_back(block == 'M' ? "mamba" : block == 'E' ? "moe" : block == '*' ? "attention" : "mlp");
+    listed["layers_block_type"] = types;
+    CHECK(count_params(listed).total == nano.total);
+  }
+  // Nemotron-H 56B (reference fields under their HF names when the fixture is missing): "56B".
+  const ParamCount big = count_params(model_config("nemotron-h-56b", R"({"model_type":"nemotron_h","hidden_size":8192,"num_hidden_layers":118,"num_attention_heads":64,"num_key_value_heads":8,"head_dim":128,"intermediate_size":32768,"vocab_size":131072,"tie_word_embeddings":false,"hybrid_override_pattern":"M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-","ssm_state_size":256,"mamba_num_heads":256,"mamba_head_dim":64,"n_groups":8,"conv_kernel":4})"));
+  CHECK(big.total == 56'324'350'464);
+  CHECK(within(big.total, 56e9, 0.01));
+  CHECK(big.active == big.total);
+}
+
+TEST_CASE("official rounded totals of the other supported models") {
+  struct Rounded {
+    const char* id;
+    double official;
+  };
+  // Figures from models.jsonl / SOURCES.md (model cards). Text-only counts, without MTP.
+  for (const Rounded& model : {Rounded{"llama3.1-405b", 405e9}, Rounded{"llama3.2-1b", 1.23e9}, Rounded{"llama3.2-3b", 3.21e9},
+                               Rounded{"qwen2.5-14b", 14.7e9}, Rounded{"mixtral-8x22b", 141e9}, Rounded{"glm4.5-air", 106e9},
+                               Rounded{"qwen3.5-397b-a17b", 397e9}}) {
+    INFO(model.id);
+    const auto document = read_json(fixture_dir(model.id) / "config.json");
+    if (!document) continue;
+    CHECK(within(count_params(language_config(*document)).total, model.official, 0.01));
+  }
+}
+
+TEST_CASE("errors name the field or the architecture") {
+  json config = json::parse(fields_of("llama3.1-8b"));
+  config.erase("intermediate_size");
+  CHECK_THROWS_WITH(count_params(config), Catch::Contains("'intermediate_size'") && Catch::Contains("missing"));
+  config = json::parse(fields_of("llama3.1-8b"));
+  config["hidden_size"] = 4096.5;
+  CHECK_THROWS_WITH(count_params(config), Catch::Contains("'hidden_size'"));
+  config["hidden_size"] = 0;
+  CHECK_THROWS_WITH(count_params(config), Catch::Contains("'hidden_size'"));
+
+  config = json::parse(fields_of("llama3.1-8b"));
+  config["model_type"] = "falcon_h1";
+  try {
+    count_params(config);
+    FAIL("no error");
+  } catch (const kvplan::Error& e) {
+    CHECK(e.code() == kvplan::ExitCode::unsupported_architecture);
+    CHECK_THAT(e.what(), Catch::Contains("model_type = falcon_h1"));
+  }
+  config.erase("model_type");
+  CHECK_THROWS_WITH(count_params(config), Catch::Contains("'model_type'"));
+
+  json nemotron = json::parse(R"({"model_type":"nemotron_h","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"vocab_size":10,"hybrid_override_pattern":"M?"})");
+  CHECK_THROWS_WITH(count_params(nemotron), Catch::Contains("hybrid_override_pattern = ?"));
+  nemotron["hybrid_override_pattern"] = "M";
+  CHECK_THROWS_WITH(count_params(nemotron), Catch::Contains("has 1 blocks but num_hidden_layers is 2"));
+  nemotron.erase("hybrid_override_pattern");
+  nemotron["layers_block_type"] = {"mamba", "ssm"};
+  CHECK_THROWS_WITH(count_params(nemotron), Catch::Contains("layers_block_type[1] = ssm"));
+  // The nemotron-h-8b fixture is trimmed: its MLP size is not there.
+  if (const auto trimmed = read_json(fixture_dir("nemotron-h-8b") / "config.json"); trimmed && !trimmed->contains("intermediate_size"))
+    CHECK_THROWS_WITH(count_params(*trimmed), Catch::Contains("'intermediate_size'"));
+
+  json moe = json::parse(fields_of("mixtral-8x7b"));  // mixtral
+  moe["num_experts_per_tok"] = 9;
+  CHECK_THROWS_WITH(count_params(moe), Catch::Contains("num_experts_per_tok"));
+  moe["num_experts_per_tok"] = 2;
+  moe["hidden_size"] = 1ull << 40;
+  moe["vocab_size"] = 1ull << 40;
+  // Products past 2^64 are errors naming what overflowed, never wraps.
+  CHECK_THROWS_WITH(count_params(moe), Catch::Contains("embedding overflows 64 bits"));
+}
