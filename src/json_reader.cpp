@@ -44,7 +44,7 @@ std::string reason_of(const nlohmann::json::parse_error& error) {
 
 std::string type_name(const nlohmann::json& value) {
   if (value.is_number_float()) return "a fractional number";
-  if (value.is_number_integer() && !value.is_number_unsigned()) return "a negative number";
+  if (value.is_number_integer() && !value.is_number_unsigned() && value.get<std::int64_t>() < 0) return "a negative number";
   return value.type_name();
 }
 
@@ -87,8 +87,18 @@ std::string read_text_file(const std::string& path) {
   return contents.str();
 }
 
+namespace {
+
+/// Parsed text gives unsigned numbers for non-negative integers; documents built in code may hold
+/// the same values as signed ones. Both are whole numbers of at least 0.
+bool is_whole_non_negative(const nlohmann::json& value) {
+  return value.is_number_unsigned() || (value.is_number_integer() && value.get<std::int64_t>() >= 0);
+}
+
+}  // namespace
+
 std::uint64_t json_to_uint(const nlohmann::json& value, const std::string& what) {
-  if (!value.is_number_unsigned())
+  if (!is_whole_non_negative(value))
     throw Error(fmt::format("{}: expected a whole number of at least 0, got {}", what, type_name(value)));
   return value.get<std::uint64_t>();
 }
@@ -117,7 +127,7 @@ void JsonObjectReader::fail(const std::string& key, const std::string& message) 
 std::optional<std::uint64_t> JsonObjectReader::optional_uint(const std::string& key) {
   const nlohmann::json* value = find(key);
   if (!value) return std::nullopt;
-  if (!value->is_number_unsigned()) fail(key, fmt::format("expected a whole number of at least 0, got {}", type_name(*value)));
+  if (!is_whole_non_negative(*value)) fail(key, fmt::format("expected a whole number of at least 0, got {}", type_name(*value)));
   return value->get<std::uint64_t>();
 }
 

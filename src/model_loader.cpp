@@ -6,6 +6,7 @@
 
 #include "json_reader.h"
 #include "kvplan/error.h"
+#include "kvplan/hf_config.h"
 #include "kvplan/spec_json.h"
 #include "kvplan/suggest.h"
 
@@ -21,11 +22,13 @@ bool looks_like_path(std::string_view text) {
          ends_with(".gguf");
 }
 
+/// A kvplan spec or a Hugging Face config.json (or the folder holding one), told apart by content.
 ModelSpec load_model_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return load_hf_model(path);
   const std::string text = read_text_file(path);
   const nlohmann::json document = parse_json_document(text, path);
-  if (!is_kvplan_spec(document))
-    throw Error(fmt::format("{}: looks like a Hugging Face config.json, which this version cannot read yet", path));
+  if (is_hf_config(document)) return load_hf_model(path);
   return model_spec_from_json(document, path);
 }
 
@@ -37,7 +40,7 @@ ModelSpec load_model(std::string_view text, const ModelCatalog& catalog) {
   const std::string path(text);
   std::error_code ec;
   if (std::filesystem::exists(path, ec) || looks_like_path(text)) return load_model_file(path);
-  throw Error(fmt::format("--model: unknown model '{}'{}; or give a path to a model spec file", text,
+  throw Error(fmt::format("--model: unknown model '{}'{}; or give a path to a model spec, a config.json or a model folder", text,
                           did_you_mean(text, catalog.names())));
 }
 

@@ -59,11 +59,6 @@ std::vector<StateTensor> read_linear_state(JsonObjectReader& reader) {
 
 }  // namespace
 
-bool is_kvplan_spec(const nlohmann::json& document) {
-  return document.is_object() && !document.contains("model_type") && !document.contains("architectures") &&
-         !document.contains("num_hidden_layers");
-}
-
 ModelSpec parse_model_spec(std::string_view json_text, std::string_view origin) {
   return model_spec_from_json(parse_json_document(json_text, origin), origin);
 }
@@ -105,9 +100,13 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
   const std::optional<std::uint64_t> window = reader.optional_uint("sliding_window");
   const std::optional<std::uint64_t> chunk = reader.optional_uint("attention_chunk_size");
   std::optional<std::uint64_t> mla_width;
+  std::uint64_t mla_rope = 0;
   if (const nlohmann::json* mla = reader.find("mla")) {
     JsonObjectReader block(*mla, reader.context() + ": mla");
-    mla_width = block.required_uint("kv_lora_rank") + block.required_uint("qk_rope_head_dim");
+    const std::uint64_t rank = block.required_uint("kv_lora_rank");
+    mla_rope = block.required_uint("qk_rope_head_dim");
+    if (rank == 0 || rank > 0xFFFF || mla_rope > 0xFFFF) block.fail("kv_lora_rank", "must be between 1 and 65535");
+    mla_width = rank + mla_rope;
     block.reject_unknown_keys();
   }
   std::vector<std::uint64_t> kv_heads_per_layer;
@@ -116,6 +115,8 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
     for (const nlohmann::json& item : *list) kv_heads_per_layer.push_back(json_to_uint(item, reader.context() + ": field 'kv_heads_per_layer'"));
   }
   const std::vector<StateTensor> state = read_linear_state(reader);
+  const bool state_on_every_layer = reader.optional_bool("linear_state_on_every_layer").value_or(false);
+  if (state_on_every_layer && state.empty()) reader.fail("linear_state_on_every_layer", "needs linear_state");
   const std::vector<LayerKind> kinds = read_layer_kinds(reader, layers, mla_width.has_value());
   reader.reject_unknown_keys();
 
@@ -135,6 +136,7 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
         if (!mla_width) reader.fail("mla", "an mla layer needs the mla block {kv_lora_rank, qk_rope_head_dim}");
         layer.kv_heads = 1;
         layer.k_head_dim = to_u32(reader, "mla", *mla_width);
+        layer.mla_rope_dim = static_cast<std::uint32_t>(mla_rope);
         break;
       case LayerKind::linear:
         if (state.empty()) reader.fail("linear_state", "a linear layer needs linear_state");
@@ -142,6 +144,7 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
         break;
       case LayerKind::none: break;
     }
+    if (state_on_every_layer) layer.state = state;
     if (layer.kind == LayerKind::sliding) {
       if (!window) reader.fail("sliding_window", "is missing for a sliding layer");
       layer.window = *window;
@@ -190,8 +193,10 @@ nlohmann::json to_spec_json(const ModelSpec& spec) {
     }
     if (layer.kind == LayerKind::sliding) out["sliding_window"] = layer.window;
     if (layer.kind == LayerKind::chunked) out["attention_chunk_size"] = layer.window;
-    if (layer.kind == LayerKind::mla) out["mla"] = {{"kv_lora_rank", layer.k_head_dim}, {"qk_rope_head_dim", 0}};
-    if (layer.kind == LayerKind::linear) {
+    if (layer.kind == LayerKind::mla)
+      out["mla"] = {{"kv_lora_rank", layer.k_head_dim - layer.mla_rope_dim}, {"qk_rope_head_dim", layer.mla_rope_dim}};
+    if (layer.kind != LayerKind::linear && !layer.state.empty()) out["linear_state_on_every_layer"] = true;
+    if (!layer.state.empty()) {
       nlohmann::json state = nlohmann::json::array();
       for (const StateTensor& tensor : layer.state)
         state.push_back({{"name", tensor.name}, {"elements", tensor.elements}, {"dtype", tensor.dtype->name}});

@@ -94,7 +94,7 @@ TEST_CASE("q8_0 matches a real llama.cpp log: Qwen3-235B-A22B at 32,768 cells") 
   model.attention_heads = 64;
   model.params = 1;
   model.weight_dtype = &parse_weight_dtype("bf16");
-  model.layers.assign(94, LayerSpec{LayerKind::full, 4, 128, 128, 0, {}});
+  model.layers.assign(94, LayerSpec{.kind = LayerKind::full, .kv_heads = 4, .k_head_dim = 128, .v_head_dim = 128});
   RowSettings settings;
   settings.ctx = 32768;
   settings.cache = {&kv("q8_0"), &kv("q8_0")};
@@ -175,12 +175,12 @@ TEST_CASE("sliding, chunked, MLA and linear layers hold what they must") {
   model.weight_dtype = &parse_weight_dtype("bf16");
   const Dtype& fp32 = parse_weight_dtype("fp32");
   model.layers = {
-      LayerSpec{LayerKind::full, 2, 64, 64, 0, {}},       // 2 x (64+64) = 256 values per token
-      LayerSpec{LayerKind::sliding, 2, 64, 64, 1024, {}}, // at most 1,024 tokens
-      LayerSpec{LayerKind::chunked, 2, 64, 64, 8192, {}}, // at most 8,192 tokens
-      LayerSpec{LayerKind::mla, 1, 576, 0, 0, {}},        // 512 + 64 latent, no V
-      LayerSpec{LayerKind::linear, 0, 0, 0, 0, {{"conv", 3 * 1000, &parse_weight_dtype("bf16")}, {"ssm", 4096, &fp32}}},
-      LayerSpec{LayerKind::none, 0, 0, 0, 0, {}},
+      LayerSpec{.kind = LayerKind::full, .kv_heads = 2, .k_head_dim = 64, .v_head_dim = 64},       // 2 x (64+64) = 256 values per token
+      LayerSpec{.kind = LayerKind::sliding, .kv_heads = 2, .k_head_dim = 64, .v_head_dim = 64, .window = 1024}, // at most 1,024 tokens
+      LayerSpec{.kind = LayerKind::chunked, .kv_heads = 2, .k_head_dim = 64, .v_head_dim = 64, .window = 8192}, // at most 8,192 tokens
+      LayerSpec{.kind = LayerKind::mla, .kv_heads = 1, .k_head_dim = 576},        // 512 + 64 latent, no V
+      LayerSpec{.kind = LayerKind::linear, .state = {{"conv", 3 * 1000, &parse_weight_dtype("bf16")}, {"ssm", 4096, &fp32}}},
+      LayerSpec{.kind = LayerKind::none},
   };
   RowSettings settings;
   settings.cache = {&kv("fp16"), &kv("fp16")};

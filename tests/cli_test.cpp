@@ -157,7 +157,7 @@ TEST_CASE("bad input: one line on stderr, exit 2, never a crash") {
   check_rejected("--gpu 4090", "--model is required");
   check_rejected("--model llama3.1-8b --gpu 4090 --frobnicate", "--frobnicate");
   check_rejected("--model /nonexistent/model.json --gpu 4090", "/nonexistent/model.json: no such file");
-  check_rejected("--model " + source_path("tests") + " --gpu 4090", "is a directory");
+  check_rejected("--model " + source_path("tests") + " --gpu 4090", "tests: no config.json in this folder");
 }
 
 TEST_CASE("bad spec files: line and column, missing and invalid fields") {

@@ -8,8 +8,9 @@
 
 namespace kvplan {
 
-/// A catalog id or alias ("llama3.1-8b", "meta-llama/Llama-3.1-8B") or a path to a kvplan spec
-/// file. Unknown names throw with the closest catalog names.
+/// A catalog id or alias ("llama3.1-8b", "meta-llama/Llama-3.1-8B"), a path to a kvplan spec
+/// file, a Hugging Face config.json, or a folder holding one. Unknown names throw with the
+/// closest catalog names.
 ModelSpec load_model(std::string_view text, const ModelCatalog& catalog);
 
 }  // namespace kvplan

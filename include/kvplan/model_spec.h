@@ -37,9 +37,11 @@ struct LayerSpec {
   std::uint32_t kv_heads = 0;
   std::uint32_t k_head_dim = 0;
   std::uint32_t v_head_dim = 0;
+  /// MLA only: the rotary part of k_head_dim (k_head_dim = kv_lora_rank + this).
+  std::uint32_t mla_rope_dim = 0;
   /// Tokens held by a sliding or chunked layer.
   std::uint64_t window = 0;
-  /// Fixed state of a linear layer.
+  /// Fixed state of a linear layer; also of an attention layer in a parallel hybrid (Falcon-H1).
   std::vector<StateTensor> state;
 
   /// Elements of K plus V cached per token (0 for linear/none layers).

@@ -18,7 +18,4 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
 /// The spec as a document in the same format; parse_model_spec(to_spec_json(s)) gives s back.
 nlohmann::json to_spec_json(const ModelSpec& spec);
 
-/// True when a JSON document looks like kvplan's format rather than a Hugging Face config.json.
-bool is_kvplan_spec(const nlohmann::json& document);
-
 }  // namespace kvplan
