@@ -28,6 +28,7 @@ constexpr std::string_view kExamples = R"(Examples:
   kvplan --model llama3.1-8b --ctx 64k --gpu 4090 --check   # exit 1 when a row does not fit
   kvplan models        # the built-in model catalog
   kvplan gpus          # the built-in GPU catalog
+  kvplan spec --model path/to/config.json   # the spec kvplan reads from a file
 
 Sizes print in GiB (2^30 bytes). Exit codes: 0 success, 1 a row does not fit (--check only),
 2 invalid input, 3 unsupported architecture.)";
@@ -49,6 +50,10 @@ struct PlanFlags {
 
 struct CatalogFlags {
   std::string format = "table";
+};
+
+struct SpecFlags {
+  std::string model;
 };
 
 /// "32k,64k" given once or as repeated flags -> {"32k", "64k"}.
@@ -101,59 +106,22 @@ int run_plan(const PlanFlags& flags, std::ostream& out, const Terminal& terminal
   return flags.check && !all_fit ? static_cast<int>(ExitCode::does_not_fit) : 0;
 }
 
-std::string layer_kinds_used(const ModelSpec& model) {
-  std::vector<std::string_view> kinds;
-  for (const LayerSpec& layer : model.layers)
-    if (std::find(kinds.begin(), kinds.end(), to_string(layer.kind)) == kinds.end()) kinds.push_back(to_string(layer.kind));
-  std::string text;
-  for (std::string_view kind : kinds) text += (text.empty() ? "" : "+") + std::string(kind);
-  return text;
-}
-
 int run_models(const CatalogFlags& flags, std::ostream& out) {
-  const OutputFormat format = parse_output_format(flags.format);
-  const ModelCatalog& catalog = builtin_models();
-  if (format == OutputFormat::json) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const ModelSpec& model : catalog.models) list.push_back(to_spec_json(model));
-    out << nlohmann::json{{"schema_version", kJsonSchemaVersion}, {"models", list}}.dump(2) << "\n";
-    return 0;
-  }
-  const Dtype& fp16 = parse_kv_dtype("fp16", *catalog.models.front().weight_dtype);
-  out << fmt::format("{:<22} {:<28} {:>9} {:>8} {:>10}  {:<14} {}\n", "id", "name", "params", "max ctx", "KV fp16/tok",
-                     "kinds", "layers");
-  for (const ModelSpec& model : catalog.models) {
-    RowSettings settings;
-    settings.ctx = 1;
-    settings.cache = {&fp16, &fp16};
-    const Row one_token = plan_row(model, settings);
-    out << fmt::format("{:<22} {:<28} {:>9} {:>8} {:>10}  {:<14} {}\n", model.id, model.name,
-                       format_param_count(model.params), model.max_context ? format_thousands(model.max_context) : "-",
-                       format_bytes_compact(one_token.kv_bytes_per_token), layer_kinds_used(model), describe_layers(model));
-  }
+  out << format_model_catalog(builtin_models(), parse_output_format(flags.format));
   return 0;
 }
 
 int run_gpus(const CatalogFlags& flags, std::ostream& out) {
-  const OutputFormat format = parse_output_format(flags.format);
-  const GpuCatalog& catalog = builtin_gpus();
-  if (format == OutputFormat::json) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const GpuSpec& gpu : catalog.gpus) {
-      nlohmann::json entry{{"id", gpu.id},           {"name", gpu.name},         {"aliases", gpu.aliases},
-                           {"vendor", gpu.vendor},   {"arch", gpu.arch},         {"memory_bytes", gpu.memory_bytes},
-                           {"memory_basis", gpu.memory_basis}, {"fp8", gpu.fp8}, {"int8", gpu.int8}};
-      if (gpu.price_usd_per_hour) entry["price_usd_per_hour"] = *gpu.price_usd_per_hour;
-      list.push_back(entry);
-    }
-    out << nlohmann::json{{"schema_version", kJsonSchemaVersion}, {"gpus", list}}.dump(2) << "\n";
-    return 0;
-  }
-  out << fmt::format("{:<15} {:<32} {:>10}  {:<16} {:<4} {}\n", "id", "name", "memory", "basis", "fp8", "~$/h");
-  for (const GpuSpec& gpu : catalog.gpus)
-    out << fmt::format("{:<15} {:<32} {:>10}  {:<16} {:<4} {}\n", gpu.id, gpu.name,
-                       format_gib(static_cast<std::int64_t>(gpu.memory_bytes)), gpu.memory_basis, gpu.fp8 ? "yes" : "no",
-                       gpu.price_usd_per_hour ? fmt::format("{:.2f}", *gpu.price_usd_per_hour) : "-");
+  out << format_gpu_catalog(builtin_gpus(), parse_output_format(flags.format));
+  return 0;
+}
+
+/// The resolved spec of any --model input, in kvplan's spec format: turns a config.json into a
+/// file that can be edited and passed back with --model.
+int run_spec(const SpecFlags& flags, std::ostream& out) {
+  if (flags.model.empty()) throw Error("spec: --model is required");
+  const ModelSpec model = load_model(flags.model, builtin_models());
+  out << to_spec_json(model).dump(2) << "\n";
   return 0;
 }
 
@@ -202,10 +170,14 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
 
   CatalogFlags models_flags;
   CLI::App* models = app.add_subcommand("models", "List the built-in model catalog, one line each");
-  models->add_option("-f,--format", models_flags.format, "Output: table or json")->type_name("FORMAT");
+  models->add_option("-f,--format", models_flags.format, "Output: table, json or markdown")->type_name("FORMAT");
   CatalogFlags gpus_flags;
   CLI::App* gpus = app.add_subcommand("gpus", "List the built-in GPU catalog with driver-reported memory");
-  gpus->add_option("-f,--format", gpus_flags.format, "Output: table or json")->type_name("FORMAT");
+  gpus->add_option("-f,--format", gpus_flags.format, "Output: table, json or markdown")->type_name("FORMAT");
+
+  SpecFlags spec_flags;
+  CLI::App* spec = app.add_subcommand("spec", "Print the resolved model spec (e.g. of a config.json) in kvplan's spec format");
+  spec->add_option("-m,--model", spec_flags.model, "Catalog name, spec file, config.json or model folder")->type_name("NAME|PATH");
 
   try {
     app.parse(argc, argv);
@@ -221,6 +193,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   try {
     if (models->parsed()) return run_models(models_flags, out);
     if (gpus->parsed()) return run_gpus(gpus_flags, out);
+    if (spec->parsed()) return run_spec(spec_flags, out);
     return run_plan(plan, out, terminal);
   } catch (const Error& error) {
     err << "kvplan: error: " << one_line(error.what()) << "\n";

@@ -10,6 +10,29 @@ namespace {
 
 std::string verdict(bool fits) { return fits ? "✅ fits" : "❌ no fit"; }
 
+/// "36 linear layers x (conv 24,576 bf16 + recurrent 524,288 bf16 values) = 37.69 MiB per sequence,
+/// whatever the context": the fixed state, with each tensor's own dtype.
+std::string describe_state(const ModelSpec& model) {
+  const LayerSpec* with_state = nullptr;
+  std::uint32_t layers = 0;
+  std::uint64_t bytes = 0;
+  for (const LayerSpec& layer : model.layers) {
+    if (layer.state.empty()) continue;
+    with_state = with_state ? with_state : &layer;
+    ++layers;
+    for (const StateTensor& tensor : layer.state)
+      bytes += (tensor.elements + tensor.dtype->block_elements - 1) / tensor.dtype->block_elements * tensor.dtype->block_bytes;
+  }
+  if (!with_state) return "";
+  std::string tensors;
+  for (const StateTensor& tensor : with_state->state) {
+    if (!tensors.empty()) tensors += " + ";
+    tensors += fmt::format("{} {} {}", tensor.name, format_thousands(tensor.elements), tensor.dtype->name);
+  }
+  return fmt::format("{} layer{} x ({} values) = {} per sequence, whatever the context", layers, layers == 1 ? "" : "s",
+                     tensors, format_bytes_compact(bytes));
+}
+
 std::string utilization_percent(std::uint32_t millionths) {
   if (millionths % 10'000 == 0) return fmt::format("{}%", millionths / 10'000);
   return fmt::format("{}%", static_cast<double>(millionths) / 10'000.0);
@@ -86,6 +109,11 @@ std::vector<std::string> header_lines(const Report& report) {
   if (model.active_params) params += fmt::format(" ({} active)", format_param_count(model.active_params));
   lines.push_back(fmt::format("Model   {} ({}): {} layers [{}], {}", model.name, model.id, model.layer_count(),
                               describe_layers(model), params));
+  if (const std::string state = describe_state(model); !state.empty()) lines.push_back("State   " + state);
+  if (model.mtp_layers)
+    lines.push_back(fmt::format("MTP     {} next-token prediction layer{} not cached (engines skip {} unless speculative decoding uses {})",
+                                model.mtp_layers, model.mtp_layers == 1 ? "" : "s", model.mtp_layers == 1 ? "it" : "them",
+                                model.mtp_layers == 1 ? "it" : "them"));
   lines.push_back(fmt::format("GPU     {}: {} ({} bytes, {})", report.gpu.name, format_gib(static_cast<std::int64_t>(report.gpu.memory_bytes)),
                               format_thousands(report.gpu.memory_bytes), report.gpu.memory_basis));
   const std::uint64_t budget = scale_by_millionths(report.gpu.memory_bytes, request.utilization_millionths);

@@ -199,8 +199,9 @@ std::string format_thousands(std::uint64_t value) {
 }
 
 std::string format_param_count(std::uint64_t params) {
-  if (params >= 1'000'000'000'000) return fmt::format("{:.2f}T", static_cast<double>(params) / 1e12);
-  if (params >= 1'000'000'000) return fmt::format("{:.2f}B", static_cast<double>(params) / 1e9);
+  // Thresholds sit where rounding would carry into the next unit ("999.9M" prints as "1.00B").
+  if (params >= 999'995'000'000) return fmt::format("{:.2f}T", static_cast<double>(params) / 1e12);
+  if (params >= 999'500'000) return fmt::format("{:.2f}B", static_cast<double>(params) / 1e9);
   if (params >= 1'000'000) return fmt::format("{:.0f}M", static_cast<double>(params) / 1e6);
   return std::to_string(params);
 }

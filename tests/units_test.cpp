@@ -63,4 +63,7 @@ TEST_CASE("GiB print with two decimals and their label") {
   CHECK(format_thousands(131072) == "131,072");
   CHECK(format_thousands(999) == "999");
   CHECK(format_param_count(8'030'261'248) == "8.03B");
+  CHECK(format_param_count(999'885'952) == "1.00B");  // Gemma 3 1B
+  CHECK(format_param_count(494'032'768) == "494M");
+  CHECK(format_param_count(1'026'408'232'448) == "1.03T");
 }

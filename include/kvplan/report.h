@@ -36,4 +36,12 @@ std::string format_markdown(const Report& report);
 
 std::string format_report(const Report& report, OutputFormat format, bool color);
 
+struct ModelCatalog;
+struct GpuCatalog;
+/// `kvplan models`: one line per model (table), its spec (json), or the README's catalog table
+/// with bytes per token and 128K cache sizes per dtype (markdown; csv prints the same columns).
+std::string format_model_catalog(const ModelCatalog& catalog, OutputFormat format);
+/// `kvplan gpus`: one line per GPU with driver-reported memory, FP8 support and price.
+std::string format_gpu_catalog(const GpuCatalog& catalog, OutputFormat format);
+
 }  // namespace kvplan
