@@ -1,6 +1,7 @@
 #include "kvplan/budget.h"
 
 #include <algorithm>
+#include <array>
 
 #include <fmt/format.h>
 
@@ -24,17 +25,26 @@ std::uint64_t tokens_held(const LayerSpec& layer, std::uint64_t ctx) {
     case LayerKind::sliding:
     case LayerKind::chunked: return std::min(ctx, layer.window);
     case LayerKind::linear:
-    case LayerKind::none: return 0;
+    case LayerKind::none:
+    case LayerKind::shared: return 0;
   }
   return ctx;
 }
 
-/// Bytes one token occupies in one layer: K row plus V row, each at its own dtype.
+/// Bytes one token occupies in one layer: K row plus V row, each at its own dtype, plus the DSA
+/// indexer key where the layer has one. The generic profile stores the indexer key at the K cache
+/// dtype, as llama.cpp does (llama-kv-cache-dsa.cpp: a second cache of one index_head_dim head,
+/// type_k); vLLM instead keeps fp8 values with an fp32 scale per 128, 132 B per token per layer
+/// (deepseek_v2.py DeepseekV32IndexerCache).
+std::uint64_t indexer_bytes_per_token(const LayerSpec& layer, const CacheDtypes& cache) {
+  return layer.index_head_dim ? dtype_bytes(*cache.k, layer.index_head_dim) : 0;
+}
+
 std::uint64_t layer_bytes_per_token(const LayerSpec& layer, const CacheDtypes& cache) {
-  if (layer.kind == LayerKind::linear || layer.kind == LayerKind::none) return 0;
+  if (layer.kind == LayerKind::linear || layer.kind == LayerKind::none || layer.kind == LayerKind::shared) return 0;
   const std::uint64_t k = dtype_bytes(*cache.k, std::uint64_t{layer.kv_heads} * layer.k_head_dim);
   const std::uint64_t v = dtype_bytes(*cache.v, std::uint64_t{layer.kv_heads} * layer.v_head_dim);
-  return k + v;
+  return k + v + indexer_bytes_per_token(layer, cache);
 }
 
 std::uint64_t layer_state_bytes(const LayerSpec& layer) {
@@ -47,15 +57,72 @@ std::uint64_t layer_state_bytes(const LayerSpec& layer) {
   return bytes;
 }
 
-/// Adds one layer's cost to the breakdown item of its (kind, window), creating it on first use.
-void add_to_breakdown(std::vector<KvBreakdownItem>& items, const LayerSpec& layer, std::uint64_t tokens,
-                      std::uint64_t bytes) {
+/// Adds `count` alike layers' cost to the breakdown item of their (kind, window, MTP or not),
+/// creating it on first use. `indexer` is the part of `bytes` the layers' DSA indexer keys take.
+void add_to_breakdown(std::vector<KvBreakdownItem>& items, const LayerSpec& layer, bool mtp, std::uint32_t count,
+                      std::uint64_t tokens, std::uint64_t bytes, std::uint64_t indexer) {
   const std::uint64_t window = (layer.kind == LayerKind::sliding || layer.kind == LayerKind::chunked) ? layer.window : 0;
-  auto it = std::find_if(items.begin(), items.end(),
-                         [&](const KvBreakdownItem& item) { return item.kind == layer.kind && item.window == window; });
-  if (it == items.end()) it = items.insert(items.end(), KvBreakdownItem{layer.kind, window, 0, tokens, 0});
-  ++it->layers;
+  auto it = std::find_if(items.begin(), items.end(), [&](const KvBreakdownItem& item) {
+    return item.kind == layer.kind && item.window == window && item.mtp == mtp;
+  });
+  if (it == items.end()) {
+    KvBreakdownItem item;
+    item.kind = layer.kind;
+    item.window = window;
+    item.tokens_held = tokens;
+    item.mtp = mtp;
+    it = items.insert(items.end(), item);
+  }
+  it->layers += count;
   it->bytes = checked_add(it->bytes, bytes, "cache size");
+  if (layer.index_head_dim) {
+    it->indexer_layers += count;
+    it->indexer_bytes = checked_add(it->indexer_bytes, indexer, "cache size");
+  }
+}
+
+/// True when two layers cost the same in every row: equal in every field that tokens_held,
+/// layer_bytes_per_token, layer_state_bytes and add_to_breakdown read (and in the rest of LayerSpec
+/// too, to be safe). plan_row prices such layers once and counts them.
+bool same_cost(const LayerSpec& a, const LayerSpec& b) {
+  static_assert(sizeof(LayerSpec) == 56, "a field was added to LayerSpec: compare it in same_cost");
+  if (a.kind != b.kind || a.kv_heads != b.kv_heads || a.k_head_dim != b.k_head_dim || a.v_head_dim != b.v_head_dim ||
+      a.mla_rope_dim != b.mla_rope_dim || a.index_head_dim != b.index_head_dim || a.window != b.window ||
+      a.state.size() != b.state.size())
+    return false;
+  for (std::size_t i = 0; i < a.state.size(); ++i)
+    if (a.state[i].elements != b.state[i].elements || a.state[i].dtype != b.state[i].dtype ||
+        a.state[i].name != b.state[i].name)
+      return false;
+  return true;
+}
+
+/// The model's layers as (first layer of a shape, how many layers have it), in order of first
+/// appearance; empty when there are more than `kMaxShapes` shapes (the caller then goes layer by layer).
+struct LayerShape {
+  const LayerSpec* layer = nullptr;
+  std::uint32_t count = 0;
+};
+constexpr std::size_t kMaxShapes = 32;
+
+std::size_t layer_shapes(const std::vector<LayerSpec>& layers, std::array<LayerShape, kMaxShapes>& shapes) {
+  std::size_t n = 0;
+  std::size_t last = 0;  // alike layers usually come in runs: try the last match first
+  for (const LayerSpec& layer : layers) {
+    if (n > 0 && same_cost(*shapes[last].layer, layer)) {
+      ++shapes[last].count;
+      continue;
+    }
+    std::size_t i = 0;
+    while (i < n && !same_cost(*shapes[i].layer, layer)) ++i;
+    if (i == n) {
+      if (n == kMaxShapes) return 0;
+      shapes[n++] = {&layer, 0};
+    }
+    ++shapes[i].count;
+    last = i;
+  }
+  return n;
 }
 
 bool is_wider_than_fp8(const Dtype& type) {
@@ -87,15 +154,53 @@ Row plan_row(const ModelSpec& model, const RowSettings& settings) {
 
   std::uint64_t per_sequence = 0;
   std::uint64_t state_per_sequence = 0;
-  for (const LayerSpec& layer : model.layers) {
+  // `count` layers alike `layer`; with a count of 1, exactly the sum as written, one layer at a time.
+  const auto add_layers = [&](const LayerSpec& layer, bool mtp, std::uint32_t count) {
     const std::uint64_t per_token = layer_bytes_per_token(layer, settings.cache);
     const std::uint64_t tokens = tokens_held(layer, settings.ctx);
     const std::uint64_t state = layer_state_bytes(layer);
     const std::uint64_t layer_bytes = checked_add(checked_mul(per_token, tokens, "cache size"), state, "cache size");
-    row.kv_bytes_per_token = checked_add(row.kv_bytes_per_token, per_token, "cache size");
-    per_sequence = checked_add(per_sequence, layer_bytes, "cache size");
-    state_per_sequence = checked_add(state_per_sequence, state, "state size");
-    add_to_breakdown(row.breakdown, layer, tokens, checked_mul(layer_bytes, settings.batch, "cache size"));
+    const std::uint64_t indexer = checked_mul(indexer_bytes_per_token(layer, settings.cache), tokens, "cache size");
+    row.kv_bytes_per_token =
+        checked_add(row.kv_bytes_per_token, checked_mul(per_token, count, "cache size"), "cache size");
+    per_sequence = checked_add(per_sequence, checked_mul(layer_bytes, count, "cache size"), "cache size");
+    state_per_sequence = checked_add(state_per_sequence, checked_mul(state, count, "state size"), "state size");
+    add_to_breakdown(row.breakdown, layer, mtp, count, tokens,
+                     checked_mul(checked_mul(layer_bytes, settings.batch, "cache size"), count, "cache size"),
+                     checked_mul(checked_mul(indexer, settings.batch, "cache size"), count, "cache size"));
+  };
+  // Speculative decoding with the model's own MTP layers caches them like its main attention.
+  const LayerSpec* mtp = settings.mtp_layers ? mtp_cache_layer(model) : nullptr;
+  const auto require_mtp = [&] {
+    if (!mtp) throw Error(fmt::format("{}: no attention layer to count the MTP layers as", model.id));
+  };
+  const auto add_one_by_one = [&] {
+    for (const LayerSpec& layer : model.layers) add_layers(layer, false, 1);
+    if (settings.mtp_layers) require_mtp();
+    for (std::uint32_t i = 0; i < settings.mtp_layers; ++i) add_layers(*mtp, true, 1);
+  };
+  // Most models have a few shapes of layer (Llama: one; Gemma 3: sliding and full), so each shape
+  // is priced once and multiplied: the same sums, without pricing every layer. Should a sum pass
+  // 2^64, the layer-by-layer sum runs instead, so that the error names the same figures as always.
+  std::array<LayerShape, kMaxShapes> shapes;
+  const std::size_t shape_count = layer_shapes(model.layers, shapes);
+  try {
+    if (shape_count == 0) {
+      add_one_by_one();
+    } else {
+      for (std::size_t i = 0; i < shape_count; ++i) add_layers(*shapes[i].layer, false, shapes[i].count);
+      if (settings.mtp_layers) {
+        require_mtp();
+        add_layers(*mtp, true, settings.mtp_layers);
+      }
+    }
+  } catch (const Error&) {
+    if (shape_count == 0) throw;
+    row.kv_bytes_per_token = 0;
+    per_sequence = 0;
+    state_per_sequence = 0;
+    row.breakdown.clear();
+    add_one_by_one();
   }
   row.kv_bytes = checked_mul(per_sequence, settings.batch, "cache size");
   row.state_bytes = checked_mul(state_per_sequence, settings.batch, "state size");
@@ -149,6 +254,7 @@ Plan make_plan(const ModelSpec& model, const PlanRequest& request) {
       settings.overhead_bytes = request.overhead_bytes;
       settings.utilization_millionths = request.utilization_millionths;
       settings.gpu_memory_bytes = request.gpu_memory_bytes;
+      settings.mtp_layers = request.mtp_layers;
       plan.rows.push_back(plan_row(model, settings));
     }
   }

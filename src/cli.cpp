@@ -46,6 +46,7 @@ struct PlanFlags {
   std::string format = "table";
   bool no_color = false;
   bool check = false;
+  std::string mtp_layers;  ///< --mtp-layers N|all: MTP layers cached for speculative decoding
 };
 
 struct CatalogFlags {
@@ -87,6 +88,7 @@ PlanRequest build_request(const PlanFlags& flags, const ModelSpec& model, const 
   request.overhead_bytes = flags.overhead == "0" ? 0 : parse_memory_size(flags.overhead, "--overhead");
   request.utilization_millionths = parse_fraction_millionths(flags.utilization, "--util");
   request.gpu_memory_bytes = gpu.memory_bytes;
+  request.mtp_layers = resolve_mtp_layers(flags.mtp_layers, model);
   return request;
 }
 
@@ -167,6 +169,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   app.add_option("-f,--format", plan.format, "Output: table, json, csv, markdown [default: table]")->type_name("FORMAT");
   app.add_flag("--no-color", plan.no_color, "No colour (also off when stdout is not a terminal or NO_COLOR is set)");
   app.add_flag("--check", plan.check, "Exit 1 when any row does not fit (for CI)");
+  app.add_option("--mtp-layers", plan.mtp_layers,
+                 "Count N (or all) of the model's MTP / next-token layers as cached, for speculative decoding "
+                 "[default: 0, not cached]")
+      ->type_name("N|all");
 
   CatalogFlags models_flags;
   CLI::App* models = app.add_subcommand("models", "List the built-in model catalog, one line each");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -90,7 +91,8 @@ class HfFields {
         "window", "chunk",     "lora",   "mamba",     "ssm",    "linear_", "layer_type", "block_type",
         "pattern", "conv",     "shared_kv", "kv_shar", "hybrid", "attn_type", "attention_type", "full_attn",
         "full_attention", "swa", "nextn", "mtp",     "index",  "kv_heads", "key_value",  "head_dim",
-        "attn_layer", "global_", "nope",   "rope_layers", "state_size", "n_groups", "compress"};
+        "attn_layer", "global_", "nope",   "rope_layers", "state_size", "n_groups", "compress",
+        "sparse_attention", "k_eq_v", "kv_lora", "kda", "short_conv", "l_cache"};
     for (const auto& [key, value] : text_->items()) {
       if (used_.count(key) || value.is_null() || (value.is_boolean() && !value.get<bool>())) continue;
       if (value.is_array() && value.empty()) continue;
@@ -119,19 +121,54 @@ std::uint32_t narrow(HfFields& fields, const std::string& key, std::uint64_t val
 
 /// Spellings of `layer_types` entries across model families.
 std::optional<LayerKind> kind_from_layer_type(const std::string& type) {
+  // deepseek_sparse_attention: GlmMoeDsaConfig's re-serialized default (MLA + indexer on every layer).
   if (type == "full_attention" || type == "attention" || type == "global_attention" || type == "full" ||
-      type == "global")
+      type == "global" || type == "deepseek_sparse_attention")
     return LayerKind::full;
-  if (type == "sliding_attention" || type == "sliding" || type == "local_attention" || type == "local")
+  if (type == "sliding_attention" || type == "sliding" || type == "local_attention" || type == "local" ||
+      type == "sliding_window_attention")
     return LayerKind::sliding;
   if (type == "chunked_attention") return LayerKind::chunked;
-  if (type == "linear_attention" || type == "mamba" || type == "mamba2") return LayerKind::linear;
+  // conv: LFM2's short-convolution layers; mamba: Granite 4 hybrid.
+  if (type == "linear_attention" || type == "mamba" || type == "mamba2" || type == "conv") return LayerKind::linear;
   return std::nullopt;
 }
 
-/// The kind of every layer, from whichever of the layout spellings the config uses.
-std::vector<LayerKind> read_layer_kinds(HfFields& fields, const std::string& model_type, std::uint64_t layers,
-                                        bool has_window) {
+/// A list of layer indices (full_attn_idxs, linear_attn_config.*_layers) counted from `base`,
+/// checked against the layer count.
+std::vector<std::size_t> read_index_list(HfFields& fields, const std::string& key, const nlohmann::json& list,
+                                         std::uint64_t layers, std::uint64_t base) {
+  if (!list.is_array()) fields.fail(key, "expected a list of layer indices");
+  std::vector<std::size_t> indices;
+  for (const nlohmann::json& entry : list) {
+    const std::uint64_t index = json_to_uint(entry, fmt::format("{}: field '{}'", fields.origin(), key));
+    if (index < base || index - base >= layers)
+      fields.fail(key, fmt::format("layer {} is outside 0..{} (counted from {})", index, layers - 1 + base, base));
+    indices.push_back(static_cast<std::size_t>(index - base));
+  }
+  return indices;
+}
+
+/// Layer kinds from a list of small integers (MiMo-V2 hybrid_layer_pattern, MiniMax attn_type_list):
+/// `meaning(value)` gives the kind of each value, nullopt for one kvplan does not know.
+template <typename Meaning>
+std::vector<LayerKind> kinds_from_int_list(HfFields& fields, const std::string& key, const nlohmann::json& list,
+                                           std::uint64_t layers, Meaning meaning) {
+  if (!list.is_array() || list.size() != layers) fields.fail(key, fmt::format("expected {} entries, one per layer", layers));
+  std::vector<LayerKind> kinds;
+  for (std::size_t i = 0; i < layers; ++i) {
+    const std::optional<LayerKind> kind =
+        list[i].is_number_integer() ? meaning(json_to_uint(list[i], fmt::format("{}: field '{}'", fields.origin(), key)))
+                                    : std::nullopt;
+    if (!kind) throw unsupported_architecture(fmt::format("{}: {}[{}]", fields.origin(), key, i), list[i].dump());
+    kinds.push_back(*kind);
+  }
+  return kinds;
+}
+
+/// The kind of every layer, from the first of the layout spellings the config uses.
+std::vector<LayerKind> primary_layer_kinds(HfFields& fields, const std::string& model_type, std::uint64_t layers,
+                                           bool has_window) {
   std::vector<LayerKind> kinds(layers, LayerKind::full);
 
   if (const nlohmann::json* types = fields.find("layer_types")) {
@@ -143,6 +180,14 @@ std::vector<LayerKind> read_layer_kinds(HfFields& fields, const std::string& mod
       const auto kind = kind_from_layer_type(type);
       if (!kind) throw unsupported_architecture(fmt::format("{}: layer_types[{}]", fields.origin(), i), type);
       kinds[i] = *kind;
+    }
+    // Qwen3.5 states the layout twice: layer_types and full_attention_interval must agree.
+    if (const auto interval = fields.uint("full_attention_interval")) {
+      if (*interval == 0) fields.fail("full_attention_interval", "must be at least 1");
+      for (std::size_t i = 0; i < layers; ++i)
+        if ((kinds[i] == LayerKind::full) != ((i + 1) % *interval == 0))
+          fields.fail("full_attention_interval",
+                      fmt::format("{} disagrees with layer_types at layer {} ({})", *interval, i, to_string(kinds[i])));
     }
     return kinds;
   }
@@ -162,6 +207,66 @@ std::vector<LayerKind> read_layer_kinds(HfFields& fields, const std::string& mod
                                          std::string(1, (*pattern)[i]));
       }
     }
+    return kinds;
+  }
+
+  if (const nlohmann::json* blocks = fields.find("layers_block_type")) {
+    // Nemotron 3 Ultra / Granite (newer transformers): mamba, attention, mlp, moe per layer.
+    if (!blocks->is_array() || blocks->size() != layers)
+      fields.fail("layers_block_type", fmt::format("expected {} block type strings", layers));
+    for (std::size_t i = 0; i < layers; ++i) {
+      const nlohmann::json& entry = (*blocks)[i];
+      const std::string type = entry.is_string() ? entry.get<std::string>() : entry.dump();
+      if (type == "mlp" || type == "moe") kinds[i] = LayerKind::none;
+      else if (const auto kind = kind_from_layer_type(type)) kinds[i] = *kind;
+      else throw unsupported_architecture(fmt::format("{}: layers_block_type[{}]", fields.origin(), i), type);
+    }
+    return kinds;
+  }
+
+  if (const nlohmann::json* pattern = fields.find("hybrid_layer_pattern")) {
+    // MiMo-V2: 0 = full attention, 1 = sliding window (MiMoV2DecoderLayer: is_swa = pattern[i] == 1).
+    return kinds_from_int_list(fields, "hybrid_layer_pattern", *pattern, layers, [](std::uint64_t value) {
+      return value == 0 ? std::optional(LayerKind::full) : value == 1 ? std::optional(LayerKind::sliding) : std::nullopt;
+    });
+  }
+
+  if (const nlohmann::json* types = fields.find("attn_type_list")) {
+    // MiniMax: 0 = lightning (linear) attention, 1 = softmax attention (MiniMaxText01DecoderLayer).
+    return kinds_from_int_list(fields, "attn_type_list", *types, layers, [](std::uint64_t value) {
+      return value == 0 ? std::optional(LayerKind::linear) : value == 1 ? std::optional(LayerKind::full) : std::nullopt;
+    });
+  }
+
+  if (const nlohmann::json* indices = fields.find("full_attn_idxs")) {
+    // LFM2 (older configs): the attention layers are listed; every other layer is a short convolution.
+    std::fill(kinds.begin(), kinds.end(), LayerKind::linear);
+    for (const std::size_t i : read_index_list(fields, "full_attn_idxs", *indices, layers, 0)) kinds[i] = LayerKind::full;
+    return kinds;
+  }
+
+  if (const nlohmann::json* config = fields.find("linear_attn_config")) {
+    // Kimi Linear / Kimi K3: full_attn_layers and kda_layers count layers from 1 (KimiLinearConfig
+    // is_kda_layer: layer_idx + 1 in kda_layers); together they must cover every layer once.
+    if (!config->is_object()) fields.fail("linear_attn_config", "expected an object");
+    const auto list = [&](const char* key) -> const nlohmann::json& {
+      const auto it = config->find(key);
+      if (it == config->end() || it->is_null()) fields.fail(fmt::format("linear_attn_config.{}", key), "is missing");
+      return *it;
+    };
+    std::vector<int> seen(layers, 0);
+    for (const std::size_t i : read_index_list(fields, "linear_attn_config.full_attn_layers", list("full_attn_layers"), layers, 1)) {
+      kinds[i] = LayerKind::full;
+      ++seen[i];
+    }
+    for (const std::size_t i : read_index_list(fields, "linear_attn_config.kda_layers", list("kda_layers"), layers, 1)) {
+      kinds[i] = LayerKind::linear;
+      ++seen[i];
+    }
+    for (std::size_t i = 0; i < layers; ++i)
+      if (seen[i] != 1)
+        fields.fail("linear_attn_config", fmt::format("layer {} (1-based) is in {} of full_attn_layers and kda_layers",
+                                                      i + 1, seen[i] == 0 ? "neither" : "both"));
     return kinds;
   }
 
@@ -228,6 +333,54 @@ std::vector<LayerKind> read_layer_kinds(HfFields& fields, const std::string& mod
   return kinds;
 }
 
+/// The kind of every layer. Configs that state the layout twice must agree: LFM2 may give both
+/// layer_types and full_attn_idxs, NemotronH both hybrid_override_pattern and layers_block_type.
+std::vector<LayerKind> read_layer_kinds(HfFields& fields, const std::string& model_type, std::uint64_t layers,
+                                        bool has_window) {
+  const std::vector<LayerKind> kinds = primary_layer_kinds(fields, model_type, layers, has_window);
+  const auto disagree = [&](const std::string& key, std::size_t layer) {
+    fields.fail(key, fmt::format("disagrees with the layout read first at layer {} ({})", layer, to_string(kinds[layer])));
+  };
+  if (const nlohmann::json* indices = fields.find("full_attn_idxs")) {
+    std::vector<bool> listed(layers, false);
+    for (const std::size_t i : read_index_list(fields, "full_attn_idxs", *indices, layers, 0)) listed[i] = true;
+    for (std::size_t i = 0; i < layers; ++i)
+      if (listed[i] != (kinds[i] == LayerKind::full)) disagree("full_attn_idxs", i);
+  }
+  if (fields.find("hybrid_override_pattern")) {
+    if (const nlohmann::json* blocks = fields.find("layers_block_type"); blocks && blocks->is_array() && blocks->size() == layers)
+      for (std::size_t i = 0; i < layers; ++i) {
+        const std::string type = (*blocks)[i].is_string() ? (*blocks)[i].get<std::string>() : (*blocks)[i].dump();
+        const std::optional<LayerKind> kind =
+            type == "mlp" || type == "moe" ? std::optional(LayerKind::none) : kind_from_layer_type(type);
+        if (kind != kinds[i]) disagree("layers_block_type", i);
+      }
+  }
+  return kinds;
+}
+
+/// KV sharing (Gemma 3n, Gemma 4 E-models: num_kv_shared_layers): the last N layers read the cache
+/// of the last earlier layer of their own type and keep none (transformers Gemma3nTextConfig
+/// kv_sharing_roles; vLLM kv_sharing_target_layer_name; llama.cpp has_kv(il) false).
+void mark_kv_shared_layers(HfFields& fields, std::vector<LayerKind>& kinds) {
+  const std::uint64_t shared = fields.uint("num_kv_shared_layers").value_or(0);
+  if (shared == 0) return;
+  if (shared >= kinds.size())
+    fields.fail("num_kv_shared_layers", fmt::format("{} leaves no layer of the {} to own a cache", shared, kinds.size()));
+  const std::size_t first = kinds.size() - shared;
+  for (std::size_t i = first; i < kinds.size(); ++i) {
+    if (kinds[i] != LayerKind::full && kinds[i] != LayerKind::sliding)
+      throw unsupported_architecture(fmt::format("{}: num_kv_shared_layers", fields.origin()),
+                                     fmt::format("{} (layer {} is {})", shared, i, to_string(kinds[i])));
+    if (std::find(kinds.begin(), kinds.begin() + static_cast<std::ptrdiff_t>(first), kinds[i]) ==
+        kinds.begin() + static_cast<std::ptrdiff_t>(first))
+      fields.fail("num_kv_shared_layers",
+                  fmt::format("layer {} ({}) has no earlier {} layer whose cache it could read", i, to_string(kinds[i]),
+                              to_string(kinds[i])));
+  }
+  for (std::size_t i = first; i < kinds.size(); ++i) kinds[i] = LayerKind::shared;
+}
+
 const Dtype& model_dtype(HfFields& fields) {
   const auto text = fields.string("torch_dtype");
   const auto newer = fields.string("dtype");
@@ -243,13 +396,15 @@ const Dtype& state_dtype(HfFields& fields, std::initializer_list<const char*> ke
   return fallback;
 }
 
-/// The fixed per-sequence state of one linear layer, by family (formulas: vLLM mamba_utils.py,
-/// llama.cpp llama-hparams.cpp; see engine-rules in the README).
+/// The fixed per-sequence state of one linear layer, by family. Shapes and dtypes are vLLM's
+/// (vllm/model_executor/layers/mamba/mamba_utils.py, MambaStateShapeCalculator and
+/// MambaStateDtypeCalculator): the conv state at the model dtype, the recurrent state at
+/// mamba_ssm_cache_dtype / mamba_ssm_dtype when the config names one, else as each family says.
 std::vector<StateTensor> linear_state(HfFields& fields, const std::string& model_type, std::uint64_t hidden,
                                       const Dtype& dtype) {
   if (model_type == "qwen3_next" || model_type == "qwen3_5" || model_type == "qwen3_5_text" ||
       model_type == "qwen3_5_moe" || model_type == "qwen3_5_moe_text") {
-    // Gated DeltaNet: conv (k - 1) x (2 Hk Dk + Hv Dv); recurrent Hv x Dv x Dk.
+    // Gated DeltaNet (gated_delta_net_state_shape): conv (k - 1) x (2 Hk Dk + Hv Dv); recurrent Hv x Dv x Dk.
     const std::uint64_t hk = fields.required_uint("linear_num_key_heads");
     const std::uint64_t hv = fields.required_uint("linear_num_value_heads");
     const std::uint64_t dk = fields.required_uint("linear_key_head_dim");
@@ -261,7 +416,7 @@ std::vector<StateTensor> linear_state(HfFields& fields, const std::string& model
   }
   if (model_type == "nemotron_h" || model_type == "granitemoehybrid" || model_type == "falcon_h1" ||
       model_type == "bamba") {
-    // Mamba2: conv (d_conv - 1) x (d_inner + 2 n_groups d_state); ssm n_heads x head_dim x d_state.
+    // Mamba2 (mamba2_state_shape): conv (d_conv - 1) x (d_inner + 2 n_groups d_state); ssm n_heads x head_dim x d_state.
     // Families spell the same sizes differently (NemotronH: ssm_state_size, conv_kernel, n_groups).
     const std::uint64_t heads = fields.required_uint_of({"mamba_num_heads", "mamba_n_heads"});
     const std::uint64_t head_dim = fields.required_uint_of({"mamba_head_dim", "mamba_d_head"});
@@ -291,8 +446,112 @@ std::vector<StateTensor> linear_state(HfFields& fields, const std::string& model
     return {{"conv", (d_conv - 1) * d_inner, &dtype},
             {"ssm", d_inner * d_state, &state_dtype(fields, {"mamba_ssm_cache_dtype", "mamba_ssm_dtype"}, dtype)}};
   }
+  if (model_type == "kimi_linear") {
+    // Kimi Delta Attention (kda_state_shape / kda_state_dtype): conv (k - 1) x (H D + 2 H D) for
+    // q, k and v at the model dtype; recurrent H x D x D in float32, which vLLM hard-codes.
+    const nlohmann::json& config = *fields.find("linear_attn_config");
+    std::uint64_t heads = 0, head_dim = 0, kernel = 0;
+    for (const auto& [key, value] : config.items()) {
+      const std::string where = fmt::format("linear_attn_config.{}", key);
+      const nlohmann::json& item = value;  // clang 14 cannot capture a structured binding
+      const auto number = [&] { return json_to_uint(item, fmt::format("{}: field '{}'", fields.origin(), where)); };
+      if (key == "num_heads") heads = number();
+      else if (key == "head_dim") head_dim = number();
+      else if (key == "short_conv_kernel_size") kernel = number();
+      else if (key == "full_attn_layers" || key == "kda_layers" || key == "gate_lower_bound" || key == "use_full_rank_gate")
+        continue;  // the layout (read above) and the gate's shape, which the state does not depend on
+      else if (!value.is_null()) {
+        std::string shown = value.dump();
+        if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
+        throw unsupported_architecture(fmt::format("{}: {}", fields.origin(), where), shown);
+      }
+    }
+    if (heads == 0 || head_dim == 0 || kernel == 0)
+      fields.fail("linear_attn_config", "needs num_heads, head_dim and short_conv_kernel_size of at least 1");
+    return {{"conv", (kernel - 1) * 3 * heads * head_dim, &dtype},
+            {"recurrent", heads * head_dim * head_dim, &parse_weight_dtype("fp32")}};
+  }
+  if (model_type == "lfm2" || model_type == "lfm2_moe") {
+    // LFM2 short convolution (short_conv_state_shape): (conv_L_cache - 1) x hidden at the model dtype.
+    const std::uint64_t kernel = fields.required_uint("conv_L_cache");
+    if (kernel == 0) fields.fail("conv_L_cache", "must be at least 1");
+    fields.ignore({"conv_bias", "conv_dim", "conv_dim_out", "conv_use_xavier_init"});
+    return {{"conv", (kernel - 1) * hidden, &dtype}};
+  }
+  if (model_type == "minimax" || model_type == "minimax_text_01" || model_type == "minimax_m1" ||
+      model_type == "minimax_m2") {
+    // MiniMax lightning attention (linear_attention_state_shape): heads x head_dim x head_dim at the
+    // model dtype.
+    const std::uint64_t heads = fields.required_uint("num_attention_heads");
+    const std::uint64_t head_dim = fields.uint("head_dim").value_or(hidden / heads);
+    return {{"recurrent", heads * head_dim * head_dim, &dtype}};
+  }
   throw unsupported_architecture(fmt::format("{}: model_type", fields.origin()),
                                  model_type + " (linear layers of a kind kvplan cannot size)");
+}
+
+/// The DSA lightning indexer's key width on each layer (0 = none): DeepSeek-V3.2 and GLM-5
+/// (deepseek_v32, glm_moe_dsa) keep one key of index_head_dim values per token per indexed layer.
+/// GLM-5.2's indexer_types marks layers "full" (own indexer) or "shared" (reuses the previous full
+/// layer's top-k, no indexer); without it GlmMoeDsaConfig derives the pattern from index_topk_freq
+/// and index_skip_topk_offset (defaults 1 and 2: every layer). index_head_dim defaults to 128 in
+/// GlmMoeDsaConfig. DeepSeek-V4's compressed indexer is not read here (compress_ratios stays exit 3).
+std::vector<std::uint32_t> read_indexer(HfFields& fields, const std::string& model_type, std::uint64_t layers) {
+  const bool glm = model_type == "glm_moe_dsa";
+  if (!glm && model_type != "deepseek_v32") return {};
+  fields.ignore({"index_n_heads", "index_topk", "indexer_rope_interleave", "index_share_for_mtp_iteration"});
+  const std::uint64_t width = glm ? fields.uint("index_head_dim").value_or(128) : fields.required_uint("index_head_dim");
+  if (width == 0 || width > 0xFFFF) fields.fail("index_head_dim", "must be between 1 and 65535");
+  std::vector<std::uint32_t> per_layer(layers, static_cast<std::uint32_t>(width));
+  if (!glm) return per_layer;
+
+  std::vector<bool> own(layers, true);
+  const auto freq = fields.uint("index_topk_freq");
+  const auto offset = fields.uint("index_skip_topk_offset");
+  if (const nlohmann::json* pattern = fields.find("index_topk_pattern")) {
+    const std::string text = pattern->is_string() ? pattern->get<std::string>() : std::string();
+    if (text.size() != layers) fields.fail("index_topk_pattern", fmt::format("expected {} characters F or S", layers));
+    for (std::size_t i = 0; i < layers; ++i) {
+      if (text[i] != 'F' && text[i] != 'S')
+        throw unsupported_architecture(fmt::format("{}: index_topk_pattern[{}]", fields.origin(), i), std::string(1, text[i]));
+      own[i] = text[i] == 'F';
+    }
+  } else {
+    // GlmMoeDsaConfig: full when max(i - offset + 1, 0) % freq == 0.
+    const std::uint64_t every = std::max<std::uint64_t>(freq.value_or(1), 1);
+    const std::uint64_t skip = offset.value_or(2);
+    for (std::size_t i = 0; i < layers; ++i) own[i] = ((i + 1 > skip ? i + 1 - skip : 0) % every) == 0;
+  }
+  if (const nlohmann::json* types = fields.find("indexer_types")) {
+    if (!types->is_array() || types->size() != layers) fields.fail("indexer_types", fmt::format("expected {} entries", layers));
+    for (std::size_t i = 0; i < layers; ++i) {
+      const nlohmann::json& entry = (*types)[i];
+      const std::string type = entry.is_string() ? entry.get<std::string>() : entry.dump();
+      if (type != "full" && type != "shared")
+        throw unsupported_architecture(fmt::format("{}: indexer_types[{}]", fields.origin(), i), type);
+      // When the config also gives the schedule, both must say the same.
+      if ((freq || offset) && own[i] != (type == "full"))
+        fields.fail("indexer_types", fmt::format("layer {} is '{}' but index_topk_freq / index_skip_topk_offset say otherwise", i, type));
+      own[i] = type == "full";
+    }
+  }
+  for (std::size_t i = 0; i < layers; ++i)
+    if (!own[i]) per_layer[i] = 0;
+  return per_layer;
+}
+
+/// Multi-token-prediction layers, in each family's spelling: num_nextn_predict_layers (DeepSeek,
+/// GLM, Step), mtp_num_hidden_layers (Qwen3.5), num_mtp_modules x mtp_transformer_layers (MiniMax,
+/// with use_mtp). Not cached unless speculative decoding uses them (--mtp-layers).
+std::uint64_t read_mtp_layers(HfFields& fields) {
+  const auto nextn = fields.uint("num_nextn_predict_layers");
+  const auto qwen = fields.uint("mtp_num_hidden_layers");
+  const auto modules = fields.uint("num_mtp_modules");
+  const std::uint64_t per_module = fields.uint("mtp_transformer_layers").value_or(1);
+  const bool used = fields.boolean("use_mtp").value_or(true);
+  if (nextn) return *nextn;
+  if (qwen) return *qwen;
+  return modules && used ? *modules * per_module : 0;
 }
 
 /// A config without `model_type` or layer count is not something kvplan can read as a model.
@@ -322,6 +581,13 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
   HfFields fields(config, std::string(origin));
   fields.ignore({"use_cache", "cache_implementation", "rope_local_base_freq", "chunk_size_feed_forward",
                  "sliding_window_size", "q_lora_rank", "_kvplan_fixture_note", "index_file"});
+  // Fields whose names sound like the cache but that only shape weights or compute: which MLPs
+  // are MoE, attention-sink biases (parameters), RoPE of the sliding layers, NoPE position
+  // embeddings (Granite 4, Kimi MLA: the latent is cached the same), Gemma 3n's FFN sparsity,
+  // Kimi K3's activation, Qwen3.5's MTP embedding choice.
+  fields.ignore({"mlp_layer_types", "add_swa_attention_sink_bias", "add_full_attention_sink_bias", "swa_rope_theta",
+                 "position_embedding_type", "mla_use_nope", "activation_sparsity_pattern", "activation_situ_linear_beta",
+                 "mtp_use_dedicated_embeddings", "swa_num_attention_heads"});
 
   ModelSpec spec;
   spec.id = std::string(origin);
@@ -362,7 +628,9 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
   std::uint64_t mla_width = 0;
   std::uint64_t mla_rope = 0;
   if (kv_lora_rank) {
-    // MLA caches one latent of kv_lora_rank + qk_rope_head_dim per token per layer.
+    // MLA caches one latent of kv_lora_rank + qk_rope_head_dim per token per layer; head_dim,
+    // v_head_dim and qk_head_dim describe the decompressed heads, not the cache (GLM-5.1 has
+    // head_dim 64 beside qk_head_dim 256).
     mla_rope = fields.required_uint("qk_rope_head_dim");
     mla_width = *kv_lora_rank + mla_rope;
     fields.ignore({"qk_nope_head_dim", "v_head_dim", "qk_head_dim"});
@@ -370,11 +638,30 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
     v_head_dim = *v;
   }
 
-  const std::vector<LayerKind> kinds = read_layer_kinds(fields, model_type, layers, window.has_value());
+  // Per-kind head shapes. Gemma 4's global (full) layers: global_head_dim for K and V, and, with
+  // attention_k_eq_v, num_global_key_value_heads (K is also used as V, and engines still store
+  // the V copy). MiMo-V2's sliding layers: swa_num_key_value_heads, swa_head_dim, swa_v_head_dim.
+  struct Shape {
+    std::optional<std::uint64_t> kv_heads;
+    std::uint64_t k;
+    std::uint64_t v;
+  };
+  Shape full_shape{std::nullopt, head_dim, v_head_dim};
+  Shape sliding_shape{std::nullopt, head_dim, v_head_dim};
+  if (const auto global = fields.uint("global_head_dim")) full_shape.k = full_shape.v = *global;
+  const auto global_kv_heads = fields.uint("num_global_key_value_heads");
+  if (fields.boolean("attention_k_eq_v").value_or(false) && global_kv_heads) full_shape.kv_heads = *global_kv_heads;
+  sliding_shape.kv_heads = fields.uint("swa_num_key_value_heads");
+  if (const auto swa = fields.uint("swa_head_dim")) sliding_shape.k = sliding_shape.v = *swa;
+  if (const auto swa_v = fields.uint("swa_v_head_dim")) sliding_shape.v = *swa_v;
+
+  std::vector<LayerKind> kinds = read_layer_kinds(fields, model_type, layers, window.has_value());
+  mark_kv_shared_layers(fields, kinds);
   const Dtype& dtype = model_dtype(fields);
   const bool any_linear = std::find(kinds.begin(), kinds.end(), LayerKind::linear) != kinds.end();
   const std::vector<StateTensor> state =
       (any_linear || model_type == "falcon_h1") ? linear_state(fields, model_type, hidden, dtype) : std::vector<StateTensor>{};
+  const std::vector<std::uint32_t> indexer = read_indexer(fields, model_type, layers);
 
   for (std::size_t i = 0; i < layers; ++i) {
     LayerSpec layer;
@@ -383,18 +670,25 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
     switch (layer.kind) {
       case LayerKind::full:
       case LayerKind::sliding:
-      case LayerKind::chunked:
-        layer.kv_heads = narrow(fields, "num_key_value_heads", kv_heads[i]);
-        layer.k_head_dim = narrow(fields, "head_dim", head_dim);
-        layer.v_head_dim = narrow(fields, "v_head_dim", v_head_dim);
+      case LayerKind::chunked: {
+        const Shape& shape = layer.kind == LayerKind::sliding ? sliding_shape : full_shape;
+        layer.kv_heads = narrow(fields, "num_key_value_heads", shape.kv_heads.value_or(kv_heads[i]));
+        layer.k_head_dim = narrow(fields, "head_dim", shape.k);
+        layer.v_head_dim = narrow(fields, "v_head_dim", shape.v);
         break;
+      }
       case LayerKind::mla:
         layer.kv_heads = 1;
         layer.k_head_dim = narrow(fields, "kv_lora_rank", mla_width);
         layer.mla_rope_dim = narrow(fields, "qk_rope_head_dim", mla_rope);
         break;
       case LayerKind::linear: layer.state = state; break;
-      case LayerKind::none: break;
+      case LayerKind::none:
+      case LayerKind::shared: break;
+    }
+    if (!indexer.empty() && indexer[i]) {
+      if (layer.kind != LayerKind::mla) fields.fail("index_head_dim", fmt::format("layer {} has an indexer but no MLA cache", i));
+      layer.index_head_dim = indexer[i];
     }
     if (model_type == "falcon_h1") layer.state = state;  // parallel hybrid: state beside attention
     if (layer.kind == LayerKind::sliding) {
@@ -410,8 +704,9 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
   fields.ignore({"use_sliding_window", "max_window_layers", "sliding_window_pattern", "attn_layer_offset",
                  "no_rope_layer_interval"});
 
-  spec.mtp_layers = narrow(fields, "num_nextn_predict_layers", fields.uint("num_nextn_predict_layers").value_or(0));
-  spec.max_context = fields.uint("max_position_embeddings").value_or(0);
+  spec.mtp_layers = narrow(fields, "num_nextn_predict_layers", read_mtp_layers(fields));
+  // Kimi Linear states its context as model_max_length only.
+  spec.max_context = fields.uint("max_position_embeddings").value_or(fields.uint("model_max_length").value_or(0));
   fields.reject_unread_cache_fields();
 
   // Weights: the exact checkpoint size when the index gives it, else counted from the shapes.

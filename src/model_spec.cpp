@@ -16,18 +16,16 @@ std::string_view to_string(LayerKind kind) {
     case LayerKind::mla: return "mla";
     case LayerKind::linear: return "linear";
     case LayerKind::none: return "none";
+    case LayerKind::shared: return "shared";
   }
   return "?";
 }
 
-std::uint64_t LayerSpec::elements_per_token() const {
-  if (kind == LayerKind::linear || kind == LayerKind::none) return 0;
-  return std::uint64_t{kv_heads} * (std::uint64_t{k_head_dim} + v_head_dim);
-}
-
 namespace {
 
-bool holds_tokens(LayerKind kind) { return kind != LayerKind::linear && kind != LayerKind::none; }
+bool holds_tokens(LayerKind kind) {
+  return kind == LayerKind::full || kind == LayerKind::sliding || kind == LayerKind::chunked || kind == LayerKind::mla;
+}
 
 void validate_layer(const ModelSpec& spec, const LayerSpec& layer, std::size_t index) {
   const auto where = [&](std::string_view field) { return fmt::format("{}: layer {}: {}", spec.id, index, field); };
@@ -38,6 +36,8 @@ void validate_layer(const ModelSpec& spec, const LayerSpec& layer, std::size_t i
       throw Error(where(fmt::format("attention_heads ({}) is not divisible by kv_heads ({})",
                                     spec.attention_heads, layer.kv_heads)));
   }
+  if (layer.index_head_dim != 0 && !holds_tokens(layer.kind))
+    throw Error(where(fmt::format("a {} layer cannot keep an indexer cache", to_string(layer.kind))));
   if ((layer.kind == LayerKind::sliding || layer.kind == LayerKind::chunked) && layer.window == 0)
     throw Error(where(fmt::format("a {} layer needs a window of at least 1 token", to_string(layer.kind))));
   if (layer.kind == LayerKind::linear) {
@@ -50,6 +50,11 @@ void validate_layer(const ModelSpec& spec, const LayerSpec& layer, std::size_t i
 
 }  // namespace
 
+std::uint64_t LayerSpec::elements_per_token() const {
+  if (!holds_tokens(kind)) return 0;
+  return std::uint64_t{kv_heads} * (std::uint64_t{k_head_dim} + v_head_dim) + index_head_dim;
+}
+
 void validate(const ModelSpec& spec) {
   if (spec.layers.empty()) throw Error(fmt::format("{}: layers must be at least 1", spec.id));
   if (spec.attention_heads == 0) throw Error(fmt::format("{}: attention_heads must be at least 1", spec.id));
@@ -57,19 +62,29 @@ void validate(const ModelSpec& spec) {
     throw Error(fmt::format("{}: params must be at least 1 (or give weights_bytes)", spec.id));
   if (spec.weight_dtype == nullptr) throw Error(fmt::format("{}: weight_dtype is missing", spec.id));
   for (std::size_t i = 0; i < spec.layers.size(); ++i) validate_layer(spec, spec.layers[i], i);
+  const auto first_cache = std::find_if(spec.layers.begin(), spec.layers.end(),
+                                        [](const LayerSpec& layer) { return holds_tokens(layer.kind); });
+  const auto first_shared = std::find_if(spec.layers.begin(), spec.layers.end(),
+                                         [](const LayerSpec& layer) { return layer.kind == LayerKind::shared; });
+  if (first_shared != spec.layers.end() && first_shared < first_cache)
+    throw Error(fmt::format("{}: layer {}: a shared layer needs an earlier layer whose cache it reads", spec.id,
+                            first_shared - spec.layers.begin()));
 }
 
 std::string describe_layers(const ModelSpec& spec) {
   struct Group {
     LayerKind kind;
     std::uint64_t window;
+    std::uint32_t index_head_dim;
     std::uint32_t count;
   };
   std::vector<Group> groups;
   for (const LayerSpec& layer : spec.layers) {
-    auto same = [&](const Group& g) { return g.kind == layer.kind && g.window == layer.window; };
+    auto same = [&](const Group& g) {
+      return g.kind == layer.kind && g.window == layer.window && g.index_head_dim == layer.index_head_dim;
+    };
     auto it = std::find_if(groups.begin(), groups.end(), same);
-    if (it == groups.end()) groups.push_back({layer.kind, layer.window, 1});
+    if (it == groups.end()) groups.push_back({layer.kind, layer.window, layer.index_head_dim, 1});
     else ++it->count;
   }
   std::string text;
@@ -77,8 +92,34 @@ std::string describe_layers(const ModelSpec& spec) {
     if (!text.empty()) text += " + ";
     text += fmt::format("{} {}", group.count, to_string(group.kind));
     if (group.window != 0) text += fmt::format("({})", group.window);
+    if (group.index_head_dim != 0) text += fmt::format("+indexer({})", group.index_head_dim);
   }
   return text;
+}
+
+const LayerSpec* mtp_cache_layer(const ModelSpec& spec) {
+  const auto growing = std::find_if(spec.layers.rbegin(), spec.layers.rend(), [](const LayerSpec& layer) {
+    return layer.kind == LayerKind::full || layer.kind == LayerKind::mla;
+  });
+  if (growing != spec.layers.rend()) return &*growing;
+  const auto any = std::find_if(spec.layers.rbegin(), spec.layers.rend(),
+                                [](const LayerSpec& layer) { return holds_tokens(layer.kind); });
+  return any != spec.layers.rend() ? &*any : nullptr;
+}
+
+std::uint32_t resolve_mtp_layers(std::string_view text, const ModelSpec& spec) {
+  if (text.empty() || text == "0") return 0;
+  const std::string declared = fmt::format("{} declares {} MTP layer{}", spec.id, spec.mtp_layers, spec.mtp_layers == 1 ? "" : "s");
+  if (spec.mtp_layers == 0) throw Error(fmt::format("--mtp-layers {}: {}", text, declared));
+  if (text == "all") return spec.mtp_layers;
+  std::uint64_t count = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9' || count > 1000)
+      throw Error(fmt::format("--mtp-layers: '{}' is not a number of layers or 'all'", text));
+    count = count * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (count > spec.mtp_layers) throw Error(fmt::format("--mtp-layers {}: {}", text, declared));
+  return static_cast<std::uint32_t>(count);
 }
 
 bool is_uniform_full_attention(const ModelSpec& spec) {

@@ -51,6 +51,13 @@ enum class Family {
   gpt_oss,     // gpt_oss: biases everywhere, attention sinks, experts with biases
   llama4,      // llama4_text: interleaved MoE with a shared expert
   nemotron_h,  // nemotron_h: one mixer per block (Mamba2, attention, MLP or MoE)
+  // Counted layer by layer (count_layered): shapes vary per layer.
+  gemma3n,     // gemma3n_text: AltUp, LAuReL, per-layer embeddings
+  gemma4,      // gemma4_text: per-kind head shapes, K=V, KV-shared layers, PLE, parallel MoE block
+  lfm2,        // lfm2, lfm2_moe: short-convolution and attention layers
+  minimax_m2,  // minimax_m2: GQA with full-width q/k norms, MoE in every layer
+  mimo_v2,     // mimo_v2_flash, mimo_v2: full and sliding layers with their own shapes, V narrower than K
+  kimi_linear, // kimi_linear: MLA and Kimi Delta Attention layers, DeepSeek-style MoE
 };
 
 struct Architecture {
@@ -79,12 +86,21 @@ constexpr Architecture kArchitectures[] = {
     {"deepseek_v2", Family::deepseek, false, false},
     {"deepseek_v3", Family::deepseek, false, false},
     {"deepseek_v32", Family::deepseek, false, false},
+    {"glm_moe_dsa", Family::deepseek, false, false},  // DeepseekV3Attention + DSA indexer, GLM-5
     {"kimi_k2", Family::deepseek, false, false},
     {"glm4_moe_lite", Family::deepseek, false, false},  // DeepseekV3Attention + Glm4MoeMoE
     {"glm4_moe", Family::glm4_moe, false, false},
     {"gpt_oss", Family::gpt_oss, false, true},
     {"llama4_text", Family::llama4, false, false},
     {"nemotron_h", Family::nemotron_h, false, false},
+    {"gemma3n_text", Family::gemma3n, true, false},
+    {"gemma4_text", Family::gemma4, true, false},
+    {"lfm2", Family::lfm2, true, false},
+    {"lfm2_moe", Family::lfm2, true, false},
+    {"minimax_m2", Family::minimax_m2, false, false},
+    {"mimo_v2_flash", Family::mimo_v2, false, false},
+    {"mimo_v2", Family::mimo_v2, false, false},
+    {"kimi_linear", Family::kimi_linear, false, false},
 };
 
 const Architecture& find_architecture(const std::string& model_type) {
@@ -100,6 +116,7 @@ enum class Ffn { dense, moe, none };
 struct Layer {
   Mixer mixer = Mixer::attention;
   Ffn ffn = Ffn::dense;
+  bool indexer = false;  ///< a DSA lightning indexer beside the MLA (DeepSeek-V3.2, GLM-5)
 };
 
 /// A field some official config.json files leave out, relying on their config class's default.
@@ -110,8 +127,11 @@ struct FieldDefault {
 };
 
 // google/gemma-3-27b-it's text_config has no vocab_size: Gemma3TextConfig's default is 262,208.
+// GlmMoeDsaConfig defaults: a trimmed GLM-5 config without the indexer fields still has an indexer.
 constexpr FieldDefault kFieldDefaults[] = {
     {"gemma3_text", "vocab_size", 262'208},
+    {"glm_moe_dsa", "index_n_heads", 32},
+    {"glm_moe_dsa", "index_head_dim", 128},
 };
 
 void append_note(std::string& notes, const std::string& note) {
@@ -153,6 +173,18 @@ class Fields {
     if (!list->is_array()) reader_.fail(key, "expected a list of layer indices");
     for (const nlohmann::json& item : *list) indices.insert(json_to_uint(item, fmt::format("config.json: field '{}'", key)));
     return indices;
+  }
+
+  /// The raw value of `key`, or nullptr when absent or null.
+  const nlohmann::json* raw(const std::string& key) { return reader_.find(key); }
+
+  /// One whole number per layer (moe_layer_freq, hybrid_layer_pattern, a per-layer intermediate_size).
+  std::vector<u64> per_layer(const std::string& key, u64 layers) {
+    const nlohmann::json* list = reader_.find(key);
+    if (!list || !list->is_array() || list->size() != layers) fail(key, fmt::format("expected {} whole numbers", layers));
+    std::vector<u64> values;
+    for (const nlohmann::json& item : *list) values.push_back(json_to_uint(item, fmt::format("config.json: field '{}'", key)));
+    return values;
   }
 
   [[noreturn]] void fail(const std::string& key, const std::string& message) const { reader_.fail(key, message); }
@@ -255,6 +287,12 @@ u64 attention_params(Fields& fields, Family family, const std::string& model_typ
       qkv_bias = o_bias = fields.flag("attention_bias", false);
       break;
     case Family::deepseek: break;  // MLA, counted by mla_params
+    case Family::gemma3n:
+    case Family::gemma4:
+    case Family::lfm2:
+    case Family::minimax_m2:
+    case Family::mimo_v2:
+    case Family::kimi_linear: break;  // counted layer by layer (count_layered)
   }
   const u64 q_width = product({a.heads, a.head_dim}, "attention q width");
   const u64 kv_width = product({a.kv_heads, a.head_dim}, "attention kv width");
@@ -308,16 +346,49 @@ u64 mla_params(Fields& fields, u64 hidden) {
   sum.add(product({kv_lora, heads, checked_add(nope, v_dim, "kv_b head")}, "kv_b_proj"), "MLA");
   sum.add(product({heads, v_dim, hidden}, "o_proj"), "MLA");
   if (bias) sum.add(hidden, "MLA");
-  if (fields.has("index_n_heads")) {
-    const u64 index_heads = fields.required("index_n_heads");
-    const u64 index_dim = fields.required("index_head_dim");
-    if (!q_lora) fields.fail("q_lora_rank", "is needed by the indexer (index_n_heads is set)");
-    sum.add(product({*q_lora, index_heads, index_dim}, "indexer wq_b"), "MLA indexer");
-    sum.add(product({hidden, index_dim}, "indexer wk"), "MLA indexer");
-    sum.add(product({2, index_dim}, "indexer k_norm"), "MLA indexer");
-    sum.add(product({hidden, index_heads}, "indexer weights_proj"), "MLA indexer");
-  }
   return sum.value;
+}
+
+/// DeepSeek-V3.2's sparse-attention indexer (DeepseekV32Indexer; GLM-5's GlmMoeDsaIndexer is the
+/// same module): wq_b q_lora x n*d, wk H x d, k_norm (LayerNorm) weight + bias d each, weights_proj H x n.
+u64 indexer_params(Fields& fields, u64 hidden) {
+  const u64 index_heads = fields.required("index_n_heads");
+  const u64 index_dim = fields.required("index_head_dim");
+  const std::optional<u64> q_lora = fields.optional("q_lora_rank");
+  if (!q_lora) fields.fail("q_lora_rank", "is needed by the indexer (index_n_heads is set)");
+  Sum sum;
+  sum.add(product({*q_lora, index_heads, index_dim}, "indexer wq_b"), "MLA indexer");
+  sum.add(product({hidden, index_dim}, "indexer wk"), "MLA indexer");
+  sum.add(product({2, index_dim}, "indexer k_norm"), "MLA indexer");
+  sum.add(product({hidden, index_heads}, "indexer weights_proj"), "MLA indexer");
+  return sum.value;
+}
+
+/// Which layers carry an indexer: every layer of deepseek_v32 (when index_n_heads is set); in
+/// glm_moe_dsa the "full" entries of indexer_types ("shared" layers reuse the previous full layer's
+/// top-k and have no indexer, GlmMoeDsaAttention), else GlmMoeDsaConfig's schedule:
+/// full when max(i - index_skip_topk_offset + 1, 0) % index_topk_freq == 0 (defaults 2 and 1).
+std::vector<bool> indexed_layers(Fields& fields, const std::string& model_type, u64 layers) {
+  if (model_type == "deepseek_v32") return std::vector<bool>(layers, fields.has("index_n_heads"));
+  if (model_type != "glm_moe_dsa") return std::vector<bool>(layers, false);
+  std::vector<bool> indexed(layers, true);
+  if (const std::vector<std::string> types = fields.string_list("indexer_types"); !types.empty()) {
+    if (types.size() != layers) fields.fail("indexer_types", fmt::format("has {} entries but num_hidden_layers is {}", types.size(), layers));
+    for (u64 i = 0; i < layers; ++i) {
+      if (types[i] != "full" && types[i] != "shared") throw unsupported_architecture(fmt::format("indexer_types[{}]", i), types[i]);
+      indexed[i] = types[i] == "full";
+    }
+    return indexed;
+  }
+  if (const std::optional<std::string> pattern = fields.optional_string("index_topk_pattern")) {
+    if (pattern->size() != layers) fields.fail("index_topk_pattern", fmt::format("expected {} characters F or S", layers));
+    for (u64 i = 0; i < layers; ++i) indexed[i] = (*pattern)[i] == 'F';
+    return indexed;
+  }
+  const u64 freq = std::max<u64>(fields.optional_or("index_topk_freq", 1), 1);
+  const u64 offset = fields.optional_or("index_skip_topk_offset", 2);
+  for (u64 i = 0; i < layers; ++i) indexed[i] = ((i + 1 > offset ? i + 1 - offset : 0) % freq) == 0;
+  return indexed;
 }
 
 /// Qwen3-Next Gated DeltaNet (Qwen3NextGatedDeltaNet; Qwen3.5 splits the same projections into
@@ -570,9 +641,11 @@ std::vector<Layer> read_layers(Fields& fields, Family family, const Architecture
     if (types.size() != layers)
       fields.fail("layer_types", fmt::format("has {} entries but num_hidden_layers is {}", types.size(), layers));
   }
+  const std::vector<bool> indexed = indexed_layers(fields, std::string(arch.model_type), layers);
   for (u64 i = 0; i < layers; ++i) {
     Layer& layer = result[i];
     if (family == Family::deepseek) layer.mixer = Mixer::mla;
+    layer.indexer = indexed[i];
     if (!types.empty()) {
       if (types[i] == "linear_attention") layer.mixer = Mixer::gated_deltanet;
       else if (types[i] == "full_attention") layer.mixer = Mixer::attention;
@@ -600,6 +673,387 @@ u64 dense_intermediate(Fields& fields, Family family) {
   return fields.required("intermediate_size");
 }
 
+
+/// One layer of the families counted layer by layer: its parameters, of them its routed-expert
+/// weight matrices, and the routed-expert parameters a token does not use.
+struct LayerParams {
+  u64 params = 0;
+  u64 expert_matrices = 0;
+  u64 inactive = 0;
+};
+
+/// What count_layered adds up: each layer, the model-level tensors besides the input embedding,
+/// output head and final norm (per-layer embedding tables, AltUp projections), and the MoE shape
+/// for the notes.
+struct Layered {
+  std::vector<LayerParams> layers;
+  u64 model_extra = 0;
+  u64 experts = 0;
+  u64 top_k = 0;
+};
+
+/// q, k, v and o projections of grouped-query attention with K width `k_dim` and V width `v_dim`
+/// (o_proj reads heads x v_dim); `k_and_v` false drops k and v (Gemma 4's KV-shared layers),
+/// `separate_v` false drops v alone (Gemma 4's K=V global layers).
+u64 gqa_params(u64 hidden, u64 heads, u64 kv_heads, u64 k_dim, u64 v_dim, bool k_and_v = true, bool separate_v = true) {
+  Sum sum;
+  sum.add(product({hidden, heads, k_dim}, "q_proj"), "attention");
+  if (k_and_v) {
+    sum.add(product({hidden, kv_heads, k_dim}, "k_proj"), "attention");
+    if (separate_v) sum.add(product({hidden, kv_heads, v_dim}, "v_proj"), "attention");
+  }
+  sum.add(product({heads, v_dim, hidden}, "o_proj"), "attention");
+  return sum.value;
+}
+
+/// A routed-expert block: `experts` gated MLPs of width `intermediate` (3 matrices each) on
+/// `width`-wide inputs, of which `top_k` run per token; `always` is what every token uses beside
+/// them (router, biases, shared experts).
+LayerParams moe_layer(u64 experts, u64 top_k, u64 width, u64 intermediate, u64 always) {
+  const u64 one = product({3, width, intermediate}, "expert");
+  LayerParams layer;
+  layer.expert_matrices = product({experts, one}, "experts");
+  layer.params = checked_add(layer.expert_matrices, always, "MoE block");
+  layer.inactive = product({experts - top_k, one}, "inactive experts");
+  return layer;
+}
+
+/// Gemma 4 (Gemma4TextDecoderLayer, transformers modeling_gemma4.py): attention q_proj, o_proj,
+/// q_norm; k_proj, v_proj (none with K=V), k_norm only on layers that own their KV (the last
+/// num_kv_shared_layers read an earlier layer's); global (full_attention) layers use
+/// global_head_dim and, with attention_k_eq_v, num_global_key_value_heads. MLP 3 x H x I, doubled
+/// in the KV-shared layers with use_double_wide_mlp; 4 norms; per-layer input gate, projection and
+/// norm (hidden_size_per_layer_input); with enable_moe_block a parallel MoE block: router proj
+/// H x E, scale H, per_expert_scale E, experts E x 3 x H x moe_intermediate_size, 3 norms. Model:
+/// embed_tokens_per_layer V_ple x L P, per_layer_model_projection H x L P, per_layer_projection_norm P.
+Layered gemma4_layers(Fields& fields, u64 hidden, u64 layers) {
+  const u64 heads = fields.required("num_attention_heads");
+  const u64 kv_heads = fields.required("num_key_value_heads");
+  const u64 head_dim = fields.optional_or("head_dim", 256);
+  const u64 global_head_dim = fields.optional_or("global_head_dim", head_dim);
+  const bool k_eq_v = fields.flag("attention_k_eq_v", false);
+  const u64 global_kv_heads = k_eq_v ? fields.optional_or("num_global_key_value_heads", kv_heads) : kv_heads;
+  const std::vector<std::string> types = fields.string_list("layer_types");
+  if (types.size() != layers) fields.fail("layer_types", fmt::format("has {} entries but num_hidden_layers is {}", types.size(), layers));
+  const u64 shared = fields.optional_or("num_kv_shared_layers", 0);
+  if (shared > layers) fields.fail("num_kv_shared_layers", "is larger than num_hidden_layers");
+  const u64 intermediate = fields.required("intermediate_size");
+  const bool double_wide = fields.flag("use_double_wide_mlp", false);
+  const u64 ple = fields.optional_or("hidden_size_per_layer_input", 0);
+  const bool moe = fields.flag("enable_moe_block", false);
+  const bool bias = fields.flag("attention_bias", false);
+  if (bias) throw unsupported_architecture("attention_bias", "true (gemma4_text)");
+
+  Layered out;
+  if (moe) {
+    out.experts = fields.required("num_experts");
+    out.top_k = fields.required("top_k_experts");
+  }
+  for (u64 i = 0; i < layers; ++i) {
+    const bool full = types[i] == "full_attention";
+    if (!full && types[i] != "sliding_attention") throw unsupported_architecture(fmt::format("layer_types[{}]", i), types[i]);
+    const bool is_shared = i >= layers - shared;
+    const u64 dim = full ? global_head_dim : head_dim;
+    const u64 kv = full ? global_kv_heads : kv_heads;
+    Sum sum;
+    sum.add(gqa_params(hidden, heads, kv, dim, dim, !is_shared, !(full && k_eq_v)), "layer");
+    sum.add(is_shared ? dim : 2 * dim, "layer");  // q_norm, k_norm (v_norm has no weight)
+    const u64 width = intermediate * (double_wide && is_shared && layers - shared > 0 ? 2 : 1);
+    sum.add(mlp_params(hidden, width, true, false), "layer");
+    sum.add(product({4, hidden}, "norms"), "layer");
+    if (ple) sum.add(checked_add(product({2, hidden, ple}, "per-layer input"), hidden, "per-layer input"), "layer");
+    LayerParams layer;
+    if (moe) {
+      const u64 always = checked_add(product({hidden, out.experts}, "router"), hidden + out.experts + 3 * hidden, "router");
+      layer = moe_layer(out.experts, out.top_k, hidden, fields.required("moe_intermediate_size"), always);
+    }
+    layer.params = checked_add(layer.params, sum.value, "layer");
+    out.layers.push_back(layer);
+  }
+  if (ple) {
+    const u64 vocab_ple = fields.required("vocab_size_per_layer_input");
+    const u64 packed = product({layers, ple}, "per-layer embedding width");
+    out.model_extra = checked_add(product({vocab_ple, packed}, "embed_tokens_per_layer"),
+                                  checked_add(product({hidden, packed}, "per_layer_model_projection"), ple, "PLE"), "PLE");
+  }
+  return out;
+}
+
+/// Gemma 3n (Gemma3nTextDecoderLayer, transformers modeling_gemma3n.py): q, k, v, o projections
+/// and q/k norms in every layer (KV-shared layers keep their weights); MLP 3 x H x I (a list gives
+/// each layer its own); 4 norms; AltUp correct_output_scale H, correction_coefs n x n,
+/// prediction_coefs n x n^2, modality_router H x n, router_norm H; LAuReL H x r + r x H + H;
+/// per-layer input gate, projection and norm. Model: embed_tokens_per_layer, per_layer_model_projection,
+/// per_layer_projection_norm, and 2 (n - 1) AltUp projections H x H.
+Layered gemma3n_layers(Fields& fields, u64 hidden, u64 layers) {
+  const u64 heads = fields.required("num_attention_heads");
+  const u64 kv_heads = fields.required("num_key_value_heads");
+  const u64 head_dim = fields.optional_or("head_dim", 256);
+  const nlohmann::json* sizes = fields.raw("intermediate_size");
+  const std::vector<u64> intermediate = sizes && sizes->is_array()
+                                            ? fields.per_layer("intermediate_size", layers)
+                                            : std::vector<u64>(layers, fields.required("intermediate_size"));
+  const u64 ple = fields.optional_or("hidden_size_per_layer_input", 256);
+  const u64 altup = fields.optional_or("altup_num_inputs", 4);
+  const u64 laurel = fields.optional_or("laurel_rank", 64);
+  if (altup == 0) fields.fail("altup_num_inputs", "must be at least 1");
+  if (fields.flag("attention_bias", false)) throw unsupported_architecture("attention_bias", "true (gemma3n_text)");
+  Layered out;
+  for (u64 i = 0; i < layers; ++i) {
+    Sum sum;
+    sum.add(gqa_params(hidden, heads, kv_heads, head_dim, head_dim), "layer");
+    sum.add(2 * head_dim, "layer");
+    sum.add(mlp_params(hidden, intermediate[i], true, false), "layer");
+    sum.add(product({4, hidden}, "norms"), "layer");
+    sum.add(checked_add(product({2, hidden}, "AltUp"), altup * altup + altup * altup * altup + hidden * altup, "AltUp"), "layer");
+    sum.add(checked_add(product({2, hidden, laurel}, "LAuReL"), hidden, "LAuReL"), "layer");
+    sum.add(checked_add(product({2, hidden, ple}, "per-layer input"), hidden, "per-layer input"), "layer");
+    out.layers.push_back({sum.value, 0, 0});
+  }
+  const u64 packed = product({layers, ple}, "per-layer embedding width");
+  Sum extra;
+  extra.add(product({fields.optional_or("vocab_size_per_layer_input", 262'144), packed}, "embed_tokens_per_layer"), "PLE");
+  extra.add(product({hidden, packed}, "per_layer_model_projection"), "PLE");
+  extra.add(ple, "PLE");
+  extra.add(product({2, altup - 1, hidden, hidden}, "AltUp projections"), "AltUp");
+  out.model_extra = extra.value;
+  return out;
+}
+
+/// LFM2 (vLLM lfm2.py / lfm2_moe.py; transformers Lfm2): attention layers qkv H x (q + 2 kv) x d,
+/// out_proj, q/k layernorms d each, d = hidden / heads; short-conv layers in_proj H x 3H, depthwise
+/// conv H x conv_L_cache, out_proj H x H (+ biases with conv_bias); 2 norms. LFM2 MLP: width
+/// intermediate_size (block_ff_dim when given), with block_auto_adjust_ff_dim 2/3 of it x
+/// block_ffn_dim_multiplier rounded up to block_multiple_of. LFM2-MoE: the first num_dense_layers
+/// dense (3 x H x intermediate_size), the others a gate H x E, expert bias E (use_expert_bias),
+/// E experts of 3 x H x moe_intermediate_size.
+Layered lfm2_layers(Fields& fields, const std::string& model_type, u64 hidden, u64 layers) {
+  const u64 heads = fields.required("num_attention_heads");
+  const u64 kv_heads = fields.required("num_key_value_heads");
+  if (hidden % heads != 0) fields.fail("num_attention_heads", "does not divide hidden_size");
+  const u64 head_dim = hidden / heads;
+  const u64 kernel = fields.required("conv_L_cache");
+  const bool conv_bias = fields.flag("conv_bias", false);
+  std::vector<bool> attention(layers, false);
+  if (const std::vector<std::string> types = fields.string_list("layer_types"); !types.empty()) {
+    if (types.size() != layers) fields.fail("layer_types", fmt::format("has {} entries but num_hidden_layers is {}", types.size(), layers));
+    for (u64 i = 0; i < layers; ++i) {
+      if (types[i] != "conv" && types[i] != "full_attention") throw unsupported_architecture(fmt::format("layer_types[{}]", i), types[i]);
+      attention[i] = types[i] == "full_attention";
+    }
+  } else {
+    for (const u64 i : fields.index_list("full_attn_idxs")) {
+      if (i >= layers) fields.fail("full_attn_idxs", fmt::format("layer {} is past the last layer", i));
+      attention[i] = true;
+    }
+  }
+  const bool moe = model_type == "lfm2_moe";
+  u64 dense_width = 0;
+  if (moe) {
+    dense_width = fields.required("intermediate_size");
+  } else {
+    dense_width = fields.has("block_ff_dim") ? fields.required("block_ff_dim") : fields.required("intermediate_size");
+    if (fields.flag("block_auto_adjust_ff_dim", true)) {
+      dense_width = 2 * dense_width / 3;
+      const nlohmann::json* multiplier = fields.raw("block_ffn_dim_multiplier");
+      const double factor = multiplier && multiplier->is_number() ? multiplier->get<double>() : 1.0;
+      if (multiplier == nullptr || multiplier->is_number()) {
+        dense_width = static_cast<u64>(factor * static_cast<double>(dense_width));
+        const u64 multiple = fields.optional_or("block_multiple_of", 256);
+        if (multiple == 0) fields.fail("block_multiple_of", "must be at least 1");
+        dense_width = (dense_width + multiple - 1) / multiple * multiple;
+      }
+    }
+  }
+  const u64 dense_layers = moe ? fields.optional_or("num_dense_layers", 2) : layers;
+  Layered out;
+  u64 moe_width = 0;
+  if (moe) {
+    out.experts = fields.required("num_experts");
+    out.top_k = fields.required("num_experts_per_tok");
+    moe_width = fields.required("moe_intermediate_size");
+  }
+  const u64 expert_bias = moe && fields.flag("use_expert_bias", true) ? out.experts : 0;
+  for (u64 i = 0; i < layers; ++i) {
+    Sum sum;
+    if (attention[i]) {
+      sum.add(gqa_params(hidden, heads, kv_heads, head_dim, head_dim), "layer");
+      sum.add(2 * head_dim, "layer");
+    } else {
+      sum.add(product({4, hidden, hidden}, "short conv projections"), "layer");
+      sum.add(product({hidden, kernel}, "short conv"), "layer");
+      if (conv_bias) sum.add(product({5, hidden}, "short conv bias"), "layer");
+    }
+    sum.add(product({2, hidden}, "norms"), "layer");
+    LayerParams layer;
+    if (i < dense_layers) sum.add(mlp_params(hidden, dense_width, true, false), "layer");
+    else layer = moe_layer(out.experts, out.top_k, hidden, moe_width, checked_add(product({hidden, out.experts}, "router"), expert_bias, "router"));
+    layer.params = checked_add(layer.params, sum.value, "layer");
+    out.layers.push_back(layer);
+  }
+  return out;
+}
+
+/// MiniMax-M2 (vLLM minimax_m2.py): qkv H x (q + 2 kv) x d (+ bias with attention_bias), o_proj,
+/// q_norm over heads x d and k_norm over kv x d (use_qk_norm); every layer a MoE of
+/// num_local_experts x 3 x H x intermediate_size, gate H x E, e_score_correction_bias E
+/// (use_routing_bias); a shared expert of shared_intermediate_size when non-zero; 2 norms.
+Layered minimax_m2_layers(Fields& fields, u64 hidden, u64 layers) {
+  const u64 heads = fields.required("num_attention_heads");
+  const u64 kv_heads = fields.required("num_key_value_heads");
+  const u64 head_dim = fields.optional_or("head_dim", hidden / heads);
+  const bool bias = fields.flag("attention_bias", false);
+  if (fields.optional_or("shared_intermediate_size", 0) != 0)
+    throw unsupported_architecture("shared_intermediate_size", std::to_string(fields.optional_or("shared_intermediate_size", 0)));
+  Layered out;
+  out.experts = fields.required("num_local_experts");
+  out.top_k = fields.required("num_experts_per_tok");
+  Sum attention;
+  attention.add(gqa_params(hidden, heads, kv_heads, head_dim, head_dim), "attention");
+  if (bias) attention.add(product({heads + 2 * kv_heads, head_dim}, "qkv bias"), "attention");
+  if (fields.flag("use_qk_norm", true)) attention.add(product({heads + kv_heads, head_dim}, "q/k norm"), "attention");
+  attention.add(product({2, hidden}, "norms"), "attention");
+  const u64 always = checked_add(product({hidden, out.experts}, "router"),
+                                 fields.flag("use_routing_bias", false) ? out.experts : 0, "router");
+  for (u64 i = 0; i < layers; ++i) {
+    LayerParams layer = moe_layer(out.experts, out.top_k, hidden, fields.required("intermediate_size"), always);
+    layer.params = checked_add(layer.params, attention.value, "layer");
+    out.layers.push_back(layer);
+  }
+  return out;
+}
+
+/// MiMo-V2 (vLLM mimo_v2_flash.py): full layers (hybrid_layer_pattern 0) qkv H x (heads x d +
+/// kv x d + kv x v) with o_proj heads x v x H; sliding layers (1) the same with swa_num_attention_heads,
+/// swa_num_key_value_heads, swa_head_dim, swa_v_head_dim and a per-head attention sink
+/// (add_swa_attention_sink_bias); MoE layers (moe_layer_freq 1) gate H x E + e_score_correction_bias E
+/// + E x 3 x H x moe_intermediate_size, the others a dense MLP 3 x H x intermediate_size; 2 norms.
+Layered mimo_layers(Fields& fields, u64 hidden, u64 layers) {
+  const std::vector<u64> pattern = fields.per_layer("hybrid_layer_pattern", layers);
+  const std::vector<u64> moe = fields.per_layer("moe_layer_freq", layers);
+  const bool bias = fields.flag("attention_bias", false);
+  if (bias) throw unsupported_architecture("attention_bias", "true (mimo_v2)");
+  const u64 heads = fields.required("num_attention_heads");
+  const u64 kv_heads = fields.required("num_key_value_heads");
+  const u64 head_dim = fields.required("head_dim");
+  const u64 v_dim = fields.optional_or("v_head_dim", head_dim);
+  const u64 swa_heads = fields.optional_or("swa_num_attention_heads", heads);
+  const u64 swa_kv = fields.optional_or("swa_num_key_value_heads", kv_heads);
+  const u64 swa_dim = fields.optional_or("swa_head_dim", head_dim);
+  const u64 swa_v = fields.optional_or("swa_v_head_dim", swa_dim);
+  const bool sinks = fields.flag("add_swa_attention_sink_bias", false);
+  const bool full_sinks = fields.flag("add_full_attention_sink_bias", false);
+  Layered out;
+  out.experts = fields.required("n_routed_experts");
+  out.top_k = fields.required("num_experts_per_tok");
+  if (fields.optional_or("n_shared_experts", 0) != 0)
+    throw unsupported_architecture("n_shared_experts", std::to_string(fields.optional_or("n_shared_experts", 0)));
+  for (u64 i = 0; i < layers; ++i) {
+    if (pattern[i] > 1) throw unsupported_architecture(fmt::format("hybrid_layer_pattern[{}]", i), std::to_string(pattern[i]));
+    const bool swa = pattern[i] == 1;
+    Sum sum;
+    sum.add(swa ? gqa_params(hidden, swa_heads, swa_kv, swa_dim, swa_v) : gqa_params(hidden, heads, kv_heads, head_dim, v_dim), "layer");
+    if (swa ? sinks : full_sinks) sum.add(swa ? swa_heads : heads, "layer");
+    sum.add(product({2, hidden}, "norms"), "layer");
+    LayerParams layer;
+    if (moe[i]) {
+      layer = moe_layer(out.experts, out.top_k, hidden, fields.required("moe_intermediate_size"),
+                        checked_add(product({hidden, out.experts}, "router"), out.experts, "router"));
+    } else {
+      sum.add(mlp_params(hidden, fields.required("intermediate_size"), true, false), "layer");
+    }
+    layer.params = checked_add(layer.params, sum.value, "layer");
+    out.layers.push_back(layer);
+  }
+  return out;
+}
+
+/// Kimi Linear (vLLM kimi_linear.py, layers/kda.py): MLA layers as DeepSeek's (mla_params); Kimi
+/// Delta Attention layers q, k, v projections H x P (P = num_heads x head_dim), f_a H x d, f_b
+/// d x P, dt_bias P, b_proj H x heads, q/k/v depthwise convs P x kernel each, A_log heads, g_a H x d,
+/// g_b d x P, o_norm d, o_proj P x H; MoE from first_k_dense_replace (every moe_layer_freq-th):
+/// gate H x E, e_score_correction_bias E, experts E x 3 x H x moe_intermediate_size, shared
+/// experts one MLP of num_shared_experts x moe_intermediate_size; dense MLP 3 x H x intermediate_size.
+Layered kimi_linear_layers(Fields& fields, u64 hidden, u64 layers) {
+  const nlohmann::json* config = fields.raw("linear_attn_config");
+  if (!config || !config->is_object()) fields.fail("linear_attn_config", "is missing");
+  const auto number = [&](const char* key) {
+    const auto it = config->find(key);
+    if (it == config->end()) fields.fail(fmt::format("linear_attn_config.{}", key), "is missing");
+    return json_to_uint(*it, fmt::format("config.json: field 'linear_attn_config.{}'", key));
+  };
+  for (const auto& [key, value] : config->items())
+    if (key == "use_full_rank_gate" && value.is_boolean() && value.get<bool>())
+      throw unsupported_architecture("linear_attn_config.use_full_rank_gate", "true");
+  const u64 heads = number("num_heads");
+  const u64 dim = number("head_dim");
+  const u64 kernel = number("short_conv_kernel_size");
+  std::vector<bool> kda(layers, false);
+  const auto kda_list = config->find("kda_layers");
+  if (kda_list == config->end() || !kda_list->is_array()) fields.fail("linear_attn_config.kda_layers", "is missing");
+  for (const nlohmann::json& item : *kda_list) {
+    const u64 one_based = json_to_uint(item, "config.json: field 'linear_attn_config.kda_layers'");
+    if (one_based == 0 || one_based > layers) fields.fail("linear_attn_config.kda_layers", "lists a layer outside 1..num_hidden_layers");
+    kda[one_based - 1] = true;
+  }
+  for (const char* unsupported : {"routed_expert_hidden_size", "attn_res_block_size"})
+    if (fields.optional_or(unsupported, 0) != 0)
+      throw unsupported_architecture(unsupported, std::to_string(fields.optional_or(unsupported, 0)));
+  if (fields.flag("mla_use_output_gate", false)) throw unsupported_architecture("mla_use_output_gate", "true");
+  const u64 projection = product({heads, dim}, "KDA projection");
+  Sum kda_sum;
+  kda_sum.add(product({4, hidden, projection}, "KDA q/k/v/o"), "KDA");
+  kda_sum.add(product({2, hidden, dim}, "KDA f_a/g_a"), "KDA");
+  kda_sum.add(product({2, dim, projection}, "KDA f_b/g_b"), "KDA");
+  kda_sum.add(projection, "KDA");  // dt_bias
+  kda_sum.add(product({hidden, heads}, "KDA b_proj"), "KDA");
+  kda_sum.add(product({3, projection, kernel}, "KDA convs"), "KDA");
+  kda_sum.add(heads + dim, "KDA");  // A_log, o_norm
+  const u64 mla = mla_params(fields, hidden);
+
+  Layered out;
+  out.experts = fields.required("num_experts");
+  out.top_k = fields.required("num_experts_per_token");
+  const u64 moe_width = fields.required("moe_intermediate_size");
+  const u64 shared = fields.optional_or("num_shared_experts", 0);
+  const u64 first_moe = fields.optional_or("first_k_dense_replace", 0);
+  const u64 freq = fields.optional_or("moe_layer_freq", 1);
+  if (freq == 0) fields.fail("moe_layer_freq", "must be at least 1");
+  const u64 always = checked_add(checked_add(product({hidden, out.experts}, "router"), out.experts, "router"),
+                                 shared ? mlp_params(hidden, product({shared, moe_width}, "shared experts"), true, false) : 0,
+                                 "shared experts");
+  for (u64 i = 0; i < layers; ++i) {
+    Sum sum;
+    sum.add(kda[i] ? kda_sum.value : mla, "layer");
+    sum.add(product({2, hidden}, "norms"), "layer");
+    LayerParams layer;
+    if (i >= first_moe && i % freq == 0) layer = moe_layer(out.experts, out.top_k, hidden, moe_width, always);
+    else sum.add(mlp_params(hidden, fields.required("intermediate_size"), true, false), "layer");
+    layer.params = checked_add(layer.params, sum.value, "layer");
+    out.layers.push_back(layer);
+  }
+  return out;
+}
+
+/// The layer-by-layer families' layers.
+Layered count_layered(Fields& fields, Family family, const std::string& model_type, u64 hidden, u64 layers) {
+  switch (family) {
+    case Family::gemma4: return gemma4_layers(fields, hidden, layers);
+    case Family::gemma3n: return gemma3n_layers(fields, hidden, layers);
+    case Family::lfm2: return lfm2_layers(fields, model_type, hidden, layers);
+    case Family::minimax_m2: return minimax_m2_layers(fields, hidden, layers);
+    case Family::mimo_v2: return mimo_layers(fields, hidden, layers);
+    case Family::kimi_linear: return kimi_linear_layers(fields, hidden, layers);
+    default: break;
+  }
+  throw unsupported_architecture("model_type", model_type);
+}
+
+bool counted_layer_by_layer(Family family) {
+  return family == Family::gemma4 || family == Family::gemma3n || family == Family::lfm2 ||
+         family == Family::minimax_m2 || family == Family::mimo_v2 || family == Family::kimi_linear;
+}
+
 }  // namespace
 
 ParamCount count_params(const nlohmann::json& config) {
@@ -624,6 +1078,36 @@ ParamCount count_params(const nlohmann::json& config) {
     append_note(count.notes, fmt::format("tie_word_embeddings absent: {} defaults to {}", model_type, tied ? "tied" : "untied"));
   count.lm_head = tied ? 0 : count.embedding;
 
+  if (counted_layer_by_layer(family)) {
+    const Layered counted = count_layered(fields, family, model_type, hidden, layers);
+    Sum total;
+    Sum expert;
+    Sum inactive;
+    total.add(count.embedding, "total parameters");
+    total.add(count.lm_head, "total parameters");
+    total.add(hidden, "total parameters");  // final norm
+    total.add(counted.model_extra, "total parameters");
+    u64 moe_layers = 0;
+    for (const LayerParams& layer : counted.layers) {
+      total.add(layer.params, "total parameters");
+      expert.add(layer.expert_matrices, "expert parameters");
+      inactive.add(layer.inactive, "inactive experts");
+      if (layer.expert_matrices) ++moe_layers;
+    }
+    count.total = total.value;
+    count.expert = expert.value;
+    count.active = count.total - inactive.value;
+    if (counted.model_extra)
+      append_note(count.notes, fmt::format("{} parameters of per-layer embeddings / projections beside the layers",
+                                           format_thousands(counted.model_extra)));
+    if (moe_layers > 0)
+      append_note(count.notes, fmt::format("{} MoE layers of {} experts, {} active per token", moe_layers, counted.experts,
+                                           counted.top_k));
+    for (const char* tower : {"vision_config", "audio_config"})
+      if (fields.has(tower)) append_note(count.notes, fmt::format("{} present: that tower is not counted", tower));
+    return count;
+  }
+
   const std::vector<Layer> kinds = read_layers(fields, family, arch, layers);
   const bool any_moe = std::any_of(kinds.begin(), kinds.end(), [](const Layer& l) { return l.ffn == Ffn::moe; });
   const bool any_dense = std::any_of(kinds.begin(), kinds.end(), [](const Layer& l) { return l.ffn == Ffn::dense; });
@@ -637,6 +1121,8 @@ ParamCount count_params(const nlohmann::json& config) {
           ? attention_params(fields, family, model_type, hidden, read_attention_shape(fields, family, hidden, count.notes))
           : 0;
   const u64 mla = uses(Mixer::mla) ? mla_params(fields, hidden) : 0;
+  const bool any_indexer = std::any_of(kinds.begin(), kinds.end(), [](const Layer& l) { return l.indexer; });
+  const u64 indexer = any_indexer ? indexer_params(fields, hidden) : 0;
   const u64 deltanet = uses(Mixer::gated_deltanet) ? gated_deltanet_params(fields, hidden) : 0;
   const u64 mamba = uses(Mixer::mamba2) ? mamba2_params(fields, hidden) : 0;
   const bool gated_mlp = family != Family::nemotron_h;
@@ -657,6 +1143,7 @@ ParamCount count_params(const nlohmann::json& config) {
       case Mixer::mamba2: sum.add(mamba, "layer"); break;
       case Mixer::none: break;
     }
+    if (layer.indexer) sum.add(indexer, "layer");
     if (layer.ffn == Ffn::dense) sum.add(dense, "layer");
     if (layer.ffn == Ffn::moe) sum.add(moe_block, "layer");
     sum.add(layer_norms, "layer");

@@ -15,11 +15,17 @@ namespace kvplan {
 
 namespace {
 
-/// "sliding+full": the kinds of layer a model uses, in order of first appearance.
+/// "sliding+full": the kinds of layer a model uses, in order of first appearance; "indexer" marks
+/// a DSA indexer cache beside MLA layers, "shared" KV-shared layers.
 std::string layer_kinds_used(const ModelSpec& model) {
   std::vector<std::string_view> kinds;
-  for (const LayerSpec& layer : model.layers)
-    if (std::find(kinds.begin(), kinds.end(), to_string(layer.kind)) == kinds.end()) kinds.push_back(to_string(layer.kind));
+  const auto add = [&](std::string_view kind) {
+    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
+  };
+  for (const LayerSpec& layer : model.layers) {
+    add(to_string(layer.kind));
+    if (layer.index_head_dim) add("indexer");
+  }
   std::string text;
   for (std::string_view kind : kinds) {
     if (!text.empty()) text += '+';
@@ -38,10 +44,10 @@ Row one_sequence(const ModelSpec& model, std::uint64_t ctx, std::string_view nam
 }
 
 std::string model_table(const ModelCatalog& catalog) {
-  std::string out = fmt::format("{:<20} {:<26} {:>8} {:>10} {:>11}  {:<17} {}\n", "id", "name", "params", "max ctx",
+  std::string out = fmt::format("{:<20} {:<26} {:>8} {:>10} {:>11}  {:<20} {}\n", "id", "name", "params", "max ctx",
                                 "KV fp16/tok", "kinds", "layers");
   for (const ModelSpec& model : catalog.models)
-    out += fmt::format("{:<20} {:<26} {:>8} {:>10} {:>11}  {:<17} {}\n", model.id, model.name,
+    out += fmt::format("{:<20} {:<26} {:>8} {:>10} {:>11}  {:<20} {}\n", model.id, model.name,
                        format_param_count(model.params), model.max_context ? format_thousands(model.max_context) : "-",
                        format_bytes_compact(one_sequence(model, 1, "fp16").kv_bytes_per_token), layer_kinds_used(model),
                        describe_layers(model));

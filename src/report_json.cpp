@@ -28,6 +28,19 @@ nlohmann::ordered_json model_to_json(const ModelSpec& model) {
   out["weight_dtype"] = model.weight_dtype->name;
   out["max_context"] = model.max_context;
   out["layer_layout"] = describe_layers(model);
+  if (model.mtp_layers) out["mtp_layers"] = model.mtp_layers;
+  // The DSA indexer: its key width, the layers that keep one, and vLLM's own row size for it.
+  std::uint32_t indexed = 0;
+  std::uint32_t width = 0;
+  for (const LayerSpec& layer : model.layers)
+    if (layer.index_head_dim) ++indexed, width = layer.index_head_dim;
+  if (indexed) {
+    nlohmann::ordered_json indexer;
+    indexer["head_dim"] = width;
+    indexer["layers"] = indexed;
+    indexer["vllm_bytes_per_token_per_layer"] = width + (width + 127) / 128 * 4;
+    out["indexer"] = indexer;
+  }
   return out;
 }
 
@@ -49,8 +62,10 @@ std::string describe_breakdown(const Row& row) {
     if (!text.empty()) text += " + ";
     text += fmt::format("{} {}", item.layers, to_string(item.kind));
     if (item.window) text += fmt::format("({})", item.window);
-    if (item.kind != LayerKind::linear && item.kind != LayerKind::none)
+    if (item.mtp) text += " (MTP)";
+    if (item.kind != LayerKind::linear && item.kind != LayerKind::none && item.kind != LayerKind::shared)
       text += fmt::format(" x {} tokens", format_thousands(item.tokens_held));
+    if (item.indexer_layers) text += fmt::format(" (indexer on {})", item.indexer_layers);
   }
   return text;
 }
@@ -81,6 +96,11 @@ nlohmann::ordered_json row_to_json(const Row& row) {
     entry["layers"] = item.layers;
     entry["tokens_held"] = item.tokens_held;
     entry["bytes"] = item.bytes;
+    if (item.indexer_layers) {
+      entry["indexer_layers"] = item.indexer_layers;
+      entry["indexer_bytes"] = item.indexer_bytes;
+    }
+    if (item.mtp) entry["mtp"] = true;
     breakdown.push_back(entry);
   }
   out["kv_breakdown"] = breakdown;
@@ -98,6 +118,7 @@ nlohmann::ordered_json report_to_json(const Report& report) {
   settings["utilization"] = utilization(report.request.utilization_millionths);
   settings["batch"] = report.request.batch;
   settings["runtime"] = "generic";
+  settings["mtp_layers"] = report.request.mtp_layers;
   out["settings"] = settings;
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const Row& row : report.plan.rows) rows.push_back(row_to_json(row));

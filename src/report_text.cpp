@@ -1,5 +1,7 @@
 #include "report_text.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "kvplan/units.h"
@@ -31,6 +33,32 @@ std::string describe_state(const ModelSpec& model) {
   }
   return fmt::format("{} layer{} x ({} values) = {} per sequence, whatever the context", layers, layers == 1 ? "" : "s",
                      tensors, format_bytes_compact(bytes));
+}
+
+/// "21 of 78 layers keep one 128-value key per token at the cache dtype ...": the DSA indexer
+/// cache and how vLLM stores it instead (fp8 values and an fp32 scale per 128 values).
+std::string describe_indexer(const ModelSpec& model) {
+  std::uint32_t layers = 0;
+  std::uint32_t width = 0;
+  for (const LayerSpec& layer : model.layers)
+    if (layer.index_head_dim) {
+      ++layers;
+      width = layer.index_head_dim;
+    }
+  if (layers == 0) return "";
+  const std::uint32_t vllm = width + (width + 127) / 128 * 4;
+  return fmt::format("DSA lightning indexer on {} of {} layers: one {}-value key per token at the K cache dtype "
+                     "(generic, as llama.cpp); vLLM stores fp8 values + an fp32 scale instead, {} B per token per layer",
+                     layers, model.layer_count(), width, vllm);
+}
+
+/// "20 of 35 layers read the cache of earlier layers (num_kv_shared_layers) and keep none".
+std::string describe_shared(const ModelSpec& model) {
+  const auto shared = std::count_if(model.layers.begin(), model.layers.end(),
+                                    [](const LayerSpec& layer) { return layer.kind == LayerKind::shared; });
+  if (shared == 0) return "";
+  return fmt::format("{} of {} layers read the cache of an earlier layer of their type and keep none", shared,
+                     model.layer_count());
 }
 
 std::string utilization_percent(std::uint32_t millionths) {
@@ -110,10 +138,20 @@ std::vector<std::string> header_lines(const Report& report) {
   lines.push_back(fmt::format("Model   {} ({}): {} layers [{}], {}", model.name, model.id, model.layer_count(),
                               describe_layers(model), params));
   if (const std::string state = describe_state(model); !state.empty()) lines.push_back("State   " + state);
-  if (model.mtp_layers)
-    lines.push_back(fmt::format("MTP     {} next-token prediction layer{} not cached (engines skip {} unless speculative decoding uses {})",
+  if (const std::string indexer = describe_indexer(model); !indexer.empty()) lines.push_back("Indexer " + indexer);
+  if (const std::string shared = describe_shared(model); !shared.empty()) lines.push_back("Shared  " + shared);
+  if (request.mtp_layers) {
+    const LayerSpec* like = mtp_cache_layer(model);
+    lines.push_back(fmt::format("MTP     {} of {} next-token prediction layer{} counted as cached, each a copy of its last {} layer "
+                                "(--mtp-layers, for speculative decoding)",
+                                request.mtp_layers, model.mtp_layers, model.mtp_layers == 1 ? "" : "s",
+                                like ? to_string(like->kind) : "?"));
+  } else if (model.mtp_layers) {
+    lines.push_back(fmt::format("MTP     {} next-token prediction layer{} not cached (engines skip {} unless speculative decoding "
+                                "uses {}; --mtp-layers counts {})",
                                 model.mtp_layers, model.mtp_layers == 1 ? "" : "s", model.mtp_layers == 1 ? "it" : "them",
-                                model.mtp_layers == 1 ? "it" : "them"));
+                                model.mtp_layers == 1 ? "it" : "them", model.mtp_layers == 1 ? "it" : "them"));
+  }
   lines.push_back(fmt::format("GPU     {}: {} ({} bytes, {})", report.gpu.name, format_gib(static_cast<std::int64_t>(report.gpu.memory_bytes)),
                               format_thousands(report.gpu.memory_bytes), report.gpu.memory_basis));
   const std::uint64_t budget = scale_by_millionths(report.gpu.memory_bytes, request.utilization_millionths);

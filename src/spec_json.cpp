@@ -1,5 +1,9 @@
 #include "kvplan/spec_json.h"
 
+#include <algorithm>
+#include <map>
+#include <optional>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -12,7 +16,7 @@ namespace {
 
 LayerKind parse_layer_kind(const std::string& text, const std::string& context) {
   for (const LayerKind kind : {LayerKind::full, LayerKind::sliding, LayerKind::chunked, LayerKind::mla,
-                               LayerKind::linear, LayerKind::none})
+                               LayerKind::linear, LayerKind::none, LayerKind::shared})
     if (to_string(kind) == text) return kind;
   throw unsupported_architecture(context, text);
 }
@@ -55,6 +59,69 @@ std::vector<StateTensor> read_linear_state(JsonObjectReader& reader) {
     state.push_back(tensor);
   }
   return state;
+}
+
+bool is_attention(LayerKind kind) {
+  return kind == LayerKind::full || kind == LayerKind::sliding || kind == LayerKind::chunked;
+}
+
+/// KV heads and head widths of the attention layers of one kind.
+struct KindShape {
+  std::optional<std::uint64_t> kv_heads;
+  std::optional<std::uint64_t> head_dim;
+  std::optional<std::uint64_t> v_head_dim;
+};
+
+/// `kind_shapes`: {"full": {kv_heads, head_dim, v_head_dim}, ...}, the shape of the layers of
+/// one kind where it differs from the top-level kv_heads / head_dim / v_head_dim (Gemma 4's global
+/// layers, MiMo-V2's sliding layers). A kind's v_head_dim defaults to its own head_dim.
+std::map<LayerKind, KindShape> read_kind_shapes(JsonObjectReader& reader) {
+  std::map<LayerKind, KindShape> shapes;
+  const nlohmann::json* object = reader.find("kind_shapes");
+  if (!object) return shapes;
+  if (!object->is_object()) reader.fail("kind_shapes", "expected an object keyed by layer kind");
+  for (const auto& [name, value] : object->items()) {
+    const std::string context = fmt::format("{}: kind_shapes.{}", reader.context(), name);
+    const LayerKind kind = parse_layer_kind(name, context);
+    if (!is_attention(kind)) reader.fail("kind_shapes", fmt::format("'{}' layers have no heads to shape", name));
+    JsonObjectReader item(value, context);
+    KindShape shape;
+    shape.kv_heads = item.optional_uint("kv_heads");
+    shape.head_dim = item.optional_uint("head_dim");
+    shape.v_head_dim = item.optional_uint("v_head_dim");
+    if (shape.kv_heads == 0u) item.fail("kv_heads", "must be at least 1");
+    if (shape.head_dim == 0u) item.fail("head_dim", "must be at least 1");
+    item.reject_unknown_keys();
+    shapes[kind] = shape;
+  }
+  return shapes;
+}
+
+/// `indexer`: {head_dim, layers}: a DSA lightning-indexer key of head_dim values per token on the
+/// listed layers (0-based), or on every MLA layer when `layers` is absent.
+struct IndexerSpec {
+  std::uint64_t head_dim = 0;
+  std::optional<std::vector<std::uint64_t>> layers;
+};
+
+std::optional<IndexerSpec> read_indexer(JsonObjectReader& reader, std::uint64_t layers) {
+  const nlohmann::json* object = reader.find("indexer");
+  if (!object) return std::nullopt;
+  JsonObjectReader item(*object, reader.context() + ": indexer");
+  IndexerSpec indexer;
+  indexer.head_dim = item.required_uint("head_dim");
+  if (indexer.head_dim == 0 || indexer.head_dim > 0xFFFF) item.fail("head_dim", "must be between 1 and 65535");
+  if (const nlohmann::json* list = item.find("layers")) {
+    if (!list->is_array()) item.fail("layers", "expected a list of layer indices");
+    indexer.layers.emplace();
+    for (const nlohmann::json& entry : *list) {
+      const std::uint64_t index = json_to_uint(entry, item.context() + ": field 'layers'");
+      if (index >= layers) item.fail("layers", fmt::format("layer {} is past the last layer ({})", index, layers - 1));
+      indexer.layers->push_back(index);
+    }
+  }
+  item.reject_unknown_keys();
+  return indexer;
 }
 
 }  // namespace
@@ -117,6 +184,11 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
   const std::vector<StateTensor> state = read_linear_state(reader);
   const bool state_on_every_layer = reader.optional_bool("linear_state_on_every_layer").value_or(false);
   if (state_on_every_layer && state.empty()) reader.fail("linear_state_on_every_layer", "needs linear_state");
+  const std::map<LayerKind, KindShape> kind_shapes = read_kind_shapes(reader);
+  for (const auto& [kind, shape] : kind_shapes)
+    if (shape.kv_heads && !kv_heads_per_layer.empty())
+      reader.fail("kind_shapes", fmt::format("give kv_heads_per_layer or kind_shapes.{}.kv_heads, not both", to_string(kind)));
+  const std::optional<IndexerSpec> indexer = read_indexer(reader, layers);
   const std::vector<LayerKind> kinds = read_layer_kinds(reader, layers, mla_width.has_value());
   reader.reject_unknown_keys();
 
@@ -126,12 +198,18 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
     switch (layer.kind) {
       case LayerKind::full:
       case LayerKind::sliding:
-      case LayerKind::chunked:
-        if (!head_dim) reader.fail("head_dim", "is missing (or give hidden_size)");
-        layer.kv_heads = to_u32(reader, "kv_heads", kv_heads_per_layer.empty() ? kv_heads : kv_heads_per_layer[i]);
-        layer.k_head_dim = to_u32(reader, "head_dim", *head_dim);
-        layer.v_head_dim = to_u32(reader, "v_head_dim", v_head_dim);
+      case LayerKind::chunked: {
+        const auto shape = kind_shapes.find(layer.kind);
+        const KindShape own = shape != kind_shapes.end() ? shape->second : KindShape{};
+        const std::optional<std::uint64_t> k = own.head_dim ? own.head_dim : head_dim;
+        if (!k) reader.fail("head_dim", "is missing (or give hidden_size)");
+        const std::uint64_t v = own.v_head_dim ? *own.v_head_dim : own.head_dim ? *own.head_dim : v_head_dim;
+        const std::uint64_t heads = !kv_heads_per_layer.empty() ? kv_heads_per_layer[i] : own.kv_heads.value_or(kv_heads);
+        layer.kv_heads = to_u32(reader, "kv_heads", heads);
+        layer.k_head_dim = to_u32(reader, "head_dim", *k);
+        layer.v_head_dim = to_u32(reader, "v_head_dim", v);
         break;
+      }
       case LayerKind::mla:
         if (!mla_width) reader.fail("mla", "an mla layer needs the mla block {kv_lora_rank, qk_rope_head_dim}");
         layer.kv_heads = 1;
@@ -142,7 +220,8 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
         if (state.empty()) reader.fail("linear_state", "a linear layer needs linear_state");
         layer.state = state;
         break;
-      case LayerKind::none: break;
+      case LayerKind::none:
+      case LayerKind::shared: break;
     }
     if (state_on_every_layer) layer.state = state;
     if (layer.kind == LayerKind::sliding) {
@@ -154,6 +233,14 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
       layer.window = *chunk;
     }
     spec.layers.push_back(std::move(layer));
+  }
+  if (indexer) {
+    std::vector<std::uint64_t> indexed = indexer->layers.value_or(std::vector<std::uint64_t>{});
+    if (!indexer->layers)
+      for (std::size_t i = 0; i < spec.layers.size(); ++i)
+        if (spec.layers[i].kind == LayerKind::mla) indexed.push_back(i);
+    if (indexed.empty()) reader.fail("indexer", "no layer to index (list them in indexer.layers)");
+    for (const std::uint64_t i : indexed) spec.layers[i].index_head_dim = static_cast<std::uint32_t>(indexer->head_dim);
   }
   validate(spec);
   return spec;
@@ -176,20 +263,38 @@ nlohmann::json to_spec_json(const ModelSpec& spec) {
   out["layers"] = spec.layers.size();
   out["attention_heads"] = spec.attention_heads;
 
-  // Shapes come from the first attention layer; per-layer KV heads only when they vary.
+  // Shapes come from the first attention layer; a kind whose layers all share another shape gets
+  // kind_shapes; per-layer KV heads only when they vary within a kind.
   const LayerSpec* attention = nullptr;
+  std::map<LayerKind, const LayerSpec*> first_of_kind;
   bool heads_vary = false;
   std::vector<std::uint32_t> heads;
   std::vector<std::string> kinds;
+  std::vector<std::uint64_t> indexed;
+  std::uint32_t index_head_dim = 0;
+  std::size_t mla_layers = 0;
   bool all_default = true;
-  for (const LayerSpec& layer : spec.layers) {
+  for (std::size_t i = 0; i < spec.layers.size(); ++i) {
+    const LayerSpec& layer = spec.layers[i];
     kinds.emplace_back(to_string(layer.kind));
-    if (layer.kind == LayerKind::full || layer.kind == LayerKind::sliding || layer.kind == LayerKind::chunked) {
+    if (is_attention(layer.kind)) {
       if (!attention) attention = &layer;
-      heads_vary = heads_vary || layer.kv_heads != attention->kv_heads;
+      const LayerSpec*& first = first_of_kind[layer.kind];
+      if (!first) first = &layer;
+      if (layer.k_head_dim != first->k_head_dim || layer.v_head_dim != first->v_head_dim)
+        throw Error(fmt::format("{}: layer {}: head widths vary within the {} layers, which the spec format cannot "
+                                "express", spec.id, i, to_string(layer.kind)));
+      heads_vary = heads_vary || layer.kv_heads != first->kv_heads;
       heads.push_back(layer.kv_heads);
     } else {
       heads.push_back(0);
+    }
+    if (layer.kind == LayerKind::mla) ++mla_layers;
+    if (layer.index_head_dim) {
+      if (index_head_dim && layer.index_head_dim != index_head_dim)
+        throw Error(fmt::format("{}: layer {}: indexer widths vary, which the spec format cannot express", spec.id, i));
+      index_head_dim = layer.index_head_dim;
+      indexed.push_back(i);
     }
     if (layer.kind == LayerKind::sliding) out["sliding_window"] = layer.window;
     if (layer.kind == LayerKind::chunked) out["attention_chunk_size"] = layer.window;
@@ -209,8 +314,24 @@ nlohmann::json to_spec_json(const ModelSpec& spec) {
     out["kv_heads"] = attention->kv_heads;
     out["head_dim"] = attention->k_head_dim;
     if (attention->v_head_dim != attention->k_head_dim) out["v_head_dim"] = attention->v_head_dim;
+    nlohmann::json shapes = nlohmann::json::object();
+    for (const auto& [kind, first] : first_of_kind) {
+      const bool other_heads = !heads_vary && first->kv_heads != attention->kv_heads;
+      if (!other_heads && first->k_head_dim == attention->k_head_dim && first->v_head_dim == attention->v_head_dim) continue;
+      nlohmann::json shape = {{"head_dim", first->k_head_dim}, {"v_head_dim", first->v_head_dim}};
+      if (!heads_vary) shape["kv_heads"] = first->kv_heads;
+      shapes[std::string(to_string(kind))] = shape;
+    }
+    if (!shapes.empty()) out["kind_shapes"] = shapes;
   }
   if (heads_vary) out["kv_heads_per_layer"] = heads;
+  if (index_head_dim) {
+    out["indexer"] = {{"head_dim", index_head_dim}};
+    if (indexed.size() != mla_layers || std::any_of(indexed.begin(), indexed.end(), [&](std::uint64_t i) {
+          return spec.layers[i].kind != LayerKind::mla;
+        }))
+      out["indexer"]["layers"] = indexed;
+  }
   if (!all_default) out["layer_types"] = kinds;
   return out;
 }

@@ -251,3 +251,283 @@ TEST_CASE("the CLI reads a config.json and a model folder") {
   const auto by_file = kvplan::testing::run_kvplan("--model " + folder + "/config.json --ctx 100000 --gpu 24GiB --kv-dtype fp16 --format json");
   CHECK(by_file.out == by_folder.out);
 }
+
+// ---- The 2026 generation: each new field spelling, from a real fixture where one exists, else
+// inline. Per layer per token: 2 (K, V) x kv heads x head_dim x 2 B at fp16. ----
+
+namespace {
+
+/// Bytes one sequence adds per token once every window is full, and what it holds whatever the
+/// context (sliding windows full, recurrent state), at `dtype`.
+struct GrowthAndFixed {
+  std::uint64_t growth = 0;
+  std::uint64_t fixed = 0;
+};
+GrowthAndFixed growth_and_fixed(const ModelSpec& model, std::string_view dtype = "fp16") {
+  const std::uint64_t far = 1ull << 22;  // past every window in the catalog
+  const Row at = row_at(model, far, dtype);
+  const Row next = row_at(model, far + 1, dtype);
+  return {next.kv_bytes - at.kv_bytes, at.kv_bytes - (next.kv_bytes - at.kv_bytes) * far};
+}
+
+}  // namespace
+
+TEST_CASE("Gemma 4: global_head_dim, num_global_key_value_heads with attention_k_eq_v, KV-shared layers") {
+  // 26B-A4B: 25 sliding x 2 x 8 x 256 x 2 B = 8,192 B per layer per token, window 1,024;
+  // 5 global x 2 x 2 (num_global_key_value_heads, K=V) x 512 (global_head_dim) x 2 B = 4,096 B,
+  // the V copy still stored. Growth 5 x 4,096 = 20,480 B; fixed 25 x 8,192 x 1,024 = 209,715,200 B.
+  const ModelSpec moe = fixture("gemma4-26b-a4b");
+  CHECK(describe_layers(moe) == "25 sliding(1024) + 5 full");
+  CHECK(moe.layers[5].kv_heads == 2);
+  CHECK(moe.layers[5].k_head_dim == 512);
+  CHECK(moe.layers[5].v_head_dim == 512);
+  CHECK(growth_and_fixed(moe).growth == 20'480);
+  CHECK(growth_and_fixed(moe).fixed == 209'715'200);
+
+  // E2B: attention_k_eq_v false, so the global layers keep num_key_value_heads (1) at 512 wide;
+  // the last 20 of 35 layers (num_kv_shared_layers) read layers 13 (sliding) and 14 (full).
+  // Own caches: 3 global x 2 x 1 x 512 x 2 B = 6,144 B per token; 12 sliding x 2 x 1 x 256 x 2 B
+  // x 512 tokens = 6,291,456 B.
+  const ModelSpec e2b = fixture("gemma4-e2b");
+  CHECK(describe_layers(e2b) == "12 sliding(512) + 3 full + 20 shared");
+  CHECK(e2b.layers[4].kv_heads == 1);
+  CHECK(e2b.layers[4].k_head_dim == 512);
+  CHECK(growth_and_fixed(e2b).growth == 6'144);
+  CHECK(growth_and_fixed(e2b).fixed == 6'291'456);
+  const Row row = row_at(e2b, 131'072);
+  CHECK(row.breakdown.back().kind == LayerKind::shared);
+  CHECK(row.breakdown.back().layers == 20);
+  CHECK(row.breakdown.back().bytes == 0);
+
+  // A shared layer needs an earlier layer of its own type to read.
+  nlohmann::json config = fixture_json("gemma4-e2b");
+  config["text_config"]["num_kv_shared_layers"] = 31;  // only layers 0..3 own a cache: all sliding
+  CHECK_THROWS_WITH(inline_config(config), Catch::Contains("num_kv_shared_layers") && Catch::Contains("no earlier full"));
+}
+
+TEST_CASE("Gemma 3n: num_kv_shared_layers") {
+  // 30 layers, the last 10 shared: 4 full + 16 sliding own a cache, 2 x 2 x 256 x 2 B = 2,048 B each.
+  const ModelSpec model = fixture("gemma3n-e2b");
+  CHECK(describe_layers(model) == "16 sliding(512) + 4 full + 10 shared");
+  CHECK(growth_and_fixed(model).growth == 4 * 2'048);                  // 8,192
+  CHECK(growth_and_fixed(model).fixed == 16ull * 2'048 * 512);         // 16,777,216
+}
+
+TEST_CASE("MiMo-V2: hybrid_layer_pattern, swa_* shapes and V narrower than K") {
+  // pattern 0 = full (9 layers): 4 kv x (192 K + 128 V) x 2 B = 2,560 B per token;
+  // 1 = sliding (39): swa_num_key_value_heads 8 x (swa_head_dim 192 + swa_v_head_dim 128) x 2 B =
+  // 5,120 B, window 128. Growth 9 x 2,560 = 23,040 B; fixed 39 x 5,120 x 128 = 25,559,040 B.
+  for (const char* id : {"mimo-v2-flash", "mimo-v2.5"}) {
+    INFO(id);
+    const ModelSpec model = fixture(id);
+    CHECK(describe_layers(model) == "9 full + 39 sliding(128)");
+    CHECK(model.layers[0].v_head_dim == 128);
+    CHECK(model.layers[1].kv_heads == 8);
+    CHECK(growth_and_fixed(model).growth == 23'040);
+    CHECK(growth_and_fixed(model).fixed == 25'559'040);
+    // fp8: half of both.
+    CHECK(growth_and_fixed(model, "fp8").growth == 11'520);
+  }
+  CHECK(fixture("mimo-v2-flash").weight_dtype->name == "fp8");  // quantization_config, 128x128 blocks
+}
+
+TEST_CASE("DSA indexer: index_head_dim beside the MLA latent, indexer_types, GlmMoeDsaConfig defaults") {
+  // DeepSeek-V3.2: 61 layers x ((512 + 64) latent + 128 indexer key) x 2 B = 85,888 B per token;
+  // at fp8 both halve: 42,944 B.
+  const ModelSpec v32 = fixture("deepseek-v3.2");
+  CHECK(describe_layers(v32) == "61 mla+indexer(128)");
+  CHECK(row_at(v32, 1).kv_bytes_per_token == 85'888);
+  CHECK(row_at(v32, 1, "fp8").kv_bytes_per_token == 42'944);
+  const Row row = row_at(v32, 1'000);
+  CHECK(row.breakdown[0].indexer_layers == 61);
+  CHECK(row.breakdown[0].indexer_bytes == 61ull * 256 * 1'000);
+  CHECK(v32.mtp_layers == 1);
+
+  // GLM-5.2: indexer_types gives 21 "full" layers (own indexer) and 57 "shared":
+  // 78 x 576 x 2 B + 21 x 128 x 2 B = 89,856 + 5,376 = 95,232 B per token.
+  const ModelSpec glm52 = fixture("glm-5.2");
+  CHECK(describe_layers(glm52) == "21 mla+indexer(128) + 57 mla");
+  CHECK(row_at(glm52, 1).kv_bytes_per_token == 95'232);
+  // GLM-5.1 has head_dim 64 beside qk_head_dim 256: neither sizes the MLA cache.
+  // 78 x (576 + 128) x 2 B = 109,824 B.
+  CHECK(row_at(fixture("glm-5.1"), 1).kv_bytes_per_token == 109'824);
+  // The trimmed GLM-5 copy has no index_* fields: GlmMoeDsaConfig defaults (128 wide, every layer).
+  CHECK(row_at(fixture("glm-5"), 1).kv_bytes_per_token == 109'824);
+
+  // indexer_types must agree with index_topk_freq / index_skip_topk_offset when both are given.
+  nlohmann::json config = fixture_json("glm-5.2");
+  config["indexer_types"][3] = "full";
+  CHECK_THROWS_WITH(inline_config(config), Catch::Contains("field 'indexer_types': layer 3 is 'full'"));
+  CHECK(code_of(config) == ExitCode::invalid_input);
+  config = fixture_json("glm-5.2");
+  config["indexer_types"][3] = "compressed";
+  CHECK(code_of(config) == ExitCode::unsupported_architecture);
+}
+
+TEST_CASE("Qwen3.5: layer_types and full_attention_interval must agree; mamba_ssm_dtype sets the recurrent state") {
+  // 48 Gated DeltaNet layers: conv 3 x (2 x 16 x 128 + 48 x 128) = 30,720 bf16 values = 61,440 B;
+  // recurrent 48 x 128 x 128 = 786,432 values in float32 (mamba_ssm_dtype) = 3,145,728 B.
+  // 48 x 3,207,168 = 153,944,064 B per sequence; growth 16 x 2 x 4 x 256 x 2 B = 65,536 B.
+  const ModelSpec model = fixture("qwen3.6-27b");
+  CHECK(describe_layers(model) == "48 linear + 16 full");
+  CHECK(model.layers[0].state[1].dtype->name == "fp32");
+  CHECK(growth_and_fixed(model).growth == 65'536);
+  CHECK(growth_and_fixed(model).fixed == 153'944'064);
+  CHECK(growth_and_fixed(model, "fp8").fixed == 153'944'064);  // the state keeps its own dtype
+  // The trimmed Qwen3.5-27B copy lacks mamba_ssm_dtype: vLLM then keeps the model dtype (bf16):
+  // 48 x (61,440 + 1,572,864) = 78,446,592 B. The catalog uses the copy with it restored.
+  CHECK(growth_and_fixed(fixture("qwen3.5-27b")).fixed == 78'446'592);
+  CHECK(growth_and_fixed(fixture("qwen3.5-27b-full")).fixed == 153'944'064);
+  CHECK(fixture("qwen3.5-27b-full").mtp_layers == 1);  // mtp_num_hidden_layers
+
+  nlohmann::json config = fixture_json("qwen3.6-27b");
+  config["text_config"]["full_attention_interval"] = 3;
+  CHECK_THROWS_WITH(inline_config(config),
+                    Catch::Contains("field 'full_attention_interval': 3 disagrees with layer_types at layer 2"));
+}
+
+TEST_CASE("Kimi Linear and Kimi K3: linear_attn_config counts layers from 1; KDA state") {
+  // full_attn_layers [4, 8, ..., 24, 27] (1-based) are MLA: 7 x 576 x 2 B = 8,064 B per token.
+  // 20 KDA layers: conv 3 x 3 x 32 x 128 = 36,864 bf16 values = 73,728 B; recurrent
+  // 32 x 128 x 128 float32 = 2,097,152 B; 20 x 2,170,880 = 43,417,600 B.
+  const ModelSpec model = fixture("kimi-linear-48b-a3b");
+  CHECK(describe_layers(model) == "20 linear + 7 mla");
+  CHECK(model.layers[3].kind == LayerKind::mla);   // layer "4"
+  CHECK(model.layers[26].kind == LayerKind::mla);  // layer "27"
+  CHECK(growth_and_fixed(model).growth == 8'064);
+  CHECK(growth_and_fixed(model).fixed == 43'417'600);
+
+  // Kimi K3's cache is understood (24 MLA + 69 KDA of 96 x 128): 24 x 1,152 = 27,648 B per token;
+  // 69 x (3 x 3 x 96 x 128 x 2 B + 96 x 128 x 128 x 4 B) = 449,372,160 B. Its parameters are not
+  // (full-rank KDA gate, latent MoE), so only a safetensors size makes it loadable.
+  const ModelSpec k3 = model_spec_from_hf_config(fixture_json("kimi-k3"), "kimi-k3", 600 * GiB);
+  CHECK(growth_and_fixed(k3).growth == 27'648);
+  CHECK(growth_and_fixed(k3).fixed == 449'372'160);
+  CHECK(code_of(fixture_json("kimi-k3")) == ExitCode::unsupported_architecture);
+
+  nlohmann::json config = fixture_json("kimi-linear-48b-a3b");
+  config["linear_attn_config"]["kda_layers"].push_back(4);
+  CHECK_THROWS_WITH(inline_config(config), Catch::Contains("layer 4 (1-based) is in both"));
+  config = fixture_json("kimi-linear-48b-a3b");
+  config["linear_attn_config"]["num_k_heads"] = 16;
+  CHECK_THROWS_WITH(inline_config(config), Catch::Contains("linear_attn_config.num_k_heads = 16"));
+}
+
+TEST_CASE("LFM2: layer_types conv and full_attn_idxs; the short-conv state") {
+  // LFM2-8B-A1B: 6 attention x 2 x 8 x 64 (2048 / 32) x 2 B = 12,288 B per token; 18 conv layers
+  // x (conv_L_cache 3 - 1) x 2,048 x 2 B = 147,456 B per sequence.
+  const ModelSpec moe = fixture("lfm2-8b-a1b");
+  CHECK(describe_layers(moe) == "18 linear + 6 full");
+  CHECK(growth_and_fixed(moe).growth == 12'288);
+  CHECK(growth_and_fixed(moe).fixed == 147'456);
+  // LFM2-350M lists its attention layers in full_attn_idxs [2, 5, 8, 10, 12, 14]:
+  // 6 x 2 x 8 x 64 x 2 B = 12,288 B; 10 conv x 2 x 1,024 x 2 B = 40,960 B.
+  const ModelSpec small = fixture("lfm2-350m");
+  CHECK(small.layers[2].kind == LayerKind::full);
+  CHECK(small.layers[3].kind == LayerKind::linear);
+  CHECK(growth_and_fixed(small).growth == 12'288);
+  CHECK(growth_and_fixed(small).fixed == 40'960);
+}
+
+TEST_CASE("attn_type_list: MiniMax-M2.7 is all softmax; 0 entries are lightning-attention state") {
+  // M2.7: 62 x 2 x 8 x 128 x 2 B = 253,952 B per token; 3 MTP modules of 1 layer each.
+  const ModelSpec m27 = fixture("minimax-m2.7");
+  CHECK(describe_layers(m27) == "62 full");
+  CHECK(row_at(m27, 1).kv_bytes_per_token == 253'952);
+  CHECK(m27.mtp_layers == 3);
+
+  // A MiniMax-Text-01-like layout: layer 1 lightning, its state 8 heads x 32 x 32 at the model
+  // dtype (vLLM linear_attention_state_shape) = 8,192 values x 2 B = 16,384 B per sequence.
+  nlohmann::json config = small_llama();
+  config["model_type"] = "minimax";
+  config["attn_type_list"] = {1, 0, 1, 1};
+  const ModelSpec lightning = model_spec_from_hf_config(config, "inline/config.json", 1'000'000);
+  CHECK(describe_layers(lightning) == "3 full + 1 linear");
+  CHECK(row_at(lightning, 1'000).state_bytes == 16'384);
+  config["attn_type_list"] = {1, 2, 1, 1};
+  CHECK(code_of(config) == ExitCode::unsupported_architecture);
+}
+
+TEST_CASE("Mamba2 layouts: hybrid_override_pattern with E, layers_block_type, Granite 4 layer_types") {
+  // Nemotron 3 Nano: 'E' (MoE) blocks keep no cache. 6 '*' x 2 x 2 x 128 x 2 B = 6,144 B per token;
+  // 23 'M' x (conv 3 x (64 x 64 + 2 x 8 x 128) x 2 B + ssm 64 x 64 x 128 x 4 B (float32,
+  // mamba_ssm_cache_dtype)) = 23 x (36,864 + 2,097,152) = 49,082,368 B.
+  const ModelSpec nano = fixture("nemotron3-nano");
+  CHECK(growth_and_fixed(nano).growth == 6'144);
+  CHECK(growth_and_fixed(nano).fixed == 49'082'368);
+
+  // Nemotron 3 Ultra spells the layout as layers_block_type (mamba, moe, attention, mlp).
+  nlohmann::json ultra = fixture_json("nemotron3-nano");
+  const std::string pattern = ultra["hybrid_override_pattern"];
+  ultra.erase("hybrid_override_pattern");
+  nlohmann::json blocks = nlohmann::json::array();
+  for (const char c : pattern) blocks.push_back(c == 'M' ? "mamba" : c == 'E' ? "moe" : c == '*' ? "attention" : "mlp");
+  ultra["layers_block_type"] = blocks;
+  const ModelSpec from_blocks = inline_config(ultra);
+  CHECK(describe_layers(from_blocks) == describe_layers(nano));
+  CHECK(growth_and_fixed(from_blocks).fixed == 49'082'368);
+
+  // Granite 4.0-H: layer_types mamba / attention, mamba_* spellings, NoPE attention. 2 attention
+  // x 2 x 2 x 32 x 2 B = 512 B per token; 2 Mamba2 layers x (conv 3 x (4 x 64 + 2 x 1 x 16) x 2 B
+  // + ssm 4 x 64 x 16 x 2 B (no ssm dtype given: the model's bf16)) = 2 x (1,728 + 8,192) = 19,840 B.
+  nlohmann::json granite = small_llama();
+  granite["model_type"] = "granitemoehybrid";
+  granite["layer_types"] = {"mamba", "attention", "mamba", "attention"};
+  granite["mamba_n_heads"] = 4;
+  granite["mamba_d_head"] = 64;
+  granite["mamba_n_groups"] = 1;
+  granite["mamba_d_state"] = 16;
+  granite["mamba_d_conv"] = 4;
+  granite["mamba_expand"] = 1;
+  granite["position_embedding_type"] = "nope";
+  const ModelSpec hybrid = model_spec_from_hf_config(granite, "inline/config.json", 1'000'000);
+  CHECK(describe_layers(hybrid) == "2 linear + 2 full");
+  CHECK(growth_and_fixed(hybrid).growth == 512);
+  CHECK(growth_and_fixed(hybrid).fixed == 19'840);
+}
+
+TEST_CASE("MTP spellings: num_nextn_predict_layers, mtp_num_hidden_layers, num_mtp_modules") {
+  CHECK(fixture("glm-5.2").mtp_layers == 1);          // num_nextn_predict_layers
+  CHECK(fixture("qwen3.5-35b-a3b").mtp_layers == 1);  // mtp_num_hidden_layers
+  CHECK(fixture("minimax-m2.7").mtp_layers == 3);     // num_mtp_modules 3 x mtp_transformer_layers 1
+  nlohmann::json config = fixture_json("minimax-m2.7");
+  config["use_mtp"] = false;
+  CHECK(inline_config(config).mtp_layers == 0);
+}
+
+TEST_CASE("2026 layouts kvplan cannot size stay exit 3, naming the field") {
+  // DeepSeek-V4's compressed sparse attention and MiniMax-M3's sparse index caches: engine
+  // layouts not verified.
+  for (const auto& [id, field] : {std::pair{"deepseek-v4-flash", "compress_ratios"}, std::pair{"deepseek-v4-pro", "compress_ratios"},
+                                  std::pair{"minimax-m3", "sparse_attention_config"}}) {
+    INFO(id);
+    try {
+      model_spec_from_hf_config(fixture_json(id), id, 100 * GiB);
+      FAIL("no error");
+    } catch (const Error& error) {
+      CHECK(error.code() == ExitCode::unsupported_architecture);
+      CHECK_THAT(error.what(), Catch::Contains(field));
+    }
+  }
+  nlohmann::json unknown_type = small_llama();
+  unknown_type["layer_types"] = {"full_attention", "kda", "full_attention", "full_attention"};
+  CHECK(code_of(unknown_type) == ExitCode::unsupported_architecture);
+}
+
+TEST_CASE("a layout stated twice must agree: layer_types + full_attn_idxs, pattern + layers_block_type") {
+  nlohmann::json lfm2 = fixture_json("lfm2-8b-a1b");
+  lfm2["full_attn_idxs"] = {2, 6, 10, 14, 18, 21};  // the full_attention entries of its layer_types
+  CHECK(describe_layers(inline_config(lfm2)) == "18 linear + 6 full");
+  lfm2["full_attn_idxs"] = {2, 6, 10, 14, 18, 22};
+  CHECK_THROWS_WITH(inline_config(lfm2),
+                    "inline/config.json: field 'full_attn_idxs': disagrees with the layout read first at layer 21 (full)");
+
+  nlohmann::json nano = fixture_json("nemotron3-nano");
+  nlohmann::json blocks = nlohmann::json::array();
+  for (const char c : nano["hybrid_override_pattern"].get<std::string>())
+    blocks.push_back(c == 'M' ? "mamba" : c == 'E' ? "moe" : "attention");
+  nano["layers_block_type"] = blocks;
+  CHECK(describe_layers(inline_config(nano)) == "23 linear + 23 none + 6 full");
+  nano["layers_block_type"][0] = "attention";
+  CHECK_THROWS_WITH(inline_config(nano), Catch::Contains("field 'layers_block_type': disagrees") && Catch::Contains("layer 0 (linear)"));
+}

@@ -430,3 +430,139 @@ TEST_CASE("errors name the field or the architecture") {
   // Products past 2^64 are errors naming what overflowed, never wraps.
   CHECK_THROWS_WITH(count_params(moe), Catch::Contains("embedding overflows 64 bits"));
 }
+
+// The 2026 architectures, counted layer by layer from their fixtures; the arithmetic is in the
+// comments. Official figures are rounded (and some include vision/audio towers or MTP layers,
+// which the count leaves out), so they are checked loosely where given.
+
+TEST_CASE("Gemma 4 31B: 512-wide K=V global layers beside 256-wide sliding ones") {
+  const auto document = read_json(fixture_dir("gemma4-31b") / "config.json");
+  REQUIRE(document);
+  const ParamCount count = count_params(language_config(*document));
+  // Sliding (50): q 5376x8192 + k, v 5376x4096 each + o 8192x5376 = 132,120,576 + q/k norms 512;
+  // global (10): q 5376x16384 + k 5376x2048 (no v_proj: K=V) + o 16384x5376 = 187,170,816 + 1,024;
+  // every layer MLP 3 x 5376 x 21504 = 346,816,512 + 4 norms 21,504.
+  // 50 x 478,959,104 + 10 x 534,009,856 = 29,288,053,760; + tied embedding 262,144 x 5,376 =
+  // 1,409,286,144 + final norm 5,376.
+  CHECK(count.total == 30'697'345'280ull);
+  CHECK(count.lm_head == 0);
+  CHECK(within(count.total, 31e9, 0.02));  // keras-hub: 31B (with its vision tower)
+}
+
+TEST_CASE("Gemma 4 26B-A4B: a dense MLP and a 128-expert MoE block side by side") {
+  const auto document = read_json(fixture_dir("gemma4-26b-a4b") / "config.json");
+  REQUIRE(document);
+  const ParamCount count = count_params(language_config(*document));
+  // Sliding (25): attention 34,603,008 + norms 512; global (5): 49,020,928 + 1,024.
+  // Every layer: MLP 3 x 2816 x 2112 = 17,842,176; experts 128 x 3 x 2816 x 704 = 761,266,176;
+  // router 2816 x 128 + scale 2,816 + per-expert scale 128 = 363,392; 7 norms 19,712.
+  // 25 x 814,094,976 + 5 x 828,513,408 = 24,494,941,440; + embedding 738,197,504 + 2,816.
+  CHECK(count.total == 25'233'141'760ull);
+  // Inactive: 30 x 120 experts x 5,947,392 = 21,410,611,200.
+  CHECK(count.active == count.total - 21'410'611'200ull);
+  CHECK(within(count.active, 4e9, 0.05));  // keras-hub: 4B active
+}
+
+TEST_CASE("Gemma 4 E2B and Gemma 3n E2B: per-layer embeddings and KV-shared layers") {
+  const auto e2b = read_json(fixture_dir("gemma4-e2b") / "config.json");
+  REQUIRE(e2b);
+  // Own-KV sliding (12): q 1536x2048 + k, v 1536x256 + o 2048x1536 + norms 512 = 7,078,400;
+  // own-KV global (3): q 1536x4096 + k, v 1536x512 + o 4096x1536 + norms 1,024 = 14,156,800;
+  // shared sliding (16): q + o + q_norm = 6,291,712; shared global (4): 12,583,424.
+  // MLP 3 x 1536 x 6144 = 28,311,552, doubled in the 20 shared layers (use_double_wide_mlp);
+  // 4 norms 6,144; per-layer input gate + projection 2 x 1536 x 256 + norm 1,536 = 787,968.
+  // Layers 1,863,341,568; embedding 262,144 x 1,536 = 402,653,184; per-layer embedding table
+  // 262,144 x (35 x 256) = 2,348,810,240, its projection 1536 x 8960 = 13,762,560, norm 256;
+  // final norm 1,536.
+  const ParamCount gemma4 = count_params(language_config(*e2b));
+  CHECK(gemma4.total == 4'628'569'344ull);
+  // keras-hub: 2.3B effective = without the per-layer embedding table.
+  CHECK(within(gemma4.total - 2'348'810'240ull, 2.3e9, 0.01));
+
+  const auto gemma3n = read_json(fixture_dir("gemma3n-e2b") / "config.json");
+  REQUIRE(gemma3n);
+  // 30 layers: attention 4,194,304 x 2 + 1,048,576 x 2 + norms 512 = 10,486,272; MLP
+  // 3 x 2048 x 8192 = 50,331,648; 4 norms 8,192; AltUp 2048 + 16 + 64 + 8192 + 2048 = 12,368;
+  // LAuReL 2 x 2048 x 64 + 2048 = 264,192; per-layer input 1,050,624 -> 62,153,296 x 30 =
+  // 1,864,598,880. Embedding 262,400 x 2,048 = 537,395,200; per-layer table 262,144 x 7,680 =
+  // 2,013,265,920, projection 15,728,640, norm 256; AltUp projections 6 x 2048^2 = 25,165,824;
+  // final norm 2,048.
+  CHECK(count_params(language_config(*gemma3n)).total == 4'456'156'768ull);
+}
+
+TEST_CASE("GLM-5.x: DeepSeek MLA + DSA indexer; GLM-5.2's shared indexer layers carry none") {
+  const auto glm51 = read_json(fixture_dir("glm-5.1") / "config.json");
+  const auto glm52 = read_json(fixture_dir("glm-5.2") / "config.json");
+  const auto glm5 = read_json(fixture_dir("glm-5") / "config.json");
+  REQUIRE(glm51);
+  REQUIRE(glm52);
+  REQUIRE(glm5);
+  const ParamCount full = count_params(*glm51);
+  const ParamCount shared = count_params(*glm52);
+  // One indexer: wq_b 2048 x 32 x 128 = 8,388,608 + wk 6144 x 128 = 786,432 + k_norm 256 +
+  // weights_proj 6144 x 32 = 196,608 -> 9,371,904. GLM-5.2 has it on 21 of 78 layers:
+  // 57 x 9,371,904 = 534,198,528 fewer.
+  CHECK(full.total - shared.total == 534'198'528ull);
+  CHECK(within(full.total, 744e9, 0.002));  // GLM-5: 744B total
+  CHECK(within(full.active, 40e9, 0.05));   // 40B active
+  // The trimmed GLM-5 copy has no indexer fields: GlmMoeDsaConfig's defaults give the same count.
+  const ParamCount trimmed = count_params(*glm5);
+  CHECK(trimmed.total == full.total);
+  CHECK_THAT(trimmed.notes, Catch::Contains("index_n_heads absent"));
+}
+
+TEST_CASE("LFM2: short-convolution and attention layers; LFM2-MoE experts") {
+  const auto small = read_json(fixture_dir("lfm2-350m") / "config.json");
+  const auto moe = read_json(fixture_dir("lfm2-8b-a1b") / "config.json");
+  REQUIRE(small);
+  REQUIRE(moe);
+  // LFM2-350M: MLP width 6656 -> int(2 x 6656 / 3) = 4437 -> rounded up to 256: 4608.
+  // 6 attention layers: qkv 1024 x 2048 + out 1024^2 + q/k norms 128 = 3,145,856;
+  // 10 conv layers: in_proj 1024 x 3072 + conv 1024 x 3 + out 1024^2 = 4,197,376;
+  // 16 x (MLP 3 x 1024 x 4608 = 14,155,776 + 2 norms 2,048); tied embedding 65,536 x 1,024 =
+  // 67,108,864; final norm 1,024.
+  CHECK(count_params(*small).total == 354'483'968ull);
+  // LFM2-8B-A1B: 6 attention x 10,485,888 + 18 conv x 16,783,360 = 365,015,808; 2 dense MLPs
+  // 3 x 2048 x 7168 = 88,080,384; 22 MoE layers x (32 x 3 x 2048 x 1792 = 352,321,536 + gate
+  // 65,536 + expert bias 32); 24 x 2 norms 98,304; embedding 134,217,728; final norm 2,048.
+  const ParamCount count = count_params(*moe);
+  CHECK(count.total == 8'339'930'560ull);
+  // 28 of 32 experts idle per token: 22 x 28 x 11,010,048 = 6,782,189,568.
+  CHECK(count.active == count.total - 6'782'189'568ull);
+  CHECK(within(count.total, 8.3e9, 0.01));  // LiquidAI: 8.3B total, 1.5B active
+  CHECK(within(count.active, 1.5e9, 0.04));
+}
+
+TEST_CASE("MiniMax-M2.7, MiMo-V2-Flash and Kimi Linear: the 2026 MoE layouts") {
+  const auto minimax = read_json(fixture_dir("minimax-m2.7") / "config.json");
+  const auto mimo = read_json(fixture_dir("mimo-v2-flash") / "config.json");
+  const auto kimi = read_json(fixture_dir("kimi-linear-48b-a3b") / "config.json");
+  REQUIRE(minimax);
+  REQUIRE(mimo);
+  REQUIRE(kimi);
+  // MiniMax-M2.7, 62 layers: qkv 3072 x 8192 + o 6144 x 3072 + q_norm 6,144 + k_norm 1,024 =
+  // 44,047,360; 256 experts x 3 x 3072 x 1536 = 3,623,878,656; gate 786,432 + routing bias 256;
+  // norms 6,144 -> 3,668,718,848 x 62 = 227,460,568,576; + 2 x 200,064 x 3,072 = 1,229,193,216
+  // + 3,072.
+  CHECK(count_params(*minimax).total == 228'689'764'864ull);
+  // MiMo-V2-Flash: 9 full layers qkv 4096 x (64x192 + 4x192 + 4x128) + o 64x128x4096 =
+  // 89,128,960; 39 sliding qkv 4096 x (64x192 + 8x192 + 8x128) + o + 64 sink biases =
+  // 94,371,904; 47 MoE layers 256 x 3 x 4096 x 2048 + gate 1,048,576 + bias 256 =
+  // 6,443,499,776; 1 dense MLP 3 x 4096 x 16384 = 201,326,592; norms 393,216; embedding and head
+  // 2 x 152,576 x 4,096 = 1,249,902,592; final norm 4,096.
+  const ParamCount flash = count_params(*mimo);
+  CHECK(flash.total == 308'778'780'864ull);
+  CHECK(within(flash.total, 309e9, 0.005));  // Xiaomi: 309B total, 15B active
+  CHECK(within(flash.active, 15e9, 0.04));
+  // Kimi Linear: 20 KDA layers (q/k/v/o 4 x 2304 x 4096, f/g low-rank 2 x (2304x128 + 128x4096),
+  // dt_bias 4096, b_proj 2304x32, convs 3 x 4096 x 4, A_log 32, o_norm 128 = 39,514,272) and 7
+  // MLA layers (q_proj 2304 x 32 x 192 + kv_a 2304 x 576 + kv_a_norm 512 + kv_b 512 x 32 x 256 +
+  // o 4096 x 2304 = 29,114,880); layer 0 a dense MLP 3 x 2304 x 9216 = 63,700,992, 26 MoE layers
+  // 256 x 3 x 2304 x 1024 + gate 589,824 + bias 256 + shared expert 3 x 2304 x 1024 =
+  // 1,819,607,296; 27 x 2 norms 124,416; embedding and head 2 x 163,840 x 2,304 = 754,974,720;
+  // final norm 2,304.
+  const ParamCount linear = count_params(*kimi);
+  CHECK(linear.total == 49'122'681'728ull);
+  CHECK(within(linear.total, 49e9, 0.01));  // "48B" without the 0.75B embedding and head
+  CHECK(within(linear.active, 3e9, 0.17));
+}

@@ -1,8 +1,15 @@
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "kvplan/budget.h"
 #include "kvplan/catalog.h"
 #include "kvplan/error.h"
+#include "kvplan/model_loader.h"
 #include "kvplan/spec_json.h"
 
 using namespace kvplan;
@@ -103,10 +110,28 @@ TEST_CASE("an unknown layer kind is an unsupported architecture, exit code 3") {
 }
 
 TEST_CASE("every catalog model round-trips through its own spec format") {
+  // Also through a spec file given to --model: the same spec, and the same figures.
+  const std::string file =
+      (std::filesystem::temp_directory_path() / ("kvplan-round-trip-" + std::to_string(getpid()) + ".json")).string();
   for (const ModelSpec& model : builtin_models().models) {
     INFO(model.id);
     const ModelSpec again = model_spec_from_json(to_spec_json(model), model.id);
     CHECK(to_spec_json(again) == to_spec_json(model));
     CHECK(describe_layers(again) == describe_layers(model));
+
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << to_spec_json(model).dump(2);
+    const ModelSpec loaded = load_model(file, ModelCatalog{});
+    CHECK(to_spec_json(loaded) == to_spec_json(model));
+    RowSettings settings;
+    settings.ctx = 131072;
+    settings.batch = 3;
+    settings.cache = {&parse_kv_dtype("q8_0", *model.weight_dtype), &parse_kv_dtype("fp8", *model.weight_dtype)};
+    settings.gpu_memory_bytes = 80 * GiB;
+    const Row expected = plan_row(model, settings);
+    const Row actual = plan_row(loaded, settings);
+    CHECK(actual.kv_bytes == expected.kv_bytes);
+    CHECK(actual.weights_bytes == expected.weights_bytes);
+    CHECK(actual.total_bytes == expected.total_bytes);
   }
+  std::filesystem::remove(file);
 }

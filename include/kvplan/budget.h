@@ -33,6 +33,9 @@ struct RowSettings {
   std::uint64_t overhead_bytes = 2 * GiB;
   std::uint32_t utilization_millionths = 1'000'000;
   std::uint64_t gpu_memory_bytes = 0;
+  /// MTP layers counted as cached layers (speculative decoding, --mtp-layers): each a copy of
+  /// mtp_cache_layer(model). 0: not cached, as engines do without speculative decoding.
+  std::uint32_t mtp_layers = 0;
 };
 
 /// How many tokens one group of alike layers holds per sequence and what that costs.
@@ -40,8 +43,11 @@ struct KvBreakdownItem {
   LayerKind kind = LayerKind::full;
   std::uint64_t window = 0;       ///< sliding window or chunk size; 0 for other kinds
   std::uint32_t layers = 0;
-  std::uint64_t tokens_held = 0;  ///< per sequence; 0 for linear layers
+  std::uint64_t tokens_held = 0;  ///< per sequence; 0 for linear and shared layers
   std::uint64_t bytes = 0;        ///< for all sequences of the row
+  std::uint32_t indexer_layers = 0;  ///< layers of the group that keep a DSA indexer key too
+  std::uint64_t indexer_bytes = 0;   ///< the indexer keys' part of `bytes`
+  bool mtp = false;                  ///< MTP layers counted as cached (RowSettings::mtp_layers)
 };
 
 struct Row {
@@ -82,6 +88,7 @@ struct PlanRequest {
   std::uint64_t overhead_bytes = 2 * GiB;
   std::uint32_t utilization_millionths = 1'000'000;
   std::uint64_t gpu_memory_bytes = 0;
+  std::uint32_t mtp_layers = 0;  ///< see RowSettings::mtp_layers
 };
 
 /// The largest context that fits with one cache dtype, everything else as requested.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kvplan/dtype.h"
@@ -20,6 +21,7 @@ enum class LayerKind {
   mla,      ///< one compressed latent per token (kv_lora_rank + qk_rope_head_dim), no separate V
   linear,   ///< a fixed-size recurrent state per sequence (Mamba, Gated DeltaNet, ...), no per-token cache
   none,     ///< no cache at all (e.g. an MTP layer an engine skips)
+  shared,   ///< reads the cache of an earlier layer (Gemma 3n / Gemma 4 num_kv_shared_layers): costs nothing
 };
 
 std::string_view to_string(LayerKind kind);
@@ -39,12 +41,15 @@ struct LayerSpec {
   std::uint32_t v_head_dim = 0;
   /// MLA only: the rotary part of k_head_dim (k_head_dim = kv_lora_rank + this).
   std::uint32_t mla_rope_dim = 0;
+  /// DSA lightning indexer (DeepSeek-V3.2, GLM-5): one key of this many values per token beside
+  /// the layer's own cache, stored at the K cache dtype in the generic profile; 0 = no indexer.
+  std::uint32_t index_head_dim = 0;
   /// Tokens held by a sliding or chunked layer.
   std::uint64_t window = 0;
   /// Fixed state of a linear layer; also of an attention layer in a parallel hybrid (Falcon-H1).
   std::vector<StateTensor> state;
 
-  /// Elements of K plus V cached per token (0 for linear/none layers).
+  /// Elements of K plus V (and the indexer key) cached per token (0 for linear, none and shared layers).
   std::uint64_t elements_per_token() const;
 };
 
@@ -82,6 +87,15 @@ void validate(const ModelSpec& spec);
 
 /// "32 full" or "40 sliding(1024) + 8 full": the layer layout in one phrase.
 std::string describe_layers(const ModelSpec& spec);
+
+/// The layer an MTP layer is counted as when speculative decoding caches it (--mtp-layers): the
+/// model's last full-attention or MLA layer (the kind that grows with the context), else its last
+/// layer that holds tokens; nullptr when no layer holds tokens.
+const LayerSpec* mtp_cache_layer(const ModelSpec& spec);
+
+/// The MTP layers `--mtp-layers` asks to count as cached: "" or "0" none, "all" every one the model
+/// declares, N at most that many. Throws an Error naming the flag otherwise.
+std::uint32_t resolve_mtp_layers(std::string_view text, const ModelSpec& spec);
 
 /// True when every layer is full attention with the same heads and widths: the plain
 /// 2 x layers x kv_heads x head_dim formula is exact for it.

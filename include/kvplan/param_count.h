@@ -30,8 +30,9 @@ struct ParamCount {
 /// Hugging Face config.json (`text_config` when nested, with top-level fields such as
 /// tie_word_embeddings merged in). Supported model_type values: llama, mistral, mixtral, phi3,
 /// qwen2, qwen2_moe, qwen3, qwen3_moe, qwen3_next, qwen3_5_text, qwen3_5_moe_text, gemma, gemma2,
-/// gemma3_text, deepseek_v2, deepseek_v3, deepseek_v32, kimi_k2, glm4_moe, glm4_moe_lite, gpt_oss,
-/// llama4_text, nemotron_h. Throws kvplan::Error naming the field when a needed field is missing
+/// gemma3_text, gemma3n_text, gemma4_text, deepseek_v2, deepseek_v3, deepseek_v32, glm_moe_dsa,
+/// kimi_k2, kimi_linear, glm4_moe, glm4_moe_lite, gpt_oss, llama4_text, nemotron_h, lfm2, lfm2_moe,
+/// minimax_m2, mimo_v2_flash, mimo_v2. Throws kvplan::Error naming the field when a needed field is missing
 /// or malformed, and an unsupported-architecture Error (exit code 3) for a model_type or layer
 /// kind it does not understand.
 ParamCount count_params(const nlohmann::json& config);
