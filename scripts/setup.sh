@@ -24,7 +24,9 @@ fi
 
 if $with_tests; then
   # npm ci installs exactly the locked versions; a copy of the lock it installed from marks it done.
-  for dir in tests/schema; do
+  # tests/llamacpp: node-llama-cpp 3.21.1 and its CPU build only; its .npmrc omits the optional
+  # CUDA/Vulkan/other-platform builds and skips install scripts (nothing is downloaded or compiled).
+  for dir in tests/schema tests/llamacpp; do
     stamp="$root/$dir/node_modules/.kvplan-installed-lock"
     if ! cmp -s "$root/$dir/package-lock.json" "$stamp"; then
       echo "setup: npm ci in $dir" >&2

@@ -15,6 +15,7 @@
 #include "kvplan/spec_json.h"
 #include "kvplan/units.h"
 #include "kvplan/version.h"
+#include "llamacpp_cli.h"
 
 namespace kvplan {
 
@@ -26,6 +27,7 @@ constexpr std::string_view kExamples = R"(Examples:
   kvplan --model qwen3-8b --ctx 100000 --gpu 24GiB --kv-dtype fp16,fp8,int4 --format json
   kvplan --model ./my-model.json --ctx 8k --batch 16 --gpu h100 --weight-dtype fp8
   kvplan --model llama3.1-8b --ctx 64k --gpu 4090 --check   # exit 1 when a row does not fit
+  kvplan --runtime llama.cpp --model model.gguf -c 32768 -np 4 -ctk q8_0 -ctv q8_0 -fa on --gpu 4090
   kvplan models        # the built-in model catalog
   kvplan gpus          # the built-in GPU catalog
   kvplan spec --model path/to/config.json   # the spec kvplan reads from a file
@@ -174,6 +176,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                  "[default: 0, not cached]")
       ->type_name("N|all");
 
+  // The llama.cpp profile: --runtime and llama.cpp's own flags (src/llamacpp_cli.h).
+  LlamaCppFlags llamacpp;
+  add_llamacpp_options(app, llamacpp);
+
   CatalogFlags models_flags;
   CLI::App* models = app.add_subcommand("models", "List the built-in model catalog, one line each");
   models->add_option("-f,--format", models_flags.format, "Output: table, json or markdown")->type_name("FORMAT");
@@ -186,7 +192,11 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   spec->add_option("-m,--model", spec_flags.model, "Catalog name, spec file, config.json or model folder")->type_name("NAME|PATH");
 
   try {
-    app.parse(argc, argv);
+    // llama.cpp's multi-letter short flags (-ctk, -np, ...) become long names CLI11 can parse.
+    const std::vector<std::string> args = rewrite_llamacpp_flags(std::vector<std::string>(argv, argv + argc));
+    std::vector<const char*> arg_pointers;
+    for (const std::string& arg : args) arg_pointers.push_back(arg.c_str());
+    app.parse(static_cast<int>(arg_pointers.size()), arg_pointers.data());
   } catch (const CLI::Success& success) {
     // --help and --version print to stdout and succeed.
     std::ostringstream ignored;
@@ -200,6 +210,11 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (models->parsed()) return run_models(models_flags, out);
     if (gpus->parsed()) return run_gpus(gpus_flags, out);
     if (spec->parsed()) return run_spec(spec_flags, out);
+    if (wants_llamacpp_runtime(llamacpp))
+      return run_llamacpp_plan({plan.model, plan.contexts, plan.gpu, plan.kv_dtypes, plan.weight_dtype, plan.batch,
+                                app.count("--batch") > 0, plan.overhead, plan.utilization, plan.format,
+                                terminal.stdout_is_tty && !terminal.no_color_env && !plan.no_color, plan.check},
+                               llamacpp, out);
     return run_plan(plan, out, terminal);
   } catch (const Error& error) {
     err << "kvplan: error: " << one_line(error.what()) << "\n";

@@ -6,6 +6,7 @@
 
 #include "json_reader.h"
 #include "kvplan/error.h"
+#include "kvplan/gguf_model.h"
 #include "kvplan/hf_config.h"
 #include "kvplan/spec_json.h"
 #include "kvplan/suggest.h"
@@ -38,6 +39,8 @@ ModelSpec load_model(std::string_view text, const ModelCatalog& catalog) {
   if (text.empty()) throw Error("--model: empty model name");
   if (const ModelSpec* model = catalog.find(text)) return *model;
   const std::string path(text);
+  // A GGUF file (or one part of a split model): its header, read as llama.cpp reads it.
+  if (is_gguf_path(path)) return load_gguf_model_spec(path);
   std::error_code ec;
   if (std::filesystem::exists(path, ec) || looks_like_path(text)) return load_model_file(path);
   throw Error(fmt::format("--model: unknown model '{}'{}; or give a path to a model spec, a config.json or a model folder", text,

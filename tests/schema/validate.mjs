@@ -37,6 +37,7 @@ const commands = [
   ["--model", "qwen3-8b", "--ctx", "100000", "--gpu", "24GiB", "--kv-dtype", "fp16,fp8,int4"],
   ["--model", join(root, "tests/fixtures/specs/my-model.json"), "--ctx", "8k", "--batch", "16", "--gpu", "h100", "--weight-dtype", "fp8"],
   ["--model", "llama3.1-70b", "--ctx", "1M", "--gpu", "4090", "--kv-dtype", "q8_0,q4_0,auto", "--util", "0.9", "--overhead", "0"],
+  ["--runtime", "llama.cpp", "--model", "qwen3-8b", "-c", "32768", "-np", "4", "-ctk", "q8_0", "-ctv", "q8_0", "--gpu", "4090"],
   // The 2026 kinds: KV-shared layers, a DSA indexer with an MTP layer counted, recurrent state.
   ["--model", "gemma4-e2b", "--ctx", "32k", "--gpu", "4090"],
   ["--model", "glm5.2", "--ctx", "128k", "--gpu", "h200", "--mtp-layers", "1"],
