@@ -110,7 +110,7 @@ TEST_CASE("every 2026 catalog model: growth per token and fixed bytes per sequen
   }
 }
 
-TEST_CASE("a shared layer keeps nothing; the indexer key follows the K dtype; MTP layers copy the last full/MLA layer") {
+TEST_CASE("a shared layer keeps nothing, the indexer key follows the K dtype, MTP layers copy the last full/MLA layer") {
   ModelSpec model;
   model.id = "toy";
   model.name = "toy";

@@ -124,7 +124,7 @@ TEST_CASE("catalog listings") {
   CHECK(list["models"].size() >= 5);
 }
 
-TEST_CASE("--help shows every option with an example; --version prints the version") {
+TEST_CASE("help shows every option with an example, version prints the version") {
   const ProcessResult help = run_kvplan("--help");
   CHECK(help.exit_code == 0);
   for (const char* option : {"--model", "--ctx", "--gpu", "--kv-dtype", "--weight-dtype", "--batch", "--overhead",

@@ -158,7 +158,7 @@ TEST_CASE("gemma2: llama.cpp's hard-coded period 2, window from the key", "[gguf
   CHECK(m.llamacpp.output_tied);
 }
 
-TEST_CASE("gemma3: every 6th layer global without a pattern key; pattern 0 makes all sliding", "[gguf_model]") {
+TEST_CASE("gemma3: every 6th layer global without a pattern key, pattern 0 makes all sliding", "[gguf_model]") {
   const GgufModel m = fixture("gemma3");
   CHECK(kvplan::describe_layers(m.spec) == "5 sliding(512) + 1 full");
   CHECK(m.spec.layers[5].kind == LayerKind::full);
@@ -228,7 +228,7 @@ TEST_CASE("recurrent layers: state sizes as llama_hparams::n_embd_r / n_embd_s, 
   }
 }
 
-TEST_CASE("--model file.gguf goes through the model loader; split files are summed", "[gguf_model]") {
+TEST_CASE("the model loader reads a GGUF file and sums split files", "[gguf_model]") {
   TempDir dir;
   const std::string path = dir.file("qwen3.gguf");
   make_llamacpp_fixture("qwen3").write(path);

@@ -364,7 +364,7 @@ TEST_CASE("DSA indexer: index_head_dim beside the MLA latent, indexer_types, Glm
   CHECK(code_of(config) == ExitCode::unsupported_architecture);
 }
 
-TEST_CASE("Qwen3.5: layer_types and full_attention_interval must agree; mamba_ssm_dtype sets the recurrent state") {
+TEST_CASE("Qwen3.5: layer_types and full_attention_interval must agree, mamba_ssm_dtype sets the recurrent state") {
   // 48 Gated DeltaNet layers: conv 3 x (2 x 16 x 128 + 48 x 128) = 30,720 bf16 values = 61,440 B;
   // recurrent 48 x 128 x 128 = 786,432 values in float32 (mamba_ssm_dtype) = 3,145,728 B.
   // 48 x 3,207,168 = 153,944,064 B per sequence; growth 16 x 2 x 4 x 256 x 2 B = 65,536 B.
@@ -386,7 +386,7 @@ TEST_CASE("Qwen3.5: layer_types and full_attention_interval must agree; mamba_ss
                     Catch::Contains("field 'full_attention_interval': 3 disagrees with layer_types at layer 2"));
 }
 
-TEST_CASE("Kimi Linear and Kimi K3: linear_attn_config counts layers from 1; KDA state") {
+TEST_CASE("Kimi Linear and Kimi K3: linear_attn_config counts layers from 1, KDA state") {
   // full_attn_layers [4, 8, ..., 24, 27] (1-based) are MLA: 7 x 576 x 2 B = 8,064 B per token.
   // 20 KDA layers: conv 3 x 3 x 32 x 128 = 36,864 bf16 values = 73,728 B; recurrent
   // 32 x 128 x 128 float32 = 2,097,152 B; 20 x 2,170,880 = 43,417,600 B.
@@ -413,7 +413,7 @@ TEST_CASE("Kimi Linear and Kimi K3: linear_attn_config counts layers from 1; KDA
   CHECK_THROWS_WITH(inline_config(config), Catch::Contains("linear_attn_config.num_k_heads = 16"));
 }
 
-TEST_CASE("LFM2: layer_types conv and full_attn_idxs; the short-conv state") {
+TEST_CASE("LFM2: layer_types conv and full_attn_idxs, the short-conv state") {
   // LFM2-8B-A1B: 6 attention x 2 x 8 x 64 (2048 / 32) x 2 B = 12,288 B per token; 18 conv layers
   // x (conv_L_cache 3 - 1) x 2,048 x 2 B = 147,456 B per sequence.
   const ModelSpec moe = fixture("lfm2-8b-a1b");
@@ -429,7 +429,7 @@ TEST_CASE("LFM2: layer_types conv and full_attn_idxs; the short-conv state") {
   CHECK(growth_and_fixed(small).fixed == 40'960);
 }
 
-TEST_CASE("attn_type_list: MiniMax-M2.7 is all softmax; 0 entries are lightning-attention state") {
+TEST_CASE("attn_type_list: MiniMax-M2.7 is all softmax, 0 entries are lightning-attention state") {
   // M2.7: 62 x 2 x 8 x 128 x 2 B = 253,952 B per token; 3 MTP modules of 1 layer each.
   const ModelSpec m27 = fixture("minimax-m2.7");
   CHECK(describe_layers(m27) == "62 full");

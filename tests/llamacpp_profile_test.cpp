@@ -306,7 +306,7 @@ TEST_CASE("the context: padding, per-sequence streams, batch clipping", "[llamac
   }
 }
 
-TEST_CASE("iSWA cells: unified streams multiply the window; --swa-full holds the full context", "[llamacpp]") {
+TEST_CASE("iSWA cells: unified streams multiply the window, --swa-full holds the full context", "[llamacpp]") {
   const kvplan::GgufModel m = fixture("gemma3");
   LlamaCppSettings s = settings(16384, 4);
   s.kv_unified = true;
@@ -368,7 +368,7 @@ TEST_CASE("what llama.cpp refuses, in its words", "[llamacpp]") {
   CHECK(kvplan::parse_llamacpp_cache_type("fp16", "-ctk").name == "f16");
 }
 
-TEST_CASE("-ngl: the output layer first, then the last repeating layers; embeddings stay on the host", "[llamacpp]") {
+TEST_CASE("llama.cpp -ngl places the output layer first, then the last repeating layers, embeddings on the host", "[llamacpp]") {
   const kvplan::GgufModel m = fixture("llama");  // 4 layers of 590,848 B; token_embd, output_norm, output
   LlamaCppSettings s = settings(4096, 1);
   s.n_gpu_layers = 2;  // i_gpu_start = 4 + 1 - 2 = 3: the output layer and layer 3
@@ -397,7 +397,7 @@ TEST_CASE("-ngl: the output layer first, then the last repeating layers; embeddi
   CHECK(has_rule(copy, "a copy of token_embd"));
 }
 
-TEST_CASE("llama.cpp's short flags become long names; -c and -b only under --runtime llama.cpp", "[llamacpp][cli]") {
+TEST_CASE("llama.cpp's short flags become long names, -c and -b only under --runtime llama.cpp", "[llamacpp][cli]") {
   using kvplan::rewrite_llamacpp_flags;
   CHECK(rewrite_llamacpp_flags({"kvplan", "-ctk", "q8_0", "-ctv=q4_0", "-np", "4", "-ub", "256", "-fa", "on", "-ngl", "99", "-kvu"}) ==
         std::vector<std::string>{"kvplan", "--cache-type-k", "q8_0", "--cache-type-v=q4_0", "--parallel", "4",

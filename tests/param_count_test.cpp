@@ -306,7 +306,7 @@ TEST_CASE("tie_word_embeddings: the model type's default when absent") {
   CHECK_THAT(untied.notes, Catch::Contains("llama defaults to untied"));
 }
 
-TEST_CASE("head_dim absent or null is hidden_size / heads; num_key_value_heads absent is heads") {
+TEST_CASE("head_dim absent or null is hidden_size / heads, num_key_value_heads absent is heads") {
   json config = json::parse(R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":1,"num_attention_heads":4,"intermediate_size":128,"vocab_size":10,"head_dim":null})");
   // attention 4 x 64 x 64 = 16,384; mlp 3 x 64 x 128 = 24,576; norms 128; embedding + head 1,280;
   // final norm 64.
@@ -490,7 +490,7 @@ TEST_CASE("Gemma 4 E2B and Gemma 3n E2B: per-layer embeddings and KV-shared laye
   CHECK(count_params(language_config(*gemma3n)).total == 4'456'156'768ull);
 }
 
-TEST_CASE("GLM-5.x: DeepSeek MLA + DSA indexer; GLM-5.2's shared indexer layers carry none") {
+TEST_CASE("GLM-5.x: DeepSeek MLA + DSA indexer, GLM-5.2's shared indexer layers carry none") {
   const auto glm51 = read_json(fixture_dir("glm-5.1") / "config.json");
   const auto glm52 = read_json(fixture_dir("glm-5.2") / "config.json");
   const auto glm5 = read_json(fixture_dir("glm-5") / "config.json");
@@ -511,7 +511,7 @@ TEST_CASE("GLM-5.x: DeepSeek MLA + DSA indexer; GLM-5.2's shared indexer layers 
   CHECK_THAT(trimmed.notes, Catch::Contains("index_n_heads absent"));
 }
 
-TEST_CASE("LFM2: short-convolution and attention layers; LFM2-MoE experts") {
+TEST_CASE("LFM2: short-convolution and attention layers, LFM2-MoE experts") {
   const auto small = read_json(fixture_dir("lfm2-350m") / "config.json");
   const auto moe = read_json(fixture_dir("lfm2-8b-a1b") / "config.json");
   REQUIRE(small);
