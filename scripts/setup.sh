@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # Installs what kvplan needs on Debian 12, skipping whatever is already there, so it is cheap to
-# run before every build. `--tests` also installs the pinned npm packages the test suite uses.
+# run before every build. `--tests` also installs the pinned npm packages the test suite uses;
+# `--clang` installs clang for the sanitize and fuzz presets.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 with_tests=false
-[[ "${1:-}" == "--tests" ]] && with_tests=true
+with_clang=false
+for arg in "$@"; do
+  [[ "$arg" == "--tests" ]] && with_tests=true
+  # clang and its sanitizer/libFuzzer runtimes, for the sanitize and fuzz presets.
+  [[ "$arg" == "--clang" ]] && with_clang=true
+done
 
 packages=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev catch2)
 if $with_tests && ! command -v node >/dev/null; then packages+=(nodejs npm); fi
+if $with_clang; then packages+=(clang libclang-rt-14-dev); fi
 
 missing=()
 for package in "${packages[@]}"; do

@@ -47,6 +47,24 @@ const ModelCatalog& builtin_models() {
   return catalog;
 }
 
+std::optional<ModelSpec> find_builtin_model(std::string_view name) {
+  if (name.empty()) return std::nullopt;
+  const auto same_char = [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+  };
+  for (const embedded::File& file : embedded::model_files()) {
+    // A file can only match when the name stands in it as a JSON string ("id" or an alias).
+    const std::string quoted = "\"" + std::string(name) + "\"";
+    if (std::search(file.text.begin(), file.text.end(), quoted.begin(), quoted.end(), same_char) == file.text.end())
+      continue;
+    ModelSpec spec = parse_model_spec(file.text, file.name);
+    ModelCatalog one;
+    one.models.push_back(std::move(spec));
+    if (one.find(name)) return std::move(one.models.front());
+  }
+  return std::nullopt;
+}
+
 const GpuCatalog& builtin_gpus() {
   static const GpuCatalog catalog = parse_gpu_catalog(embedded::gpu_catalog(), "gpus/gpus.json");
   return catalog;

@@ -99,7 +99,7 @@ int run_plan(const PlanFlags& flags, std::ostream& out, const Terminal& terminal
   if (flags.gpu.empty()) throw Error("--gpu is required (a catalog name such as 4090, or a capacity such as 24GiB)");
   const OutputFormat format = parse_output_format(flags.format);
   Report report;
-  const ModelSpec model = load_model(flags.model, builtin_models());
+  const ModelSpec model = load_model(flags.model);
   report.model = &model;
   report.gpu = resolve_gpu(flags.gpu, builtin_gpus());
   report.request = build_request(flags, model, report.gpu);
@@ -124,7 +124,7 @@ int run_gpus(const CatalogFlags& flags, std::ostream& out) {
 /// file that can be edited and passed back with --model.
 int run_spec(const SpecFlags& flags, std::ostream& out) {
   if (flags.model.empty()) throw Error("spec: --model is required");
-  const ModelSpec model = load_model(flags.model, builtin_models());
+  const ModelSpec model = load_model(flags.model);
   out << to_spec_json(model).dump(2) << "\n";
   return 0;
 }

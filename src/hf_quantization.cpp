@@ -44,6 +44,15 @@ QuantizedWeights block_fp8(const ParamCount& count, std::uint64_t block_elements
                       billions(quantized), block_elements, billions(kept), model_dtype.name)};
 }
 
+/// The string under `key`, or `fallback` when absent; any other type is an Error naming `field`.
+std::string string_field(const nlohmann::json& object, const char* key, const char* fallback, const std::string& origin,
+                         const char* field) {
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return fallback;
+  if (!it->is_string()) throw Error(fmt::format("{}: field '{}': expected a string", origin, field));
+  return it->get<std::string>();
+}
+
 /// A positive whole number; `group_size` -1 (GPTQ's per-channel) reads as "one group".
 std::uint64_t required(const nlohmann::json& object, const char* key, const std::string& origin) {
   const auto it = object.find(key);
@@ -65,7 +74,8 @@ QuantizedWeights compressed_tensors(const nlohmann::json& config, const ParamCou
   if (weights == first.end() || !weights->is_object())
     throw unsupported_architecture(origin + ": quantization_config.config_groups.weights", "missing");
   const std::uint64_t bits = required(*weights, "num_bits", origin);
-  const std::string type = weights->value("type", "int");
+  const std::string type =
+      string_field(*weights, "type", "int", origin, "quantization_config.config_groups.weights.type");
   if (type == "float" && bits == 8) return block_fp8(count, 1ull << 62, model_dtype);  // per-channel scales: negligible
   if (type == "int" && (bits == 4 || bits == 8)) {
     const auto group = weights->find("group_size");
@@ -85,11 +95,18 @@ QuantizedWeights weights_from_quantization(const nlohmann::json* config, const P
             fmt::format("computed: {} params x {} B ({})", billions(count.total),
                         static_cast<double>(model_dtype.block_bytes) / model_dtype.block_elements, model_dtype.name)};
   if (!config->is_object()) throw Error(fmt::format("{}: field 'quantization_config': expected an object", origin));
-  const std::string method = config->value("quant_method", "");
+  const std::string method = string_field(*config, "quant_method", "", origin, "quantization_config.quant_method");
   if (method == "fp8") {
     std::uint64_t block = 128 * 128;
+    // Two positive whole numbers; anything else (false, -1, 1e30, 0) is refused, not converted.
+    const auto side = [&](const nlohmann::json& value) {
+      if (!value.is_number_unsigned() || value.get<std::uint64_t>() == 0)
+        throw Error(fmt::format("{}: field 'quantization_config.weight_block_size': expected two positive whole numbers",
+                                origin));
+      return value.get<std::uint64_t>();
+    };
     if (const auto size = config->find("weight_block_size"); size != config->end() && size->is_array() && size->size() == 2)
-      block = (*size)[0].get<std::uint64_t>() * (*size)[1].get<std::uint64_t>();
+      block = checked_mul(side((*size)[0]), side((*size)[1]), "quantization_config.weight_block_size");
     return block_fp8(count, block, model_dtype);
   }
   if (method == "mxfp4") {

@@ -81,10 +81,16 @@ std::string read_text_file(const std::string& path) {
   if (!ec && size > kMaxFileBytes) throw Error(fmt::format("{}: file is larger than 64 MiB", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("{}: cannot be read", path));
-  std::ostringstream contents;
-  contents << in.rdbuf();
+  // The size check above cannot see devices and pipes (/dev/zero has no size), so the read itself
+  // stops past the limit instead of growing without end.
+  std::string contents;
+  std::vector<char> buffer(64 * 1024);
+  while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
+    contents.append(buffer.data(), static_cast<std::size_t>(in.gcount()));
+    if (contents.size() > kMaxFileBytes) throw Error(fmt::format("{}: file is larger than 64 MiB", path));
+  }
   if (in.bad()) throw Error(fmt::format("{}: cannot be read", path));
-  return contents.str();
+  return contents;
 }
 
 namespace {

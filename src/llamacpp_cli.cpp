@@ -278,7 +278,7 @@ int run_llamacpp_plan(const PlanInputs& in, const LlamaCppFlags& f, std::ostream
   // The model, with what llama.cpp reads beyond the spec when it is a GGUF file.
   GgufModel loaded;
   if (is_gguf_path(in.model)) loaded = load_gguf_model(in.model);
-  else loaded.spec = load_model(in.model, builtin_models());
+  else loaded.spec = load_model(in.model);
   const ModelSpec& model = loaded.spec;
 
   // Settings shared by every row.

@@ -47,4 +47,9 @@ ModelSpec load_model(std::string_view text, const ModelCatalog& catalog) {
                           did_you_mean(text, catalog.names())));
 }
 
+ModelSpec load_model(std::string_view text) {
+  if (std::optional<ModelSpec> model = find_builtin_model(text)) return std::move(*model);
+  return load_model(text, builtin_models());
+}
+
 }  // namespace kvplan

@@ -154,7 +154,10 @@ std::uint32_t parse_fraction_millionths(std::string_view text, std::string_view 
   if (!parse_decimal(value, decimal, flag))
     throw Error(fmt::format("{}: '{}' is not a fraction between 0 and 1 (example: 0.9)", flag, text));
   const std::uint64_t millionths = scale_decimal(decimal, 1'000'000, flag);
-  if (millionths == 0 || millionths > 1'000'000)
+  // Digits past the sixth are dropped by the scaling, so "1.0000001" is checked on its digits.
+  const bool above_one =
+      decimal.whole > 1 || (decimal.whole == 1 && decimal.fraction.find_first_not_of('0') != std::string::npos);
+  if (millionths == 0 || millionths > 1'000'000 || above_one)
     throw Error(fmt::format("{}: must be more than 0 and at most 1, got '{}'", flag, text));
   return static_cast<std::uint32_t>(millionths);
 }

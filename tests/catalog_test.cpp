@@ -255,3 +255,15 @@ TEST_CASE("the README's catalog table is the one kvplan prints") {
   INFO("regenerate the README table with: build/kvplan models --format markdown");
   CHECK(readme.find(table) != std::string::npos);
 }
+
+TEST_CASE("the fast lookup finds what the whole catalog finds") {
+  for (const char* name : {"llama3.1-8b", "LLAMA3.1-8B", "meta-llama/Llama-3.1-8B-Instruct", "google/gemma-3-27b-it", "mistral-7b"}) {
+    INFO(name);
+    const std::optional<ModelSpec> fast = find_builtin_model(name);
+    REQUIRE(fast.has_value());
+    CHECK(fast->id == builtin_models().find(name)->id);
+  }
+  CHECK_FALSE(find_builtin_model("llama3.1-8bb").has_value());
+  CHECK_FALSE(find_builtin_model("").has_value());
+  CHECK_FALSE(find_builtin_model("name").has_value());  // a JSON key, not a model
+}

@@ -2,6 +2,7 @@
 /// The built-in catalogs: model specs from models/*.json and GPUs from gpus/gpus.json, embedded
 /// into the binary at build time so an installed kvplan works from any directory.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,10 @@ struct ModelCatalog {
 
 /// Parsed once on first use from the embedded files.
 const ModelCatalog& builtin_models();
+
+/// The built-in model with this id or alias, parsing only the files that can hold the name (the
+/// CLI's fast path: a plan needs one model, not the catalog); nullopt when there is none.
+std::optional<ModelSpec> find_builtin_model(std::string_view name);
 const GpuCatalog& builtin_gpus();
 
 }  // namespace kvplan

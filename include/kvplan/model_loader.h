@@ -13,4 +13,7 @@ namespace kvplan {
 /// closest catalog names.
 ModelSpec load_model(std::string_view text, const ModelCatalog& catalog);
 
+/// The same against the built-in catalog, parsing only the catalog file the name is in.
+ModelSpec load_model(std::string_view text);
+
 }  // namespace kvplan

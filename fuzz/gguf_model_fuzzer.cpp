@@ -1,0 +1,35 @@
+// GGUF → model spec (gguf_model_from_header): the input is a GGUF file, read as the header fuzzer
+// reads it; a header that reads is turned into a spec, which must then plan. Every failure is a
+// one-line kvplan::Error.
+
+#include <string>
+
+#include "fuzz_support.h"
+#include "kvplan/budget.h"
+#include "kvplan/error.h"
+#include "kvplan/gguf.h"
+#include "kvplan/gguf_model.h"
+
+using namespace kvplan;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string& path = fuzz::write_memfd(data, size);
+  ModelSpec spec;
+  try {
+    spec = gguf_model_from_header(read_gguf_header(path)).spec;
+  } catch (const Error& error) {
+    fuzz::require_message(error.what(), "gguf_model_from_header");
+    return 0;
+  }
+  RowSettings settings;
+  const Dtype& fp16 = parse_kv_dtype("fp16", *spec.weight_dtype);
+  settings.ctx = 4096;
+  settings.cache = {&fp16, &fp16};
+  settings.gpu_memory_bytes = 80ull << 30;
+  try {
+    (void)plan_row(spec, settings);
+  } catch (const Error& error) {
+    fuzz::require_message(error.what(), "plan_row");
+  }
+  return 0;
+}

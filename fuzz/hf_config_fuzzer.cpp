@@ -1,0 +1,74 @@
+// Hugging Face model folders (load_hf_model): config.json and, after the first NUL byte of the
+// input, model.safetensors.index.json. Both are written into a private directory and loaded the
+// way `--model <folder>` loads them. A config that loads gives a spec that plans; a bad one is a
+// one-line kvplan::Error.
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "fuzz_support.h"
+#include "kvplan/budget.h"
+#include "kvplan/error.h"
+#include "kvplan/hf_config.h"
+#include "kvplan/spec_json.h"
+
+using namespace kvplan;
+
+namespace {
+
+std::string make_directory() {
+  std::string pattern = std::filesystem::exists("/dev/shm") ? "/dev/shm/kvplan-fuzz-hf-XXXXXX" : "/tmp/kvplan-fuzz-hf-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) fuzz::finding("cannot make a directory for the model folder");
+  return pattern;
+}
+
+void write(const std::string& path, std::string_view text) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file.write(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!file.flush()) fuzz::finding("cannot write " + path);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static const std::string directory = make_directory();
+  static const std::string config_path = directory + "/config.json";
+  static const std::string index_path = directory + "/model.safetensors.index.json";
+
+  const std::string_view input = fuzz::as_text(data, size);
+  const std::size_t split = input.find('\0');
+  write(config_path, input.substr(0, split));
+  if (split == std::string_view::npos) std::filesystem::remove(index_path);
+  else write(index_path, input.substr(split + 1));
+
+  ModelSpec spec;
+  try {
+    spec = load_hf_model(directory);
+  } catch (const Error& error) {
+    fuzz::require_message(error.what(), "load_hf_model");
+    return 0;
+  }
+  // What loads is a valid spec: it survives kvplan's own format and plans.
+  try {
+    (void)model_spec_from_json(to_spec_json(spec), "round trip");
+  } catch (const Error& error) {
+    fuzz::finding(std::string("a loaded config's spec does not parse back: ") + error.what());
+  }
+  RowSettings settings;
+  const Dtype& fp16 = parse_kv_dtype("fp16", *spec.weight_dtype);
+  settings.ctx = 32768;
+  settings.cache = {&fp16, &fp16};
+  settings.gpu_memory_bytes = 80ull << 30;
+  try {
+    (void)plan_row(spec, settings);
+  } catch (const Error& error) {
+    fuzz::require_message(error.what(), "plan_row");
+  }
+  return 0;
+}

@@ -1,0 +1,102 @@
+# bash completion for kvplan                                  -*- shell-script -*-
+# Installed as share/bash-completion/completions/kvplan. Model and GPU names come from the
+# installed binary's own catalogs (`kvplan models`, `kvplan gpus`), so they never go stale.
+# shellcheck disable=SC2207  # COMPREPLY=($(compgen ...)): the words never contain spaces
+
+_kvplan_catalog() {
+  # First column of `kvplan models` / `kvplan gpus`, without the header line.
+  "${1}" "${2}" 2>/dev/null | awk 'NR > 1 { print $1 }'
+}
+
+# File names for --model; bash-completion's _filedir when it is loaded.
+_kvplan_files() {
+  if declare -F _filedir >/dev/null; then
+    _filedir '@(json|gguf)'
+  else
+    local IFS=$'\n'
+    COMPREPLY+=($(compgen -f -- "$cur"))
+  fi
+}
+
+_kvplan() {
+  local cur prev words cword
+  if declare -F _init_completion >/dev/null; then
+    _init_completion -n = || return
+  else  # plain bash, without the bash-completion package
+    words=("${COMP_WORDS[@]}")
+    cword=$COMP_CWORD
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD - 1]}
+  fi
+
+  local kvplan_bin="${words[0]}"
+  local kv_dtypes="fp32 fp16 bf16 fp8 fp8_e4m3 fp8_e5m2 int8 int4 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl auto f16 f32"
+  local weight_dtypes="fp32 fp16 bf16 fp8 int8 int4"
+  local formats="table json csv markdown"
+  local options="--model --ctx --max-model-len --gpu --kv-dtype --kv-cache-dtype --weight-dtype --batch
+                 --overhead --util --gpu-memory-utilization --format --no-color --check --mtp-layers --help --version
+                 --runtime --ctx-size --parallel --batch-size --ubatch-size --cache-type-k --cache-type-v --flash-attn
+                 --kv-unified --swa-full --n-gpu-layers --gpu-layers"
+  local llamacpp_types="f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl"
+
+  # The subcommands: models and gpus take --format, spec takes --model.
+  local word
+  for word in "${words[@]:1:cword-1}"; do
+    if [[ "$word" == models || "$word" == gpus ]]; then
+      case "$prev" in
+        -f|--format) COMPREPLY=($(compgen -W "table json markdown" -- "$cur")) ;;
+        *) COMPREPLY=($(compgen -W "--format --help" -- "$cur")) ;;
+      esac
+      return
+    fi
+    if [[ "$word" == spec ]]; then
+      case "$prev" in
+        -m|--model)
+          COMPREPLY=($(compgen -W "$(_kvplan_catalog "$kvplan_bin" models)" -- "$cur"))
+          _kvplan_files
+          ;;
+        *) COMPREPLY=($(compgen -W "--model --help" -- "$cur")) ;;
+      esac
+      return
+    fi
+  done
+
+  case "$prev" in
+    -m|--model)
+      COMPREPLY=($(compgen -W "$(_kvplan_catalog "$kvplan_bin" models)" -- "$cur"))
+      _kvplan_files
+      return ;;
+    -g|--gpu)
+      COMPREPLY=($(compgen -W "$(_kvplan_catalog "$kvplan_bin" gpus) 24GiB 80GiB" -- "$cur"))
+      return ;;
+    -k|--kv-dtype|--kv-cache-dtype)
+      # A comma-separated list: complete the item after the last comma.
+      local head="" tail="$cur"
+      if [[ "$cur" == *,* ]]; then head="${cur%,*},"; tail="${cur##*,}"; fi
+      COMPREPLY=($(compgen -P "$head" -W "$kv_dtypes" -- "$tail"))
+      compopt -o nospace 2>/dev/null
+      return ;;
+    -w|--weight-dtype) COMPREPLY=($(compgen -W "$weight_dtypes" -- "$cur")); return ;;
+    -f|--format) COMPREPLY=($(compgen -W "$formats" -- "$cur")); return ;;
+    -c|--ctx|--max-model-len) COMPREPLY=($(compgen -W "8k 32k 64k 128k 32k,64k,128k 1M" -- "$cur")); return ;;
+    -u|--util|--gpu-memory-utilization) COMPREPLY=($(compgen -W "0.9 0.95 1.0" -- "$cur")); return ;;
+    -b|--batch) COMPREPLY=($(compgen -W "1 4 8 16 32 64" -- "$cur")); return ;;
+    --overhead) COMPREPLY=($(compgen -W "0 1GiB 2GiB 4GiB" -- "$cur")); return ;;
+    --mtp-layers) COMPREPLY=($(compgen -W "0 1 all" -- "$cur")); return ;;
+    --runtime) COMPREPLY=($(compgen -W "generic llama.cpp" -- "$cur")); return ;;
+    --ctx-size) COMPREPLY=($(compgen -W "0 4096 32768 131072" -- "$cur")); return ;;
+    --parallel|-np) COMPREPLY=($(compgen -W "1 2 4 8" -- "$cur")); return ;;
+    --batch-size|--ubatch-size|-ub) COMPREPLY=($(compgen -W "512 1024 2048" -- "$cur")); return ;;
+    --cache-type-k|--cache-type-v|-ctk|-ctv) COMPREPLY=($(compgen -W "$llamacpp_types" -- "$cur")); return ;;
+    --flash-attn|-fa) COMPREPLY=($(compgen -W "on off auto" -- "$cur")); return ;;
+    --n-gpu-layers|--gpu-layers|-ngl) COMPREPLY=($(compgen -W "all auto 0" -- "$cur")); return ;;
+  esac
+
+  if [[ "$cur" == -* ]]; then
+    COMPREPLY=($(compgen -W "$options" -- "$cur"))
+  elif ((cword == 1)); then
+    COMPREPLY=($(compgen -W "models gpus spec $options" -- "$cur"))
+  fi
+}
+
+complete -F _kvplan kvplan
