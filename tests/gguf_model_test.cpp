@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
+#include "support/temp_dir.h"
 #include "kvplan/catalog.h"
 #include "kvplan/error.h"
 #include "kvplan/gguf_model.h"
@@ -23,27 +24,10 @@ using kvplan::LayerSpec;
 using kvplan::testing::GgufWriter;
 using kvplan::testing::make_llamacpp_fixture;
 
+using kvplan::testing::TempDir;
+
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("kvplan_gguf_model_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 GgufModel load(const GgufWriter& writer) {
   TempDir dir;

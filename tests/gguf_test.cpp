@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
+#include "support/temp_dir.h"
 #include "kvplan/error.h"
 #include "kvplan/ggml_type.h"
 #include "kvplan/gguf.h"
@@ -22,29 +23,10 @@ using kvplan::testing::ByteWriter;
 using kvplan::testing::GgufWriter;
 using kvplan::testing::write_file;
 
+using kvplan::testing::TempDir;
+
 namespace {
 
-/// A fresh directory under the system temp directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("kvplan_gguf_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 /// The message of the Error that reading `path` throws; fails the test when nothing is thrown.
 std::string read_error(const std::string& path) {

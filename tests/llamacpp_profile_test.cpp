@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "support/temp_dir.h"
 #include "kvplan/cli.h"
 #include "kvplan/dtype.h"
 #include "kvplan/error.h"
@@ -30,27 +31,10 @@ using kvplan::MiB;
 using kvplan::ModelSpec;
 using kvplan::plan_llamacpp;
 
+using kvplan::testing::TempDir;
+
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("kvplan_llamacpp_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 /// `layers` attention layers of `kind`, `kv` heads of k/v widths, as a hand-built spec.
 ModelSpec attention_model(std::uint32_t layers, std::uint32_t heads, std::uint32_t kv, std::uint32_t k, std::uint32_t v,
