@@ -1,6 +1,6 @@
 // The C API (include/kvplan/kvplan.h): the CLI's plan command as a function. It takes the same
-// texts as the flags, builds the same Report as src/cli.cpp and prints it with the same JSON
-// formatter. No exception leaves this file.
+// texts as the flags, builds its request with the CLI's builder (src/plan_texts.h) and prints it
+// with the same JSON formatter. No exception leaves this file.
 
 #include "kvplan/kvplan.h"
 
@@ -19,47 +19,28 @@
 #include "kvplan/spec_json.h"
 #include "kvplan/units.h"
 #include "kvplan/version.h"
+#include "plan_texts.h"
 
 namespace kvplan {
 
 namespace {
 
-/// "32k,64k" -> {"32k", "64k"}; empty items are kept so that they are refused, as on the CLI.
-std::vector<std::string> split_list(std::string_view text) {
-  std::vector<std::string> items;
-  if (text.empty()) return items;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    items.emplace_back(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return items;
-}
+/// The C API names its settings by their fields.
+constexpr SettingNames kFieldNames{"ctx", "batch", "overhead", "utilization", "mtp_layers"};
 
-/// The flags' defaults and parsers, as src/cli.cpp's build_request applies them.
-PlanRequest build_request(const kvplan_request& in, const ModelSpec& model, const GpuSpec& gpu) {
-  PlanRequest request;
-  for (const std::string& ctx : split_list(in.ctx ? in.ctx : "32k,64k,128k"))
-    request.contexts.push_back(parse_token_count(ctx, "ctx"));
-
-  std::vector<std::string> dtypes;
-  if (in.kv_dtypes) dtypes = split_list(in.kv_dtypes);
-  else
-    for (std::string_view name : default_kv_dtype_names()) dtypes.emplace_back(name);
-  for (const std::string& name : dtypes) {
-    const Dtype& type = parse_kv_dtype(name, *model.weight_dtype);
-    request.caches.push_back({&type, &type});
-  }
-
-  request.batch = in.batch == 0 ? 1 : in.batch;
-  if (in.weight_dtype) request.weight_dtype = &parse_weight_dtype(in.weight_dtype);
-  const std::string_view overhead = in.overhead ? in.overhead : "2GiB";
-  request.overhead_bytes = overhead == "0" ? 0 : parse_memory_size(overhead, "overhead");
-  request.utilization_millionths = parse_fraction_millionths(in.utilization ? in.utilization : "1.0", "utilization");
-  request.gpu_memory_bytes = gpu.memory_bytes;
-  return request;
+/// The request's fields as the texts the CLI's flags would hold; NULL (or batch 0) is unset.
+PlanTexts texts_of(const kvplan_request& in) {
+  PlanTexts texts;
+  // A NULL list is the default; an empty one is a list with one empty item, refused as on the CLI.
+  if (in.ctx) texts.contexts.emplace_back(in.ctx);
+  if (in.kv_dtypes) texts.kv_dtypes.emplace_back(in.kv_dtypes);
+  if (in.weight_dtype) texts.weight_dtype = in.weight_dtype;
+  if (in.batch != 0) texts.batch = std::to_string(in.batch);
+  // "" means the default here, as an unset field does.
+  if (in.overhead) texts.overhead = in.overhead;
+  if (in.utilization) texts.utilization = in.utilization;
+  if (in.mtp_layers) texts.mtp_layers = in.mtp_layers;
+  return texts;
 }
 
 ModelSpec load_requested_model(const kvplan_request& in) {
@@ -112,7 +93,7 @@ void plan_into(const kvplan_request& in, kvplan_result& result) {
   Report report;
   report.model = &model;
   report.gpu = resolve_gpu(in.gpu, builtin_gpus());
-  report.request = build_request(in, model, report.gpu);
+  report.request = build_plan_request(texts_of(in), model, report.gpu, kFieldNames);
   report.plan = make_plan(model, report.request);
 
   const std::string json = format_json(report);

@@ -16,6 +16,7 @@
 #include "kvplan/units.h"
 #include "kvplan/version.h"
 #include "llamacpp_cli.h"
+#include "plan_texts.h"
 
 namespace kvplan {
 
@@ -35,22 +36,6 @@ constexpr std::string_view kExamples = R"(Examples:
 Sizes print in GiB (2^30 bytes). Exit codes: 0 success, 1 a row does not fit (--check only),
 2 invalid input, 3 unsupported architecture.)";
 
-/// What the flags said, as text; turned into typed settings by `build_request`.
-struct PlanFlags {
-  std::string model;
-  std::vector<std::string> contexts;
-  std::string gpu;
-  std::vector<std::string> kv_dtypes;
-  std::string weight_dtype;
-  std::string batch = "1";
-  std::string overhead = "2GiB";
-  std::string utilization = "1.0";
-  std::string format = "table";
-  bool no_color = false;
-  bool check = false;
-  std::string mtp_layers;  ///< --mtp-layers N|all: MTP layers cached for speculative decoding
-};
-
 struct CatalogFlags {
   std::string format = "table";
 };
@@ -59,55 +44,19 @@ struct SpecFlags {
   std::string model;
 };
 
-/// "32k,64k" given once or as repeated flags -> {"32k", "64k"}.
-std::vector<std::string> split_list(const std::vector<std::string>& values) {
-  std::vector<std::string> items;
-  for (const std::string& value : values) {
-    std::stringstream stream(value);
-    std::string item;
-    while (std::getline(stream, item, ',')) items.push_back(item);
-    if (!value.empty() && value.back() == ',') items.emplace_back();
-  }
-  return items;
-}
-
-PlanRequest build_request(const PlanFlags& flags, const ModelSpec& model, const GpuSpec& gpu) {
-  PlanRequest request;
-  const std::vector<std::string> contexts =
-      flags.contexts.empty() ? std::vector<std::string>{"32k", "64k", "128k"} : split_list(flags.contexts);
-  for (const std::string& ctx : contexts) request.contexts.push_back(parse_token_count(ctx, "--ctx"));
-
-  std::vector<std::string> dtypes = split_list(flags.kv_dtypes);
-  if (flags.kv_dtypes.empty())
-    for (std::string_view name : default_kv_dtype_names()) dtypes.emplace_back(name);
-  for (const std::string& name : dtypes) {
-    const Dtype& type = parse_kv_dtype(name, *model.weight_dtype);
-    request.caches.push_back({&type, &type});
-  }
-
-  request.batch = parse_positive_integer(flags.batch, "--batch");
-  if (!flags.weight_dtype.empty()) request.weight_dtype = &parse_weight_dtype(flags.weight_dtype);
-  request.overhead_bytes = flags.overhead == "0" ? 0 : parse_memory_size(flags.overhead, "--overhead");
-  request.utilization_millionths = parse_fraction_millionths(flags.utilization, "--util");
-  request.gpu_memory_bytes = gpu.memory_bytes;
-  request.mtp_layers = resolve_mtp_layers(flags.mtp_layers, model);
-  return request;
-}
-
-int run_plan(const PlanFlags& flags, std::ostream& out, const Terminal& terminal) {
-  if (flags.model.empty()) throw Error("--model is required (a catalog name such as llama3.1-8b, or a spec file)");
-  if (flags.gpu.empty()) throw Error("--gpu is required (a catalog name such as 4090, or a capacity such as 24GiB)");
-  const OutputFormat format = parse_output_format(flags.format);
+int run_plan(const PlanInputs& in, std::ostream& out) {
+  if (in.model.empty()) throw Error("--model is required (a catalog name such as llama3.1-8b, or a spec file)");
+  if (in.gpu.empty()) throw Error("--gpu is required (a catalog name such as 4090, or a capacity such as 24GiB)");
+  const OutputFormat format = parse_output_format(in.format.empty() ? "table" : in.format);
   Report report;
-  const ModelSpec model = load_model(flags.model);
+  const ModelSpec model = load_model(in.model);
   report.model = &model;
-  report.gpu = resolve_gpu(flags.gpu, builtin_gpus());
-  report.request = build_request(flags, model, report.gpu);
+  report.gpu = resolve_gpu(in.gpu, builtin_gpus());
+  report.request = build_plan_request(in.texts, model, report.gpu);
   report.plan = make_plan(model, report.request);
-  const bool color = terminal.stdout_is_tty && !terminal.no_color_env && !flags.no_color;
-  out << format_report(report, format, color);
+  out << format_report(report, format, in.color);
   const bool all_fit = report.plan.ways_out.empty();
-  return flags.check && !all_fit ? static_cast<int>(ExitCode::does_not_fit) : 0;
+  return in.check && !all_fit ? static_cast<int>(ExitCode::does_not_fit) : 0;
 }
 
 int run_models(const CatalogFlags& flags, std::ostream& out) {
@@ -147,31 +96,34 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   app.set_version_flag("--version", std::string("kvplan ") + kVersion);
   app.require_subcommand(0, 1);
 
-  PlanFlags plan;
+  PlanInputs plan;
+  PlanTexts& texts = plan.texts;
+  bool no_color = false;
   app.add_option("-m,--model", plan.model, "Catalog id or alias (llama3.1-8b, meta-llama/Llama-3.1-8B) or a spec file")
       ->type_name("NAME|PATH");
-  app.add_option("-c,--ctx,--max-model-len", plan.contexts,
+  app.add_option("-c,--ctx,--max-model-len", texts.contexts,
                  "Context length(s) per sequence, comma-separated: 32768, 32k (=32768), 1M (=1048576) "
                  "[default: 32k,64k,128k]")
       ->type_name("LIST");
   app.add_option("-g,--gpu", plan.gpu, "GPU catalog name or alias (4090, h100, a100-80g) or a capacity (24GiB, 24GB, 80G = GiB)")
       ->type_name("NAME|SIZE");
-  app.add_option("-k,--kv-dtype,--kv-cache-dtype", plan.kv_dtypes,
+  app.add_option("-k,--kv-dtype,--kv-cache-dtype", texts.kv_dtypes,
                  "KV cache dtype(s): fp32 fp16 bf16 fp8 (=fp8_e4m3) fp8_e5m2 int8 int4 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl, "
                  "auto (= the model's dtype) [default: fp16,fp8,int8,int4]")
       ->type_name("LIST");
-  app.add_option("-w,--weight-dtype", plan.weight_dtype, "Weight dtype: fp32 fp16 bf16 fp8 int8 int4 [default: the model's own]")
+  app.add_option("-w,--weight-dtype", texts.weight_dtype, "Weight dtype: fp32 fp16 bf16 fp8 int8 int4 [default: the model's own]")
       ->type_name("DTYPE");
-  app.add_option("-b,--batch", plan.batch, "Concurrent sequences, each holding ctx tokens [default: 1]")->type_name("N");
-  app.add_option("--overhead", plan.overhead, "Runtime overhead beyond weights and KV (CUDA context, activations) [default: 2GiB]")
+  app.add_option("-b,--batch", texts.batch, "Concurrent sequences, each holding ctx tokens [default: 1]")->type_name("N");
+  app.add_option("--overhead", texts.overhead,
+                 "Runtime overhead beyond weights and KV (CUDA context, activations); 0 allowed [default: 2GiB]")
       ->type_name("SIZE");
-  app.add_option("-u,--util,--gpu-memory-utilization", plan.utilization,
+  app.add_option("-u,--util,--gpu-memory-utilization", texts.utilization,
                  "Fraction of GPU memory the budget may use [default: 1.0]")
       ->type_name("FRACTION");
   app.add_option("-f,--format", plan.format, "Output: table, json, csv, markdown [default: table]")->type_name("FORMAT");
-  app.add_flag("--no-color", plan.no_color, "No colour (also off when stdout is not a terminal or NO_COLOR is set)");
+  app.add_flag("--no-color", no_color, "No colour (also off when stdout is not a terminal or NO_COLOR is set)");
   app.add_flag("--check", plan.check, "Exit 1 when any row does not fit (for CI)");
-  app.add_option("--mtp-layers", plan.mtp_layers,
+  app.add_option("--mtp-layers", texts.mtp_layers,
                  "Count N (or all) of the model's MTP / next-token layers as cached, for speculative decoding "
                  "[default: 0, not cached]")
       ->type_name("N|all");
@@ -210,12 +162,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (models->parsed()) return run_models(models_flags, out);
     if (gpus->parsed()) return run_gpus(gpus_flags, out);
     if (spec->parsed()) return run_spec(spec_flags, out);
-    if (wants_llamacpp_runtime(llamacpp))
-      return run_llamacpp_plan({plan.model, plan.contexts, plan.gpu, plan.kv_dtypes, plan.weight_dtype, plan.batch,
-                                app.count("--batch") > 0, plan.overhead, plan.utilization, plan.format,
-                                terminal.stdout_is_tty && !terminal.no_color_env && !plan.no_color, plan.check},
-                               llamacpp, out);
-    return run_plan(plan, out, terminal);
+    plan.color = terminal.stdout_is_tty && !terminal.no_color_env && !no_color;
+    if (wants_llamacpp_runtime(llamacpp)) return run_llamacpp_plan(plan, llamacpp, out);
+    return run_plan(plan, out);
   } catch (const Error& error) {
     err << "kvplan: error: " << one_line(error.what()) << "\n";
     return static_cast<int>(error.code());

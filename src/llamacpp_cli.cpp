@@ -6,7 +6,6 @@
 #include <limits>
 #include <optional>
 #include <ostream>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -80,20 +79,10 @@ std::uint32_t parse_u32(std::string_view text, std::string_view flag) {
   return static_cast<std::uint32_t>(value);
 }
 
-std::vector<std::string> split_list(const std::vector<std::string>& values) {
-  std::vector<std::string> items;
-  for (const std::string& value : values) {
-    std::stringstream stream(value);
-    std::string item;
-    while (std::getline(stream, item, ',')) items.push_back(item);
-  }
-  return items;
-}
-
 /// The cache pairs of the rows: -ctk/-ctv (one pair) or --kv-dtype (K = V each), default f16.
 std::vector<std::pair<const GgmlType*, const GgmlType*>> cache_pairs(const PlanInputs& in, const LlamaCppFlags& f) {
   const bool typed = !f.cache_type_k.empty() || !f.cache_type_v.empty();
-  if (typed && !in.kv_dtypes.empty())
+  if (typed && !in.texts.kv_dtypes.empty())
     throw Error("give either -ctk/-ctv (llama.cpp's) or --kv-dtype (kvplan's list of K = V types), not both");
   if (typed) {
     const GgmlType* k = f.cache_type_k.empty() ? nullptr : &parse_llamacpp_cache_type(f.cache_type_k, "--cache-type-k");
@@ -101,7 +90,7 @@ std::vector<std::pair<const GgmlType*, const GgmlType*>> cache_pairs(const PlanI
     return {{k, v}};
   }
   std::vector<std::pair<const GgmlType*, const GgmlType*>> pairs;
-  for (const std::string& name : split_list(in.kv_dtypes)) {
+  for (const std::string& name : split_list(in.texts.kv_dtypes)) {
     const GgmlType* type = &parse_llamacpp_cache_type(name, "--kv-dtype");
     pairs.emplace_back(type, type);
   }
@@ -268,12 +257,15 @@ bool wants_llamacpp_runtime(const LlamaCppFlags& flags) {
 int run_llamacpp_plan(const PlanInputs& in, const LlamaCppFlags& f, std::ostream& out) {
   if (in.model.empty()) throw Error("--model is required (a GGUF file, a catalog name such as llama3.1-8b, or a spec file)");
   if (in.gpu.empty()) throw Error("--gpu is required (a catalog name such as 4090, or a capacity such as 24GiB)");
-  if (!in.weight_dtype.empty())
+  const PlanTexts& texts = in.texts;
+  if (!texts.weight_dtype.empty())
     throw Error("--weight-dtype does not apply to --runtime llama.cpp: llama.cpp runs the GGUF file's own tensors "
                 "(give the GGUF of the quantization you want)");
-  if (!f.ctx_size.empty() && !in.contexts.empty())
+  if (!texts.mtp_layers.empty())
+    throw Error("--mtp-layers does not apply to --runtime llama.cpp: its cache follows the GGUF's own layer count");
+  if (!f.ctx_size.empty() && !texts.contexts.empty())
     throw Error("give either --ctx-size/-c (llama.cpp's total for all sequences) or --ctx (kvplan's per sequence), not both");
-  const OutputFormat format = parse_output_format(in.format);
+  const OutputFormat format = parse_output_format(in.format.empty() ? "table" : in.format);
 
   // The model, with what llama.cpp reads beyond the spec when it is a GGUF file.
   GgufModel loaded;
@@ -284,14 +276,15 @@ int run_llamacpp_plan(const PlanInputs& in, const LlamaCppFlags& f, std::ostream
   // Settings shared by every row.
   LlamaCppSettings base;
   std::vector<std::string> common_rules;
-  const std::uint32_t batch = in.batch_given ? parse_u32(in.batch, "--batch") : 1;
+  const bool batch_given = !texts.batch.empty();
+  const std::uint32_t batch = batch_given ? parse_u32(texts.batch, "--batch") : 1;
   if (!f.parallel.empty()) {
     base.n_parallel = parse_u32(f.parallel, "--parallel");
-    if (in.batch_given && batch != base.n_parallel)
+    if (batch_given && batch != base.n_parallel)
       throw Error(fmt::format("--parallel {} and --batch {} disagree: both count sequences", base.n_parallel, batch));
   } else {
     base.n_parallel = batch;
-    if (!in.batch_given)
+    if (!batch_given)
       common_rules.push_back("no -np: 1 sequence (llama-server without -np runs 4 slots sharing one unified cache; "
                              "price that with -np 4 --kv-unified)");
   }
@@ -321,8 +314,8 @@ int run_llamacpp_plan(const PlanInputs& in, const LlamaCppFlags& f, std::ostream
                                          base.n_parallel == 1 ? std::string("1 sequence")
                                                               : fmt::format("{} sequences", base.n_parallel)));
     }
-  } else if (!in.contexts.empty()) {
-    for (const std::string& text : split_list(in.contexts)) {
+  } else if (!texts.contexts.empty()) {
+    for (const std::string& text : split_list(texts.contexts)) {
       const std::uint64_t per_seq = parse_token_count(text, "--ctx");
       const std::uint64_t n = checked_mul(per_seq, base.n_parallel, "--ctx x sequences");
       totals.emplace_back(n, fmt::format("--ctx {} per sequence x {} sequence{}: -c {}", per_seq, base.n_parallel,
@@ -339,9 +332,7 @@ int run_llamacpp_plan(const PlanInputs& in, const LlamaCppFlags& f, std::ostream
   report.base.gpu = gpu;
   PlanRequest& request = report.base.request;
   request.batch = base.n_parallel;
-  request.overhead_bytes = in.overhead == "0" ? 0 : parse_memory_size(in.overhead, "--overhead");
-  request.utilization_millionths = parse_fraction_millionths(in.utilization, "--util");
-  request.gpu_memory_bytes = gpu.memory_bytes;
+  apply_budget_settings(texts, gpu, kFlagNames, request);
   const auto dtype_of = [&](const GgmlType* t) -> const Dtype& {
     return parse_kv_dtype(t ? t->name : std::string_view("f16"), *model.weight_dtype);
   };

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "plan_texts.h"
+
 namespace CLI {
 class App;
 }
@@ -41,22 +43,6 @@ void add_llamacpp_options(CLI::App& app, LlamaCppFlags& flags);
 /// True for --runtime llama.cpp (also "llamacpp", "llama-cpp"); false for "generic". Throws for an
 /// unknown runtime, and for llama.cpp flags given with the generic runtime.
 bool wants_llamacpp_runtime(const LlamaCppFlags& flags);
-
-/// The plan flags cli.cpp parsed, as text, and which of them were given.
-struct PlanInputs {
-  std::string model;
-  std::vector<std::string> contexts;  ///< --ctx: per sequence
-  std::string gpu;
-  std::vector<std::string> kv_dtypes;
-  std::string weight_dtype;
-  std::string batch;  ///< --batch: sequences
-  bool batch_given = false;
-  std::string overhead;
-  std::string utilization;
-  std::string format;
-  bool color = false;
-  bool check = false;
-};
 
 /// `kvplan --runtime llama.cpp ...`: prices every row with the llama.cpp profile and prints the
 /// report with the llama.cpp figures and rules. Returns the exit code.

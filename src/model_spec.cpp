@@ -107,18 +107,18 @@ const LayerSpec* mtp_cache_layer(const ModelSpec& spec) {
   return any != spec.layers.rend() ? &*any : nullptr;
 }
 
-std::uint32_t resolve_mtp_layers(std::string_view text, const ModelSpec& spec) {
+std::uint32_t resolve_mtp_layers(std::string_view text, const ModelSpec& spec, std::string_view flag) {
   if (text.empty() || text == "0") return 0;
   const std::string declared = fmt::format("{} declares {} MTP layer{}", spec.id, spec.mtp_layers, spec.mtp_layers == 1 ? "" : "s");
-  if (spec.mtp_layers == 0) throw Error(fmt::format("--mtp-layers {}: {}", text, declared));
+  if (spec.mtp_layers == 0) throw Error(fmt::format("{} {}: {}", flag, text, declared));
   if (text == "all") return spec.mtp_layers;
   std::uint64_t count = 0;
   for (const char c : text) {
     if (c < '0' || c > '9' || count > 1000)
-      throw Error(fmt::format("--mtp-layers: '{}' is not a number of layers or 'all'", text));
+      throw Error(fmt::format("{}: '{}' is not a number of layers or 'all'", flag, text));
     count = count * 10 + static_cast<std::uint64_t>(c - '0');
   }
-  if (count > spec.mtp_layers) throw Error(fmt::format("--mtp-layers {}: {}", text, declared));
+  if (count > spec.mtp_layers) throw Error(fmt::format("{} {}: {}", flag, text, declared));
   return static_cast<std::uint32_t>(count);
 }
 

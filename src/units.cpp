@@ -127,14 +127,18 @@ std::uint64_t parse_token_count(std::string_view text, std::string_view flag) {
   return tokens;
 }
 
-std::uint64_t parse_memory_size(std::string_view text, std::string_view flag) {
+std::uint64_t parse_memory_size_or_zero(std::string_view text, std::string_view flag) {
   const std::string_view value = trim(text);
   const auto [number, suffix] = split_number_suffix(value);
   const std::uint64_t multiplier = suffix_multiplier_memory(suffix);
   Decimal decimal;
   if (multiplier == 0 || !parse_decimal(number, decimal, flag))
     throw Error(fmt::format("{}: '{}' is not a memory size (examples: 24GiB, 24GB, 80G)", flag, text));
-  const std::uint64_t bytes = scale_decimal(decimal, multiplier, flag);
+  return scale_decimal(decimal, multiplier, flag);
+}
+
+std::uint64_t parse_memory_size(std::string_view text, std::string_view flag) {
+  const std::uint64_t bytes = parse_memory_size_or_zero(text, flag);
   if (bytes == 0) throw Error(fmt::format("{}: memory size must be more than zero, got '{}'", flag, text));
   return bytes;
 }

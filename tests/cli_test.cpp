@@ -102,6 +102,18 @@ TEST_CASE("a spec file, batch and fp8 weights") {
   CHECK(row["kv_bytes"] == 16ull * 8192 * 131'072);  // 16 GiB
 }
 
+TEST_CASE("an overhead of zero, in any spelling, leaves weights plus cache") {
+  for (const char* zero : {"0", "0GiB", "0MB"}) {
+    INFO("--overhead " << zero);
+    const ProcessResult result =
+        run_kvplan(std::string("--model llama3.1-8b --gpu 4090 --ctx 8k --kv-dtype fp16 --format json --overhead ") + zero);
+    REQUIRE(result.exit_code == 0);
+    const nlohmann::json row = nlohmann::json::parse(result.out)["rows"][0];
+    CHECK(row["overhead_bytes"] == 0);
+    CHECK(row["total_bytes"] == 16'060'522'496ull + 8192ull * 131'072);  // weights + 1 GiB of cache
+  }
+}
+
 TEST_CASE("exit codes: 0 whatever the verdict, 1 with --check when a row does not fit") {
   CHECK(run_kvplan("--model llama3.1-8b --ctx 128k --gpu 4090 --kv-dtype fp16").exit_code == 0);
   CHECK(run_kvplan("--model llama3.1-8b --ctx 128k --gpu 4090 --kv-dtype fp16 --check").exit_code == 1);
@@ -152,6 +164,10 @@ TEST_CASE("bad input: one line on stderr, exit 2, never a crash") {
   check_rejected("--model llama3.1-8b --gpu 0GB", "--gpu: memory size must be more than zero");
   check_rejected("--model llama3.1-8b --gpu -24GB", "--gpu: '-24GB' is not a memory size");
   check_rejected("--model llama3.1-8b --gpu 4090 --util 1.5", "--util: must be more than 0 and at most 1");
+  check_rejected("--model llama3.1-8b --gpu 4090 --overhead -1GiB", "--overhead: '-1GiB' is not a memory size");
+  check_rejected("--model llama3.1-8b --gpu 4090 --ctx 8k --mtp-layers 1", "--mtp-layers 1: llama3.1-8b declares 0 MTP layers");
+  check_rejected("--runtime llama.cpp --model llama3.1-8b --gpu 4090 --mtp-layers 1",
+                 "--mtp-layers does not apply to --runtime llama.cpp");
   check_rejected("--model llama3.1-8b --gpu 4090 --format yaml", "--format: unknown format 'yaml'");
   check_rejected("--model llama3.1-8b", "--gpu is required");
   check_rejected("--gpu 4090", "--model is required");

@@ -36,6 +36,15 @@ TEST_CASE("memory sizes: GiB and GB are different units, a bare G means GiB") {
   CHECK_THROWS_AS(parse_memory_size("99999999999TiB", "--gpu"), Error);  // overflows 64 bits
 }
 
+TEST_CASE("an overhead may be zero in any spelling, but not negative or malformed") {
+  CHECK(parse_memory_size_or_zero("0", "--overhead") == 0);
+  CHECK(parse_memory_size_or_zero("0GiB", "--overhead") == 0);
+  CHECK(parse_memory_size_or_zero("0.5GiB", "--overhead") == GiB / 2);
+  CHECK(parse_memory_size_or_zero("3GB", "--overhead") == 3'000'000'000);
+  for (const char* bad : {"-1GiB", "", "GiB", "1..5G", "2XB"})
+    CHECK_THROWS_WITH(parse_memory_size_or_zero(bad, "--overhead"), Catch::StartsWith("--overhead: '"));
+}
+
 TEST_CASE("utilization is kept in exact millionths") {
   CHECK(parse_fraction_millionths("0.9", "--util") == 900'000);
   CHECK(parse_fraction_millionths("1", "--util") == 1'000'000);

@@ -55,6 +55,9 @@ typedef struct kvplan_request {
   const char* overhead;
   /** Fraction of the GPU's memory the budget may use ("0.9"); NULL: "1.0". */
   const char* utilization;
+  /** MTP layers counted as cached for speculative decoding ("1", "all"); NULL: none (--mtp-layers). */
+  const char* mtp_layers;
+  /* New fields are only ever appended, so a zero-initialised request keeps its meaning. */
 } kvplan_request;
 
 /** One (ctx, cache dtype) row: the same figures as the JSON document's rows[], in bytes. */

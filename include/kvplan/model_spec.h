@@ -94,8 +94,8 @@ std::string describe_layers(const ModelSpec& spec);
 const LayerSpec* mtp_cache_layer(const ModelSpec& spec);
 
 /// The MTP layers `--mtp-layers` asks to count as cached: "" or "0" none, "all" every one the model
-/// declares, N at most that many. Throws an Error naming the flag otherwise.
-std::uint32_t resolve_mtp_layers(std::string_view text, const ModelSpec& spec);
+/// declares, N at most that many. Throws an Error naming `flag` otherwise.
+std::uint32_t resolve_mtp_layers(std::string_view text, const ModelSpec& spec, std::string_view flag = "--mtp-layers");
 
 /// True when every layer is full attention with the same heads and widths: the plain
 /// 2 x layers x kv_heads x head_dim formula is exact for it.

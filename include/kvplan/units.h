@@ -27,6 +27,8 @@ std::uint64_t parse_token_count(std::string_view text, std::string_view flag);
 /// Parses a memory size: "24GiB", "24GB" (decimal), "80G" (= GiB), "512MiB", "1.5TiB", or a bare
 /// number of bytes. Rejects zero and negative sizes.
 std::uint64_t parse_memory_size(std::string_view text, std::string_view flag);
+/// As parse_memory_size, for sizes that may be nothing at all ("0", "0GiB"), such as --overhead.
+std::uint64_t parse_memory_size_or_zero(std::string_view text, std::string_view flag);
 
 /// Parses a whole positive number, e.g. "--batch 16".
 std::uint64_t parse_positive_integer(std::string_view text, std::string_view flag);

@@ -125,6 +125,21 @@ static void test_defaults_and_options(void) {
     CHECK(result->rows[0].capacity_bytes == 23192823398ull); /* floor(24 GiB x 0.9) */
   }
   kvplan_free(result);
+
+  /* --mtp-layers: DeepSeek-V3's one MTP layer cached as a 62nd MLA layer. */
+  memset(&request, 0, sizeof request);
+  request.model = "deepseek-v3";
+  request.gpu = "h100";
+  request.ctx = "32k";
+  request.kv_dtypes = "fp16";
+  request.mtp_layers = "all";
+  result = kvplan_plan(&request);
+  CHECK(result && result->status == KVPLAN_OK && result->row_count == 1);
+  if (result && result->row_count == 1) {
+    CHECK(result->rows[0].kv_bytes_per_token == 71424); /* 62 x (512 + 64) x 2 B; 61 layers: 70,272 */
+    CHECK(result->rows[0].kv_bytes == 71424ull * 32768);
+  }
+  kvplan_free(result);
 }
 
 static void test_spec_file_and_json(const char* source_dir) {
@@ -200,6 +215,12 @@ static void test_errors(void) {
   request = headline_request();
   request.ctx = "4000000000000M";
   check_error(&request, KVPLAN_INVALID_INPUT, "overflows 64 bits");
+  request = headline_request();
+  request.overhead = "-1GiB";
+  check_error(&request, KVPLAN_INVALID_INPUT, "overhead: '-1GiB' is not a memory size");
+  request.overhead = NULL;
+  request.mtp_layers = "1";
+  check_error(&request, KVPLAN_INVALID_INPUT, "mtp_layers 1: llama3.1-8b declares 0 MTP layers");
   check_error(NULL, KVPLAN_INVALID_INPUT, "request is NULL");
   kvplan_free(NULL);
 }
