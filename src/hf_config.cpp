@@ -92,7 +92,7 @@ class HfFields {
         "pattern", "conv",     "shared_kv", "kv_shar", "hybrid", "attn_type", "attention_type", "full_attn",
         "full_attention", "swa", "nextn", "mtp",     "index",  "kv_heads", "key_value",  "head_dim",
         "attn_layer", "global_", "nope",   "rope_layers", "state_size", "n_groups", "compress",
-        "sparse_attention", "k_eq_v", "kv_lora", "kda", "short_conv", "l_cache"};
+        "sparse_attention", "k_eq_v", "kv_lora", "kda", "short_conv", "l_cache", "attention_group", "other_setting"};
     for (const auto& [key, value] : text_->items()) {
       if (used_.count(key) || value.is_null() || (value.is_boolean() && !value.get<bool>())) continue;
       if (value.is_array() && value.empty()) continue;
@@ -172,7 +172,10 @@ std::vector<LayerKind> primary_layer_kinds(HfFields& fields, const std::string& 
   std::vector<LayerKind> kinds(layers, LayerKind::full);
 
   if (const nlohmann::json* types = fields.find("layer_types")) {
-    if (!types->is_array() || types->size() != layers)
+    // Step-3.5/3.7 list their MTP layers' types after the model's own (45 + 3 entries); those
+    // layers are priced by --mtp-layers, so the tail is left out here.
+    const std::uint64_t mtp = fields.uint("num_nextn_predict_layers").value_or(0);
+    if (!types->is_array() || (types->size() != layers && (mtp == 0 || types->size() != layers + mtp)))
       fields.fail("layer_types", fmt::format("expected {} layer type strings", layers));
     for (std::size_t i = 0; i < layers; ++i) {
       const nlohmann::json& entry = (*types)[i];
@@ -540,16 +543,68 @@ std::vector<std::uint32_t> read_indexer(HfFields& fields, const std::string& mod
   return per_layer;
 }
 
+/// Step-3.5/3.7's sliding layers have their own heads: attention_other_setting {attention_type
+/// "sliding_attention", num_attention_groups (KV heads), head_dim, num_attention_heads}. Any
+/// other attention_type, or a true_head_dim that differs from head_dim, is not understood.
+void read_other_attention_setting(HfFields& fields, std::optional<std::uint64_t>& kv_heads, std::uint64_t& k,
+                                  std::uint64_t& v) {
+  const std::string key = "attention_other_setting";
+  const nlohmann::json* other = fields.find(key);
+  if (!other) return;
+  if (!other->is_object()) fields.fail(key, "expected an object");
+  const auto number = [&](const char* name) -> std::optional<std::uint64_t> {
+    const auto it = other->find(name);
+    if (it == other->end() || it->is_null()) return std::nullopt;
+    return json_to_uint(*it, fmt::format("{}: field '{}.{}'", fields.origin(), key, name));
+  };
+  const auto type = other->find("attention_type");
+  const std::string kind = type == other->end() ? "(missing)" : type->is_string() ? type->get<std::string>() : type->dump();
+  if (kind != "sliding_attention")
+    throw unsupported_architecture(fmt::format("{}: {}.attention_type", fields.origin(), key), kind);
+  const auto groups = number("num_attention_groups");
+  if (!groups) fields.fail(key + ".num_attention_groups", "is missing");
+  kv_heads = *groups;
+  if (const auto dim = number("head_dim")) k = v = *dim;
+  if (const auto true_dim = number("true_head_dim"); true_dim && *true_dim != k)
+    throw unsupported_architecture(fmt::format("{}: {}.true_head_dim", fields.origin(), key), std::to_string(*true_dim));
+}
+
 /// Multi-token-prediction layers, in each family's spelling: num_nextn_predict_layers (DeepSeek,
 /// GLM, Step), mtp_num_hidden_layers (Qwen3.5), num_mtp_modules x mtp_transformer_layers (MiniMax,
 /// with use_mtp). Not cached unless speculative decoding uses them (--mtp-layers).
+/// NemotronH describes each MTP module's blocks (mtp_layers_block_type, or the
+/// mtp_hybrid_override_pattern string); only attention blocks keep a cache, MoE and MLP blocks
+/// none. A Mamba block would keep a state kvplan does not price for MTP, so it is refused.
+std::uint64_t mtp_attention_blocks(HfFields& fields) {
+  std::vector<std::string> blocks;
+  std::string key = "mtp_layers_block_type";
+  if (const nlohmann::json* list = fields.find(key)) {
+    if (!list->is_array()) fields.fail(key, "must be a list of block types");
+    for (const nlohmann::json& block : *list) blocks.push_back(block.is_string() ? block.get<std::string>() : block.dump());
+  } else if (const auto pattern = fields.string("mtp_hybrid_override_pattern")) {
+    key = "mtp_hybrid_override_pattern";
+    for (const char c : *pattern)
+      blocks.emplace_back(c == '*' ? "attention" : c == 'E' ? "moe" : c == '-' ? "mlp" : std::string(1, c));
+  } else {
+    return 1;  // every other family: an MTP layer is one transformer layer
+  }
+  std::uint64_t attention = 0;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    if (blocks[i] == "attention") ++attention;
+    else if (blocks[i] != "moe" && blocks[i] != "mlp")
+      throw unsupported_architecture(fmt::format("{}: {}[{}]", fields.origin(), key, i), blocks[i]);
+  }
+  return attention;
+}
+
 std::uint64_t read_mtp_layers(HfFields& fields) {
+  const std::uint64_t cached_per_module = mtp_attention_blocks(fields);
   const auto nextn = fields.uint("num_nextn_predict_layers");
   const auto qwen = fields.uint("mtp_num_hidden_layers");
   const auto modules = fields.uint("num_mtp_modules");
   const std::uint64_t per_module = fields.uint("mtp_transformer_layers").value_or(1);
   const bool used = fields.boolean("use_mtp").value_or(true);
-  if (nextn) return *nextn;
+  if (nextn) return *nextn * cached_per_module;
   if (qwen) return *qwen;
   return modules && used ? *modules * per_module : 0;
 }
@@ -596,16 +651,23 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
   spec.name = display_name(fields, origin);
   const std::string& model_type = spec.architecture;
 
-  const std::uint64_t layers = fields.required_uint("num_hidden_layers");
-  if (layers == 0) fields.fail("num_hidden_layers", "must be at least 1");
+  // Newer NemotronH configs (Nemotron 3 Ultra) list layers_block_type and leave num_hidden_layers
+  // out: transformers takes the list's length.
+  const nlohmann::json* block_list = fields.find("layers_block_type");
+  const bool count_from_blocks = !fields.find("num_hidden_layers") && block_list && block_list->is_array();
+  const std::uint64_t layers = count_from_blocks ? block_list->size() : fields.required_uint("num_hidden_layers");
+  if (layers == 0) fields.fail(count_from_blocks ? "layers_block_type" : "num_hidden_layers", "must be at least 1");
   if (layers > 100'000) fields.fail("num_hidden_layers", "is implausibly large (over 100000)");
   const std::uint64_t hidden = fields.required_uint("hidden_size");
   if (hidden == 0) fields.fail("hidden_size", "must be at least 1");
   spec.attention_heads = narrow(fields, "num_attention_heads", fields.required_uint("num_attention_heads"));
   if (spec.attention_heads == 0) fields.fail("num_attention_heads", "must be at least 1");
 
-  // num_key_value_heads: absent = multi-head attention; a list gives each layer its own.
+  // num_key_value_heads: absent = multi-head attention; a list gives each layer its own. Step 3,
+  // 3.5 and 3.7 call it num_attention_groups.
   std::vector<std::uint64_t> kv_heads(layers, spec.attention_heads);
+  if (const auto groups = fields.uint("num_attention_groups"); groups && !fields.find("num_key_value_heads"))
+    std::fill(kv_heads.begin(), kv_heads.end(), *groups);
   if (const nlohmann::json* value = fields.find("num_key_value_heads")) {
     if (value->is_array()) {
       if (value->size() != layers) fields.fail("num_key_value_heads", fmt::format("expected {} entries", layers));
@@ -654,6 +716,7 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
   sliding_shape.kv_heads = fields.uint("swa_num_key_value_heads");
   if (const auto swa = fields.uint("swa_head_dim")) sliding_shape.k = sliding_shape.v = *swa;
   if (const auto swa_v = fields.uint("swa_v_head_dim")) sliding_shape.v = *swa_v;
+  read_other_attention_setting(fields, sliding_shape.kv_heads, sliding_shape.k, sliding_shape.v);
 
   std::vector<LayerKind> kinds = read_layer_kinds(fields, model_type, layers, window.has_value());
   mark_kv_shared_layers(fields, kinds);

@@ -44,6 +44,17 @@ QuantizedWeights block_fp8(const ParamCount& count, std::uint64_t block_elements
                       billions(quantized), block_elements, billions(kept), model_dtype.name)};
 }
 
+/// Routed experts in MXFP4 (17 B per 32 values: 16 B of 4-bit values and an E8M0 scale),
+/// everything else at the model's dtype: gpt-oss, and Kimi K3's compressed-tensors checkpoint.
+QuantizedWeights experts_mxfp4(const ParamCount& count, const Dtype& model_dtype, const std::string& method) {
+  const Dtype& mxfp4 = parse_weight_dtype("mxfp4");
+  const std::uint64_t rest = count.total - count.expert;
+  const std::uint64_t bytes = bytes_at(count.expert, mxfp4) + bytes_at(rest, model_dtype);
+  return {&mxfp4, bytes,
+          fmt::format("computed ({}): {} expert params x 17/32 B + {} other params {}", method, billions(count.expert),
+                      billions(rest), model_dtype.name)};
+}
+
 /// The string under `key`, or `fallback` when absent; any other type is an Error naming `field`.
 std::string string_field(const nlohmann::json& object, const char* key, const char* fallback, const std::string& origin,
                          const char* field) {
@@ -77,8 +88,14 @@ QuantizedWeights compressed_tensors(const nlohmann::json& config, const ParamCou
   const std::string type =
       string_field(*weights, "type", "int", origin, "quantization_config.config_groups.weights.type");
   if (type == "float" && bits == 8) return block_fp8(count, 1ull << 62, model_dtype);  // per-channel scales: negligible
+  // MXFP4 packed by compressed-tensors (Kimi K3): 4-bit floats with one scale per 32. Its ignore
+  // list keeps attention, shared experts, dense MLPs and the head unquantized, so only the routed
+  // experts are priced at 17/32 B.
+  const std::string format = string_field(config, "format", "", origin, "quantization_config.format");
+  const auto group = weights->find("group_size");
+  if (type == "float" && bits == 4 && format == "mxfp4-pack-quantized" && group != weights->end() && *group == 32)
+    return experts_mxfp4(count, model_dtype, "mxfp4, compressed-tensors");
   if (type == "int" && (bits == 4 || bits == 8)) {
-    const auto group = weights->find("group_size");
     const std::uint64_t group_size = (group != weights->end() && group->is_number_unsigned()) ? group->get<std::uint64_t>() : 0;
     return grouped_integer(count, bits, group_size ? group_size : (1ull << 62), model_dtype, "compressed-tensors");
   }
@@ -109,15 +126,7 @@ QuantizedWeights weights_from_quantization(const nlohmann::json* config, const P
       block = checked_mul(side((*size)[0]), side((*size)[1]), "quantization_config.weight_block_size");
     return block_fp8(count, block, model_dtype);
   }
-  if (method == "mxfp4") {
-    // gpt-oss: routed experts in MXFP4 (17 B per 32 values), everything else in bf16.
-    const Dtype& mxfp4 = parse_weight_dtype("mxfp4");
-    const std::uint64_t rest = count.total - count.expert;
-    const std::uint64_t bytes = bytes_at(count.expert, mxfp4) + bytes_at(rest, model_dtype);
-    return {&mxfp4, bytes,
-            fmt::format("computed (mxfp4): {} expert params x 17/32 B + {} other params {}", billions(count.expert),
-                        billions(rest), model_dtype.name)};
-  }
+  if (method == "mxfp4") return experts_mxfp4(count, model_dtype, "mxfp4");  // gpt-oss
   if (method == "awq" || method == "gptq")
     return grouped_integer(count, required(*config, "bits", origin), required(*config, "group_size", origin),
                            model_dtype, method);

@@ -58,6 +58,7 @@ enum class Family {
   minimax_m2,  // minimax_m2: GQA with full-width q/k norms, MoE in every layer
   mimo_v2,     // mimo_v2_flash, mimo_v2: full and sliding layers with their own shapes, V narrower than K
   kimi_linear, // kimi_linear: MLA and Kimi Delta Attention layers, DeepSeek-style MoE
+  granite_hybrid,  // granitemoehybrid: Mamba2 and attention layers, each with a MoE and a shared MLP
 };
 
 struct Architecture {
@@ -101,6 +102,7 @@ constexpr Architecture kArchitectures[] = {
     {"mimo_v2_flash", Family::mimo_v2, false, false},
     {"mimo_v2", Family::mimo_v2, false, false},
     {"kimi_linear", Family::kimi_linear, false, false},
+    {"granitemoehybrid", Family::granite_hybrid, false, false},
 };
 
 const Architecture& find_architecture(const std::string& model_type) {
@@ -292,7 +294,8 @@ u64 attention_params(Fields& fields, Family family, const std::string& model_typ
     case Family::lfm2:
     case Family::minimax_m2:
     case Family::mimo_v2:
-    case Family::kimi_linear: break;  // counted layer by layer (count_layered)
+    case Family::kimi_linear:
+    case Family::granite_hybrid: break;  // counted layer by layer (count_layered)
   }
   const u64 q_width = product({a.heads, a.head_dim}, "attention q width");
   const u64 kv_width = product({a.kv_heads, a.head_dim}, "attention kv width");
@@ -974,6 +977,13 @@ Layered mimo_layers(Fields& fields, u64 hidden, u64 layers) {
 /// g_b d x P, o_norm d, o_proj P x H; MoE from first_k_dense_replace (every moe_layer_freq-th):
 /// gate H x E, e_score_correction_bias E, experts E x 3 x H x moe_intermediate_size, shared
 /// experts one MLP of num_shared_experts x moe_intermediate_size; dense MLP 3 x H x intermediate_size.
+/// Kimi K3's additions, as llama.cpp's converter (conversion/kimi_k3.py) maps its tensors:
+/// use_full_rank_gate replaces g_a/g_b by one P x H gate (f_a/f_b stay low-rank);
+/// mla_use_output_gate adds a heads x v_head_dim by H output gate to each MLA layer;
+/// routed_expert_hidden_size R runs the routed experts in a latent space: down H x R and up R x H
+/// projections (+ an R norm with latent_moe_use_norm) per MoE layer, experts E x 3 x R x I;
+/// attn_res_block_size (Attention Residuals) adds 4 vectors of H per layer (attention and MLP
+/// residual norm and projection) and 2 beside the layers.
 Layered kimi_linear_layers(Fields& fields, u64 hidden, u64 layers) {
   const nlohmann::json* config = fields.raw("linear_attn_config");
   if (!config || !config->is_object()) fields.fail("linear_attn_config", "is missing");
@@ -982,9 +992,8 @@ Layered kimi_linear_layers(Fields& fields, u64 hidden, u64 layers) {
     if (it == config->end()) fields.fail(fmt::format("linear_attn_config.{}", key), "is missing");
     return json_to_uint(*it, fmt::format("config.json: field 'linear_attn_config.{}'", key));
   };
-  for (const auto& [key, value] : config->items())
-    if (key == "use_full_rank_gate" && value.is_boolean() && value.get<bool>())
-      throw unsupported_architecture("linear_attn_config.use_full_rank_gate", "true");
+  const auto full_rank = config->find("use_full_rank_gate");
+  const bool full_rank_gate = full_rank != config->end() && full_rank->is_boolean() && full_rank->get<bool>();
   const u64 heads = number("num_heads");
   const u64 dim = number("head_dim");
   const u64 kernel = number("short_conv_kernel_size");
@@ -996,39 +1005,113 @@ Layered kimi_linear_layers(Fields& fields, u64 hidden, u64 layers) {
     if (one_based == 0 || one_based > layers) fields.fail("linear_attn_config.kda_layers", "lists a layer outside 1..num_hidden_layers");
     kda[one_based - 1] = true;
   }
-  for (const char* unsupported : {"routed_expert_hidden_size", "attn_res_block_size"})
-    if (fields.optional_or(unsupported, 0) != 0)
-      throw unsupported_architecture(unsupported, std::to_string(fields.optional_or(unsupported, 0)));
-  if (fields.flag("mla_use_output_gate", false)) throw unsupported_architecture("mla_use_output_gate", "true");
   const u64 projection = product({heads, dim}, "KDA projection");
   Sum kda_sum;
   kda_sum.add(product({4, hidden, projection}, "KDA q/k/v/o"), "KDA");
-  kda_sum.add(product({2, hidden, dim}, "KDA f_a/g_a"), "KDA");
-  kda_sum.add(product({2, dim, projection}, "KDA f_b/g_b"), "KDA");
+  kda_sum.add(product({hidden, dim}, "KDA f_a"), "KDA");
+  kda_sum.add(product({dim, projection}, "KDA f_b"), "KDA");
+  if (full_rank_gate) {
+    kda_sum.add(product({projection, hidden}, "KDA full-rank gate"), "KDA");
+  } else {
+    kda_sum.add(product({hidden, dim}, "KDA g_a"), "KDA");
+    kda_sum.add(product({dim, projection}, "KDA g_b"), "KDA");
+  }
   kda_sum.add(projection, "KDA");  // dt_bias
   kda_sum.add(product({hidden, heads}, "KDA b_proj"), "KDA");
   kda_sum.add(product({3, projection, kernel}, "KDA convs"), "KDA");
   kda_sum.add(heads + dim, "KDA");  // A_log, o_norm
-  const u64 mla = mla_params(fields, hidden);
+  u64 mla = mla_params(fields, hidden);
+  if (fields.flag("mla_use_output_gate", false))
+    mla = checked_add(mla, product({fields.required("num_attention_heads"), fields.required("v_head_dim"), hidden}, "MLA output gate"),
+                      "MLA");
+  const u64 residual_vectors = fields.optional_or("attn_res_block_size", 0) > 0 ? product({4, hidden}, "attention residuals") : 0;
 
   Layered out;
   out.experts = fields.required("num_experts");
   out.top_k = fields.required("num_experts_per_token");
+  if (residual_vectors) out.model_extra = product({2, hidden}, "attention residuals");
   const u64 moe_width = fields.required("moe_intermediate_size");
+  const u64 latent = fields.optional_or("routed_expert_hidden_size", 0);
+  const u64 expert_width = latent > 0 ? latent : hidden;
+  const u64 latent_params = latent > 0 ? checked_add(product({2, hidden, latent}, "latent projections"),
+                                                     fields.flag("latent_moe_use_norm", false) ? latent : 0, "latent norm")
+                                       : 0;
   const u64 shared = fields.optional_or("num_shared_experts", 0);
   const u64 first_moe = fields.optional_or("first_k_dense_replace", 0);
   const u64 freq = fields.optional_or("moe_layer_freq", 1);
   if (freq == 0) fields.fail("moe_layer_freq", "must be at least 1");
-  const u64 always = checked_add(checked_add(product({hidden, out.experts}, "router"), out.experts, "router"),
-                                 shared ? mlp_params(hidden, product({shared, moe_width}, "shared experts"), true, false) : 0,
-                                 "shared experts");
+  Sum always;
+  always.add(checked_add(product({hidden, out.experts}, "router"), out.experts, "router"), "MoE");
+  if (shared) always.add(mlp_params(hidden, product({shared, moe_width}, "shared experts"), true, false), "MoE");
+  always.add(latent_params, "MoE");
   for (u64 i = 0; i < layers; ++i) {
     Sum sum;
     sum.add(kda[i] ? kda_sum.value : mla, "layer");
     sum.add(product({2, hidden}, "norms"), "layer");
+    sum.add(residual_vectors, "layer");
     LayerParams layer;
-    if (i >= first_moe && i % freq == 0) layer = moe_layer(out.experts, out.top_k, hidden, moe_width, always);
+    if (i >= first_moe && i % freq == 0) layer = moe_layer(out.experts, out.top_k, expert_width, moe_width, always.value);
     else sum.add(mlp_params(hidden, fields.required("intermediate_size"), true, false), "layer");
+    layer.params = checked_add(layer.params, sum.value, "layer");
+    out.layers.push_back(layer);
+  }
+  return out;
+}
+
+/// Granite 4.0 hybrid (transformers modeling_granitemoehybrid.py): input and post-attention norms;
+/// the mixer of a "mamba" layer is a Mamba2 layer with d_inner = mamba_expand x H and conv_dim =
+/// d_inner + 2 mamba_n_groups mamba_d_state: in_proj H x (d_inner + conv_dim + heads) (+ bias with
+/// mamba_proj_bias), depthwise conv1d conv_dim x mamba_d_conv (+ bias with mamba_conv_bias),
+/// dt_bias, A_log, D (heads each), gated norm d_inner, out_proj d_inner x H (+ bias); an
+/// "attention" layer has q, k, v, o of head dim H / heads (+ biases with attention_bias). Every
+/// layer's FFN: with num_local_experts a router H x E (no bias), input_linear E x 2I x H and
+/// output_linear E x H x I; and always shared_mlp 3 x H x shared_intermediate_size.
+Layered granite_hybrid_layers(Fields& fields, u64 hidden, u64 layers) {
+  const std::vector<std::string> types = fields.string_list("layer_types");
+  if (types.size() != layers) fields.fail("layer_types", fmt::format("has {} entries but num_hidden_layers is {}", types.size(), layers));
+  const u64 heads = fields.required("num_attention_heads");
+  const u64 kv_heads = fields.optional_or("num_key_value_heads", heads);
+  if (hidden % heads != 0) fields.fail("num_attention_heads", "does not divide hidden_size");
+  const bool attention_bias = fields.flag("attention_bias", false);
+
+  const u64 d_inner = product({fields.required("mamba_expand"), hidden}, "mamba d_inner");
+  const u64 mamba_heads = fields.required("mamba_n_heads");
+  if (const nlohmann::json* d_head = fields.raw("mamba_d_head"); d_head && d_head->is_number_unsigned() &&
+                                                                  d_head->get<u64>() * mamba_heads != d_inner)
+    fields.fail("mamba_d_head", "times mamba_n_heads must equal mamba_expand x hidden_size");
+  const u64 conv_dim = checked_add(
+      d_inner, product({2, fields.optional_or("mamba_n_groups", 1), fields.required("mamba_d_state")}, "mamba conv dim"),
+      "mamba conv dim");
+  const u64 in_width = checked_add(checked_add(d_inner, conv_dim, "in_proj width"), mamba_heads, "in_proj width");
+  const bool proj_bias = fields.flag("mamba_proj_bias", false);
+  Sum mamba;
+  mamba.add(product({hidden, in_width}, "mamba in_proj"), "Mamba2");
+  if (proj_bias) mamba.add(checked_add(in_width, hidden, "mamba biases"), "Mamba2");
+  mamba.add(product({conv_dim, fields.required("mamba_d_conv")}, "mamba conv1d"), "Mamba2");
+  if (fields.flag("mamba_conv_bias", true)) mamba.add(conv_dim, "Mamba2");
+  mamba.add(product({3, mamba_heads}, "dt_bias + A_log + D"), "Mamba2");
+  mamba.add(d_inner, "Mamba2");
+  mamba.add(product({d_inner, hidden}, "mamba out_proj"), "Mamba2");
+
+  const u64 head_dim = hidden / heads;
+  u64 attention = gqa_params(hidden, heads, kv_heads, head_dim, head_dim);
+  if (attention_bias) attention = checked_add(attention, product({2 * heads + 2 * kv_heads, head_dim}, "attention bias"), "attention");
+
+  Layered out;
+  out.experts = fields.optional_or("num_local_experts", 0);
+  const u64 shared = product({3, hidden, fields.optional_or("shared_intermediate_size", 0)}, "shared_mlp");
+  if (out.experts > 0) out.top_k = fields.required("num_experts_per_tok");
+  for (u64 i = 0; i < layers; ++i) {
+    Sum sum;
+    if (types[i] == "mamba") sum.add(mamba.value, "layer");
+    else if (types[i] == "attention") sum.add(attention, "layer");
+    else throw unsupported_architecture(fmt::format("layer_types[{}]", i), types[i]);
+    sum.add(product({2, hidden}, "norms"), "layer");
+    LayerParams layer;
+    if (out.experts > 0)
+      layer = moe_layer(out.experts, out.top_k, hidden, fields.required("intermediate_size"),
+                        checked_add(product({hidden, out.experts}, "router"), shared, "shared_mlp"));
+    else sum.add(shared, "layer");
     layer.params = checked_add(layer.params, sum.value, "layer");
     out.layers.push_back(layer);
   }
@@ -1044,6 +1127,7 @@ Layered count_layered(Fields& fields, Family family, const std::string& model_ty
     case Family::minimax_m2: return minimax_m2_layers(fields, hidden, layers);
     case Family::mimo_v2: return mimo_layers(fields, hidden, layers);
     case Family::kimi_linear: return kimi_linear_layers(fields, hidden, layers);
+    case Family::granite_hybrid: return granite_hybrid_layers(fields, hidden, layers);
     default: break;
   }
   throw unsupported_architecture("model_type", model_type);
@@ -1051,7 +1135,8 @@ Layered count_layered(Fields& fields, Family family, const std::string& model_ty
 
 bool counted_layer_by_layer(Family family) {
   return family == Family::gemma4 || family == Family::gemma3n || family == Family::lfm2 ||
-         family == Family::minimax_m2 || family == Family::mimo_v2 || family == Family::kimi_linear;
+         family == Family::minimax_m2 || family == Family::mimo_v2 || family == Family::kimi_linear ||
+         family == Family::granite_hybrid;
 }
 
 }  // namespace
@@ -1065,7 +1150,10 @@ ParamCount count_params(const nlohmann::json& config) {
   fields.set_model_type(model_type);
 
   const u64 hidden = fields.required("hidden_size");
-  const u64 layers = fields.required("num_hidden_layers");
+  // NemotronH configs may give the layer list alone (see hf_config.cpp).
+  const u64 layers = !fields.has("num_hidden_layers") && fields.has("layers_block_type")
+                         ? fields.string_list("layers_block_type").size()
+                         : fields.required("num_hidden_layers");
   const u64 vocab = fields.required("vocab_size");
 
   count.embedding = product({vocab, hidden}, "embedding");

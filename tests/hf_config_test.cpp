@@ -397,13 +397,17 @@ TEST_CASE("Kimi Linear and Kimi K3: linear_attn_config counts layers from 1, KDA
   CHECK(growth_and_fixed(model).growth == 8'064);
   CHECK(growth_and_fixed(model).fixed == 43'417'600);
 
-  // Kimi K3's cache is understood (24 MLA + 69 KDA of 96 x 128): 24 x 1,152 = 27,648 B per token;
-  // 69 x (3 x 3 x 96 x 128 x 2 B + 96 x 128 x 128 x 4 B) = 449,372,160 B. Its parameters are not
-  // (full-rank KDA gate, latent MoE), so only a safetensors size makes it loadable.
-  const ModelSpec k3 = model_spec_from_hf_config(fixture_json("kimi-k3"), "kimi-k3", 600 * GiB);
+  // Kimi K3 (24 MLA + 69 KDA of 96 x 128): 24 x 1,152 = 27,648 B per token;
+  // 69 x (3 x 3 x 96 x 128 x 2 B + 96 x 128 x 128 x 4 B) = 449,372,160 B. Its MXFP4 routed experts
+  // (compressed-tensors) make the weights 2,722.74B x 17/32 B + 56.74B x 2 B.
+  const ModelSpec k3 = fixture("kimi-k3");
   CHECK(growth_and_fixed(k3).growth == 27'648);
   CHECK(growth_and_fixed(k3).fixed == 449'372'160);
-  CHECK(code_of(fixture_json("kimi-k3")) == ExitCode::unsupported_architecture);
+  CHECK(k3.weight_dtype->name == "mxfp4");
+  CHECK(k3.weights_bytes == 1'559'943'357'632ull);
+  nlohmann::json int_experts = fixture_json("kimi-k3");
+  int_experts["text_config"]["quantization_config"]["config_groups"]["group_0"]["weights"]["group_size"] = 16;
+  CHECK(code_of(int_experts) == ExitCode::unsupported_architecture);  // not MXFP4's 32
 
   nlohmann::json config = fixture_json("kimi-linear-48b-a3b");
   config["linear_attn_config"]["kda_layers"].push_back(4);
@@ -484,6 +488,76 @@ TEST_CASE("Mamba2 layouts: hybrid_override_pattern with E, layers_block_type, Gr
   CHECK(describe_layers(hybrid) == "2 linear + 2 full");
   CHECK(growth_and_fixed(hybrid).growth == 512);
   CHECK(growth_and_fixed(hybrid).fixed == 19'840);
+}
+
+TEST_CASE("Nemotron 3 Ultra: 108 blocks from layers_block_type alone, its MTP module's attention block") {
+  // 12 attention x 2 x 2 x 128 x 2 B = 12,288 B per token; 48 Mamba2 x (conv 3 x (256 x 64 +
+  // 2 x 8 x 128) x 2 B + ssm 256 x 64 x 128 x 4 B) = 48 x (110,592 + 8,388,608) = 407,961,600 B.
+  const ModelSpec ultra = fixture("nemotron3-ultra");
+  CHECK(ultra.layers.size() == 108);
+  CHECK(describe_layers(ultra) == "48 linear + 48 none + 12 full");
+  CHECK(ultra.layers[7].kind == LayerKind::full);
+  CHECK(growth_and_fixed(ultra).growth == 12'288);
+  CHECK(growth_and_fixed(ultra).fixed == 407'961'600);
+  // One MTP module of ["attention", "moe"]: one cached attention layer for --mtp-layers.
+  CHECK(ultra.mtp_layers == 1);
+  nlohmann::json config = fixture_json("nemotron3-ultra");
+  config["num_nextn_predict_layers"] = 2;
+  config["mtp_layers_block_type"] = {"attention", "moe", "attention"};
+  CHECK(inline_config(config).mtp_layers == 4);
+  config["mtp_layers_block_type"] = {"mamba", "moe"};
+  CHECK_THROWS_WITH(inline_config(config), Catch::Contains("mtp_layers_block_type[0] = mamba"));
+  config.erase("mtp_layers_block_type");
+  config["mtp_hybrid_override_pattern"] = "*E";  // Nemotron 3 Super's spelling
+  CHECK(inline_config(config).mtp_layers == 2);
+  config["layers_block_type"] = nlohmann::json::array();
+  CHECK_THROWS_WITH(inline_config(config), Catch::Contains("layers_block_type': must be at least 1"));
+}
+
+TEST_CASE("Granite 4.0-H-Small: 4 NoPE attention layers among 36 Mamba2 layers") {
+  // 4 x 2 x 8 x 128 x 2 B = 16,384 B per token; 36 x (conv 3 x (8192 + 2 x 128) x 2 B + ssm
+  // 128 x 64 x 128 x 2 B (no mamba_ssm_cache_dtype: bf16)) = 36 x (50,688 + 2,097,152) = 77,322,240 B.
+  const ModelSpec small = fixture("granite-4.0-h-small");
+  CHECK(describe_layers(small) == "36 linear + 4 full");
+  CHECK(growth_and_fixed(small).growth == 16'384);
+  CHECK(growth_and_fixed(small).fixed == 77'322'240);
+  CHECK(small.params == 32'207'337'984ull);
+}
+
+TEST_CASE("Step-3.5/3.7 layout: num_attention_groups, attention_other_setting, MTP entries in layer_types") {
+  // The published Step-3.7-Flash config nests a step3p5 text_config: 64 query heads in 8 groups on
+  // full layers, attention_other_setting (96 heads, 8 groups) on sliding ones, and 45 + 3
+  // layer_types (the last 3 are the MTP layers). Miniature: 4 layers + 1 MTP.
+  const nlohmann::json config = {
+      {"model_type", "step3p7"},
+      {"text_config",
+       {{"model_type", "step3p5"}, {"num_hidden_layers", 4}, {"hidden_size", 256}, {"num_attention_heads", 8},
+        {"num_attention_groups", 2}, {"head_dim", 32}, {"sliding_window", 16}, {"num_nextn_predict_layers", 1},
+        {"layer_types", {"full_attention", "sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention"}},
+        {"attention_other_setting",
+         {{"attention_type", "sliding_attention"}, {"num_attention_heads", 12}, {"num_attention_groups", 4},
+          {"head_dim", 64}, {"true_head_dim", 64}}},
+        {"vocab_size", 1000}, {"torch_dtype", "bfloat16"}}}};
+  // Full: 2 x 2 x 32 x 2 B = 256 B per token. Sliding: 3 x 2 x 4 x 64 x 2 B = 3,072 B per token,
+  // 16 tokens held: 49,152 B.
+  const ModelSpec step = model_spec_from_hf_config(config, "inline/config.json", 1'000'000);
+  CHECK(describe_layers(step) == "1 full + 3 sliding(16)");
+  CHECK(step.mtp_layers == 1);
+  CHECK(growth_and_fixed(step).growth == 256);
+  CHECK(growth_and_fixed(step).fixed == 49'152);
+
+  nlohmann::json other = config;
+  other["text_config"]["attention_other_setting"]["attention_type"] = "chunked_attention";
+  CHECK_THROWS_WITH(model_spec_from_hf_config(other, "inline/config.json", 1'000'000),
+                    Catch::Contains("attention_other_setting.attention_type = chunked_attention"));
+  other = config;
+  other["text_config"]["attention_other_setting"]["true_head_dim"] = 96;
+  CHECK_THROWS_WITH(model_spec_from_hf_config(other, "inline/config.json", 1'000'000),
+                    Catch::Contains("attention_other_setting.true_head_dim = 96"));
+  other = config;
+  other["text_config"]["layer_types"].push_back("sliding_attention");  // 6 entries for 4 + 1 layers
+  CHECK_THROWS_WITH(model_spec_from_hf_config(other, "inline/config.json", 1'000'000),
+                    Catch::Contains("field 'layer_types': expected 4 layer type strings"));
 }
 
 TEST_CASE("MTP spellings: num_nextn_predict_layers, mtp_num_hidden_layers, num_mtp_modules") {

@@ -566,3 +566,61 @@ TEST_CASE("MiniMax-M2.7, MiMo-V2-Flash and Kimi Linear: the 2026 MoE layouts") {
   CHECK(within(linear.total, 49e9, 0.01));  // "48B" without the 0.75B embedding and head
   CHECK(within(linear.active, 3e9, 0.17));
 }
+
+TEST_CASE("Kimi K3: full-rank KDA gate, MLA output gate, latent MoE and attention residuals") {
+  const auto document = read_json(fixture_dir("kimi-k3") / "config.json");
+  REQUIRE(document);
+  // H 7,168; KDA P = 96 x 128 = 12,288; MLA 96 heads, q_lora 1,536, kv_lora 512, nope 128, rope 64, v 128.
+  // 69 KDA layers: q/k/v/o 4 x 7168 x 12288 + f_a 7168 x 128 + f_b 128 x 12288 + full-rank gate
+  // 12288 x 7168 + dt_bias 12,288 + b_proj 7168 x 96 + convs 3 x 12288 x 4 + A_log 96 + o_norm 128
+  // = 443,740,384. 24 MLA layers: q_a 7168 x 1536 + 1,536 + q_b 1536 x 96 x 192 + kv_a 7168 x 576
+  // + 512 + kv_b 512 x 96 x 256 + o 12288 x 7168 + output gate 12288 x 7168 = 232,196,096.
+  // Every layer: 2 norms + 4 residual vectors = 6 x 7,168. Layer 0: dense 3 x 7168 x 33792.
+  // 92 MoE layers: 896 experts x 3 x 3584 x 3072 (latent width) = 29,595,009,024 + router
+  // 7168 x 896 + 896 + shared 3 x 7168 x 6144 + latent down/up 2 x 7168 x 3584 + norm 3,584 =
+  // 189,927,808. Embedding and head 2 x 163,840 x 7,168, final norm, 2 residual vectors 2 x 7,168.
+  const ParamCount k3 = count_params(language_config(*document));
+  CHECK(k3.total == 2'779'484'476'000ull);
+  // Hugging Face lists 2779.9B with the vision tower (not counted here); Moonshot: "2.8T".
+  CHECK(within(k3.total, 2.7799e12, 0.0002));
+  // Active: 16 of 896 experts; third parties quote 104B without the input embedding (1.17B).
+  CHECK(k3.active == 105'364'017'760ull);
+  CHECK(within(k3.active - 163'840ull * 7'168, 104e9, 0.005));
+}
+
+TEST_CASE("Granite 4.0-H-Small: Mamba2 and attention layers, each with 72 experts and a shared MLP") {
+  const auto document = read_json(fixture_dir("granite-4.0-h-small") / "config.json");
+  REQUIRE(document);
+  // 36 Mamba2 layers (d_inner 2 x 4096 = 8192, 128 heads, 1 group, state 128): in_proj
+  // 4096 x (8192 + 8448 + 128) + conv 8448 x 4 + bias 8,448 + dt_bias/A_log/D 384 + norm 8,192 +
+  // out_proj 8192 x 4096 = 102,323,584. 4 attention layers (head dim 128): 4096 x 4096 +
+  // 2 x 4096 x 1024 + 4096 x 4096 = 41,943,040. Every layer: 72 experts x 3 x 4096 x 768 =
+  // 679,477,248 + router 4096 x 72 + shared 3 x 4096 x 1536 = 698,646,528, 2 norms 8,192.
+  // Tied embedding 100,352 x 4,096, final norm 4,096.
+  const ParamCount small = count_params(*document);
+  CHECK(small.total == 32'207'337'984ull);
+  // x 2 B = 64,414,675,968 B = 59.99 GiB, what a listing of the repository's safetensors gives; IBM: 32B / 9B active.
+  CHECK(small.total * 2 == 64'414'675'968ull);
+  CHECK(within(small.active, 9e9, 0.03));
+  // A dense Granite 4.0-H (num_local_experts 0) keeps the shared MLP alone.
+  json dense = *document;
+  dense["num_local_experts"] = 0;
+  CHECK(count_params(dense).total == small.total - 40ull * (72 * 3 * 4096 * 768 + 4096 * 72));
+  dense["layer_types"][0] = "linear_attention";
+  CHECK_THROWS_AS(count_params(dense), kvplan::Error);
+}
+
+TEST_CASE("Nemotron 3 Ultra: layers_block_type without num_hidden_layers, latent MoE") {
+  const auto document = read_json(fixture_dir("nemotron3-ultra") / "config.json");
+  REQUIRE(document);
+  // 48 Mamba2 blocks (256 heads x 64 = 16,384, 8 groups, state 128): in_proj 8192 x (16384 +
+  // 18432 + 256) + conv 18432 x 4 + bias 18,432 + 768 + norm 16,384 + out_proj 16384 x 8192 =
+  // 421,599,488. 12 attention blocks: 8192 x 8192 + 2 x 8192 x 256 + 8192 x 8192 = 138,412,032.
+  // 48 MoE blocks: 512 experts x 2 x 2048 x 5120 (relu^2 in the 2,048-wide latent) =
+  // 10,737,418,240 + router 8192 x 512 + 512 + shared 2 x 8192 x 10240 + latent 2 x 8192 x 2048 =
+  // 10,943,463,936. One norm per block, final norm, embedding and head 2 x 131,072 x 8,192.
+  const ParamCount ultra = count_params(*document);
+  CHECK(ultra.total == 549'308'993'536ull);
+  CHECK(within(ultra.total, 550e9, 0.002));  // NVIDIA: 550B total, 55B active
+  CHECK(within(ultra.active, 55e9, 0.02));
+}
