@@ -83,6 +83,17 @@ const Expected kExpected[] = {
     // 6 attention x 2 x 2 x 128 x 2 B = 6,144; 23 Mamba2 x (3 x 6,144 x 2 B + 64 x 64 x 128 x 4 B)
     // = 23 x 2,134,016 = 49,082,368.
     {"nemotron3-nano", 6'144, 49'082'368, 3'072, 49'082'368},
+    // 12 attention x 2 x 2 x 128 x 2 B = 12,288; 48 Mamba2 x (3 x 18,432 x 2 B + 256 x 64 x 128 x
+    // 4 B) = 48 x 8,499,200 = 407,961,600.
+    {"nemotron3-ultra", 12'288, 407'961'600, 6'144, 407'961'600},
+    // 4 attention x 2 x 8 x 128 x 2 B = 16,384; 36 Mamba2 x (3 x 8,448 x 2 B + 8,192 x 128 x 2 B)
+    // = 36 x 2,147,840 = 77,322,240 (no mamba_ssm_cache_dtype: the state at bf16).
+    {"granite4-h-small", 16'384, 77'322'240, 8'192, 77'322'240},
+    // 24 MLA x 576 x 2 B = 27,648; 69 KDA x (3 x 3 x 96 x 128 x 2 B + 96 x 128 x 128 x 4 B) =
+    // 69 x 6,512,640 = 449,372,160.
+    {"kimi-k3", 27'648, 449'372'160, 13'824, 449'372'160},
+    // 12 full x 2 x 8 x 128 x 2 B = 49,152; 33 sliding x 4,096 B x 512 = 69,206,016.
+    {"step3.7-flash", 49'152, 69'206'016, 24'576, 34'603'008},
     // 6 attention x 2 x 8 x 64 x 2 B = 12,288; 18 conv x 2 x 2,048 x 2 B = 147,456.
     {"lfm2-8b-a1b", 12'288, 147'456, 6'144, 147'456},
     // 6 attention x 12,288 / 6 = 12,288; 10 conv x 2 x 1,024 x 2 B = 40,960.
@@ -252,6 +263,9 @@ TEST_CASE("kvplan models marks the layer kinds each model uses, new ones include
   CHECK_THAT(line_of("qwen3.5-27b"), Catch::Contains("linear+full"));
   CHECK_THAT(line_of("kimi-linear-48b"), Catch::Contains("linear+mla"));
   CHECK_THAT(line_of("nemotron3-nano"), Catch::Contains("linear+none+full"));
+  CHECK_THAT(line_of("nemotron3-ultra"), Catch::Contains("48 linear + 48 none + 12 full"));
+  CHECK_THAT(line_of("granite4-h-small"), Catch::Contains("36 linear + 4 full"));
+  CHECK_THAT(line_of("step3.7-flash"), Catch::Contains("12 full + 33 sliding(512)"));
   CHECK_THAT(line_of("mimo-v2-flash"), Catch::Contains("full+sliding"));
 }
 
