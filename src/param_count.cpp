@@ -39,7 +39,7 @@ struct Sum {
 };
 
 enum class Family {
-  llama,       // llama, mistral, mixtral, phi3 (fused qkv/gate_up, same shapes)
+  llama,       // llama, mistral, ministral3, mixtral, phi3 (fused qkv/gate_up, same shapes)
   qwen2,       // qwen2, qwen2_moe: bias on q/k/v only
   qwen3,       // qwen3, qwen3_moe: q/k RMSNorm over head_dim
   qwen3_next,  // qwen3_next, qwen3_5: gated attention + Gated DeltaNet layers
@@ -74,6 +74,7 @@ constexpr Architecture kArchitectures[] = {
     {"mistral", Family::llama, false, false},
     {"mixtral", Family::llama, false, true},
     {"phi3", Family::llama, false, false},
+    {"ministral3", Family::llama, false, false},  // Ministral 3 (2512): Mistral shapes, attention scaling only
     {"qwen2", Family::qwen2, false, false},
     {"qwen2_moe", Family::qwen2, false, false},
     {"qwen3", Family::qwen3, false, false},

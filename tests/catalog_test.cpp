@@ -113,6 +113,8 @@ const Figures kFigures[] = {
     {"mimo-v2.5", 222720, 111360, {119930880ull, 59965440ull, 780533760ull, 390266880ull, 3045457920ull, 1522728960ull}},
     // minimax-m2.7: 62 full (attn_type_list 1) x 2 x 8 x 128 values
     {"minimax-m2.7", 253952, 126976, {1040187392ull, 520093696ull, 8321499136ull, 4160749568ull, 33285996544ull, 16642998272ull}},
+    // ministral3-3b: 26 full x 2 x 8 x 128 values
+    {"ministral3-3b", 106496, 53248, {436207616ull, 218103808ull, 3489660928ull, 1744830464ull, 13958643712ull, 6979321856ull}},
     // mistral-7b-v0.1: 32 sliding(4096) x 2 x 8 x 128 values
     {"mistral-7b-v0.1", 131072, 65536, {536870912ull, 268435456ull, 536870912ull, 268435456ull, 536870912ull, 268435456ull}},
     // mistral-7b-v0.3: 32 full x 2 x 8 x 128 values
@@ -271,6 +273,7 @@ TEST_CASE("aliases: a Hugging Face repo id finds its catalog entry") {
   CHECK(catalog.find("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16")->id == "nemotron3-ultra");
   CHECK(catalog.find("ibm-granite/granite-4.0-h-small")->id == "granite4-h-small");
   CHECK(catalog.find("stepfun-ai/Step-3.7-Flash")->id == "step3.7-flash");
+  CHECK(catalog.find("mistralai/Ministral-3-3B-Instruct-2512")->id == "ministral3-3b");
   // An FP8 re-release holds other weights: it is not an alias of the bf16 entry.
   CHECK(catalog.find("zai-org/GLM-5-FP8") == nullptr);
 }

@@ -567,6 +567,15 @@ TEST_CASE("MiniMax-M2.7, MiMo-V2-Flash and Kimi Linear: the 2026 MoE layouts") {
   CHECK(within(linear.active, 3e9, 0.17));
 }
 
+TEST_CASE("Ministral 3 3B: Mistral shapes under its own model_type") {
+  const auto document = read_json(fixture_dir("ministral3-3b") / "config.json");
+  REQUIRE(document);
+  // 26 x (q 3072 x 4096 + k/v 2 x 3072 x 1024 + o 4096 x 3072 = 31,457,280 + MLP 3 x 3072 x 9216 =
+  // 84,934,656 + norms 6,144) = 3,026,350,080; tied embedding 131,072 x 3,072 = 402,653,184; 3,072.
+  // Mistral: "~3.8B including a ~0.4B vision encoder".
+  CHECK(count_params(language_config(*document)).total == 3'429'006'336ull);
+}
+
 TEST_CASE("Kimi K3: full-rank KDA gate, MLA output gate, latent MoE and attention residuals") {
   const auto document = read_json(fixture_dir("kimi-k3") / "config.json");
   REQUIRE(document);
