@@ -12,6 +12,9 @@
 #include <string>
 #include <string_view>
 
+#include "kvplan/budget.h"
+#include "kvplan/error.h"
+
 namespace kvplan::fuzz {
 
 [[noreturn]] inline void finding(const std::string& what) {
@@ -38,6 +41,21 @@ inline void require_one_line(std::string_view message, std::string_view where) {
   require(!message.empty(), std::string(where) + ": empty error message");
   require(message.find('\n') == std::string_view::npos, std::string(where) + ": multi-line error message: " +
                                                             std::string(message));
+}
+
+/// What a loader accepted must plan: one fp16 row at `ctx` on an 80 GiB card, failing (say, on a
+/// product past 64 bits) only with a kvplan::Error that says something.
+inline void require_plans(const ModelSpec& spec, std::uint64_t ctx) {
+  RowSettings settings;
+  const Dtype& fp16 = parse_kv_dtype("fp16", *spec.weight_dtype);
+  settings.ctx = ctx;
+  settings.cache = {&fp16, &fp16};
+  settings.gpu_memory_bytes = 80ull << 30;
+  try {
+    (void)plan_row(spec, settings);
+  } catch (const Error& error) {
+    require_message(error.what(), "plan_row");
+  }
 }
 
 /// The input as a file: one in-memory file (memfd) per process, rewritten for every input, and

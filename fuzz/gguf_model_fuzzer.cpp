@@ -21,15 +21,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::require_message(error.what(), "gguf_model_from_header");
     return 0;
   }
-  RowSettings settings;
-  const Dtype& fp16 = parse_kv_dtype("fp16", *spec.weight_dtype);
-  settings.ctx = 4096;
-  settings.cache = {&fp16, &fp16};
-  settings.gpu_memory_bytes = 80ull << 30;
-  try {
-    (void)plan_row(spec, settings);
-  } catch (const Error& error) {
-    fuzz::require_message(error.what(), "plan_row");
-  }
+  fuzz::require_plans(spec, 4096);
   return 0;
 }

@@ -60,15 +60,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const Error& error) {
     fuzz::finding(std::string("a loaded config's spec does not parse back: ") + error.what());
   }
-  RowSettings settings;
-  const Dtype& fp16 = parse_kv_dtype("fp16", *spec.weight_dtype);
-  settings.ctx = 32768;
-  settings.cache = {&fp16, &fp16};
-  settings.gpu_memory_bytes = 80ull << 30;
-  try {
-    (void)plan_row(spec, settings);
-  } catch (const Error& error) {
-    fuzz::require_message(error.what(), "plan_row");
-  }
+  fuzz::require_plans(spec, 32768);
   return 0;
 }
