@@ -107,6 +107,8 @@ const LayerSpec* mtp_cache_layer(const ModelSpec& spec) {
   return any != spec.layers.rend() ? &*any : nullptr;
 }
 
+bool weights_are_estimate(const ModelSpec& spec) { return spec.weights_source.rfind("estimate:", 0) == 0; }
+
 std::uint32_t resolve_mtp_layers(std::string_view text, const ModelSpec& spec, std::string_view flag) {
   if (text.empty() || text == "0") return 0;
   const std::string declared = fmt::format("{} declares {} MTP layer{}", spec.id, spec.mtp_layers, spec.mtp_layers == 1 ? "" : "s");

@@ -10,6 +10,7 @@
 #include "kvplan/report.h"
 #include "kvplan/spec_json.h"
 #include "kvplan/units.h"
+#include "report_text.h"
 
 namespace kvplan {
 
@@ -48,7 +49,7 @@ std::string model_table(const ModelCatalog& catalog) {
                                 "KV fp16/tok", "kinds", "layers");
   for (const ModelSpec& model : catalog.models)
     out += fmt::format("{:<20} {:<26} {:>8} {:>10} {:>11}  {:<20} {}\n", model.id, model.name,
-                       format_param_count(model.params), model.max_context ? format_thousands(model.max_context) : "-",
+                       (weights_are_estimate(model) ? "~" : "") + format_param_count(model.params), model.max_context ? format_thousands(model.max_context) : "-",
                        format_bytes_compact(one_sequence(model, 1, "fp16").kv_bytes_per_token), layer_kinds_used(model),
                        describe_layers(model));
   return out;
@@ -62,9 +63,7 @@ std::string model_markdown(const ModelCatalog& catalog) {
   for (const ModelSpec& model : catalog.models) {
     const Row fp16 = one_sequence(model, 131'072, "fp16");
     const Row fp8 = one_sequence(model, 131'072, "fp8");
-    std::string params = format_param_count(model.params);
-    if (model.active_params) params += fmt::format(" ({} active)", format_param_count(model.active_params));
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", model.id, params, describe_layers(model),
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", model.id, describe_params(model), describe_layers(model),
                        format_bytes_compact(fp16.kv_bytes_per_token), format_bytes_compact(fp8.kv_bytes_per_token),
                        format_gib(static_cast<std::int64_t>(fp16.kv_bytes)), format_gib(static_cast<std::int64_t>(fp8.kv_bytes)),
                        fp16.state_bytes ? format_bytes_compact(fp16.state_bytes) : "-");

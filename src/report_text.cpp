@@ -129,14 +129,19 @@ TextTable rows_table(const Report& report) {
   return table;
 }
 
+std::string describe_params(const ModelSpec& model) {
+  const std::string approx = weights_are_estimate(model) ? "~" : "";
+  std::string text = approx + format_param_count(model.params);
+  if (model.active_params) text += fmt::format(" ({}{} active)", approx, format_param_count(model.active_params));
+  return text;
+}
+
 std::vector<std::string> header_lines(const Report& report) {
   const ModelSpec& model = *report.model;
   const PlanRequest& request = report.request;
   std::vector<std::string> lines;
-  std::string params = format_param_count(model.params) + " params";
-  if (model.active_params) params += fmt::format(" ({} active)", format_param_count(model.active_params));
-  lines.push_back(fmt::format("Model   {} ({}): {} layers [{}], {}", model.name, model.id, model.layer_count(),
-                              describe_layers(model), params));
+  lines.push_back(fmt::format("Model   {} ({}): {} layers [{}], {} params", model.name, model.id, model.layer_count(),
+                              describe_layers(model), describe_params(model)));
   if (const std::string state = describe_state(model); !state.empty()) lines.push_back("State   " + state);
   if (const std::string indexer = describe_indexer(model); !indexer.empty()) lines.push_back("Indexer " + indexer);
   if (const std::string shared = describe_shared(model); !shared.empty()) lines.push_back("Shared  " + shared);

@@ -25,6 +25,9 @@ std::vector<std::string> header_lines(const Report& report);
 /// The lines under the table: for each row that does not fit, what would make it fit.
 std::vector<std::string> ways_out_lines(const Report& report);
 
+/// "30.53B (3.35B active)"; each figure with "~" when the model's weights are an estimate.
+std::string describe_params(const ModelSpec& model);
+
 /// A bar of `width` cells: weights, KV and overhead against the budget.
 std::string memory_bar(const Row& row, std::size_t width);
 

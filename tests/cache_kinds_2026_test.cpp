@@ -268,6 +268,11 @@ TEST_CASE("kvplan models marks the layer kinds each model uses, new ones include
   CHECK_THAT(line_of("nemotron3-ultra"), Catch::Contains("48 linear + 48 none + 12 full"));
   CHECK_THAT(line_of("granite4-h-small"), Catch::Contains("36 linear + 4 full"));
   CHECK_THAT(line_of("step3.7-flash"), Catch::Contains("12 full + 33 sliding(512)"));
+  // Its weights are StepFun's rounded figure: the count says it is approximate, here and in a plan.
+  CHECK_THAT(line_of("step3.7-flash"), Catch::Contains(" ~196.00B "));
+  CHECK_THAT(line_of("granite4-h-small"), Catch::Contains(" 32.21B "));
+  CHECK_THAT(run_kvplan("--model step3.7-flash --gpu h100 --ctx 8k").out,
+             Catch::Contains("~196.00B (~11.00B active) params") && Catch::Contains("Weights 365.08 GiB: estimate: "));
   CHECK_THAT(line_of("mimo-v2-flash"), Catch::Contains("full+sliding"));
 }
 

@@ -67,6 +67,7 @@ struct ModelSpec {
   /// Exact checkpoint size when known (e.g. safetensors total_size); otherwise params x dtype.
   std::optional<std::uint64_t> weights_bytes;
   /// How weights_bytes was obtained, in words ("safetensors total_size", "sum of GGUF tensors").
+  /// "estimate: ..." marks figures that are not exact (a vendor's rounded count).
   std::string weights_source;
   /// Weight bytes of each decoder layer, when the file says (GGUF); empty otherwise. What is not
   /// in a layer (embeddings, output head, final norm) is weights_bytes minus their sum.
@@ -92,6 +93,9 @@ std::string describe_layers(const ModelSpec& spec);
 /// model's last full-attention or MLA layer (the kind that grows with the context), else its last
 /// layer that holds tokens; nullptr when no layer holds tokens.
 const LayerSpec* mtp_cache_layer(const ModelSpec& spec);
+
+/// True when the spec's weights are an estimate (weights_source starts with "estimate:").
+bool weights_are_estimate(const ModelSpec& spec);
 
 /// The MTP layers `--mtp-layers` asks to count as cached: "" or "0" none, "all" every one the model
 /// declares, N at most that many. Throws an Error naming `flag` otherwise.
