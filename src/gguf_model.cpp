@@ -501,6 +501,7 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
   } else if (const GgufValue* tokens = header.find("tokenizer.ggml.tokens"); tokens && tokens->is_array()) {
     model.llamacpp.n_vocab = tokens->count;
   }
+  spec.vocab_size = model.llamacpp.n_vocab;
 
   spec.params = params;
   if (hp.n_expert > 0 && hp.n_expert_used > 0 && expert_params > 0) {

@@ -23,6 +23,19 @@ std::string normalized(std::string_view name) {
   return out;
 }
 
+/// cuda_total_bytes and its source come together, and CUDA cannot see more than the driver reports.
+void validate_cuda_total(const JsonObjectReader& reader, const GpuSpec& gpu) {
+  if (!gpu.cuda_total_bytes) {
+    if (!gpu.cuda_total_source.empty()) reader.fail("cuda_total_bytes", "is missing (cuda_total_source describes nothing)");
+    return;
+  }
+  if (gpu.cuda_total_source.empty()) reader.fail("cuda_total_source", "is missing (say which log printed cuda_total_bytes)");
+  if (*gpu.cuda_total_bytes == 0) reader.fail("cuda_total_bytes", "must be more than zero");
+  if (*gpu.cuda_total_bytes > gpu.memory_bytes)
+    reader.fail("cuda_total_bytes", fmt::format("({}) is more than memory_bytes ({}): CUDA sees at most what the driver "
+                                                "reports", *gpu.cuda_total_bytes, gpu.memory_bytes));
+}
+
 GpuSpec parse_gpu(const nlohmann::json& object, const std::string& context) {
   JsonObjectReader reader(object, context);
   GpuSpec gpu;
@@ -34,6 +47,8 @@ GpuSpec parse_gpu(const nlohmann::json& object, const std::string& context) {
   gpu.memory_bytes = reader.required_uint("memory_bytes");
   gpu.memory_basis = reader.required_string("memory_basis");
   gpu.memory_source = reader.optional_string("memory_source").value_or("");
+  gpu.cuda_total_bytes = reader.optional_uint("cuda_total_bytes");
+  gpu.cuda_total_source = reader.optional_string("cuda_total_source").value_or("");
   reader.optional_uint("memory_marketed_gb");
   gpu.bandwidth_gbps = reader.optional_number("bandwidth_gbps");
   gpu.fp8 = reader.optional_bool("fp8").value_or(false);
@@ -42,6 +57,7 @@ GpuSpec parse_gpu(const nlohmann::json& object, const std::string& context) {
   gpu.price_source = reader.optional_string("price_source").value_or("");
   reader.reject_unknown_keys();
   if (gpu.memory_bytes == 0) reader.fail("memory_bytes", "must be more than zero");
+  validate_cuda_total(reader, gpu);
   return gpu;
 }
 

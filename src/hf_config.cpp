@@ -609,6 +609,14 @@ std::uint64_t read_mtp_layers(HfFields& fields) {
   return modules && used ? *modules * per_module : 0;
 }
 
+/// The language model's vocabulary (the rows of its output head): text_config's, else the top
+/// level's, else the config class default the parameter count also assumes (gemma-3-27b-it states
+/// none: Gemma3TextConfig's 262,208); 0 when unknown.
+std::uint64_t read_vocab_size(HfFields& fields, const std::string& model_type) {
+  if (const auto vocab = fields.uint("vocab_size")) return *vocab;
+  return config_field_default(model_type, "vocab_size").value_or(0);
+}
+
 /// A config without `model_type` or layer count is not something kvplan can read as a model.
 std::string read_model_type(HfFields& fields) {
   const auto type = fields.string("model_type");
@@ -770,6 +778,7 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
   spec.mtp_layers = narrow(fields, "num_nextn_predict_layers", read_mtp_layers(fields));
   // Kimi Linear states its context as model_max_length only.
   spec.max_context = fields.uint("max_position_embeddings").value_or(fields.uint("model_max_length").value_or(0));
+  spec.vocab_size = read_vocab_size(fields, model_type);
   fields.reject_unread_cache_fields();
 
   // Weights: the exact checkpoint size when the index gives it, else counted from the shapes.

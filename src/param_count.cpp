@@ -151,11 +151,10 @@ class Fields {
 
   u64 required(const std::string& key) {
     if (!reader_.has(key))
-      for (const FieldDefault& entry : kFieldDefaults)
-        if (entry.model_type == model_type_ && entry.field == key) {
-          append_note(notes_, fmt::format("{} absent: the {} config default {} used", key, model_type_, entry.value));
-          return entry.value;
-        }
+      if (const std::optional<u64> fallback = config_field_default(model_type_, key)) {
+        append_note(notes_, fmt::format("{} absent: the {} config default {} used", key, model_type_, *fallback));
+        return *fallback;
+      }
     const u64 value = reader_.required_uint(key);
     if (value == 0) reader_.fail(key, "must be at least 1");
     return value;
@@ -1290,6 +1289,12 @@ ParamCount count_params(const nlohmann::json& config) {
   if (moe_layers > 0)
     append_note(count.notes, fmt::format("{} MoE layers of {} experts, {} active per token", moe_layers, moe.experts, moe.top_k));
   return count;
+}
+
+std::optional<std::uint64_t> config_field_default(std::string_view model_type, std::string_view field) {
+  for (const FieldDefault& entry : kFieldDefaults)
+    if (entry.model_type == model_type && entry.field == field) return entry.value;
+  return std::nullopt;
 }
 
 }  // namespace kvplan

@@ -96,6 +96,10 @@ std::string format_gpu_catalog(const GpuCatalog& catalog, OutputFormat format) {
                            {"memory_basis", gpu.memory_basis},
                            {"fp8", gpu.fp8},
                            {"int8", gpu.int8}};
+      if (gpu.cuda_total_bytes) {
+        entry["cuda_total_bytes"] = *gpu.cuda_total_bytes;
+        entry["cuda_total_source"] = gpu.cuda_total_source;
+      }
       if (gpu.price_usd_per_hour) entry["price_usd_per_hour"] = *gpu.price_usd_per_hour;
       list.push_back(entry);
     }

@@ -27,6 +27,7 @@ nlohmann::ordered_json model_to_json(const ModelSpec& model) {
   out["head_dim"] = attention == model.layers.end() ? nlohmann::ordered_json() : nlohmann::ordered_json(attention->k_head_dim);
   out["weight_dtype"] = model.weight_dtype->name;
   out["max_context"] = model.max_context;
+  if (model.vocab_size) out["vocab_size"] = model.vocab_size;
   out["layer_layout"] = describe_layers(model);
   if (model.mtp_layers) out["mtp_layers"] = model.mtp_layers;
   // The DSA indexer: its key width, the layers that keep one, and vLLM's own row size for it.

@@ -163,6 +163,10 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
   if (spec.params == 0 && !spec.weights_bytes) reader.fail("params", "is missing (or give weights_bytes)");
   spec.weight_dtype = &parse_weight_dtype(reader.required_string("weight_dtype"));
   spec.max_context = reader.optional_uint("max_context").value_or(0);
+  // Absent means unknown; a written 0 is a mistake, not a way to say so.
+  const std::optional<std::uint64_t> vocab_size = reader.optional_uint("vocab_size");
+  if (vocab_size == 0u) reader.fail("vocab_size", "must be at least 1");
+  spec.vocab_size = vocab_size.value_or(0);
 
   const std::optional<std::uint64_t> window = reader.optional_uint("sliding_window");
   const std::optional<std::uint64_t> chunk = reader.optional_uint("attention_chunk_size");
@@ -260,6 +264,7 @@ nlohmann::json to_spec_json(const ModelSpec& spec) {
   if (spec.mtp_layers) out["mtp_layers"] = spec.mtp_layers;
   out["weight_dtype"] = spec.weight_dtype->name;
   if (spec.max_context) out["max_context"] = spec.max_context;
+  if (spec.vocab_size) out["vocab_size"] = spec.vocab_size;
   out["layers"] = spec.layers.size();
   out["attention_heads"] = spec.attention_heads;
 

@@ -68,6 +68,7 @@ TEST_CASE("JSON output carries exact integers and the documented fields") {
   CHECK(document["schema_version"] == 1);
   CHECK(document["model"]["id"] == "qwen3-8b");
   CHECK(document["model"]["layers"] == 36);
+  CHECK(document["model"]["vocab_size"] == 151'936);
   CHECK(document["gpu"]["memory_bytes"] == 25'769'803'776ull);  // 24 x 2^30
   CHECK(document["gpu"]["count"] == 1);
   CHECK(document["settings"]["overhead_bytes"] == 2'147'483'648ull);
@@ -95,7 +96,9 @@ TEST_CASE("a spec file, batch and fp8 weights") {
   const ProcessResult result = run_kvplan("--model " + source_path("tests/fixtures/specs/my-model.json") +
                                           " --ctx 8k --batch 16 --gpu h100 --weight-dtype fp8 --format json");
   REQUIRE(result.exit_code == 0);
-  const nlohmann::json row = nlohmann::json::parse(result.out)["rows"][0];
+  const nlohmann::json document = nlohmann::json::parse(result.out);
+  CHECK_FALSE(document["model"].contains("vocab_size"));  // the spec does not say: left out, not 0
+  const nlohmann::json row = document["rows"][0];
   CHECK(row["batch"] == 16);
   CHECK(row["weight_dtype"] == "fp8");
   CHECK(row["weights_bytes"] == 8'030'261'248ull);

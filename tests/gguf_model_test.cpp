@@ -106,6 +106,23 @@ TEST_CASE("llama: plain attention, exact weights, params and per-layer bytes", "
   CHECK_FALSE(m.llamacpp.output_tied);
 }
 
+TEST_CASE("vocab_size is llama.cpp's n_vocab: <arch>.vocab_size, else the token list, else token_embd rows",
+          "[gguf_model]") {
+  CHECK(fixture("llama").spec.vocab_size == 8);  // the fixtures' 8-token gpt2 vocabulary
+  // minimal_llama has no token list: the rows of token_embd {128, 8}.
+  CHECK(load(minimal_llama()).spec.vocab_size == 8);
+  const GgufModel listed = load(minimal_llama("", [](GgufWriter& w) {
+    w.add_array_string("tokenizer.ggml.tokens", {"<s>", "a", "b"});
+  }));
+  CHECK(listed.spec.vocab_size == 3);
+  CHECK(listed.llamacpp.n_vocab == 3);
+  const GgufModel keyed = load(minimal_llama("", [](GgufWriter& w) {
+    w.add_array_string("tokenizer.ggml.tokens", {"<s>", "a", "b"});
+    w.add_uint32("llama.vocab_size", 5);
+  }));
+  CHECK(keyed.spec.vocab_size == 5);
+}
+
 TEST_CASE("llama with a sliding_window key: llama.cpp ignores it, and kvplan says so", "[gguf_model]") {
   const GgufModel m = fixture("llama-swa-ignored");
   for (const LayerSpec& layer : m.spec.layers) check_attention(layer, LayerKind::full, 2, 32, 32);

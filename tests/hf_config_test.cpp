@@ -59,6 +59,26 @@ TEST_CASE("Llama 3.1 8B from its config.json and safetensors index") {
   CHECK(model.max_context == 131'072);
 }
 
+TEST_CASE("vocab_size: the language model's, nested or not, else the config class default") {
+  CHECK(fixture("llama3.1-8b").vocab_size == 128'256);  // top level
+  CHECK(fixture("llama4-scout").vocab_size == 202'048);  // text_config only
+  // gemma-3-27b-it states none anywhere: Gemma3TextConfig's default, the one the count uses.
+  CHECK(fixture_json("gemma3-27b").dump().find("vocab_size") == std::string::npos);
+  CHECK(fixture("gemma3-27b").vocab_size == 262'208);
+
+  // Both levels: the language model's own block wins (the wrapper's may count image tokens).
+  nlohmann::json wrapped = {{"model_type", "mistral3"}, {"vocab_size", 5}, {"text_config", small_llama()}};
+  CHECK(inline_config(wrapped).vocab_size == 1'000);
+  // Only the wrapper states it: the top level is read, as the parameter count reads it.
+  wrapped["text_config"].erase("vocab_size");
+  CHECK(inline_config(wrapped).vocab_size == 5);
+
+  // Absent, no default for llama: unknown (the index size stands in for the count that needs it).
+  nlohmann::json bare = small_llama();
+  bare.erase("vocab_size");
+  CHECK(model_spec_from_hf_config(bare, "inline/config.json", 1'000'000).vocab_size == 0);
+}
+
 TEST_CASE("Gemma 3 27B at 128K: sliding layers capped at the window") {
   // text_config; 62 layers, sliding_window_pattern absent = 6: layers 5, 11, ..., 59 are global (10),
   // the other 52 slide over 1,024 tokens. Per layer per token: 2 x 16 x 128 x 2 = 8,192 B.

@@ -98,6 +98,28 @@ TEST_CASE("every bad spec is one clear error naming the field") {
   CHECK(error_of(std::string(300, '[') + std::string(300, ']')).find("nested deeper than 256") != std::string::npos);
 }
 
+TEST_CASE("vocab_size is optional, read, and written only when known") {
+  const ModelSpec without = parse_model_spec(kLlama8B, "my-model.json");
+  CHECK(without.vocab_size == 0);  // unknown
+  CHECK_FALSE(to_spec_json(without).contains("vocab_size"));
+  CHECK(model_spec_from_json(to_spec_json(without), "again").vocab_size == 0);
+
+  const ModelSpec with = parse_model_spec(with_field("vocab_size", 128'256), "my-model.json");
+  CHECK(with.vocab_size == 128'256);
+  CHECK(to_spec_json(with)["vocab_size"] == 128'256);
+  const ModelSpec again = model_spec_from_json(to_spec_json(with), "again");
+  CHECK(again.vocab_size == 128'256);
+  CHECK(to_spec_json(again) == to_spec_json(with));
+
+  CHECK(error_of(with_field("vocab_size", 0)) == "my-model.json: field 'vocab_size': must be at least 1");
+  CHECK(error_of(with_field("vocab_size", -1)) ==
+        "my-model.json: field 'vocab_size': expected a whole number of at least 0, got a negative number");
+  CHECK(error_of(with_field("vocab_size", "x")) ==
+        "my-model.json: field 'vocab_size': expected a whole number of at least 0, got string");
+  CHECK(error_of(with_field("vocab_size", 1000.5)) ==
+        "my-model.json: field 'vocab_size': expected a whole number of at least 0, got a fractional number");
+}
+
 TEST_CASE("an unknown layer kind is an unsupported architecture, exit code 3") {
   try {
     parse_model_spec(R"({"name":"x","params":1,"weight_dtype":"bf16","layers":1,"attention_heads":1,"head_dim":8,

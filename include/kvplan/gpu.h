@@ -19,6 +19,10 @@ struct GpuSpec {
   std::uint64_t memory_bytes = 0;
   std::string memory_basis;   ///< "driver-reported", "marketed", or "given" for a raw capacity
   std::string memory_source;  ///< where the figure comes from
+  /// The device total CUDA reports (torch.cuda.mem_get_info()[1]), below nvidia-smi's Total by what
+  /// the driver reserves; vLLM budgets utilization against it. Only where a real log printed it.
+  std::optional<std::uint64_t> cuda_total_bytes;
+  std::string cuda_total_source;  ///< the log that printed it, and its precision
   bool fp8 = false;           ///< native FP8 tensor cores (matters for fp8 weights and caches)
   bool int8 = false;
   std::optional<double> bandwidth_gbps;

@@ -76,6 +76,7 @@ struct ModelSpec {
   /// Engines skip them unless speculative decoding uses them; they are not in `layers`.
   std::uint32_t mtp_layers = 0;
   std::uint64_t max_context = 0;    ///< 0 when unknown
+  std::uint64_t vocab_size = 0;  ///< rows of the output head (logits per token); 0 = unknown
 
   std::vector<LayerSpec> layers;    ///< in model order, one per decoder layer
 

@@ -3,7 +3,9 @@
 /// every tensor the architecture's modeling code creates, summed exactly. Pure: no I/O.
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -36,5 +38,10 @@ struct ParamCount {
 /// or malformed, and an unsupported-architecture Error (exit code 3) for a model_type or layer
 /// kind it does not understand.
 ParamCount count_params(const nlohmann::json& config);
+
+/// The value a model_type's config class gives `field` when an official config.json leaves it out
+/// (gemma3_text's vocab_size: 262,208), as count_params uses it; nullopt when kvplan knows none.
+/// Loaders that read such a field themselves ask here, so the two never disagree.
+std::optional<std::uint64_t> config_field_default(std::string_view model_type, std::string_view field);
 
 }  // namespace kvplan
