@@ -110,7 +110,12 @@ std::span<const Dtype> weight_dtypes() {
 }
 
 const Dtype& parse_kv_dtype(std::string_view text, const Dtype& model_dtype) {
-  if (lowercase(text) == "auto") return model_dtype;
+  if (lowercase(text) == "auto") {
+    // Engines cache at the model's compute dtype: a float checkpoint's own, and bf16 for weights
+    // stored quantized (fp8, int8, int4, mxfp4), which are dequantized to compute.
+    const std::string_view name = model_dtype.name;
+    return name == "fp32" || name == "fp16" || name == "bf16" ? model_dtype : *find_kv_dtype("bf16");
+  }
   if (const Dtype* type = find_kv_dtype(text)) return *type;
   std::vector<std::string> candidates{"auto"};
   for (const Dtype& type : kKvDtypes) candidates.emplace_back(type.name);

@@ -34,6 +34,9 @@ TEST_CASE("engine spellings resolve to the canonical names") {
   CHECK(parse_kv_dtype("fp8_e4m3", bf16()).name == "fp8");
   CHECK(parse_kv_dtype("Q8_0", bf16()).name == "q8_0");
   CHECK(parse_kv_dtype("auto", bf16()).name == "bf16");  // vLLM: auto = the model's dtype
+  CHECK(parse_kv_dtype("auto", parse_weight_dtype("fp16")).name == "fp16");
+  // Quantized weights compute in bf16, and the cache with them (gpt-oss's mxfp4, DeepSeek's fp8).
+  for (const char* stored : {"fp8", "int8", "int4", "mxfp4"}) CHECK(parse_kv_dtype("auto", parse_weight_dtype(stored)).name == "bf16");
   CHECK(parse_weight_dtype("bfloat16").name == "bf16");
   CHECK(parse_weight_dtype("float16").name == "fp16");
 }

@@ -29,7 +29,8 @@ std::span<const Dtype> kv_dtypes();
 std::span<const Dtype> weight_dtypes();
 
 /// Resolves a cache type by canonical name or engine spelling ("f16", "fp8_e4m3", "Q8_0").
-/// "auto" (vLLM's spelling) means `model_dtype`. Unknown names throw with "did you mean".
+/// "auto" (vLLM's spelling) means `model_dtype` when it is a float type, and bf16 when the weights
+/// are stored quantized (fp8, int8, int4, mxfp4). Unknown names throw with "did you mean".
 const Dtype& parse_kv_dtype(std::string_view text, const Dtype& model_dtype);
 /// Resolves a weight type ("bf16", "float16", "fp8", ...). Unknown names throw with "did you mean".
 const Dtype& parse_weight_dtype(std::string_view text);
