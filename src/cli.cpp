@@ -15,8 +15,10 @@
 #include "kvplan/spec_json.h"
 #include "kvplan/units.h"
 #include "kvplan/version.h"
+#include "engine_flags.h"
 #include "llamacpp_cli.h"
 #include "plan_texts.h"
+#include "vllm_cli.h"
 
 namespace kvplan {
 
@@ -29,6 +31,7 @@ constexpr std::string_view kExamples = R"(Examples:
   kvplan --model ./my-model.json --ctx 8k --batch 16 --gpu h100 --weight-dtype fp8
   kvplan --model llama3.1-8b --ctx 64k --gpu 4090 --check   # exit 1 when a row does not fit
   kvplan --runtime llama.cpp --model model.gguf -c 32768 -np 4 -ctk q8_0 -ctv q8_0 -fa on --gpu 4090
+  kvplan --runtime vllm --model llama3.1-70b --gpu h100 -tp 4 --max-model-len 32k --kv-cache-dtype fp8
   kvplan models        # the built-in model catalog
   kvplan gpus          # the built-in GPU catalog
   kvplan spec --model path/to/config.json   # the spec kvplan reads from a file
@@ -109,7 +112,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       ->type_name("NAME|SIZE");
   app.add_option("-k,--kv-dtype,--kv-cache-dtype", texts.kv_dtypes,
                  "KV cache dtype(s): fp32 fp16 bf16 fp8 (=fp8_e4m3) fp8_e5m2 int8 int4 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl, "
-                 "auto (= the model's dtype) [default: fp16,fp8,int8,int4]")
+                 "auto (= the model's compute dtype: its own float type, bf16 for quantized weights) [default: fp16,fp8,int8,int4]")
       ->type_name("LIST");
   app.add_option("-w,--weight-dtype", texts.weight_dtype, "Weight dtype: fp32 fp16 bf16 fp8 int8 int4 [default: the model's own]")
       ->type_name("DTYPE");
@@ -128,9 +131,16 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                  "[default: 0, not cached]")
       ->type_name("N|all");
 
-  // The llama.cpp profile: --runtime and llama.cpp's own flags (src/llamacpp_cli.h).
+  // Engine profiles: --runtime, then each engine's own flags (src/llamacpp_cli.h, src/vllm_cli.h).
+  std::string runtime = "generic";
+  app.add_option("--runtime", runtime,
+                 "Engine profile: generic (engine-neutral), llama.cpp (what llama.cpp v0.4.0 allocates) or vllm (what "
+                 "vLLM's V1 engine allocates, per GPU) [default: generic]")
+      ->type_name("NAME");
   LlamaCppFlags llamacpp;
   add_llamacpp_options(app, llamacpp);
+  VllmFlags vllm;
+  add_vllm_options(app, vllm);
 
   CatalogFlags models_flags;
   CLI::App* models = app.add_subcommand("models", "List the built-in model catalog, one line each");
@@ -144,8 +154,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   spec->add_option("-m,--model", spec_flags.model, "Catalog name, spec file, config.json or model folder")->type_name("NAME|PATH");
 
   try {
-    // llama.cpp's multi-letter short flags (-ctk, -np, ...) become long names CLI11 can parse.
-    const std::vector<std::string> args = rewrite_llamacpp_flags(std::vector<std::string>(argv, argv + argc));
+    // Engines' multi-letter short flags (-ctk, -np, -tp, ...) become long names CLI11 can parse.
+    const std::vector<std::string> args = rewrite_engine_flags(std::vector<std::string>(argv, argv + argc));
     std::vector<const char*> arg_pointers;
     for (const std::string& arg : args) arg_pointers.push_back(arg.c_str());
     app.parse(static_cast<int>(arg_pointers.size()), arg_pointers.data());
@@ -163,7 +173,14 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (gpus->parsed()) return run_gpus(gpus_flags, out);
     if (spec->parsed()) return run_spec(spec_flags, out);
     plan.color = terminal.stdout_is_tty && !terminal.no_color_env && !no_color;
-    if (wants_llamacpp_runtime(llamacpp)) return run_llamacpp_plan(plan, llamacpp, out);
+    const Runtime engine = parse_runtime(runtime);
+    if (engine != Runtime::llamacpp) refuse_llamacpp_flags(llamacpp);
+    if (engine != Runtime::vllm) refuse_vllm_flags(vllm);
+    switch (engine) {
+      case Runtime::llamacpp: return run_llamacpp_plan(plan, llamacpp, out);
+      case Runtime::vllm: return run_vllm_plan(plan, vllm, out);
+      case Runtime::generic: break;
+    }
     return run_plan(plan, out);
   } catch (const Error& error) {
     err << "kvplan: error: " << one_line(error.what()) << "\n";

@@ -4,7 +4,6 @@
 #include <array>
 #include <charconv>
 #include <limits>
-#include <optional>
 #include <ostream>
 
 #include <CLI/CLI.hpp>
@@ -19,6 +18,7 @@
 #include "kvplan/llamacpp_profile.h"
 #include "kvplan/model_loader.h"
 #include "kvplan/units.h"
+#include "engine_flags.h"
 #include "report_llamacpp.h"
 
 namespace kvplan {
@@ -26,44 +26,6 @@ namespace kvplan {
 namespace {
 
 constexpr std::string_view kGroup = "llama.cpp profile (with --runtime llama.cpp; llama.cpp's spellings accepted)";
-
-/// llama.cpp's multi-letter short flags and the long names kvplan parses them as.
-struct Spelling {
-  std::string_view short_name;
-  std::string_view long_name;
-};
-constexpr std::array<Spelling, 7> kAlways = {{{"-ctk", "--cache-type-k"},
-                                              {"-ctv", "--cache-type-v"},
-                                              {"-np", "--parallel"},
-                                              {"-ub", "--ubatch-size"},
-                                              {"-fa", "--flash-attn"},
-                                              {"-ngl", "--n-gpu-layers"},
-                                              {"-kvu", "--kv-unified"}}};
-/// Short flags kvplan also has, with another meaning: llama.cpp's only under --runtime llama.cpp.
-constexpr std::array<Spelling, 2> kUnderLlamaCpp = {{{"-c", "--ctx-size"}, {"-b", "--batch-size"}}};
-
-bool is_llamacpp_name(std::string_view name) { return name == "llama.cpp" || name == "llamacpp" || name == "llama-cpp"; }
-
-/// "--runtime llama.cpp" or "--runtime=llama.cpp" anywhere before "--".
-bool runtime_is_llamacpp(const std::vector<std::string>& args) {
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "--") break;
-    if (args[i] == "--runtime" && i + 1 < args.size() && is_llamacpp_name(args[i + 1])) return true;
-    if (args[i].rfind("--runtime=", 0) == 0 && is_llamacpp_name(std::string_view(args[i]).substr(10))) return true;
-  }
-  return false;
-}
-
-/// `spelling` as typed ("-ctk", "-ctk=q8_0", and for single-letter flags "-c8192") in long form.
-std::optional<std::string> rewrite_one(const std::string& arg, const Spelling& spelling) {
-  const std::string_view s = spelling.short_name;
-  if (arg == s) return std::string(spelling.long_name);
-  if (arg.size() > s.size() && arg.compare(0, s.size(), s) == 0) {
-    if (arg[s.size()] == '=') return std::string(spelling.long_name) + arg.substr(s.size());
-    if (s.size() == 2) return std::string(spelling.long_name) + "=" + arg.substr(2);  // -c8192
-  }
-  return std::nullopt;
-}
 
 std::uint64_t parse_count(std::string_view text, std::string_view flag) {
   std::uint64_t value = 0;
@@ -177,35 +139,8 @@ ContextLimit context_limit(const Question& q, CacheDtypes cache, std::uint64_t l
 
 }  // namespace
 
-std::vector<std::string> rewrite_llamacpp_flags(const std::vector<std::string>& args) {
-  const bool llamacpp = runtime_is_llamacpp(args);
-  std::vector<std::string> out;
-  out.reserve(args.size());
-  bool after_terminator = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (i == 0 || after_terminator || arg.size() < 2 || arg[0] != '-' || arg[1] == '-') {
-      after_terminator = after_terminator || arg == "--";
-      out.push_back(arg);
-      continue;
-    }
-    std::optional<std::string> rewritten;
-    for (const Spelling& s : kAlways)
-      if (!rewritten) rewritten = rewrite_one(arg, s);
-    if (llamacpp)
-      for (const Spelling& s : kUnderLlamaCpp)
-        if (!rewritten) rewritten = rewrite_one(arg, s);
-    out.push_back(rewritten.value_or(arg));
-  }
-  return out;
-}
-
 void add_llamacpp_options(CLI::App& app, LlamaCppFlags& flags) {
   const std::string group(kGroup);
-  app.add_option("--runtime", flags.runtime,
-                 "Engine profile: generic (engine-neutral) or llama.cpp (what llama.cpp v0.4.0 allocates) [default: generic]")
-      ->type_name("NAME")
-      ->group(group);
   app.add_option("--ctx-size", flags.ctx_size,
                  "-c under --runtime llama.cpp: llama.cpp's n_ctx, the TOTAL for all sequences (split across -np "
                  "as llama-server does); 0 = the trained context [default: 0]")
@@ -233,10 +168,7 @@ void add_llamacpp_options(CLI::App& app, LlamaCppFlags& flags) {
       ->group(group);
 }
 
-bool wants_llamacpp_runtime(const LlamaCppFlags& flags) {
-  if (is_llamacpp_name(flags.runtime)) return true;
-  if (flags.runtime != "generic")
-    throw Error(fmt::format("--runtime: unknown runtime '{}' (kvplan knows generic and llama.cpp)", flags.runtime));
+void refuse_llamacpp_flags(const LlamaCppFlags& flags) {
   const std::array<std::pair<bool, std::string_view>, 10> given = {{
       {!flags.ctx_size.empty(), "--ctx-size"},
       {!flags.parallel.empty(), "--parallel"},
@@ -249,9 +181,7 @@ bool wants_llamacpp_runtime(const LlamaCppFlags& flags) {
       {flags.swa_full, "--swa-full"},
       {!flags.n_gpu_layers.empty(), "--n-gpu-layers"},
   }};
-  for (const auto& [present, name] : given)
-    if (present) throw Error(fmt::format("{} is a llama.cpp flag: add --runtime llama.cpp", name));
-  return false;
+  refuse_engine_flags(given, "llama.cpp", "llama.cpp");
 }
 
 int run_llamacpp_plan(const PlanInputs& in, const LlamaCppFlags& f, std::ostream& out) {

@@ -146,4 +146,24 @@ nlohmann::ordered_json report_to_json(const Report& report) {
 
 std::string format_json(const Report& report) { return report_to_json(report).dump(2) + "\n"; }
 
+std::string format_engine_report(const Report& base, const EngineSection& section, OutputFormat format, bool color) {
+  if (format == OutputFormat::json) {
+    nlohmann::ordered_json document = report_to_json(base);
+    document["settings"]["runtime"] = section.runtime;
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < section.rows.size(); ++i) {
+      nlohmann::ordered_json row;
+      row["row"] = i;
+      for (const auto& [key, value] : section.rows[i].items()) row[key] = value;
+      rows.push_back(row);
+    }
+    document[std::string(section.json_key)] = {{"engine", section.engine}, {"rows", rows}};
+    return document.dump(2) + "\n";
+  }
+  if (format == OutputFormat::csv) return format_csv(base);
+  std::string out = format_report(base, format, color) + "\n";
+  for (const std::string& line : section.lines) out += (format == OutputFormat::markdown ? line + "  " : line) + "\n";
+  return out;
+}
+
 }  // namespace kvplan

@@ -112,26 +112,9 @@ std::vector<std::string> llamacpp_lines(const LlamaCppReport& report) {
 }
 
 std::string format_llamacpp_report(const LlamaCppReport& report, OutputFormat format, bool color) {
-  if (format == OutputFormat::json) {
-    nlohmann::ordered_json document = report_to_json(report.base);
-    document["settings"]["runtime"] = "llama.cpp";
-    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-    for (std::size_t i = 0; i < report.results.size(); ++i) {
-      nlohmann::ordered_json row;
-      row["row"] = i;
-      const nlohmann::ordered_json fields = llamacpp_result_to_json(report.results[i]);
-      for (const auto& [key, value] : fields.items()) row[key] = value;
-      rows.push_back(row);
-    }
-    document["llamacpp"] = {{"engine", kLlamaCppProfileEngine}, {"rows", rows}};
-    return document.dump(2) + "\n";
-  }
-  if (format == OutputFormat::csv) return format_csv(report.base);
-  std::string out = format_report(report.base, format, color);
-  out += "\n";
-  for (const std::string& line : llamacpp_lines(report))
-    out += (format == OutputFormat::markdown ? line + "  " : line) + "\n";
-  return out;
+  EngineSection section{"llama.cpp", "llamacpp", kLlamaCppProfileEngine, {}, llamacpp_lines(report)};
+  for (const LlamaCppResult& result : report.results) section.rows.push_back(llamacpp_result_to_json(result));
+  return format_engine_report(report.base, section, format, color);
 }
 
 }  // namespace kvplan

@@ -160,13 +160,17 @@ std::vector<std::string> header_lines(const Report& report) {
   lines.push_back(fmt::format("GPU     {}: {} ({} bytes, {})", report.gpu.name, format_gib(static_cast<std::int64_t>(report.gpu.memory_bytes)),
                               format_thousands(report.gpu.memory_bytes), report.gpu.memory_basis));
   const std::uint64_t budget = scale_by_millionths(report.gpu.memory_bytes, request.utilization_millionths);
-  lines.push_back(fmt::format("Budget  {} = memory x utilization {}; fits when weights + KV + overhead <= budget",
-                              format_gib(static_cast<std::int64_t>(budget)), utilization_percent(request.utilization_millionths)));
+  lines.push_back(report.budget_rule.empty()
+                      ? fmt::format("Budget  {} = memory x utilization {}; fits when weights + KV + overhead <= budget",
+                                    format_gib(static_cast<std::int64_t>(budget)),
+                                    utilization_percent(request.utilization_millionths))
+                      : "Budget  " + report.budget_rule);
   if (!report.plan.rows.empty()) {
     const Row& first = report.plan.rows.front();
-    lines.push_back(fmt::format("Weights {}: {}; overhead {} (runtime, --overhead); batch {} sequence{}",
+    lines.push_back(fmt::format("Weights {}: {}; overhead {} ({}); batch {} sequence{}",
                                 format_gib(static_cast<std::int64_t>(first.weights_bytes)), first.weights_rule,
-                                format_gib(static_cast<std::int64_t>(request.overhead_bytes)), request.batch,
+                                format_gib(static_cast<std::int64_t>(first.settings.overhead_bytes)), report.overhead_rule,
+                                request.batch,
                                 request.batch == 1 ? "" : "s"));
   }
   lines.push_back("Sizes in GiB (1 GiB = 2^30 bytes); KV/token is K+V of one token across all layers.");

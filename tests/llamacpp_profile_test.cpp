@@ -18,6 +18,7 @@
 #include "kvplan/gguf_model.h"
 #include "kvplan/llamacpp_profile.h"
 #include "kvplan/units.h"
+#include "engine_flags.h"
 #include "llamacpp_cli.h"
 #include "support/llamacpp_fixtures.h"
 
@@ -382,18 +383,18 @@ TEST_CASE("llama.cpp -ngl places the output layer first, then the last repeating
 }
 
 TEST_CASE("llama.cpp's short flags become long names, -c and -b only under --runtime llama.cpp", "[llamacpp][cli]") {
-  using kvplan::rewrite_llamacpp_flags;
-  CHECK(rewrite_llamacpp_flags({"kvplan", "-ctk", "q8_0", "-ctv=q4_0", "-np", "4", "-ub", "256", "-fa", "on", "-ngl", "99", "-kvu"}) ==
+  using kvplan::rewrite_engine_flags;
+  CHECK(rewrite_engine_flags({"kvplan", "-ctk", "q8_0", "-ctv=q4_0", "-np", "4", "-ub", "256", "-fa", "on", "-ngl", "99", "-kvu"}) ==
         std::vector<std::string>{"kvplan", "--cache-type-k", "q8_0", "--cache-type-v=q4_0", "--parallel", "4",
                                  "--ubatch-size", "256", "--flash-attn", "on", "--n-gpu-layers", "99", "--kv-unified"});
   // Without the runtime, -c and -b keep kvplan's meaning (--ctx per sequence, --batch sequences).
-  CHECK(rewrite_llamacpp_flags({"kvplan", "-c", "32k", "-b", "4"}) == std::vector<std::string>{"kvplan", "-c", "32k", "-b", "4"});
-  CHECK(rewrite_llamacpp_flags({"kvplan", "--runtime", "llama.cpp", "-c", "32768", "-b", "2048", "-c8192"}) ==
+  CHECK(rewrite_engine_flags({"kvplan", "-c", "32k", "-b", "4"}) == std::vector<std::string>{"kvplan", "-c", "32k", "-b", "4"});
+  CHECK(rewrite_engine_flags({"kvplan", "--runtime", "llama.cpp", "-c", "32768", "-b", "2048", "-c8192"}) ==
         std::vector<std::string>{"kvplan", "--runtime", "llama.cpp", "--ctx-size", "32768", "--batch-size", "2048",
                                  "--ctx-size=8192"});
-  CHECK(rewrite_llamacpp_flags({"kvplan", "--runtime=llama.cpp", "-c", "1"})[2] == "--ctx-size");
+  CHECK(rewrite_engine_flags({"kvplan", "--runtime=llama.cpp", "-c", "1"})[2] == "--ctx-size");
   // Values and everything after "--" stay as typed.
-  CHECK(rewrite_llamacpp_flags({"kvplan", "--model", "x.gguf", "--", "-np"}) ==
+  CHECK(rewrite_engine_flags({"kvplan", "--model", "x.gguf", "--", "-np"}) ==
         std::vector<std::string>{"kvplan", "--model", "x.gguf", "--", "-np"});
 }
 
@@ -434,8 +435,8 @@ TEST_CASE("kvplan --runtime llama.cpp: JSON adds llamacpp and keeps every generi
   CHECK_THAT(err, Catch::Contains("quantized V cache requires flash_attn to be enabled"));
   CHECK(run({"--model", path, "--gpu", "24GiB", "-np", "4"}, out, err) == 2);
   CHECK_THAT(err, Catch::Contains("--parallel is a llama.cpp flag: add --runtime llama.cpp"));
-  CHECK(run({"--runtime", "vllm", "--model", path, "--gpu", "24GiB"}, out, err) == 2);
-  CHECK_THAT(err, Catch::Contains("unknown runtime 'vllm'"));
+  CHECK(run({"--runtime", "sglang", "--model", path, "--gpu", "24GiB"}, out, err) == 2);
+  CHECK_THAT(err, Catch::Contains("unknown runtime 'sglang' (kvplan knows generic, llama.cpp and vllm)"));
   CHECK(run({"--runtime", "llama.cpp", "--model", path, "--gpu", "24GiB", "--ctx-size", "8k", "--ctx", "4k"}, out, err) == 2);
   CHECK_THAT(err, Catch::Contains("not both"));
   // The generic runtime reads the same file as its spec.

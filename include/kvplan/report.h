@@ -18,6 +18,10 @@ struct Report {
   GpuSpec gpu;
   PlanRequest request;
   Plan plan;
+  /// Engine profiles that budget differently say so here; empty: "memory x utilization".
+  std::string budget_rule;
+  /// Where the overhead column comes from; engine profiles that estimate it say how.
+  std::string overhead_rule = "runtime, --overhead";
 };
 
 enum class OutputFormat { table, json, csv, markdown };

@@ -36,7 +36,9 @@ _kvplan() {
   local options="--model --ctx --max-model-len --gpu --kv-dtype --kv-cache-dtype --weight-dtype --batch
                  --overhead --util --gpu-memory-utilization --format --no-color --check --mtp-layers --help --version
                  --runtime --ctx-size --parallel --batch-size --ubatch-size --cache-type-k --cache-type-v --flash-attn
-                 --kv-unified --swa-full --n-gpu-layers --gpu-layers"
+                 --kv-unified --swa-full --n-gpu-layers --gpu-layers
+                 --tensor-parallel-size --block-size --max-num-seqs --max-num-batched-tokens --kv-cache-memory
+                 --vllm-version --enable-prefix-caching --disable-hybrid-kv-cache-manager"
   local llamacpp_types="f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl"
 
   # The subcommands: models and gpus take --format, spec takes --model.
@@ -83,7 +85,13 @@ _kvplan() {
     -b|--batch) COMPREPLY=($(compgen -W "1 4 8 16 32 64" -- "$cur")); return ;;
     --overhead) COMPREPLY=($(compgen -W "0 1GiB 2GiB 4GiB" -- "$cur")); return ;;
     --mtp-layers) COMPREPLY=($(compgen -W "0 1 all" -- "$cur")); return ;;
-    --runtime) COMPREPLY=($(compgen -W "generic llama.cpp" -- "$cur")); return ;;
+    --runtime) COMPREPLY=($(compgen -W "generic llama.cpp vllm" -- "$cur")); return ;;
+    --tensor-parallel-size|-tp) COMPREPLY=($(compgen -W "1 2 4 8" -- "$cur")); return ;;
+    --block-size) COMPREPLY=($(compgen -W "16 32 64 128" -- "$cur")); return ;;
+    --max-num-seqs) COMPREPLY=($(compgen -W "64 256 1024" -- "$cur")); return ;;
+    --max-num-batched-tokens) COMPREPLY=($(compgen -W "2048 8192 16384" -- "$cur")); return ;;
+    --kv-cache-memory) COMPREPLY=($(compgen -W "8GiB 16GiB 32GiB" -- "$cur")); return ;;
+    --vllm-version) COMPREPLY=($(compgen -W "0.10 0.11 0.19 0.21 latest" -- "$cur")); return ;;
     --ctx-size) COMPREPLY=($(compgen -W "0 4096 32768 131072" -- "$cur")); return ;;
     --parallel|-np) COMPREPLY=($(compgen -W "1 2 4 8" -- "$cur")); return ;;
     --batch-size|--ubatch-size|-ub) COMPREPLY=($(compgen -W "512 1024 2048" -- "$cur")); return ;;

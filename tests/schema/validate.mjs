@@ -38,6 +38,9 @@ const commands = [
   ["--model", join(root, "tests/fixtures/specs/my-model.json"), "--ctx", "8k", "--batch", "16", "--gpu", "h100", "--weight-dtype", "fp8"],
   ["--model", "llama3.1-70b", "--ctx", "1M", "--gpu", "4090", "--kv-dtype", "q8_0,q4_0,auto", "--util", "0.9", "--overhead", "0"],
   ["--runtime", "llama.cpp", "--model", "qwen3-8b", "-c", "32768", "-np", "4", "-ctk", "q8_0", "-ctv", "q8_0", "--gpu", "4090"],
+  ["--runtime", "vllm", "--model", "llama3.1-70b", "--gpu", "h100", "-tp", "4", "--max-model-len", "32k,1M", "--kv-cache-dtype", "auto,fp8"],
+  ["--runtime", "vllm", "--model", "gemma3-12b", "--gpu", "h100", "--ctx", "8k", "--kv-cache-memory", "47.72GiB", "--vllm-version", "0.19"],
+  ["--runtime", "vllm", "--model", "qwen3.5-35b-a3b", "--gpu", "rtx5090", "--ctx", "128k", "--kv-cache-dtype", "fp8", "--enable-prefix-caching"],
   // The 2026 kinds: KV-shared layers, a DSA indexer with an MTP layer counted, recurrent state.
   ["--model", "gemma4-e2b", "--ctx", "32k", "--gpu", "4090"],
   ["--model", "glm5.2", "--ctx", "128k", "--gpu", "h200", "--mtp-layers", "1"],

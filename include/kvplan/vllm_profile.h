@@ -1,0 +1,117 @@
+#pragma once
+/// The vLLM profile: how vLLM's V1 engine sizes its KV cache at startup, per GPU. A pure function:
+/// no I/O. The rules (shared/reference/vllm-rules.md, read from vLLM's source and checked against
+/// real startup logs) come in two kinds, and every result says which is which:
+///
+/// Exact, given the memory vLLM makes available (its "Available KV cache memory" line):
+///   page       = block_size x kv_heads_per_gpu x (k_head_dim + v_head_dim) x bytes, per layer
+///                (MLA: one latent, replicated on every TP rank; kv_cache_interface.py)
+///   groups     = one per layer type, or, for hybrids, cdiv(layers of a type, group_size) each
+///                (kv_cache_utils.py, _get_kv_cache_groups_uniform_page_size)
+///   num_blocks = floor(available / page / layers per block)
+///   per request: full cdiv(max_len, B); sliding cdiv(min(w - 1 + max_num_batched_tokens, max_len), B) + 1;
+///                chunked cdiv(min(c + max_num_batched_tokens, max_len), B); Mamba 1 (2 with prefix caching)
+///   "Maximum concurrency" = num_blocks / per-request blocks, summed over groups
+///   "GPU KV cache size"   = num_blocks // groups x block_size (<= 0.20), int(concurrency x max_len) (>= 0.21)
+///
+/// Estimated (vLLM measures them by running the model):
+///   available  = total x gpu_memory_utilization - weights / TP - activation peak - non-torch memory
+///                [- CUDA graphs, from 0.21]
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvplan/dtype.h"
+#include "kvplan/gpu.h"
+#include "kvplan/model_spec.h"
+
+namespace kvplan {
+
+/// The vLLM releases whose rules differ in what kvplan computes.
+enum class VllmVersion {
+  v0_10,     ///< 0.10.x: NCCL init memory inside the budget
+  v0_11,     ///< 0.11 - 0.20: CUDA graphs outside the budget, "GPU KV cache size" = blocks // groups x B
+  v0_21,     ///< 0.21 and later: the CUDA-graph estimate subtracted, "GPU KV cache size" = concurrency x max_len
+};
+
+/// "0.10", "0.11" ... "0.20" (-> v0_11), "0.21", "0.24", "latest" (-> v0_21); Error naming `flag` otherwise.
+VllmVersion parse_vllm_version(std::string_view text, std::string_view flag);
+std::string_view to_string(VllmVersion version);
+
+/// vLLM's flags, with vLLM's defaults where a field is 0 / empty.
+struct VllmSettings {
+  std::uint32_t tensor_parallel = 1;         ///< -tp
+  std::uint64_t max_model_len = 0;           ///< --max-model-len; 0 = the model's trained context
+  const Dtype* kv_dtype = nullptr;           ///< --kv-cache-dtype; nullptr = auto (the model's dtype)
+  std::uint32_t block_size = 0;              ///< --block-size; 0 = vLLM's choice for the backend
+  std::uint64_t max_num_batched_tokens = 0;  ///< 0 = vLLM's default for the GPU (8192 or 2048)
+  std::uint32_t max_num_seqs = 0;            ///< 0 = vLLM's default for the GPU (1024 or 256)
+  std::uint32_t utilization_millionths = 900'000;  ///< --gpu-memory-utilization (vLLM: 0.9)
+  std::optional<std::uint64_t> kv_cache_memory_bytes;  ///< --kv-cache-memory: skips profiling
+  VllmVersion version = VllmVersion::v0_21;
+  bool hybrid_kv_cache_manager = true;  ///< false: --disable-hybrid-kv-cache-manager
+  bool prefix_caching = false;          ///< --enable-prefix-caching (Mamba layers then keep 2 blocks)
+};
+
+/// One KV-cache group: layers of one kind sharing a block table.
+struct VllmGroup {
+  LayerKind kind = LayerKind::full;  ///< full, sliding, chunked, mla or linear (Mamba-style state)
+  std::uint64_t window = 0;          ///< sliding window or chunk, in tokens
+  std::uint32_t layers = 0;          ///< real layers in the group
+  std::uint32_t padding_layers = 0;  ///< slots allocated for layers the group does not have
+  std::uint32_t block_size = 0;      ///< tokens per block (after page-size unification)
+  std::uint64_t blocks_per_request = 0;  ///< at max_model_len
+};
+
+/// What vLLM measures before sizing the cache, per GPU. Only `available` is exact when it comes
+/// from --kv-cache-memory; otherwise every term but `requested` is an estimate.
+struct VllmBudget {
+  std::uint64_t total = 0;           ///< CUDA-visible memory of one GPU
+  bool total_is_cuda_visible = false;  ///< false: the driver's (nvidia-smi) total, ~0.5 GiB more
+  std::uint64_t requested = 0;       ///< total x gpu_memory_utilization
+  std::uint64_t weights = 0;         ///< weights / TP
+  std::uint64_t activation = 0;      ///< estimate: the sampler's warm-up (16 B x seqs x vocab) peak
+  std::uint64_t non_torch = 0;       ///< estimate: per version and TP, from vLLM's logs
+  std::uint64_t cuda_graphs = 0;     ///< estimate: 0.45 GiB + 0.014 GiB per layer
+  bool cuda_graphs_subtracted = false;  ///< from 0.21
+  bool from_kv_cache_memory = false;    ///< --kv-cache-memory given: profiling skipped
+  std::int64_t available = 0;        ///< for the KV cache; negative when nothing is left
+};
+
+struct VllmResult {
+  std::uint32_t tensor_parallel = 1;
+  std::uint64_t max_model_len = 0;
+  std::uint64_t max_num_batched_tokens = 0;
+  std::uint32_t max_num_seqs = 0;
+  std::string kv_dtype;                    ///< as vLLM names it: "auto" resolved to the model's, or "fp8"
+  std::uint64_t kv_bytes_per_token = 0;    ///< per GPU, all layers that hold tokens (before paging)
+  std::uint64_t page_bytes = 0;            ///< one block of one layer, after unification
+  std::uint32_t layers_per_block = 0;      ///< layers a block spans: all (one group) or the group size
+  bool uniform = true;                     ///< one group, or layers of one type with different sizes
+  std::vector<VllmGroup> groups;
+  VllmBudget budget;
+
+  std::uint64_t num_blocks = 0;            ///< 0 when nothing is available
+  std::uint64_t blocks_per_request = 0;    ///< summed over groups
+  std::uint64_t gpu_kv_cache_tokens = 0;   ///< the "GPU KV cache size: N tokens" line
+  std::uint64_t cache_bytes = 0;           ///< the pool vLLM allocates: num_blocks x page x layers per block x groups
+  std::uint64_t request_bytes = 0;         ///< one max_model_len request: what the startup check needs
+  bool starts = false;                     ///< vLLM starts: available > 0 and one request fits
+  std::optional<std::uint64_t> estimated_max_model_len;  ///< when one request does not fit: vLLM's suggestion
+
+  /// num_blocks / blocks_per_request, vLLM's "Maximum concurrency for N tokens per request: X.XXx".
+  double max_concurrency() const;
+
+  std::vector<std::string> rules;  ///< every rule applied, in words, in the order applied
+};
+
+/// Prices `model` under vLLM on one GPU of `gpu` (all TP ranks are alike). Throws Error (exit 2)
+/// for settings vLLM refuses (a KV dtype it has no kernel for, TP that does not divide the KV
+/// heads), and an unsupported-architecture Error (exit 3) for a layout the profile does not model
+/// (DSA indexer caches, recurrent state under TP > 1).
+VllmResult plan_vllm(const ModelSpec& model, const GpuSpec& gpu, const VllmSettings& settings);
+
+}  // namespace kvplan
