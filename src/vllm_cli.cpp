@@ -48,7 +48,7 @@ VllmSettings base_settings(const VllmFlags& f, const PlanTexts& texts) {
 /// Whether `batch` sequences of max_model_len tokens all run at once: vLLM starts, their blocks
 /// fit, and the scheduler admits that many (max_num_seqs).
 bool fits(const VllmResult& r, std::uint64_t batch) {
-  return r.starts && r.num_blocks >= batch * r.blocks_per_request && batch <= r.max_num_seqs;
+  return r.starts && batch <= r.max_num_seqs && u128{r.num_blocks} >= u128{batch} * r.blocks_per_request;
 }
 
 /// A generic row replaced by vLLM's figures, per GPU: the cache `batch` full requests need against

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <optional>
 
 #include <fmt/format.h>
@@ -174,7 +175,7 @@ void form_groups(std::vector<LayerType>& types, const GpuSpec& gpu, const VllmSe
   if (attention.empty()) throw unsupported_architecture("vLLM profile: a model without attention layers", "not modelled");
   for (LayerType* type : attention) {
     type->block_size = block;
-    type->page = block * type->bytes_per_token;
+    type->page = checked_mul(block, type->bytes_per_token, "KV page");
   }
 
   if (linear) {
@@ -186,6 +187,9 @@ void form_groups(std::vector<LayerType>& types, const GpuSpec& gpu, const VllmSe
         throw unsupported_architecture("vLLM profile: attention layers of different sizes beside recurrent state",
                                        "not modelled");
     const std::uint64_t grown = 16 * cdiv(linear->state_bytes, 16 * per_token);
+    if (grown > std::numeric_limits<std::uint32_t>::max())
+      throw Error(fmt::format("vLLM cannot fit {} B of recurrent state in attention blocks of {} B a token",
+                              linear->state_bytes, per_token));
     for (LayerType* type : attention) {
       type->block_size = static_cast<std::uint32_t>(grown);
       type->page = grown * per_token;
@@ -234,7 +238,9 @@ void form_groups(std::vector<LayerType>& types, const GpuSpec& gpu, const VllmSe
     if (page % type.page != 0)
       throw Error(fmt::format("vLLM cannot unify page sizes {} B and {} B (not a multiple): it refuses this model",
                               type.page, page));
-    type.block_size = static_cast<std::uint32_t>(type.block_size * (page / type.page));
+    const std::uint64_t grown = std::uint64_t{type.block_size} * (page / type.page);
+    if (grown > std::numeric_limits<std::uint32_t>::max()) throw Error("vLLM cannot unify these page sizes: blocks too large");
+    type.block_size = static_cast<std::uint32_t>(grown);
     type.page = page;
   }
   std::uint32_t fewest = types.front().layers, most = types.front().layers;
@@ -392,7 +398,9 @@ VllmResult plan_vllm(const ModelSpec& model, const GpuSpec& gpu, const VllmSetti
   r.num_blocks = r.budget.available > 0 ? static_cast<std::uint64_t>(r.budget.available) / block_bytes : 0;
   r.cache_bytes = r.num_blocks * block_bytes * (r.uniform ? 1 : r.groups.size());
   if (settings.version == VllmVersion::v0_21) {
-    r.gpu_kv_cache_tokens = static_cast<std::uint64_t>(r.max_concurrency() * static_cast<double>(r.max_model_len));
+    // As vLLM computes it, in floating point; clamped so that absurd inputs cannot overflow the cast.
+    r.gpu_kv_cache_tokens = static_cast<std::uint64_t>(
+        std::min(r.max_concurrency() * static_cast<double>(r.max_model_len), 1.8e19));
     r.rules.push_back("GPU KV cache size = int(max concurrency x max_model_len) (get_kv_cache_capacity)");
   } else {
     std::uint32_t smallest = r.groups.front().block_size;
