@@ -220,25 +220,28 @@ Row plan_row(const ModelSpec& model, const RowSettings& settings) {
   return row;
 }
 
+std::optional<std::uint64_t> largest_holding(std::uint64_t limit, const std::function<bool(std::uint64_t)>& holds) {
+  if (limit == 0 || !holds(1)) return std::nullopt;
+  if (holds(limit)) return limit;
+  std::uint64_t low = 1;  // holds
+  std::uint64_t high = limit;  // does not
+  while (high - low > 1) {
+    const std::uint64_t middle = low + (high - low) / 2;
+    (holds(middle) ? low : high) = middle;
+  }
+  return low;
+}
+
 std::optional<std::uint64_t> max_fitting_ctx(const ModelSpec& model, RowSettings settings, std::uint64_t limit) {
-  // Memory never decreases as ctx grows (a window only caps growth), so binary search is exact.
-  const auto fits_at = [&](std::uint64_t ctx) {
+  // Memory never decreases as ctx grows (a window only caps growth), so bisection is exact.
+  return largest_holding(limit, [&](std::uint64_t ctx) {
     settings.ctx = ctx;
     try {
       return plan_row(model, settings).fits;
     } catch (const Error&) {
       return false;  // a size past 64 bits certainly does not fit
     }
-  };
-  if (limit == 0 || !fits_at(1)) return std::nullopt;
-  std::uint64_t low = 1;  // fits
-  std::uint64_t high = limit;
-  if (fits_at(high)) return high;
-  while (high - low > 1) {  // invariant: low fits, high does not
-    const std::uint64_t middle = low + (high - low) / 2;
-    (fits_at(middle) ? low : high) = middle;
-  }
-  return low;
+  });
 }
 
 Plan make_plan(const ModelSpec& model, const PlanRequest& request) {

@@ -119,21 +119,13 @@ bool fits_at(const Question& q, std::uint64_t n_ctx_seq) {
 
 /// The largest n_ctx_seq (a multiple of 256, as llama.cpp pads it) that fits, searched up to `limit`.
 ContextLimit context_limit(const Question& q, CacheDtypes cache, std::uint64_t limit) {
+  const std::uint64_t units = std::max<std::uint64_t>(limit / 256, 1);  // in units of 256 cells
+  const std::optional<std::uint64_t> fitting =
+      largest_holding(units, [&](std::uint64_t n) { return fits_at(q, n * 256); });
   ContextLimit out;
   out.cache = cache;
-  std::uint64_t lo = 0, hi = std::max<std::uint64_t>(limit / 256, 1);  // in units of 256 cells
-  if (!fits_at(q, 256)) return out;
-  lo = 1;
-  if (fits_at(q, hi * 256)) {
-    out.max_ctx = hi * 256;
-    out.reached_search_limit = true;
-    return out;
-  }
-  while (hi - lo > 1) {
-    const std::uint64_t mid = lo + (hi - lo) / 2;
-    (fits_at(q, mid * 256) ? lo : hi) = mid;
-  }
-  out.max_ctx = lo * 256;
+  if (fitting) out.max_ctx = *fitting * 256;
+  out.reached_search_limit = fitting == units;
   return out;
 }
 

@@ -85,27 +85,16 @@ Row vllm_row(const ModelSpec& model, const RowSettings& settings, const VllmResu
   return row;
 }
 
-/// The largest --max-model-len at which `batch` requests fit, up to `limit` (bisection).
+/// The largest --max-model-len at which `batch` requests fit, up to `limit`.
 ContextLimit context_limit(const ModelSpec& model, const GpuSpec& gpu, VllmSettings settings, std::uint64_t batch,
                            CacheDtypes cache, std::uint64_t limit) {
   ContextLimit out;
   out.cache = cache;
-  const auto ok = [&](std::uint64_t len) {
+  out.max_ctx = largest_holding(limit, [&](std::uint64_t len) {
     settings.max_model_len = len;
     return fits(plan_vllm(model, gpu, settings), batch);
-  };
-  if (!ok(1)) return out;
-  if (ok(limit)) {
-    out.max_ctx = limit;
-    out.reached_search_limit = true;
-    return out;
-  }
-  std::uint64_t lo = 1, hi = limit;
-  while (hi - lo > 1) {
-    const std::uint64_t mid = lo + (hi - lo) / 2;
-    (ok(mid) ? lo : hi) = mid;
-  }
-  out.max_ctx = lo;
+  });
+  out.reached_search_limit = out.max_ctx == limit;
   return out;
 }
 

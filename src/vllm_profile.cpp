@@ -414,13 +414,11 @@ VllmResult plan_vllm(const ModelSpec& model, const GpuSpec& gpu, const VllmSetti
   r.request_bytes = request_bytes_at(r, r.max_model_len, settings);
   r.starts = r.budget.available > 0 && r.request_bytes <= static_cast<std::uint64_t>(r.budget.available);
   if (r.budget.available > 0 && !r.starts) {
-    // estimate_max_model_len: the longest request that fits, found by bisection.
-    std::uint64_t lo = 0, hi = r.max_model_len;
-    while (hi - lo > 1) {
-      const std::uint64_t mid = lo + (hi - lo) / 2;
-      (request_bytes_at(r, mid, settings) <= static_cast<std::uint64_t>(r.budget.available) ? lo : hi) = mid;
-    }
-    r.estimated_max_model_len = lo;
+    // estimate_max_model_len: the longest request that fits.
+    const auto available = static_cast<std::uint64_t>(r.budget.available);
+    r.estimated_max_model_len =
+        largest_holding(r.max_model_len, [&](std::uint64_t len) { return request_bytes_at(r, len, settings) <= available; })
+            .value_or(0);
   }
   return r;
 }

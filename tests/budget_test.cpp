@@ -224,3 +224,10 @@ TEST_CASE("make_plan orders rows by context then dtype and explains the rows tha
   CHECK(plan.context_limits[0].max_ctx == 57'595);
   CHECK(plan.context_limits[1].max_ctx == 115'191);  // (25,757,220,864 - 18,208,006,144) / 65,536
 }
+
+TEST_CASE("largest_holding: the bisection every context-limit search shares") {
+  CHECK(largest_holding(1'000, [](std::uint64_t n) { return n * n <= 50'000; }) == 223);  // 223^2 = 49,729
+  CHECK(largest_holding(1'000, [](std::uint64_t) { return true; }) == 1'000);
+  CHECK_FALSE(largest_holding(1'000, [](std::uint64_t) { return false; }).has_value());
+  CHECK_FALSE(largest_holding(0, [](std::uint64_t) { return true; }).has_value());
+}

@@ -5,6 +5,7 @@
 ///   total = weights + kv + overhead;   fits when total <= floor(gpu memory x utilization)
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,6 +75,11 @@ WeightsEstimate estimate_weights(const ModelSpec& model, const Dtype* dtype);
 
 /// Prices one row. Throws Error when a product overflows 64 bits.
 Row plan_row(const ModelSpec& model, const RowSettings& settings);
+
+/// The largest n in [1, limit] for which `holds(n)`, found by bisection; nullopt when not even 1
+/// holds. `holds` must be monotone: true up to some n, false after it (memory never shrinks as a
+/// context grows), which every "largest context that fits" search kvplan does relies on.
+std::optional<std::uint64_t> largest_holding(std::uint64_t limit, const std::function<bool(std::uint64_t)>& holds);
 
 /// The largest context (tokens per sequence, at most `limit`) for which `settings` still fits,
 /// or nullopt when not even one token fits.
