@@ -149,19 +149,19 @@ std::vector<LayerType> layer_types(const ModelSpec& model, const Dtype& dtype, c
   return types;
 }
 
-/// Blocks one request of max_model_len tokens needs in a group (kv_cache_interface.py,
+/// Blocks one request of `max_len` tokens needs in a group (kv_cache_interface.py,
 /// max_memory_usage_bytes / page).
-std::uint64_t blocks_per_request(const LayerType& type, std::uint64_t max_len, std::uint64_t mnbt, bool prefix_caching) {
-  switch (type.kind) {
-    case LayerKind::sliding: return cdiv(std::min(type.window - 1 + mnbt, max_len), type.block_size) + 1;
-    case LayerKind::chunked: return cdiv(std::min(type.window + mnbt, max_len), type.block_size);
+std::uint64_t blocks_per_request(const VllmGroup& group, std::uint64_t max_len, std::uint64_t mnbt, bool prefix_caching) {
+  switch (group.kind) {
+    case LayerKind::sliding: return cdiv(std::min(group.window - 1 + mnbt, max_len), group.block_size) + 1;
+    case LayerKind::chunked: return cdiv(std::min(group.window + mnbt, max_len), group.block_size);
     case LayerKind::linear: return prefix_caching ? 2 : 1;
-    default: return cdiv(max_len, type.block_size);
+    default: return cdiv(max_len, group.block_size);
   }
 }
 
 /// Page sizes made equal and layers grouped (kv_cache_utils.py). Fills the result's page,
-/// layers per block, groups and per-request blocks.
+/// layers per block and groups; plan_vllm then counts each group's blocks per request.
 void form_groups(std::vector<LayerType>& types, const GpuSpec& gpu, const VllmSettings& settings, VllmResult& r) {
   const bool mla = std::any_of(types.begin(), types.end(), [](const LayerType& t) { return t.kind == LayerKind::mla; });
   const std::uint32_t block = attention_block_size(gpu, settings, mla, r.rules);
@@ -202,7 +202,6 @@ void form_groups(std::vector<LayerType>& types, const GpuSpec& gpu, const VllmSe
                                   format_thousands(linear->state_bytes), format_thousands(linear->page)));
   }
 
-  const std::uint64_t mnbt = r.max_num_batched_tokens;
   // One type: a single group spanning every layer (or, same kind but different sizes,
   // UniformTypeKVCacheSpecs: one block holds a page of each layer).
   const bool one_kind = std::all_of(types.begin(), types.end(), [&](const LayerType& t) {
@@ -219,8 +218,7 @@ void form_groups(std::vector<LayerType>& types, const GpuSpec& gpu, const VllmSe
     const LayerType& first = types.front();
     r.page_bytes = types.size() == 1 ? first.page : page_sum;
     r.layers_per_block = types.size() == 1 ? layers : 1;
-    r.groups.push_back({first.kind, first.window, layers, 0, first.block_size,
-                        blocks_per_request(first, r.max_model_len, mnbt, settings.prefix_caching)});
+    r.groups.push_back({first.kind, first.window, layers, 0, first.block_size, 0});
     r.rules.push_back(types.size() == 1
                           ? fmt::format("one KV-cache group of {} layers, a page of {} B each", layers, format_thousands(first.page))
                           : fmt::format("one KV-cache group of {} layers of different sizes: a block holds {} B", layers,
@@ -254,10 +252,9 @@ void form_groups(std::vector<LayerType>& types, const GpuSpec& gpu, const VllmSe
   std::uint32_t padding_total = 0;
   for (const LayerType& type : types) {
     const std::uint32_t count = static_cast<std::uint32_t>(cdiv(type.layers, group_size));
-    const std::uint64_t blocks = blocks_per_request(type, r.max_model_len, mnbt, settings.prefix_caching);
     for (std::uint32_t g = 0; g < count; ++g) {
       const std::uint32_t real = g + 1 < count ? group_size : type.layers - (count - 1) * group_size;
-      r.groups.push_back({type.kind, type.window, real, group_size - real, type.block_size, blocks});
+      r.groups.push_back({type.kind, type.window, real, group_size - real, type.block_size, 0});
       padding_total += group_size - real;
     }
   }
@@ -319,11 +316,7 @@ void estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const VllmSetti
 std::uint64_t request_bytes_at(const VllmResult& r, std::uint64_t len, const VllmSettings& settings) {
   std::uint64_t bytes = 0;
   for (const VllmGroup& group : r.groups) {
-    LayerType type;
-    type.kind = group.kind;
-    type.window = group.window;
-    type.block_size = group.block_size;
-    const std::uint64_t blocks = blocks_per_request(type, len, r.max_num_batched_tokens, settings.prefix_caching);
+    const std::uint64_t blocks = blocks_per_request(group, len, r.max_num_batched_tokens, settings.prefix_caching);
     const std::uint64_t layers = r.uniform ? r.layers_per_block : group.layers;
     bytes = checked_add(bytes, checked_mul(checked_mul(blocks, r.page_bytes, "request"), layers, "request"), "request");
   }
@@ -390,7 +383,10 @@ VllmResult plan_vllm(const ModelSpec& model, const GpuSpec& gpu, const VllmSetti
 
   std::vector<LayerType> types = layer_types(model, dtype, settings, r.rules);
   form_groups(types, gpu, settings, r);
-  for (const VllmGroup& group : r.groups) r.blocks_per_request += group.blocks_per_request;
+  for (VllmGroup& group : r.groups) {
+    group.blocks_per_request = blocks_per_request(group, r.max_model_len, r.max_num_batched_tokens, settings.prefix_caching);
+    r.blocks_per_request += group.blocks_per_request;
+  }
   estimate_budget(model, gpu, settings, r);
 
   // num_blocks = avail // page // layers per block (get_num_blocks); every rank alike.
