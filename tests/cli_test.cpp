@@ -29,12 +29,7 @@ void check_golden(const std::string& name, const std::string& actual) {
 /// A bad input: exit 2, nothing on stdout, exactly one line on stderr containing `expected`.
 void check_rejected(const std::string& arguments, const std::string& expected, int code = 2) {
   INFO("kvplan " << arguments);
-  const ProcessResult result = run_kvplan(arguments);
-  CHECK(result.exit_code == code);
-  CHECK(result.out.empty());
-  CHECK(result.err.rfind("kvplan: error: ", 0) == 0);
-  CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
-  CHECK_THAT(result.err, Catch::Contains(expected));
+  kvplan::testing::check_refused(run_kvplan(arguments), expected, code);
 }
 
 }  // namespace

@@ -68,12 +68,7 @@ ProcessResult run_bounded(const std::string& arguments) {
 /// containing `expected`.
 void check_hostile(const std::string& arguments, const std::string& expected, int code = 2) {
   INFO("kvplan " << arguments.substr(0, 300));
-  const ProcessResult result = run_bounded(arguments);
-  CHECK(result.exit_code == code);
-  CHECK(result.out.empty());
-  CHECK(result.err.rfind("kvplan: error: ", 0) == 0);
-  CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
-  CHECK_THAT(result.err, Catch::Contains(expected));
+  kvplan::testing::check_refused(run_bounded(arguments), expected, code);
 }
 
 /// A model-spec document with `layers` given as the raw JSON text `value`.

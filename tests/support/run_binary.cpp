@@ -3,12 +3,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
+#include <catch2/catch.hpp>
+
 namespace kvplan::testing {
+
+void check_refused(const ProcessResult& result, const std::string& expected, int code) {
+  CHECK(result.exit_code == code);
+  CHECK(result.out.empty());
+  CHECK(result.err.rfind("kvplan: error: ", 0) == 0);
+  CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
+  CHECK_THAT(result.err, Catch::Contains(expected));
+}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

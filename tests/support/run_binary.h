@@ -15,6 +15,11 @@ struct ProcessResult {
 /// NO_COLOR unset unless `environment` sets it, and returns its exit code, stdout and stderr.
 ProcessResult run_kvplan(const std::string& arguments, const std::string& environment = "");
 
+/// The contract for a refused input (README "Exit codes"): exit `code`, nothing on stdout, and
+/// exactly one line on stderr, starting "kvplan: error: " and containing `expected`. Checked with
+/// Catch CHECKs; the caller's INFO says which command it was.
+void check_refused(const ProcessResult& result, const std::string& expected, int code = 2);
+
 /// Path of a file in the source tree, e.g. source_path("tests/golden/x.txt").
 std::string source_path(const std::string& relative);
 
