@@ -2,6 +2,7 @@
 // The JSON form of the engine's structs, shared by the JSON and CSV writers so that both name
 // every field the same way.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,9 @@
 namespace kvplan {
 
 nlohmann::ordered_json row_to_json(const Row& row);
+
+/// The number, or JSON null when there is none (a limit not found, a figure not known).
+nlohmann::ordered_json json_or_null(const std::optional<std::uint64_t>& value);
 nlohmann::ordered_json report_to_json(const Report& report);
 
 /// The cache kinds and tokens of a row in one phrase: "32 full x 32,768 tokens".

@@ -71,6 +71,10 @@ std::string describe_breakdown(const Row& row) {
   return text;
 }
 
+nlohmann::ordered_json json_or_null(const std::optional<std::uint64_t>& value) {
+  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json();
+}
+
 nlohmann::ordered_json row_to_json(const Row& row) {
   nlohmann::ordered_json out;
   out["ctx"] = row.settings.ctx;
@@ -127,7 +131,7 @@ nlohmann::ordered_json report_to_json(const Report& report) {
   nlohmann::ordered_json limits = nlohmann::ordered_json::array();
   for (const ContextLimit& limit : report.plan.context_limits)
     limits.push_back({{"kv_dtype", limit.cache.label()},
-                      {"max_ctx", limit.max_ctx ? nlohmann::ordered_json(*limit.max_ctx) : nlohmann::ordered_json()},
+                      {"max_ctx", json_or_null(limit.max_ctx)},
                       {"search_limit_reached", limit.reached_search_limit}});
   out["max_ctx_by_kv_dtype"] = limits;
   nlohmann::ordered_json ways = nlohmann::ordered_json::array();

@@ -12,10 +12,6 @@ namespace {
 /// llama.cpp's own unit for cache lines: "%.2f MiB".
 std::string mib(std::uint64_t bytes) { return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / MiB); }
 
-nlohmann::ordered_json optional_bytes(const std::optional<std::uint64_t>& value) {
-  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json();
-}
-
 std::string plural(std::uint64_t n, std::string_view word) { return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s"); }
 
 }  // namespace
@@ -69,8 +65,8 @@ nlohmann::ordered_json llamacpp_result_to_json(const LlamaCppResult& r) {
   out["model_gpu_bytes"] = r.model_gpu_bytes;
   out["model_host_bytes"] = r.model_host_bytes;
   out["model_host_exact"] = r.model_host_exact;
-  out["output_buffer_bytes"] = optional_bytes(r.output_buffer_bytes);
-  out["compute_buffer_estimate_bytes"] = optional_bytes(r.compute_estimate_bytes);
+  out["output_buffer_bytes"] = json_or_null(r.output_buffer_bytes);
+  out["compute_buffer_estimate_bytes"] = json_or_null(r.compute_estimate_bytes);
   out["kv_bytes"] = r.kv_bytes;
   out["recurrent_bytes"] = r.recurrent_bytes;
   out["gpu_cache_bytes"] = r.gpu_cache_bytes;

@@ -75,8 +75,7 @@ nlohmann::ordered_json vllm_result_to_json(const VllmResult& r) {
   out["cache_bytes"] = r.cache_bytes;
   out["request_bytes"] = r.request_bytes;
   out["starts"] = r.starts;
-  out["estimated_max_model_len"] =
-      r.estimated_max_model_len ? nlohmann::ordered_json(*r.estimated_max_model_len) : nlohmann::ordered_json();
+  out["estimated_max_model_len"] = json_or_null(r.estimated_max_model_len);
   out["rules"] = r.rules;
   return out;
 }
