@@ -35,12 +35,6 @@ std::uint64_t parse_count(std::string_view text, std::string_view flag) {
   return value;
 }
 
-std::uint32_t parse_u32(std::string_view text, std::string_view flag) {
-  const std::uint64_t value = parse_positive_integer(text, flag);
-  if (value > std::numeric_limits<std::uint32_t>::max()) throw Error(fmt::format("{}: {} is too large", flag, text));
-  return static_cast<std::uint32_t>(value);
-}
-
 /// The cache pairs of the rows: -ctk/-ctv (one pair) or --kv-dtype (K = V each), default f16.
 std::vector<std::pair<const GgmlType*, const GgmlType*>> cache_pairs(const PlanInputs& in, const LlamaCppFlags& f) {
   const bool typed = !f.cache_type_k.empty() || !f.cache_type_v.empty();
@@ -199,9 +193,9 @@ int run_llamacpp_plan(const PlanInputs& in, const LlamaCppFlags& f, std::ostream
   LlamaCppSettings base;
   std::vector<std::string> common_rules;
   const bool batch_given = !texts.batch.empty();
-  const std::uint32_t batch = batch_given ? parse_u32(texts.batch, "--batch") : 1;
+  const std::uint32_t batch = batch_given ? parse_positive_u32(texts.batch, "--batch") : 1;
   if (!f.parallel.empty()) {
-    base.n_parallel = parse_u32(f.parallel, "--parallel");
+    base.n_parallel = parse_positive_u32(f.parallel, "--parallel");
     if (batch_given && batch != base.n_parallel)
       throw Error(fmt::format("--parallel {} and --batch {} disagree: both count sequences", base.n_parallel, batch));
   } else {
@@ -210,8 +204,8 @@ int run_llamacpp_plan(const PlanInputs& in, const LlamaCppFlags& f, std::ostream
       common_rules.push_back("no -np: 1 sequence (llama-server without -np runs 4 slots sharing one unified cache; "
                              "price that with -np 4 --kv-unified)");
   }
-  if (!f.batch_size.empty()) base.n_batch = parse_u32(f.batch_size, "--batch-size");
-  if (!f.ubatch_size.empty()) base.n_ubatch = parse_u32(f.ubatch_size, "--ubatch-size");
+  if (!f.batch_size.empty()) base.n_batch = parse_positive_u32(f.batch_size, "--batch-size");
+  if (!f.ubatch_size.empty()) base.n_ubatch = parse_positive_u32(f.ubatch_size, "--ubatch-size");
   base.kv_unified = f.kv_unified;
   base.swa_full = f.swa_full;
   if (!f.flash_attn.empty()) base.flash_attn = parse_llamacpp_flash_attn(f.flash_attn);

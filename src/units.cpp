@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -150,6 +151,12 @@ std::uint64_t parse_positive_integer(std::string_view text, std::string_view fla
     throw Error(fmt::format("{}: '{}' is not a whole number", flag, text));
   if (decimal.whole == 0) throw Error(fmt::format("{}: must be at least 1, got '{}'", flag, text));
   return decimal.whole;
+}
+
+std::uint32_t parse_positive_u32(std::string_view text, std::string_view flag) {
+  const std::uint64_t value = parse_positive_integer(text, flag);
+  if (value > std::numeric_limits<std::uint32_t>::max()) throw Error(fmt::format("{}: {} is too large", flag, text));
+  return static_cast<std::uint32_t>(value);
 }
 
 std::uint32_t parse_fraction_millionths(std::string_view text, std::string_view flag) {

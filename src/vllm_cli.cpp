@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <limits>
 #include <ostream>
 
 #include <CLI/CLI.hpp>
@@ -23,18 +22,12 @@ namespace {
 
 constexpr std::string_view kGroup = "vLLM profile (with --runtime vllm; vLLM's spellings accepted)";
 
-std::uint32_t parse_u32(const std::string& text, std::string_view flag) {
-  const std::uint64_t value = parse_positive_integer(text, flag);
-  if (value > std::numeric_limits<std::uint32_t>::max()) throw Error(fmt::format("{}: {} is too large", flag, text));
-  return static_cast<std::uint32_t>(value);
-}
-
 /// The settings shared by every row.
 VllmSettings base_settings(const VllmFlags& f, const PlanTexts& texts) {
   VllmSettings s;
-  if (!f.tensor_parallel.empty()) s.tensor_parallel = parse_u32(f.tensor_parallel, "--tensor-parallel-size");
-  if (!f.block_size.empty()) s.block_size = parse_u32(f.block_size, "--block-size");
-  if (!f.max_num_seqs.empty()) s.max_num_seqs = parse_u32(f.max_num_seqs, "--max-num-seqs");
+  if (!f.tensor_parallel.empty()) s.tensor_parallel = parse_positive_u32(f.tensor_parallel, "--tensor-parallel-size");
+  if (!f.block_size.empty()) s.block_size = parse_positive_u32(f.block_size, "--block-size");
+  if (!f.max_num_seqs.empty()) s.max_num_seqs = parse_positive_u32(f.max_num_seqs, "--max-num-seqs");
   if (!f.max_num_batched_tokens.empty())
     s.max_num_batched_tokens = parse_positive_integer(f.max_num_batched_tokens, "--max-num-batched-tokens");
   if (!f.kv_cache_memory.empty()) s.kv_cache_memory_bytes = parse_memory_size(f.kv_cache_memory, "--kv-cache-memory");

@@ -45,6 +45,12 @@ TEST_CASE("an overhead may be zero in any spelling, but not negative or malforme
     CHECK_THROWS_WITH(parse_memory_size_or_zero(bad, "--overhead"), Catch::StartsWith("--overhead: '"));
 }
 
+TEST_CASE("32-bit engine settings: 4,294,967,295 is the largest") {
+  CHECK(parse_positive_u32("4294967295", "-tp") == 4'294'967'295u);
+  CHECK_THROWS_WITH(parse_positive_u32("4294967296", "-tp"), "-tp: 4294967296 is too large");
+  CHECK_THROWS_WITH(parse_positive_u32("0", "-np"), Catch::Contains("must be at least 1"));
+}
+
 TEST_CASE("utilization is kept in exact millionths") {
   CHECK(parse_fraction_millionths("0.9", "--util") == 900'000);
   CHECK(parse_fraction_millionths("1", "--util") == 1'000'000);

@@ -32,6 +32,8 @@ std::uint64_t parse_memory_size_or_zero(std::string_view text, std::string_view 
 
 /// Parses a whole positive number, e.g. "--batch 16".
 std::uint64_t parse_positive_integer(std::string_view text, std::string_view flag);
+/// As parse_positive_integer, for settings engines keep in 32 bits (-np, -tp, --block-size).
+std::uint32_t parse_positive_u32(std::string_view text, std::string_view flag);
 
 /// A fraction written as a decimal ("0.9", "1", "0.875") in millionths: 0.9 -> 900000. Used for
 /// --util so the budget stays an exact integer computation.
