@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "kvplan/error.h"
-#include "kvplan/ggml_type.h"
-#include "kvplan/gguf.h"
+#include "model/ggml_type.h"
+#include "loaders/gguf.h"
 #include "support/gguf_writer.h"
 
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "fuzz_support.h"
-#include "kvplan/cli.h"
+#include "cli/cli.h"
 
 using namespace kvplan;
 

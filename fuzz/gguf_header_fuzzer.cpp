@@ -7,7 +7,7 @@
 
 #include "fuzz_support.h"
 #include "kvplan/error.h"
-#include "kvplan/gguf.h"
+#include "loaders/gguf.h"
 
 using namespace kvplan;
 

@@ -7,8 +7,8 @@
 #include "fuzz_support.h"
 #include "kvplan/budget.h"
 #include "kvplan/error.h"
-#include "kvplan/gguf.h"
-#include "kvplan/gguf_model.h"
+#include "loaders/gguf.h"
+#include "loaders/gguf_model.h"
 
 using namespace kvplan;
 

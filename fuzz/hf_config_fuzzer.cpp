@@ -15,8 +15,8 @@
 #include "fuzz_support.h"
 #include "kvplan/budget.h"
 #include "kvplan/error.h"
-#include "kvplan/hf_config.h"
-#include "kvplan/spec_json.h"
+#include "loaders/hf_config.h"
+#include "loaders/spec_json.h"
 
 using namespace kvplan;
 

@@ -8,7 +8,7 @@
 #include "kvplan/budget.h"
 #include "kvplan/error.h"
 #include "kvplan/report.h"
-#include "kvplan/spec_json.h"
+#include "loaders/spec_json.h"
 
 using namespace kvplan;
 

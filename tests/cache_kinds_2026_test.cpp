@@ -10,7 +10,7 @@
 #include "kvplan/budget.h"
 #include "kvplan/catalog.h"
 #include "kvplan/error.h"
-#include "kvplan/spec_json.h"
+#include "loaders/spec_json.h"
 #include "support/run_binary.h"
 
 using namespace kvplan;

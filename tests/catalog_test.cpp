@@ -8,8 +8,8 @@
 #include "kvplan/budget.h"
 #include "kvplan/catalog.h"
 #include "kvplan/error.h"
-#include "kvplan/hf_config.h"
-#include "kvplan/spec_json.h"
+#include "loaders/hf_config.h"
+#include "loaders/spec_json.h"
 #include "support/run_binary.h"
 
 using namespace kvplan;

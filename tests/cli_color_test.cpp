@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "kvplan/cli.h"
+#include "cli/cli.h"
 
 namespace {
 

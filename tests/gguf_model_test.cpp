@@ -12,7 +12,7 @@
 #include "support/temp_dir.h"
 #include "kvplan/catalog.h"
 #include "kvplan/error.h"
-#include "kvplan/gguf_model.h"
+#include "loaders/gguf_model.h"
 #include "kvplan/model_loader.h"
 #include "support/gguf_writer.h"
 #include "support/llamacpp_fixtures.h"

@@ -11,8 +11,8 @@
 
 #include "support/temp_dir.h"
 #include "kvplan/error.h"
-#include "kvplan/ggml_type.h"
-#include "kvplan/gguf.h"
+#include "model/ggml_type.h"
+#include "loaders/gguf.h"
 #include "support/gguf_writer.h"
 
 using kvplan::GgufHeader;

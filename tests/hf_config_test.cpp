@@ -6,7 +6,7 @@
 
 #include "kvplan/budget.h"
 #include "kvplan/error.h"
-#include "kvplan/hf_config.h"
+#include "loaders/hf_config.h"
 #include "support/run_binary.h"
 
 using namespace kvplan;

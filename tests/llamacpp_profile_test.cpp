@@ -12,14 +12,14 @@
 #include <unistd.h>
 
 #include "support/temp_dir.h"
-#include "kvplan/cli.h"
+#include "cli/cli.h"
 #include "kvplan/dtype.h"
 #include "kvplan/error.h"
-#include "kvplan/gguf_model.h"
-#include "kvplan/llamacpp_profile.h"
+#include "loaders/gguf_model.h"
+#include "engines/llamacpp/rules.h"
 #include "kvplan/units.h"
-#include "engine_flags.h"
-#include "llamacpp_cli.h"
+#include "cli/engine_flags.h"
+#include "engines/llamacpp/cli.h"
 #include "support/llamacpp_fixtures.h"
 
 using kvplan::GiB;

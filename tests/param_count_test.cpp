@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvplan/error.h"
-#include "kvplan/param_count.h"
+#include "loaders/param_count.h"
 
 using kvplan::count_params;
 using kvplan::ParamCount;

@@ -10,7 +10,7 @@
 #include "kvplan/catalog.h"
 #include "kvplan/error.h"
 #include "kvplan/model_loader.h"
-#include "kvplan/spec_json.h"
+#include "loaders/spec_json.h"
 
 using namespace kvplan;
 

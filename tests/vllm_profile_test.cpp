@@ -14,7 +14,7 @@
 #include "kvplan/error.h"
 #include "kvplan/gpu.h"
 #include "kvplan/units.h"
-#include "kvplan/vllm_profile.h"
+#include "engines/vllm/rules.h"
 #include "support/run_binary.h"
 
 using namespace kvplan;

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "kvplan/error.h"
-#include "kvplan/ggml_type.h"
+#include "model/ggml_type.h"
 
 namespace kvplan::testing {
 

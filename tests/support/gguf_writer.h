@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kvplan/gguf.h"
+#include "loaders/gguf.h"
 
 namespace kvplan::testing {
 

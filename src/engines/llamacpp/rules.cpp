@@ -1,0 +1,481 @@
+#include "engines/llamacpp/rules.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <limits>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "kvplan/error.h"
+#include "model/suggest.h"
+#include "kvplan/units.h"
+
+namespace kvplan {
+
+namespace {
+
+/// LLAMA_MAX_SEQ in llama-cparams.h.
+constexpr std::uint32_t kMaxSeq = 256;
+
+/// GGML_PAD(x, 256): llama.cpp pads n_ctx, n_ctx_seq and the SWA cache to 256 cells.
+std::uint64_t pad256(std::uint64_t x) { return (x + 255) / 256 * 256; }
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+/// The cache types llama.cpp's -ctk/-ctv accept (common/arg.cpp, kv_cache_types).
+constexpr std::array<std::string_view, 9> kCacheTypes = {"f32",  "f16",  "bf16", "q8_0",  "q4_0",
+                                                         "q4_1", "q5_0", "q5_1", "iq4_nl"};
+
+bool is_quantized(const GgmlType& type) { return type.block_elements > 1; }
+
+std::string mib(std::uint64_t bytes) { return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / MiB); }
+
+/// A layer as llama.cpp's cache constructors see it.
+struct CacheLayer {
+  std::uint32_t il = 0;    ///< index in llama.cpp's n_layer_all
+  LayerKind kind = LayerKind::full;
+  std::uint64_t k_row = 0;  ///< n_embd_k_gqa(il)
+  std::uint64_t v_row = 0;  ///< n_embd_v_gqa(il)
+  std::uint64_t k_head = 0;
+  std::uint64_t v_head = 0;
+  std::uint64_t r_row = 0, s_row = 0;  ///< recurrent state elements per cell
+};
+
+/// Layers with their own K/V cells. A shared layer reads an earlier layer's cells (llama.cpp's
+/// `reuse` callback) and allocates nothing.
+bool holds_tokens(LayerKind kind) {
+  return kind != LayerKind::linear && kind != LayerKind::none && kind != LayerKind::shared;
+}
+bool is_windowed(LayerKind kind) { return kind == LayerKind::sliding || kind == LayerKind::chunked; }
+
+/// Bytes of a [row, cells, streams] tensor of `type`: ggml_row_size(type, row) x cells x streams.
+std::uint64_t tensor_bytes(const GgmlType& type, std::uint64_t row, std::uint64_t cells, std::uint64_t streams,
+                           std::string_view what) {
+  if (row % type.block_elements != 0)
+    throw Error(fmt::format("llama.cpp cannot store a {} row of {} values as {} (blocks of {}); it would abort", what,
+                            row, type.name, type.block_elements));
+  const std::uint64_t row_bytes = checked_mul(row / type.block_elements, type.block_bytes, "cache size");
+  return checked_mul(checked_mul(row_bytes, cells, "cache size"), streams, "cache size");
+}
+
+/// Architectures whose nextn (MTP) layers llama.cpp v0.4.0 filters out of the KV cache
+/// (llama_model::create_memory: the hybrid Qwen filter `il < n_layer()`).
+bool filters_nextn_layers(std::string_view arch) { return arch == "qwen3next"; }
+
+/// Sliding layers of these architectures are full attention in llama.cpp (it ignores or disables
+/// their window): Hugging Face model types that llama.cpp converts to such archs, and the GGUF ones.
+bool ignores_window(std::string_view arch) {
+  static constexpr std::array<std::string_view, 10> kIgnore = {
+      "llama", "mistral", "mixtral", "phi3", "qwen2", "qwen2_moe", "qwen2moe", "qwen3", "qwen3_moe", "qwen3moe"};
+  return std::find(kIgnore.begin(), kIgnore.end(), arch) != kIgnore.end();
+}
+
+}  // namespace
+
+LlamaCppFlashAttn parse_llamacpp_flash_attn(std::string_view text) {
+  const std::string t = lower(text);
+  // common/arg.cpp: is_truthy / is_falsey / is_autoy
+  if (t == "on" || t == "enabled" || t == "true" || t == "1") return LlamaCppFlashAttn::on;
+  if (t == "off" || t == "disabled" || t == "false" || t == "0") return LlamaCppFlashAttn::off;
+  if (t == "auto" || t == "-1") return LlamaCppFlashAttn::automatic;
+  throw Error(fmt::format("--flash-attn: unknown value '{}' (llama.cpp accepts on, off, auto)", text));
+}
+
+std::string_view to_string(LlamaCppFlashAttn mode) {
+  switch (mode) {
+    case LlamaCppFlashAttn::off: return "off";
+    case LlamaCppFlashAttn::on: return "on";
+    case LlamaCppFlashAttn::automatic: return "auto";
+  }
+  return "auto";
+}
+
+const GgmlType& parse_llamacpp_cache_type(std::string_view text, std::string_view flag) {
+  std::string t = lower(text);
+  if (t == "fp32") t = "f32";
+  if (t == "fp16") t = "f16";
+  if (std::find(kCacheTypes.begin(), kCacheTypes.end(), t) != kCacheTypes.end()) return ggml_type_by_name(t);
+  std::vector<std::string> names(kCacheTypes.begin(), kCacheTypes.end());
+  std::string hint = did_you_mean(text, names);
+  if (t == "fp8" || t == "fp8_e4m3" || t == "fp8_e5m2" || t == "int8") hint = " (llama.cpp has no 8-bit float or int8 cache; q8_0 is its 8-bit type)";
+  if (t == "int4") hint = " (llama.cpp's 4-bit cache types are q4_0, q4_1 and iq4_nl)";
+  throw Error(fmt::format("{}: '{}' is not a llama.cpp cache type{}; llama.cpp accepts f32 f16 bf16 q8_0 q4_0 q4_1 "
+                          "q5_0 q5_1 iq4_nl",
+                          flag, text, hint));
+}
+
+LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& settings, const LlamaCppModelFacts& facts) {
+  LlamaCppResult out;
+  std::vector<std::string>& rules = out.rules;
+  for (const std::string& note : facts.notes) rules.push_back("model file: " + note);
+
+  const GgmlType& type_k = settings.type_k ? *settings.type_k : ggml_type_by_name("f16");
+  const GgmlType& type_v = settings.type_v ? *settings.type_v : ggml_type_by_name("f16");
+  out.type_k = std::string(type_k.name);
+  out.type_v = std::string(type_v.name);
+  rules.push_back(fmt::format("cache types: K {}, V {}{}", type_k.name, type_v.name,
+                              settings.type_k || settings.type_v ? " (-ctk/-ctv; llama.cpp's default is f16)"
+                                                                 : " (llama.cpp's default)"));
+
+  // --- the layers as llama.cpp numbers them: the decoder layers, then the nextn (MTP) layers.
+  std::vector<CacheLayer> layers;
+  bool any_mla = false;
+  bool any_plain = false;
+  bool window_ignored = false;
+  for (std::uint32_t il = 0; il < model.layers.size(); ++il) {
+    const LayerSpec& spec = model.layers[il];
+    CacheLayer layer{il, spec.kind};
+    if (is_windowed(spec.kind) && ignores_window(model.architecture)) {
+      window_ignored = true;
+      layer.kind = LayerKind::full;
+    }
+    if (holds_tokens(spec.kind)) {
+      layer.k_head = spec.k_head_dim;
+      layer.v_head = spec.kind == LayerKind::mla ? 0 : spec.v_head_dim;
+      layer.k_row = std::uint64_t{spec.kv_heads} * spec.k_head_dim;
+      layer.v_row = std::uint64_t{spec.kv_heads} * layer.v_head;
+      (spec.kind == LayerKind::mla ? any_mla : any_plain) = true;
+    }
+    for (const StateTensor& state : spec.state) (state.name == "conv" ? layer.r_row : layer.s_row) += state.elements;
+    if (spec.index_head_dim != 0)
+      throw unsupported_architecture("layer " + std::to_string(il) + " index_head_dim",
+                                     std::to_string(spec.index_head_dim) +
+                                         " (a DSA lightning-indexer cache, llama_kv_cache_dsa: not in kvplan's llama.cpp profile)");
+    if (!spec.state.empty() && spec.kind != LayerKind::linear)
+      throw unsupported_architecture("layer " + std::to_string(il), "attention with recurrent state (parallel hybrid)");
+    layers.push_back(layer);
+  }
+  if (window_ignored)
+    rules.push_back(fmt::format("{}: llama.cpp does not apply the sliding window for this architecture: the sliding "
+                                "layers keep the full context",
+                                model.architecture));
+  if (any_mla && any_plain) throw unsupported_architecture("layers", "MLA mixed with plain attention");
+  const std::uint32_t n_layer = static_cast<std::uint32_t>(model.layers.size());
+  std::uint32_t n_layer_all = n_layer + model.mtp_layers;
+  if (model.mtp_layers > 0) {
+    const auto last = std::find_if(layers.rbegin(), layers.rend(), [](const CacheLayer& l) { return holds_tokens(l.kind); });
+    if (filters_nextn_layers(model.architecture) || last == layers.rend()) {
+      rules.push_back(fmt::format("the {} nextn (MTP) layers get no KV cache (layer filter il < n_layer)", model.mtp_layers));
+    } else {
+      for (std::uint32_t i = 0; i < model.mtp_layers; ++i) {
+        CacheLayer extra = *last;
+        extra.il = n_layer + i;
+        if (is_windowed(extra.kind)) extra.kind = LayerKind::full;  // set_swa_pattern marks them non-SWA
+        layers.push_back(extra);
+      }
+      rules.push_back(fmt::format("the {} nextn (MTP) layers get KV cells too, shaped like the last attention layer "
+                                  "(llama.cpp v0.4.0 applies no layer filter for {})",
+                                  model.mtp_layers, model.architecture.empty() ? "this model" : model.architecture));
+    }
+  }
+  out.n_layer_all = n_layer_all;
+
+  // The one window llama.cpp keeps per model (hparams.n_swa).
+  std::uint64_t n_swa = 0;
+  bool any_sliding = false, any_chunked = false;
+  for (const CacheLayer& layer : layers) {
+    if (!is_windowed(layer.kind)) continue;
+    (layer.kind == LayerKind::sliding ? any_sliding : any_chunked) = true;
+    const std::uint64_t window = model.layers[layer.il].window;
+    if (n_swa != 0 && window != n_swa)
+      throw unsupported_architecture("sliding_window", "different windows per layer (llama.cpp keeps one n_swa)");
+    n_swa = window;
+  }
+  if (any_sliding && any_chunked) throw unsupported_architecture("layers", "sliding mixed with chunked attention");
+  const bool iswa = any_sliding || any_chunked;
+
+  // --- llama_init_from_model: what llama.cpp refuses, in its own words.
+  if (any_mla && type_k.id != type_v.id)
+    throw Error(fmt::format("llama.cpp refuses this: \"model does not support different K ({}) and V ({}) cache types\" "
+                            "(an MLA cache stores K only; give -ctk and -ctv the same type)",
+                            type_k.name, type_v.name));
+  LlamaCppFlashAttn fa = settings.flash_attn;
+  out.flash_attn_requested = fa;
+  if (is_quantized(type_v) && fa != LlamaCppFlashAttn::on) {
+    if (fa == LlamaCppFlashAttn::off)
+      throw Error(fmt::format("llama.cpp refuses this: \"quantized V cache requires flash_attn to be enabled\" "
+                              "(a {} V cache needs -fa on or -fa auto)",
+                              type_v.name));
+    rules.push_back("-fa auto with a quantized V cache: \"enabling flash_attn since it is required for quantized V cache\"");
+    fa = LlamaCppFlashAttn::on;
+  }
+  if (fa != LlamaCppFlashAttn::off) {
+    for (const CacheLayer& layer : layers) {
+      if (!holds_tokens(layer.kind)) continue;
+      if (is_quantized(type_k) && layer.k_head % type_k.block_elements != 0)
+        throw Error(fmt::format("llama.cpp refuses this: \"K cache type {} with block size {} does not divide "
+                                "n_embd_head_k={}\"",
+                                type_k.name, type_k.block_elements, layer.k_head));
+      if (is_quantized(type_v) && !any_mla && layer.v_head % type_v.block_elements != 0)
+        throw Error(fmt::format("llama.cpp refuses this: \"V cache type {} with block size {} does not divide "
+                                "n_embd_head_v={}\"",
+                                type_v.name, type_v.block_elements, layer.v_head));
+    }
+  }
+  // The cache is created before "auto" is resolved, with flash_attn = (type != disabled), so "auto"
+  // lays the cache out as flash attention does (llama_context::llama_context, cparams.flash_attn).
+  out.flash_attn = fa != LlamaCppFlashAttn::off;
+  out.v_trans = !out.flash_attn;
+  rules.push_back(out.flash_attn
+                      ? fmt::format("-fa {}: V stored row by row as flash attention reads it{}", to_string(fa),
+                                    fa == LlamaCppFlashAttn::automatic
+                                        ? " (the cache is created before auto is resolved, with flash attention on)"
+                                        : "")
+                      : "-fa off: V stored transposed (v_trans)");
+
+  // --- the context: llama_context::llama_context.
+  if (settings.n_parallel == 0 || settings.n_parallel > kMaxSeq)
+    throw Error(fmt::format("--parallel: {} sequences; llama.cpp accepts 1 to {} (LLAMA_MAX_SEQ)", settings.n_parallel, kMaxSeq));
+  const std::uint32_t n_seq = settings.n_parallel;
+  std::uint64_t n_ctx_in = settings.n_ctx;
+  if (n_ctx_in == 0) {
+    if (model.max_context == 0) throw Error("--ctx-size 0 means the trained context, which this model does not state");
+    n_ctx_in = model.max_context;
+    rules.push_back(fmt::format("-c 0: n_ctx = the trained context, {}", format_thousands(n_ctx_in)));
+  }
+  if (n_ctx_in > std::numeric_limits<std::uint32_t>::max())
+    throw Error(fmt::format("--ctx-size: {} is more than llama.cpp's n_ctx can hold (2^32 - 1)", n_ctx_in));
+  if (settings.n_batch == 0 && settings.n_ubatch == 0) throw Error("llama.cpp refuses n_batch and n_ubatch both zero");
+  out.n_batch = static_cast<std::uint32_t>(std::min<std::uint64_t>(n_ctx_in, settings.n_batch));
+  out.n_ubatch = std::min(out.n_batch, settings.n_ubatch == 0 ? out.n_batch : settings.n_ubatch);
+  rules.push_back(fmt::format("n_batch = min(n_ctx {}, -b {}) = {}; n_ubatch = min(n_batch, -ub {}) = {}", n_ctx_in,
+                              settings.n_batch, out.n_batch, settings.n_ubatch, out.n_ubatch));
+  out.n_seq_max = n_seq;
+  out.kv_unified = settings.kv_unified;
+  out.swa_full = settings.swa_full;
+  out.n_ctx = pad256(n_ctx_in);
+  if (out.n_ctx != n_ctx_in) rules.push_back(fmt::format("n_ctx = pad256({}) = {}", n_ctx_in, out.n_ctx));
+  if (settings.kv_unified) {
+    out.n_ctx_seq = out.n_ctx;
+    rules.push_back(fmt::format("--kv-unified: one stream of {} cells shared by {} sequence{}", out.n_ctx, n_seq,
+                                n_seq == 1 ? "" : "s"));
+  } else {
+    out.n_ctx_seq = pad256(out.n_ctx / n_seq);
+    const std::uint64_t n_ctx = out.n_ctx_seq * n_seq;
+    rules.push_back(fmt::format("per-sequence streams: n_ctx_seq = pad256(n_ctx {} / {} sequences) = {}, one stream "
+                                "per sequence{}",
+                                out.n_ctx, n_seq, out.n_ctx_seq,
+                                n_ctx != out.n_ctx ? fmt::format("; n_ctx becomes {} x {} = {} (llama.cpp: \"n_ctx is not "
+                                                                 "divisible by n_seq_max - rounding down\")",
+                                                                 out.n_ctx_seq, n_seq, n_ctx)
+                                                   : ""));
+    out.n_ctx = n_ctx;
+  }
+  const std::uint32_t streams = settings.kv_unified ? 1 : n_seq;
+
+  // --- placement: llama_model_base::load_tensors. The output layer counts as one of n_layer + 1.
+  const std::int64_t ngl = settings.n_gpu_layers < 0 ? std::int64_t{n_layer_all} + 1 : settings.n_gpu_layers;
+  const std::int64_t i_gpu_start = std::max<std::int64_t>(std::int64_t{n_layer_all} + 1 - ngl, 0);
+  const auto on_gpu = [&](std::uint32_t il) { return std::int64_t{il} >= i_gpu_start; };
+  out.output_on_gpu = ngl >= 1;
+  out.gpu_layers = static_cast<std::uint32_t>(std::min<std::int64_t>(ngl, std::int64_t{n_layer_all} + 1));
+  const std::uint32_t gpu_repeating = out.gpu_layers - (out.output_on_gpu ? 1 : 0);
+  {
+    std::string which = out.output_on_gpu ? "the output layer" : "nothing";
+    if (gpu_repeating > 0)
+      which += fmt::format(" + repeating layers {} to {}", i_gpu_start, n_layer_all - 1);
+    rules.push_back(fmt::format("-ngl {}: {} of {} layers on the GPU ({}); the input layer (token embeddings) always "
+                                "stays in host memory; each layer's KV cells and state live on its layer's device",
+                                settings.n_gpu_layers < 0 ? std::string("all (llama.cpp's -1)")
+                                                          : std::to_string(settings.n_gpu_layers),
+                                out.gpu_layers, n_layer_all + 1, which));
+  }
+
+  // --- V rows: [TAG_V_CACHE_VARIABLE] in llama-kv-cache.cpp.
+  std::uint64_t v_row_max = 0;
+  bool v_varies = false;
+  for (const CacheLayer& layer : layers) {
+    if (!holds_tokens(layer.kind)) continue;
+    if (v_row_max != 0 && layer.v_row != v_row_max) v_varies = true;
+    v_row_max = std::max(v_row_max, layer.v_row);
+  }
+  if (out.v_trans && v_varies && !any_mla)
+    rules.push_back(fmt::format("-fa off and V widths differ across layers: every V row padded to the widest, {} "
+                                "(llama.cpp: \"padding V cache to {}\")",
+                                v_row_max, v_row_max));
+
+  // --- the caches.
+  const auto make_cache = [&](std::string role, std::uint64_t cells, auto belongs) {
+    LlamaCppKvCache cache;
+    cache.role = std::move(role);
+    cache.cells = cells;
+    cache.streams = streams;
+    cache.seqs = n_seq;
+    cache.k_type = std::string(type_k.name);
+    cache.v_type = std::string(type_v.name);
+    for (const CacheLayer& layer : layers) {
+      if (!holds_tokens(layer.kind) || !belongs(layer)) continue;
+      ++cache.layers;
+      const std::uint64_t k = tensor_bytes(type_k, layer.k_row, cells, streams, "K");
+      // MLA allocates no V tensor (has_v = !is_mla); otherwise V is padded when transposed.
+      const std::uint64_t v_row = any_mla ? 0 : out.v_trans ? v_row_max : layer.v_row;
+      cache.v_row = std::max(cache.v_row, v_row);
+      const std::uint64_t v = any_mla ? 0 : tensor_bytes(type_v, v_row, cells, streams, "V");
+      cache.k_bytes = checked_add(cache.k_bytes, k, "cache size");
+      cache.v_bytes = checked_add(cache.v_bytes, v, "cache size");
+      if (on_gpu(layer.il)) {
+        ++cache.gpu_layers;
+        cache.gpu_bytes = checked_add(cache.gpu_bytes, k + v, "cache size");
+      } else {
+        cache.host_bytes = checked_add(cache.host_bytes, k + v, "cache size");
+      }
+    }
+    return cache;
+  };
+  const bool any_attention = std::any_of(layers.begin(), layers.end(), [](const CacheLayer& l) { return holds_tokens(l.kind); });
+  if (iswa) {
+    std::uint64_t swa_cells = pad256(std::min(out.n_ctx_seq, n_swa * (settings.kv_unified ? n_seq : 1) + out.n_ubatch));
+    if (settings.swa_full) {
+      rules.push_back(fmt::format("--swa-full: the SWA cache holds n_ctx_seq = {} cells", out.n_ctx_seq));
+      swa_cells = out.n_ctx_seq;
+    } else {
+      rules.push_back(fmt::format(
+          "iSWA: {} layers get their own cache of pad256(min(n_ctx_seq {}, n_swa {} x {} + n_ubatch {})) = {} cells "
+          "per stream (llama-kv-cache-iswa.cpp)",
+          any_chunked ? "chunked" : "sliding", out.n_ctx_seq, n_swa, settings.kv_unified ? n_seq : 1, out.n_ubatch,
+          swa_cells));
+    }
+    out.caches.push_back(make_cache("non-SWA KV", out.n_ctx_seq, [](const CacheLayer& l) { return !is_windowed(l.kind); }));
+    out.caches.push_back(make_cache("SWA KV", swa_cells, [](const CacheLayer& l) { return is_windowed(l.kind); }));
+    if (out.caches.front().layers == 0)
+      rules.push_back("every attention layer is sliding: the non-SWA cache is still created, with 0 layers and 0 bytes");
+  } else if (any_attention) {
+    out.caches.push_back(make_cache("KV", out.n_ctx_seq, [](const CacheLayer&) { return true; }));
+  }
+  if (any_mla) rules.push_back("MLA: the cache stores K only (the compressed latent with its rope part); V is 0 bytes");
+  for (const LlamaCppKvCache& cache : out.caches)
+    rules.push_back(fmt::format("{}: {} cells x {} stream{} x {} layers: K {} = {} B, V {} = {} B", cache.role, cache.cells,
+                                cache.streams, cache.streams == 1 ? "" : "s", cache.layers, cache.k_type, cache.k_bytes,
+                                cache.v_type, cache.v_bytes));
+
+  // --- recurrent state: llama_memory_recurrent, f32 whatever the cache types (create_memory).
+  const bool any_recurrent = std::any_of(layers.begin(), layers.end(), [](const CacheLayer& l) { return l.kind == LayerKind::linear; });
+  if (any_recurrent) {
+    LlamaCppRecurrent rs;
+    rs.cells = std::max<std::uint32_t>(1, n_seq);
+    rs.seqs = n_seq;
+    rs.logged_layers = n_layer;
+    for (const CacheLayer& layer : layers) {
+      if (layer.kind != LayerKind::linear) continue;
+      ++rs.layers;
+      rs.r_row = std::max(rs.r_row, layer.r_row);
+      rs.s_row = std::max(rs.s_row, layer.s_row);
+      const std::uint64_t r = checked_mul(checked_mul(layer.r_row, 4, "state size"), rs.cells, "state size");
+      const std::uint64_t s = checked_mul(checked_mul(layer.s_row, 4, "state size"), rs.cells, "state size");
+      rs.r_bytes = checked_add(rs.r_bytes, r, "state size");
+      rs.s_bytes = checked_add(rs.s_bytes, s, "state size");
+      if (on_gpu(layer.il)) {
+        ++rs.gpu_layers;
+        rs.gpu_bytes = checked_add(rs.gpu_bytes, r + s, "state size");
+      } else {
+        rs.host_bytes = checked_add(rs.host_bytes, r + s, "state size");
+      }
+    }
+    rules.push_back(fmt::format("recurrent state: {} cells (max(1, n_seq_max)) x {} recurrent layers, f32 whatever -ctk/-ctv: "
+                                "R {} x 4 B, S {} x 4 B per cell per layer (llama-memory-recurrent.cpp; context size "
+                                "does not matter)",
+                                rs.cells, rs.layers, rs.r_row, rs.s_row));
+    out.recurrent = rs;
+  }
+
+  for (const LlamaCppKvCache& cache : out.caches) {
+    out.kv_bytes = checked_add(out.kv_bytes, cache.k_bytes + cache.v_bytes, "cache size");
+    out.gpu_cache_bytes = checked_add(out.gpu_cache_bytes, cache.gpu_bytes, "cache size");
+    out.host_cache_bytes = checked_add(out.host_cache_bytes, cache.host_bytes, "cache size");
+  }
+  if (out.recurrent) {
+    out.recurrent_bytes = out.recurrent->r_bytes + out.recurrent->s_bytes;
+    out.gpu_cache_bytes = checked_add(out.gpu_cache_bytes, out.recurrent->gpu_bytes, "cache size");
+    out.host_cache_bytes = checked_add(out.host_cache_bytes, out.recurrent->host_bytes, "cache size");
+  }
+
+  // --- weights: the model buffers.
+  if (!facts.tensors.empty()) {
+    std::map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> host_span;  // file -> [first, last)
+    for (const LlamaCppTensor& t : facts.tensors) {
+      const bool gpu = t.layer == LlamaCppTensor::input    ? false
+                       : t.layer == LlamaCppTensor::output ? out.output_on_gpu
+                                                           : on_gpu(static_cast<std::uint32_t>(t.layer));
+      if (gpu) {
+        out.model_gpu_bytes = checked_add(out.model_gpu_bytes, t.bytes, "weight size");
+        continue;
+      }
+      auto [it, inserted] = host_span.try_emplace(t.file, t.offset, t.offset + t.bytes);
+      if (!inserted) {
+        it->second.first = std::min(it->second.first, t.offset);
+        it->second.second = std::max(it->second.second, t.offset + t.bytes);
+      }
+    }
+    for (const auto& [file, span] : host_span) out.model_host_bytes += span.second - span.first;
+    out.model_host_exact = true;
+    if (facts.output_tied && out.output_on_gpu) {
+      out.model_gpu_bytes = checked_add(out.model_gpu_bytes, facts.token_embd_bytes, "weight size");
+      rules.push_back(fmt::format("no output.weight: the output layer uses a copy of token_embd ({} B) on the GPU",
+                                  facts.token_embd_bytes));
+    }
+    rules.push_back("weights: the GPU buffer is the sum of its tensors; the host buffer is memory-mapped: the span of "
+                    "the file from the first to the last host tensor (alignment padding included)");
+  } else {
+    const std::uint64_t weights = model.weights_bytes.value_or(0);
+    std::uint64_t in_layers = 0;
+    if (model.layer_weights_bytes.size() == model.layers.size())
+      for (std::uint32_t il = 0; il < n_layer; ++il) {
+        in_layers += model.layer_weights_bytes[il];
+        if (on_gpu(il)) out.model_gpu_bytes += model.layer_weights_bytes[il];
+      }
+    if (in_layers == 0) {
+      // No per-layer sizes: an even split over the n_layer + 1 offloadable layers.
+      out.model_gpu_bytes = static_cast<std::uint64_t>(static_cast<u128>(weights) * out.gpu_layers / (n_layer_all + 1));
+      rules.push_back("weights (approximate, no GGUF tensor list): split evenly over the n_layer + 1 offloadable layers");
+    } else {
+      rules.push_back("weights (approximate, no GGUF tensor list): layers by their sizes; embeddings and output head in host memory");
+    }
+    out.model_host_bytes = weights - std::min(weights, out.model_gpu_bytes);
+  }
+
+  // --- output buffer: llama_context::output_reserve(n_seq_max), logits only, in host memory.
+  if (facts.n_vocab > 0) {
+    out.output_buffer_bytes = checked_mul(checked_mul(facts.n_vocab, n_seq, "output buffer"), 4, "output buffer");
+    rules.push_back(fmt::format("output buffer: n_vocab {} x n_seq_max {} f32 logits = {} B, host memory "
+                                "(output_reserve at context creation)",
+                                facts.n_vocab, n_seq, *out.output_buffer_bytes));
+  }
+
+  // --- compute buffer: an ESTIMATE (the real one is the peak of ggml's graph allocator). Two
+  // phases peak: the output projection (logits of a whole ubatch, 4 B each, plus its input) and an
+  // attention layer (Q/K/V of the ubatch, the KQ mask of every cache: f16 with flash attention,
+  // f32 without, and without flash attention the f32 KQ scores of all heads).
+  if (facts.n_vocab > 0 && facts.n_embd > 0) {
+    const auto first_attention = std::find_if(layers.begin(), layers.end(), [](const CacheLayer& l) { return holds_tokens(l.kind); });
+    const std::uint64_t ub = out.n_ubatch;
+    std::uint64_t max_cells = 0, mask = 0;
+    for (const LlamaCppKvCache& cache : out.caches) {
+      if (cache.layers == 0) continue;
+      max_cells = std::max(max_cells, cache.cells);
+      mask += cache.cells * ub * (out.flash_attn ? 2 : 4);
+    }
+    const std::uint64_t n_head = model.attention_heads;
+    const std::uint64_t qkv = first_attention == layers.end()
+                                  ? 0
+                                  : n_head * (2 * first_attention->k_head + first_attention->v_head);
+    const std::uint64_t scores = out.flash_attn ? 0 : 4 * ub * n_head * max_cells;
+    const std::uint64_t logits_phase = 4 * ub * (facts.n_vocab + facts.n_embd);
+    const std::uint64_t layer_phase = 4 * ub * (facts.n_embd + qkv) + mask + scores;
+    out.compute_estimate_bytes = std::max(logits_phase, layer_phase);
+    rules.push_back(fmt::format(
+        "compute buffer ESTIMATE (not llama.cpp's figure): the larger of the logits phase 4 x n_ubatch x (n_vocab + "
+        "n_embd) = {} and an attention layer 4 x n_ubatch x (n_embd + n_head x (2 k + v)) + KQ mask n_ubatch x cells x "
+        "{} B{} = {}",
+        mib(logits_phase), out.flash_attn ? 2 : 4, out.flash_attn ? "" : " + f32 scores 4 x n_ubatch x n_head x cells",
+        mib(layer_phase)));
+  }
+  return out;
+}
+
+}  // namespace kvplan

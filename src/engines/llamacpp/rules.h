@@ -1,0 +1,147 @@
+#pragma once
+/// The llama.cpp profile: what llama.cpp (pinned: release v0.4.0, the build inside
+/// node-llama-cpp 3.21.1) allocates for a model and a set of its flags. A pure function: no I/O.
+///
+/// Every figure follows a rule read from that build's source and named in `rules`:
+///   n_ctx      = pad256(-c); per sequence n_ctx_seq = pad256(n_ctx / -np) unless --kv-unified
+///                (llama-context.cpp, llama_context::llama_context)
+///   K, V       = row_size(type, n_embd_{k,v}_gqa(il)) x cells x streams, per cached layer
+///                (llama-kv-cache.cpp); V rows padded to the widest layer when flash attention is off
+///   SWA cells  = pad256(min(n_ctx_seq, n_swa x (unified ? n_seq : 1) + n_ubatch)) unless --swa-full
+///                (llama-kv-cache-iswa.cpp)
+///   R, S       = f32 x n_embd_{r,s} x max(1, n_seq) per recurrent layer (llama-memory-recurrent.cpp)
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/ggml_type.h"
+#include "kvplan/model_spec.h"
+
+namespace kvplan {
+
+/// Where llama.cpp puts one weight tensor: the input layer (token embeddings, always host memory),
+/// a repeating layer, or the output layer (output head and final norm).
+struct LlamaCppTensor {
+  static constexpr std::int32_t input = -1;
+  static constexpr std::int32_t output = -2;
+  std::int32_t layer = output;  ///< block index (blk.N), or input / output
+  std::uint32_t file = 0;       ///< split part holding the data
+  std::uint64_t offset = 0;     ///< of the data within its part's data section
+  std::uint64_t bytes = 0;
+};
+
+/// What llama.cpp reads from a model file beyond the per-layer spec. A GGUF file supplies all of it;
+/// a catalog or config.json model leaves it empty, and the figures that need it say so.
+struct LlamaCppModelFacts {
+  std::uint64_t n_vocab = 0;      ///< rows of the output (logits) buffer; 0 = unknown
+  std::uint64_t n_embd = 0;       ///< for the compute-buffer estimate; 0 = unknown
+  std::uint64_t n_ff_max = 0;     ///< widest feed-forward, for the compute-buffer estimate
+  /// Every weight tensor with its layer: places weights for -ngl and sizes the memory-mapped host
+  /// buffer exactly. Empty = unknown (spec.layer_weights_bytes / weights_bytes are used instead).
+  std::vector<LlamaCppTensor> tensors;
+  bool output_tied = false;            ///< no output.weight: the output layer holds a copy of token_embd
+  std::uint64_t token_embd_bytes = 0;  ///< size of that copy
+  std::vector<std::string> notes;      ///< how llama.cpp reads this file's keys, in words
+};
+
+enum class LlamaCppFlashAttn { off, on, automatic };
+
+/// "on", "off", "auto" (also llama.cpp's truthy/falsy spellings: 1/0, true/false, enabled/disabled).
+LlamaCppFlashAttn parse_llamacpp_flash_attn(std::string_view text);
+std::string_view to_string(LlamaCppFlashAttn mode);
+
+/// The llama.cpp cache types: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl (case-insensitive;
+/// kvplan's spellings fp32/fp16 are accepted). Anything else is an Error naming `flag`.
+const GgmlType& parse_llamacpp_cache_type(std::string_view text, std::string_view flag);
+
+/// llama.cpp's flags, with llama.cpp's defaults.
+struct LlamaCppSettings {
+  std::uint64_t n_ctx = 0;          ///< -c/--ctx-size: all sequences together; 0 = the trained context
+  std::uint32_t n_parallel = 1;     ///< -np/--parallel: sequences (n_seq_max)
+  std::uint32_t n_batch = 2048;     ///< -b/--batch-size: logical batch
+  std::uint32_t n_ubatch = 512;     ///< -ub/--ubatch-size: physical batch
+  bool kv_unified = false;          ///< --kv-unified: one stream shared by all sequences
+  bool swa_full = false;            ///< --swa-full: SWA layers hold the full context
+  LlamaCppFlashAttn flash_attn = LlamaCppFlashAttn::automatic;  ///< -fa (llama.cpp's default: auto)
+  const GgmlType* type_k = nullptr; ///< -ctk; nullptr = f16
+  const GgmlType* type_v = nullptr; ///< -ctv; nullptr = f16
+  std::int64_t n_gpu_layers = -1;   ///< -ngl: layers (of n_layer + 1, the output layer) on the GPU; < 0 = all
+};
+
+/// One llama_kv_cache: the plain cache, or the non-SWA / SWA half of an iSWA cache.
+struct LlamaCppKvCache {
+  std::string role;            ///< "KV", "non-SWA KV" or "SWA KV"
+  std::uint64_t cells = 0;     ///< per stream (kv_size)
+  std::uint32_t layers = 0;    ///< cached layers, as llama.cpp logs "N layers"
+  std::uint32_t streams = 0;   ///< 1 with --kv-unified, else n_seq_max
+  std::uint32_t seqs = 0;      ///< n_seq_max
+  std::string k_type, v_type;  ///< ggml type names
+  std::uint64_t k_bytes = 0;
+  std::uint64_t v_bytes = 0;   ///< 0 for MLA (K only)
+  std::uint64_t v_row = 0;     ///< V elements per cell per layer after padding (0 for MLA)
+  std::uint32_t gpu_layers = 0;
+  std::uint64_t gpu_bytes = 0;   ///< K+V of the layers whose device is the GPU
+  std::uint64_t host_bytes = 0;  ///< K+V of the layers left in host memory
+};
+
+/// llama_memory_recurrent: the fixed state of recurrent (SSM, short-conv, gated delta net) layers.
+struct LlamaCppRecurrent {
+  std::uint64_t cells = 0;          ///< max(1, n_seq_max)
+  std::uint32_t layers = 0;         ///< layers that hold state tensors
+  std::uint32_t logged_layers = 0;  ///< what llama.cpp's log line prints: the model's n_layer
+  std::uint32_t seqs = 0;
+  std::uint64_t r_row = 0;          ///< n_embd_r: conv state elements per cell per layer
+  std::uint64_t s_row = 0;          ///< n_embd_s: SSM state elements per cell per layer
+  std::uint64_t r_bytes = 0;        ///< f32
+  std::uint64_t s_bytes = 0;        ///< f32
+  std::uint32_t gpu_layers = 0;
+  std::uint64_t gpu_bytes = 0;
+  std::uint64_t host_bytes = 0;
+};
+
+struct LlamaCppResult {
+  // The context llama.cpp settles on.
+  std::uint64_t n_ctx = 0;        ///< after padding (and rounding to a multiple of n_seq_max)
+  std::uint64_t n_ctx_seq = 0;    ///< cells per sequence (per stream)
+  std::uint32_t n_seq_max = 0;
+  std::uint32_t n_batch = 0;
+  std::uint32_t n_ubatch = 0;
+  bool kv_unified = false;
+  bool swa_full = false;
+  LlamaCppFlashAttn flash_attn_requested = LlamaCppFlashAttn::automatic;
+  bool flash_attn = false;        ///< as the cache is laid out: on unless -fa off
+  bool v_trans = false;           ///< V stored transposed (flash attention off)
+  std::string type_k, type_v;
+
+  std::vector<LlamaCppKvCache> caches;         ///< 0, 1 (plain) or 2 (non-SWA, SWA)
+  std::optional<LlamaCppRecurrent> recurrent;  ///< hybrid and recurrent models
+
+  // Placement (-ngl).
+  std::uint32_t n_layer_all = 0;        ///< repeating layers, MTP/nextn layers included
+  std::uint32_t gpu_layers = 0;         ///< of n_layer_all + 1 (the output layer counts as one)
+  bool output_on_gpu = false;
+  std::uint64_t model_gpu_bytes = 0;    ///< weights on the GPU
+  std::uint64_t model_host_bytes = 0;   ///< weights in host memory (memory-mapped)
+  bool model_host_exact = false;        ///< host figure is the mapped span of the file, not an estimate
+  std::optional<std::uint64_t> output_buffer_bytes;   ///< host; nullopt when n_vocab is unknown
+  std::optional<std::uint64_t> compute_estimate_bytes;  ///< an ESTIMATE, not llama.cpp's figure
+
+  std::uint64_t kv_bytes = 0;        ///< K+V of every cache, all devices
+  std::uint64_t recurrent_bytes = 0; ///< R+S, all devices
+  std::uint64_t gpu_cache_bytes = 0; ///< K+V+R+S on the GPU
+  std::uint64_t host_cache_bytes = 0;
+
+  std::vector<std::string> rules;  ///< every rule applied, in words, in the order applied
+};
+
+/// Prices `model` under llama.cpp with `settings`. Throws Error (exit 2) where llama.cpp itself
+/// refuses to create the context, with llama.cpp's wording: a quantized V cache without flash
+/// attention, K and V types that differ on an MLA model, a head size the block size does not
+/// divide. Throws an unsupported-architecture Error (exit 3) for a layout llama.cpp has no cache for.
+LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& settings,
+                             const LlamaCppModelFacts& facts = {});
+
+}  // namespace kvplan

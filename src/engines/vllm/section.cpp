@@ -1,0 +1,124 @@
+#include "engines/vllm/section.h"
+
+#include <fmt/format.h>
+
+#include "kvplan/units.h"
+#include "reports/fields.h"
+
+namespace kvplan {
+
+namespace {
+
+std::string gib(std::int64_t bytes) { return format_gib(bytes); }
+std::string gib(std::uint64_t bytes) { return format_gib(static_cast<std::int64_t>(bytes)); }
+
+std::string group_text(const VllmGroup& group) {
+  std::string kind(to_string(group.kind));
+  if (group.window) kind += fmt::format("({})", group.window);
+  return fmt::format("{} {}{}, {}-token blocks, {} a request", group.layers, kind,
+                     group.padding_layers ? fmt::format(" + {} padding", group.padding_layers) : "", group.block_size,
+                     group.blocks_per_request);
+}
+
+/// "6 groups: 5 x [8 sliding(1024), ...]; 1 x [8 full, ...]": alike groups counted once.
+std::string groups_text(const std::vector<VllmGroup>& groups) {
+  std::string out = fmt::format("{} group{}:", groups.size(), groups.size() == 1 ? "" : "s");
+  for (std::size_t i = 0; i < groups.size();) {
+    std::size_t same = i + 1;
+    const auto alike = [](const VllmGroup& a, const VllmGroup& b) {
+      return a.kind == b.kind && a.window == b.window && a.layers == b.layers && a.padding_layers == b.padding_layers &&
+             a.block_size == b.block_size && a.blocks_per_request == b.blocks_per_request;
+    };
+    while (same < groups.size() && alike(groups[same], groups[i])) ++same;
+    out += fmt::format("{} {} x [{}]", i == 0 ? "" : ";", same - i, group_text(groups[i]));
+    i = same;
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::ordered_json vllm_result_to_json(const VllmResult& r) {
+  nlohmann::ordered_json out;
+  out["tensor_parallel"] = r.tensor_parallel;
+  out["max_model_len"] = r.max_model_len;
+  out["max_num_batched_tokens"] = r.max_num_batched_tokens;
+  out["max_num_seqs"] = r.max_num_seqs;
+  out["kv_cache_dtype"] = r.kv_dtype;
+  out["kv_bytes_per_token"] = r.kv_bytes_per_token;
+  const VllmBudget& b = r.budget;
+  out["budget"] = {{"total_bytes", b.total},
+                   {"total_is_cuda_visible", b.total_is_cuda_visible},
+                   {"requested_bytes", b.requested},
+                   {"from_kv_cache_memory", b.from_kv_cache_memory},
+                   {"weights_bytes", b.weights},
+                   {"activation_estimate_bytes", b.activation},
+                   {"non_torch_estimate_bytes", b.non_torch},
+                   {"cuda_graphs_estimate_bytes", b.cuda_graphs},
+                   {"cuda_graphs_subtracted", b.cuda_graphs_subtracted},
+                   {"available_bytes", b.available}};
+  out["page_bytes"] = r.page_bytes;
+  out["layers_per_block"] = r.layers_per_block;
+  nlohmann::ordered_json groups = nlohmann::ordered_json::array();
+  for (const VllmGroup& g : r.groups)
+    groups.push_back({{"kind", std::string(to_string(g.kind))},
+                      {"window", g.window},
+                      {"layers", g.layers},
+                      {"padding_layers", g.padding_layers},
+                      {"block_size", g.block_size},
+                      {"blocks_per_request", g.blocks_per_request}});
+  out["groups"] = groups;
+  out["num_blocks"] = r.num_blocks;
+  out["blocks_per_request"] = r.blocks_per_request;
+  out["max_concurrency"] = r.max_concurrency();
+  out["gpu_kv_cache_tokens"] = r.gpu_kv_cache_tokens;
+  out["cache_bytes"] = r.cache_bytes;
+  out["request_bytes"] = r.request_bytes;
+  out["starts"] = r.starts;
+  out["estimated_max_model_len"] = json_or_null(r.estimated_max_model_len);
+  out["rules"] = r.rules;
+  return out;
+}
+
+std::vector<std::string> vllm_lines(const VllmReport& report) {
+  std::vector<std::string> lines;
+  lines.push_back("vLLM (V1 engine): what it allocates for each row, per GPU; its log lines as it prints them:");
+  for (std::size_t i = 0; i < report.results.size(); ++i) {
+    const VllmResult& r = report.results[i];
+    const VllmBudget& b = r.budget;
+    lines.push_back(fmt::format("Row {}: -tp {}, --max-model-len {}, --kv-cache-dtype {}, max_num_batched_tokens {}, "
+                                "max_num_seqs {}",
+                                i + 1, r.tensor_parallel, format_thousands(r.max_model_len), r.kv_dtype,
+                                r.max_num_batched_tokens, r.max_num_seqs));
+    if (b.from_kv_cache_memory)
+      lines.push_back(fmt::format("  Available KV cache memory: {} (--kv-cache-memory)", gib(b.available)));
+    else
+      lines.push_back(fmt::format("  Available KV cache memory: {} (ESTIMATE: {} budget - weights {} - activation ~{} - "
+                                  "non-torch ~{}{})",
+                                  gib(b.available), gib(b.requested), gib(b.weights), gib(b.activation), gib(b.non_torch),
+                                  b.cuda_graphs_subtracted ? " - CUDA graphs ~" + gib(b.cuda_graphs) : ""));
+    lines.push_back(fmt::format("  {}; a page {} B", groups_text(r.groups), format_thousands(r.page_bytes)));
+    lines.push_back(fmt::format("  GPU KV cache size: {} tokens ({} blocks)", format_thousands(r.gpu_kv_cache_tokens),
+                                format_thousands(r.num_blocks)));
+    lines.push_back(fmt::format("  Maximum concurrency for {} tokens per request: {:.2f}x",
+                                format_thousands(r.max_model_len), r.max_concurrency()));
+    if (!r.starts)
+      lines.push_back(b.available <= 0
+                          ? std::string("  vLLM would not start: no available memory for the cache blocks")
+                          : fmt::format("  vLLM would not start: one request of {} tokens needs {}; the largest that fits "
+                                        "is {} tokens",
+                                        format_thousands(r.max_model_len), gib(r.request_bytes),
+                                        format_thousands(r.estimated_max_model_len.value_or(0))));
+    lines.push_back("  rules applied:");
+    for (const std::string& rule : r.rules) lines.push_back("    - " + rule);
+  }
+  return lines;
+}
+
+std::string format_vllm_report(const VllmReport& report, OutputFormat format, bool color) {
+  EngineSection section{"vllm", "vllm", "vLLM V1", {}, vllm_lines(report)};
+  for (const VllmResult& result : report.results) section.rows.push_back(vllm_result_to_json(result));
+  return format_engine_report(report.base, section, format, color);
+}
+
+}  // namespace kvplan

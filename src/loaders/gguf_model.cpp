@@ -1,0 +1,529 @@
+#include "loaders/gguf_model.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "kvplan/dtype.h"
+#include "kvplan/error.h"
+#include "model/ggml_type.h"
+#include "kvplan/units.h"
+
+namespace kvplan {
+
+namespace {
+
+/// LLAMA_MAX_LAYERS in llama-hparams.h.
+constexpr std::uint64_t kMaxLayers = 512;
+
+/// The architectures kvplan reads, each checked against its llama.cpp source file
+/// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0.
+constexpr std::array<std::string_view, 14> kArchitectures = {
+    "llama", "qwen2", "qwen2moe", "qwen3", "qwen3moe", "phi3", "gemma", "gemma2", "gemma3",
+    "deepseek2", "mamba2", "granitehybrid", "lfm2", "qwen3next"};
+
+/// Key suffixes (after "<arch>.") that change what llama.cpp caches. One of them present but not
+/// read for the architecture means kvplan does not know what the file asks for: exit 3.
+constexpr std::array<std::string_view, 20> kCacheKeyPrefixes = {
+    "attention.sliding_window",  // also sliding_window_pattern
+    "attention.key_length_swa",   "attention.value_length_swa", "attention.key_length_mla",
+    "attention.value_length_mla", "attention.kv_lora_rank",     "attention.shared_kv_layers",
+    "attention.recurrent_layers", "attention.indexer.",         "attention.compress_",
+    "full_attention_interval",    "ssm.conv_kernel",            "ssm.inner_size",
+    "ssm.state_size",             "ssm.time_step_rank",         "ssm.group_count",
+    "shortconv.",                 "wkv.",                       "kda.",
+    "ple."};
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.size() >= prefix.size() && text.substr(0, prefix.size()) == prefix;
+}
+
+/// A metadata value in one phrase for messages: "128", "true", "[6 values]".
+std::string value_text(const GgufValue& v) {
+  switch (v.type) {
+    case GgufType::array: return fmt::format("[{} values]", v.count);
+    case GgufType::string: return v.kept ? fmt::format("\"{}\"", v.string_value) : "(a long string)";
+    case GgufType::boolean: return v.uint_value ? "true" : "false";
+    case GgufType::float32:
+    case GgufType::float64: return fmt::format("{}", v.float_value);
+    case GgufType::int8:
+    case GgufType::int16:
+    case GgufType::int32:
+    case GgufType::int64: return fmt::format("{}", v.int_value);
+    default: return fmt::format("{}", v.uint_value);
+  }
+}
+
+/// Reads `<arch>.*` keys as llama.cpp's llama_model_loader does, remembering which it read.
+class KeyReader {
+ public:
+  KeyReader(const GgufHeader& header, std::string arch) : h_(header), arch_(std::move(arch)) {}
+
+  const GgufHeader& header() const { return h_; }
+  const std::string& arch() const { return arch_; }
+  std::string key(std::string_view suffix) const { return fmt::format("{}.{}", arch_, suffix); }
+  bool has(std::string_view suffix) const { return h_.find(key(suffix)) != nullptr; }
+  const std::set<std::string, std::less<>>& read() const { return read_; }
+
+  [[noreturn]] void fail(std::string_view suffix, std::string_view problem) const {
+    throw Error(fmt::format("{}: metadata '{}' {}", h_.path, key(suffix), problem));
+  }
+
+  /// A scalar of any integer type that fits in 32 bits (llama.cpp's fields are uint32_t).
+  std::optional<std::uint32_t> u32(std::string_view suffix) {
+    const std::string k = key(suffix);
+    read_.insert(k);
+    const std::optional<std::uint64_t> v = h_.get_uint(k);
+    if (!v) return std::nullopt;
+    if (*v > std::numeric_limits<std::uint32_t>::max()) fail(suffix, fmt::format("is {}, more than 2^32 - 1", *v));
+    return static_cast<std::uint32_t>(*v);
+  }
+
+  std::uint32_t required_u32(std::string_view suffix, std::string_view why) {
+    const std::optional<std::uint32_t> v = u32(suffix);
+    if (!v) fail(suffix, fmt::format("is missing ({})", why));
+    return *v;
+  }
+
+  /// llama.cpp's get_key_or_arr: a scalar applied to every layer, or an array of exactly `n`.
+  std::optional<std::vector<std::uint32_t>> per_layer(std::string_view suffix, std::uint32_t n) {
+    const std::string k = key(suffix);
+    const GgufValue* v = h_.find(k);
+    if (v == nullptr) {
+      read_.insert(k);
+      return std::nullopt;
+    }
+    if (!v->is_array()) return std::vector<std::uint32_t>(n, *u32(suffix));
+    read_.insert(k);
+    if (v->count != n)
+      fail(suffix, fmt::format("has {} elements, but block_count is {} (one per layer)", v->count, n));
+    const std::vector<std::uint64_t> values = *h_.get_uint_array(k);
+    std::vector<std::uint32_t> out;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (values[i] > std::numeric_limits<std::uint32_t>::max())
+        fail(suffix, fmt::format("element {} is {}, more than 2^32 - 1", i, values[i]));
+      out.push_back(static_cast<std::uint32_t>(values[i]));
+    }
+    return out;
+  }
+
+  /// A per-layer flag array of exactly `n` (bools or integers), or a scalar applied to every layer.
+  std::optional<std::vector<bool>> per_layer_flags(std::string_view suffix, std::uint32_t n) {
+    const std::string k = key(suffix);
+    read_.insert(k);
+    const GgufValue* v = h_.find(k);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_array()) {
+      const bool flag = v->type == GgufType::boolean ? *h_.get_bool(k) : *h_.get_uint(k) != 0;
+      return std::vector<bool>(n, flag);
+    }
+    if (v->count != n)
+      fail(suffix, fmt::format("has {} elements, but block_count is {} (one per layer)", v->count, n));
+    return *h_.get_bool_array(k);
+  }
+
+  void mark_read(std::string_view suffix) { read_.insert(key(suffix)); }
+
+ private:
+  const GgufHeader& h_;
+  std::string arch_;
+  std::set<std::string, std::less<>> read_;
+};
+
+/// What llama.cpp's hparams say about the cache, per layer (n_layer_all entries).
+struct Hparams {
+  std::uint32_t n_layer_all = 0;  ///< block_count
+  std::uint32_t n_layer = 0;      ///< without the nextn (MTP) layers
+  std::uint32_t n_nextn = 0;
+  std::uint32_t n_embd = 0;
+  std::uint32_t n_ctx_train = 0;
+  std::vector<std::uint32_t> n_head, n_head_kv, n_ff;
+  std::uint32_t head_k = 0, head_v = 0, head_k_swa = 0, head_v_swa = 0;
+  std::uint32_t n_rot = 0;
+  std::vector<bool> swa, recr;
+  std::uint32_t n_swa = 0;
+  bool mla = false;
+  std::uint64_t n_embd_r = 0, n_embd_s = 0;
+  std::uint32_t ssm_heads = 0;
+  std::uint32_t n_expert = 0, n_expert_used = 0;
+  std::vector<std::string> notes;
+};
+
+/// llama_hparams::set_swa_pattern(n_pattern, dense_first = false): with period p, layer il is
+/// sliding iff il % p < p - 1 (the last of every p layers is global); p = 0 makes every layer sliding.
+void set_swa_pattern(Hparams& hp, std::uint32_t period) {
+  for (std::uint32_t il = 0; il < hp.n_layer_all; ++il)
+    hp.swa[il] = il < hp.n_layer && (period == 0 || il % period < period - 1);
+}
+
+/// ssm.* as llama_hparams::n_embd_r() / n_embd_s() use them for Mamba-2-style layers:
+///   n_embd_r = (d_conv - 1) x (d_inner + 2 x n_group x d_state)   (conv state)
+///   n_embd_s = d_state x d_inner                                    (SSM state)
+void read_ssm(KeyReader& r, Hparams& hp) {
+  const std::string_view why = "llama.cpp requires it for recurrent layers";
+  const std::uint64_t d_conv = r.required_u32("ssm.conv_kernel", why);
+  const std::uint64_t d_inner = r.required_u32("ssm.inner_size", why);
+  const std::uint64_t d_state = r.required_u32("ssm.state_size", why);
+  hp.ssm_heads = r.required_u32("ssm.time_step_rank", why);
+  const std::uint64_t n_group = r.required_u32("ssm.group_count", why);
+  const std::uint64_t conv_rows = d_conv > 0 ? d_conv - 1 : 0;
+  hp.n_embd_r = conv_rows * (d_inner + 2 * n_group * d_state);
+  hp.n_embd_s = d_state * d_inner;
+  // llama.cpp computes both in uint32_t; past that it would wrap, so such a file is refused.
+  if (hp.n_embd_r > std::numeric_limits<std::uint32_t>::max() || hp.n_embd_s > std::numeric_limits<std::uint32_t>::max())
+    r.fail("ssm.inner_size", "makes the recurrent state larger than 2^32 - 1 elements per sequence");
+}
+
+/// gemma2/gemma3 read the pattern with get_key_or_arr(key, uint32_t&): a scalar period only; an
+/// array is skipped and the default stays.
+std::uint32_t scalar_swa_period(KeyReader& r, Hparams& hp, std::uint32_t fallback) {
+  const GgufValue* v = r.header().find(r.key("attention.sliding_window_pattern"));
+  r.mark_read("attention.sliding_window_pattern");
+  if (v == nullptr) {
+    hp.notes.push_back(fmt::format(
+        "{}: no attention.sliding_window_pattern; llama.cpp's default period {} applies (layer il is sliding "
+        "iff il % {} < {})",
+        r.arch(), fallback, fallback, fallback - 1));
+    return fallback;
+  }
+  if (v->is_array()) {
+    hp.notes.push_back(fmt::format(
+        "{}: attention.sliding_window_pattern is an array; llama.cpp reads only a scalar period here and keeps "
+        "its default {}",
+        r.arch(), fallback));
+    return fallback;
+  }
+  const std::uint32_t period = *r.u32("attention.sliding_window_pattern");
+  hp.notes.push_back(period == 0 ? fmt::format("{}: sliding_window_pattern 0: every layer is sliding", r.arch())
+                                 : fmt::format("{}: sliding_window_pattern {}: layer il is sliding iff il % {} < {}",
+                                               r.arch(), period, period, period - 1));
+  return period;
+}
+
+/// The per-architecture part of llama.cpp's load_hparams (src/models/<arch>.cpp).
+void read_architecture(KeyReader& r, Hparams& hp) {
+  const std::string& arch = r.arch();
+  if (arch == "llama") {
+    // llama_model_llama::load_arch_hparams never reads the window: Mistral-style files keep full layers.
+    if (r.has("attention.sliding_window")) {
+      hp.notes.push_back(fmt::format(
+          "llama: attention.sliding_window = {} is ignored by llama.cpp for this architecture (n_swa = 0): "
+          "every layer keeps the full context",
+          value_text(*r.header().find(r.key("attention.sliding_window")))));
+      r.mark_read("attention.sliding_window");
+    }
+  } else if (arch == "phi3") {
+    if (const std::optional<std::uint32_t> window = r.u32("attention.sliding_window"); window && *window > 0)
+      hp.notes.push_back(fmt::format(
+          "phi3: attention.sliding_window = {} is read and then disabled by llama.cpp (\"Phi SWA is currently "
+          "disabled\"): every layer keeps the full context",
+          *window));
+  } else if (arch == "gemma2") {
+    // gemma2: swa_type standard always, n_swa 4096 unless the key says otherwise, period 2.
+    hp.n_swa = r.u32("attention.sliding_window").value_or(4096);
+    if (!r.has("attention.sliding_window"))
+      hp.notes.push_back("gemma2: no attention.sliding_window; llama.cpp's default window 4096 applies");
+    set_swa_pattern(hp, scalar_swa_period(r, hp, 2));
+  } else if (arch == "gemma3") {
+    // gemma3: SWA only when the window key is present and non-zero; then period 6 by default.
+    const std::optional<std::uint32_t> window = r.u32("attention.sliding_window");
+    if (window && *window > 0) {
+      hp.n_swa = *window;
+      set_swa_pattern(hp, scalar_swa_period(r, hp, 6));
+    } else {
+      r.mark_read("attention.sliding_window_pattern");
+      hp.notes.push_back("gemma3: no (or zero) attention.sliding_window: llama.cpp uses no sliding window at all");
+    }
+  } else if (arch == "deepseek2") {
+    // MLA when both _mla head sizes are given (llama_hparams::is_mla): the cache holds K only,
+    // key_length (= kv_lora_rank + rope dims) wide, n_head_kv (1) heads.
+    r.required_u32("attention.kv_lora_rank", "llama.cpp requires it for deepseek2");
+    const std::uint32_t k_mla = r.u32("attention.key_length_mla").value_or(0);
+    const std::uint32_t v_mla = r.u32("attention.value_length_mla").value_or(0);
+    if ((k_mla == 0) != (v_mla == 0))
+      r.fail(k_mla == 0 ? "attention.key_length_mla" : "attention.value_length_mla",
+             "is missing or zero while its K/V counterpart is set (llama.cpp asserts both or neither)");
+    hp.mla = k_mla != 0;
+    hp.notes.push_back(hp.mla ? "deepseek2: key_length_mla and value_length_mla present: MLA, the cache holds the "
+                                "compressed latent (K only, key_length wide)"
+                              : "deepseek2: no _mla head sizes: llama.cpp caches full K and V per head (pre-MLA file)");
+  } else if (arch == "mamba2") {
+    read_ssm(r, hp);
+    for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.recr[il] = true;
+  } else if (arch == "granitehybrid") {
+    read_ssm(r, hp);
+    // "A layer is recurrent IFF the n_head_kv value is set to 0"
+    for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.recr[il] = hp.n_head_kv[il] == 0;
+  } else if (arch == "lfm2") {
+    const std::uint32_t l_cache = r.required_u32("shortconv.l_cache", "llama.cpp requires it for lfm2");
+    if (l_cache < 2) r.fail("shortconv.l_cache", "must be at least 2 (the conv state holds l_cache - 1 rows)");
+    hp.n_embd_r = std::uint64_t{hp.n_embd} * (l_cache - 1);  // llama_hparams::n_embd_r() for LFM2
+    hp.n_embd_s = 0;
+    for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.recr[il] = hp.n_head_kv[il] == 0;
+    if (const std::optional<std::uint32_t> window = r.u32("attention.sliding_window"); window && *window > 0) {
+      hp.n_swa = *window;
+      for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.swa[il] = !hp.recr[il];
+      hp.notes.push_back("lfm2: attention.sliding_window > 0: every attention layer is sliding");
+    }
+  } else if (arch == "qwen3next") {
+    read_ssm(r, hp);
+    if (std::optional<std::vector<bool>> recurrent = r.per_layer_flags("attention.recurrent_layers", hp.n_layer_all)) {
+      hp.recr = *recurrent;
+    } else {
+      const std::uint32_t interval = r.u32("full_attention_interval").value_or(4);
+      if (interval == 0) r.fail("full_attention_interval", "is 0 (llama.cpp divides by it)");
+      for (std::uint32_t il = 0; il < hp.n_layer_all; ++il) hp.recr[il] = il < hp.n_layer && (il + 1) % interval != 0;
+      hp.notes.push_back(fmt::format("qwen3next: layer il is full attention iff (il + 1) % {} == 0{}", interval,
+                                     r.has("full_attention_interval") ? "" : " (llama.cpp's default interval 4)"));
+    }
+  }
+  // llama, qwen2, qwen2moe, qwen3, qwen3moe, gemma: nothing architecture-specific touches the cache.
+}
+
+/// Refuses any cache-changing `<arch>.*` key that llama.cpp does not read for this architecture.
+void reject_unread_cache_keys(const KeyReader& r) {
+  const std::string prefix = r.arch() + ".";
+  for (const auto& [key, value] : r.header().metadata) {
+    if (!starts_with(key, prefix)) continue;
+    const std::string_view suffix = std::string_view(key).substr(prefix.size());
+    const bool cache_key = std::any_of(kCacheKeyPrefixes.begin(), kCacheKeyPrefixes.end(),
+                                       [&](std::string_view p) { return starts_with(suffix, p); });
+    if (cache_key && !r.read().contains(key))
+      throw unsupported_architecture(key, value_text(value) + " (llama.cpp does not read it for " + r.arch() +
+                                              "; kvplan will not guess what it does to the cache)");
+  }
+}
+
+/// "blk.12.attn_q.weight" -> 12; nullopt for tensors outside the repeating layers.
+std::optional<std::uint64_t> block_index(std::string_view name) {
+  if (!starts_with(name, "blk.")) return std::nullopt;
+  const std::string_view rest = name.substr(4);
+  std::uint64_t index = 0;
+  const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), index);
+  if (ec != std::errc() || end == rest.data() || end == rest.data() + rest.size() || *end != '.') return std::nullopt;
+  return index;
+}
+
+/// The input layer of llama.cpp (LLM_TENSOR_LAYER_INPUT): always in host memory.
+bool is_input_tensor(std::string_view name) {
+  return starts_with(name, "token_embd.") || starts_with(name, "position_embd.") ||
+         starts_with(name, "token_types.") || starts_with(name, "per_layer_token_embd.");
+}
+
+std::uint64_t element_count(const GgufTensorInfo& tensor) {
+  std::uint64_t n = 1;
+  for (const std::uint64_t d : tensor.dims) n = checked_mul(n, d, "tensor element count");
+  return n;
+}
+
+/// kvplan's nearest weight dtype for a file of mixed ggml types: by bits per weight (exact bytes
+/// come from the tensors; this label only names the checkpoint's precision).
+const Dtype& nearest_weight_dtype(const GgufHeader& header, std::uint64_t bytes, std::uint64_t params) {
+  std::map<std::uint32_t, std::uint64_t> by_type;
+  for (const GgufTensorInfo& t : header.tensors) by_type[t.type] += t.bytes;
+  const auto dominant = std::max_element(by_type.begin(), by_type.end(),
+                                         [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (dominant != by_type.end()) {
+    const std::string_view name = ggml_type_by_id(dominant->first).name;
+    if (name == "f32" || name == "f64") return parse_weight_dtype("fp32");
+    if (name == "f16") return parse_weight_dtype("fp16");
+    if (name == "bf16") return parse_weight_dtype("bf16");
+    if (name == "mxfp4") return parse_weight_dtype("mxfp4");
+  }
+  if (params == 0) return parse_weight_dtype("fp16");
+  // bits per weight x 1000, compared with int8 (8) and int4 (4): the nearer wins.
+  const u128 milli_bits = static_cast<u128>(bytes) * 8000 / params;
+  if (milli_bits >= 12000) return parse_weight_dtype("fp16");
+  return milli_bits >= 6000 ? parse_weight_dtype("int8") : parse_weight_dtype("int4");
+}
+
+std::string model_name(const GgufHeader& header) {
+  if (const GgufValue* v = header.find("general.name"); v && v->type == GgufType::string && v->kept &&
+                                                          !v->string_value.empty())
+    return v->string_value;
+  return std::filesystem::path(header.path).stem().string();
+}
+
+}  // namespace
+
+std::vector<std::string_view> gguf_supported_architectures() {
+  return {kArchitectures.begin(), kArchitectures.end()};
+}
+
+bool is_gguf_path(std::string_view path) {
+  if (path.size() < 5) return false;
+  std::string tail(path.substr(path.size() - 5));
+  for (char& c : tail) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return tail == ".gguf";
+}
+
+GgufModel gguf_model_from_header(const GgufHeader& header) {
+  const GgufValue* arch_value = header.find("general.architecture");
+  if (arch_value == nullptr) throw Error(fmt::format("{}: metadata 'general.architecture' is missing", header.path));
+  const std::string arch = *header.get_string("general.architecture");
+  if (std::find(kArchitectures.begin(), kArchitectures.end(), arch) == kArchitectures.end()) {
+    std::string known;
+    for (const std::string_view name : kArchitectures) known += (known.empty() ? "" : ", ") + std::string(name);
+    throw unsupported_architecture("general.architecture", fmt::format("{} (kvplan reads: {})", arch, known));
+  }
+  KeyReader r(header, arch);
+  Hparams hp;
+
+  // llama_model_base::load_hparams: the keys every architecture shares.
+  const std::uint32_t n_layer_all = r.required_u32("block_count", "the number of layers");
+  if (n_layer_all == 0 || n_layer_all > kMaxLayers)
+    r.fail("block_count", fmt::format("is {}; llama.cpp accepts 1 to {}", n_layer_all, kMaxLayers));
+  hp.n_layer_all = n_layer_all;
+  hp.n_embd = r.required_u32("embedding_length", "the hidden size");
+  if (hp.n_embd == 0) r.fail("embedding_length", "is 0");
+  hp.n_ctx_train = r.required_u32("context_length", "the trained context");
+  hp.n_nextn = r.u32("nextn_predict_layers").value_or(0);
+  if (hp.n_nextn > n_layer_all)
+    r.fail("nextn_predict_layers", fmt::format("is {}, more than block_count {}", hp.n_nextn, n_layer_all));
+  hp.n_layer = n_layer_all - hp.n_nextn;
+  hp.n_ff = r.per_layer("feed_forward_length", n_layer_all).value_or(std::vector<std::uint32_t>(n_layer_all, 0));
+  hp.n_head = r.per_layer("attention.head_count", n_layer_all).value_or(std::vector<std::uint32_t>(n_layer_all, 0));
+  hp.n_head_kv = r.per_layer("attention.head_count_kv", n_layer_all).value_or(hp.n_head);  // defaults to n_head
+  hp.n_expert = r.u32("expert_count").value_or(0);
+  if (const auto used = r.per_layer("expert_used_count", n_layer_all))
+    hp.n_expert_used = *std::max_element(used->begin(), used->end());
+  if (hp.n_expert_used > hp.n_expert)
+    r.fail("expert_used_count", fmt::format("is {}, more than expert_count {}", hp.n_expert_used, hp.n_expert));
+
+  // Head sizes: n_embd / n_head(0) unless given; 0 for models without attention heads.
+  if (hp.n_head[0] > 0) {
+    hp.head_k = r.u32("attention.key_length").value_or(hp.n_embd / hp.n_head[0]);
+    hp.head_v = r.u32("attention.value_length").value_or(hp.n_embd / hp.n_head[0]);
+    hp.n_rot = r.u32("rope.dimension_count").value_or(hp.head_k);
+  } else {
+    r.mark_read("attention.key_length");
+    r.mark_read("attention.value_length");
+  }
+  hp.head_k_swa = r.u32("attention.key_length_swa").value_or(hp.head_k);
+  hp.head_v_swa = r.u32("attention.value_length_swa").value_or(hp.head_v);
+  hp.swa.assign(n_layer_all, false);
+  hp.recr.assign(n_layer_all, false);
+
+  read_architecture(r, hp);
+  reject_unread_cache_keys(r);
+
+  const bool any_swa = std::find(hp.swa.begin(), hp.swa.end(), true) != hp.swa.end();
+  if (!any_swa && (r.has("attention.key_length_swa") || r.has("attention.value_length_swa")))
+    hp.notes.push_back(fmt::format("{}: the _swa head sizes are unused: no layer is sliding", arch));
+  if (hp.n_nextn > 0)
+    hp.notes.push_back(fmt::format("{}: the last {} of {} blocks are nextn (MTP) layers", arch, hp.n_nextn, n_layer_all));
+
+  GgufModel model;
+  ModelSpec& spec = model.spec;
+  spec.id = header.path;
+  spec.name = model_name(header);
+  spec.source = header.path;
+  spec.architecture = arch;
+  spec.max_context = hp.n_ctx_train;
+  spec.mtp_layers = hp.n_nextn;
+  // Pure SSM models have no attention heads; their SSM heads stand in so the spec validates.
+  spec.attention_heads = hp.n_head[0] > 0 ? hp.n_head[0] : std::max<std::uint32_t>(hp.ssm_heads, 1);
+
+  const Dtype& fp32 = parse_weight_dtype("fp32");
+  for (std::uint32_t il = 0; il < hp.n_layer; ++il) {
+    LayerSpec layer;
+    if (hp.recr[il]) {
+      // Recurrent state, f32 as llama.cpp stores it (create_memory: GGML_TYPE_F32 for r and s).
+      layer.kind = LayerKind::linear;
+      if (hp.n_embd_r) layer.state.push_back({"conv", hp.n_embd_r, &fp32});
+      if (hp.n_embd_s) layer.state.push_back({"ssm", hp.n_embd_s, &fp32});
+    } else if (hp.n_head_kv[il] == 0) {
+      throw unsupported_architecture(r.key("attention.head_count_kv"),
+                                     fmt::format("0 for layer {} of a {} model (a layer without KV heads)", il, arch));
+    } else if (hp.mla) {
+      layer.kind = LayerKind::mla;
+      layer.kv_heads = hp.n_head_kv[il];
+      layer.k_head_dim = hp.head_k;
+      layer.mla_rope_dim = std::min(hp.n_rot, hp.head_k);
+    } else {
+      layer.kind = hp.swa[il] ? LayerKind::sliding : LayerKind::full;
+      layer.kv_heads = hp.n_head_kv[il];
+      layer.k_head_dim = hp.swa[il] ? hp.head_k_swa : hp.head_k;
+      layer.v_head_dim = hp.swa[il] ? hp.head_v_swa : hp.head_v;
+      if (hp.swa[il]) layer.window = hp.n_swa;
+      if (layer.k_head_dim == 0)
+        r.fail(hp.swa[il] ? "attention.key_length_swa" : "attention.key_length", "gives a head size of 0");
+    }
+    spec.layers.push_back(std::move(layer));
+  }
+  // A hybrid's attention layers must be able to hold a token: a recurrent model whose layers all
+  // came out recurrent and whose state is empty has nothing llama.cpp would allocate.
+  for (const LayerSpec& layer : spec.layers)
+    if (layer.kind == LayerKind::linear && layer.state.empty())
+      r.fail("ssm.inner_size", "gives recurrent layers an empty state");
+
+  // Weights: the exact sum of the tensors; per layer by the blk.N. prefix.
+  model.llamacpp.n_embd = hp.n_embd;
+  model.llamacpp.n_ff_max = *std::max_element(hp.n_ff.begin(), hp.n_ff.end());
+  spec.layer_weights_bytes.assign(hp.n_layer, 0);
+  std::uint64_t params = 0;
+  std::uint64_t expert_params = 0;
+  bool has_output = false;
+  for (const GgufTensorInfo& t : header.tensors) {
+    const std::uint64_t elements = element_count(t);
+    params = checked_add(params, elements, "parameter count");
+    if (t.name.find("_exps.") != std::string::npos) expert_params = checked_add(expert_params, elements, "parameter count");
+    LlamaCppTensor placed{LlamaCppTensor::output, t.split, t.offset, t.bytes};
+    if (const std::optional<std::uint64_t> block = block_index(t.name)) {
+      if (*block >= n_layer_all)
+        throw Error(fmt::format("{}: tensor '{}' belongs to block {}, but block_count is {}", header.path, t.name,
+                                *block, n_layer_all));
+      placed.layer = static_cast<std::int32_t>(*block);
+      if (*block < hp.n_layer) spec.layer_weights_bytes[*block] += t.bytes;
+    } else if (is_input_tensor(t.name)) {
+      placed.layer = LlamaCppTensor::input;
+      if (t.name == "token_embd.weight") {
+        model.llamacpp.token_embd_bytes = t.bytes;
+        if (model.llamacpp.n_vocab == 0 && t.dims.size() >= 2) model.llamacpp.n_vocab = t.dims[1];
+      }
+    } else if (t.name == "rope_freqs.weight") {
+      placed.layer = 0;  // created with layer 0 (other layers use duplicates of it)
+    }
+    if (t.name == "output.weight") has_output = true;
+    model.llamacpp.tensors.push_back(placed);
+  }
+  model.llamacpp.output_tied = !has_output && model.llamacpp.token_embd_bytes > 0;
+  // n_vocab as llama.cpp's vocabulary counts it: the token list (or <arch>.vocab_size).
+  if (const std::optional<std::uint32_t> vocab = r.u32("vocab_size"); vocab && *vocab > 0) {
+    model.llamacpp.n_vocab = *vocab;
+  } else if (const GgufValue* tokens = header.find("tokenizer.ggml.tokens"); tokens && tokens->is_array()) {
+    model.llamacpp.n_vocab = tokens->count;
+  }
+  spec.vocab_size = model.llamacpp.n_vocab;
+
+  spec.params = params;
+  if (hp.n_expert > 0 && hp.n_expert_used > 0 && expert_params > 0) {
+    // Active per token: everything but the routed experts, plus expert_used_count of expert_count.
+    const std::uint64_t active_experts =
+        static_cast<std::uint64_t>(static_cast<u128>(expert_params) * hp.n_expert_used / hp.n_expert);
+    spec.active_params = params - expert_params + active_experts;
+  }
+  spec.weights_bytes = header.tensor_data_bytes();
+  spec.weight_dtype = &nearest_weight_dtype(header, *spec.weights_bytes, params);
+  spec.weights_source = "sum of GGUF tensor sizes";
+  model.llamacpp.notes = std::move(hp.notes);
+  validate(spec);
+  return model;
+}
+
+GgufModel load_gguf_model(const std::string& path) {
+  GgufModel model = gguf_model_from_header(read_gguf_model(path));
+  model.spec.id = path;
+  return model;
+}
+
+ModelSpec load_gguf_model_spec(const std::string& path) { return load_gguf_model(path).spec; }
+
+}  // namespace kvplan

@@ -1,0 +1,137 @@
+#include "loaders/hf_quantization.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "kvplan/error.h"
+#include "kvplan/units.h"
+
+namespace kvplan {
+
+namespace {
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+/// Bytes of `params` values at `dtype`, partial blocks rounded up.
+std::uint64_t bytes_at(std::uint64_t params, const Dtype& dtype) {
+  return checked_mul(ceil_div(params, dtype.block_elements), dtype.block_bytes, "weight size");
+}
+
+std::string billions(std::uint64_t params) { return fmt::format("{:.2f}B", static_cast<double>(params) / 1e9); }
+
+/// Integer group quantization (AWQ, GPTQ, compressed-tensors int): each group of `group` weights
+/// keeps `bits`-bit values, an fp16 scale and a `bits`-bit zero point.
+QuantizedWeights grouped_integer(const ParamCount& count, std::uint64_t bits, std::uint64_t group,
+                                 const Dtype& model_dtype, const std::string& method) {
+  const std::uint64_t kept = count.embedding + count.lm_head;  // embeddings and head stay unquantized
+  const std::uint64_t quantized = count.total - kept;
+  const std::uint64_t groups = ceil_div(quantized, group);
+  const std::uint64_t bytes = ceil_div(checked_mul(quantized, bits, "weight size"), 8) + groups * 2 +
+                              ceil_div(groups * bits, 8) + bytes_at(kept, model_dtype);
+  const Dtype& dtype = parse_weight_dtype(bits <= 4 ? "int4" : "int8");
+  return {&dtype, bytes,
+          fmt::format("computed ({}): {} params at {} bits + an fp16 scale and zero per {}; {} embedding/head params {}",
+                      method, billions(quantized), bits, group, billions(kept), model_dtype.name)};
+}
+
+/// FP8 with block scales (DeepSeek-V3: 128x128 blocks, one fp32 scale each).
+QuantizedWeights block_fp8(const ParamCount& count, std::uint64_t block_elements, const Dtype& model_dtype) {
+  const std::uint64_t kept = count.embedding + count.lm_head;
+  const std::uint64_t quantized = count.total - kept;
+  const std::uint64_t bytes = quantized + ceil_div(quantized, block_elements) * 4 + bytes_at(kept, model_dtype);
+  return {&parse_weight_dtype("fp8"), bytes,
+          fmt::format("computed (fp8): {} params x 1 B + an fp32 scale per {} values; {} embedding/head params {}",
+                      billions(quantized), block_elements, billions(kept), model_dtype.name)};
+}
+
+/// Routed experts in MXFP4 (17 B per 32 values: 16 B of 4-bit values and an E8M0 scale),
+/// everything else at the model's dtype: gpt-oss, and Kimi K3's compressed-tensors checkpoint.
+QuantizedWeights experts_mxfp4(const ParamCount& count, const Dtype& model_dtype, const std::string& method) {
+  const Dtype& mxfp4 = parse_weight_dtype("mxfp4");
+  const std::uint64_t rest = count.total - count.expert;
+  const std::uint64_t bytes = bytes_at(count.expert, mxfp4) + bytes_at(rest, model_dtype);
+  return {&mxfp4, bytes,
+          fmt::format("computed ({}): {} expert params x 17/32 B + {} other params {}", method, billions(count.expert),
+                      billions(rest), model_dtype.name)};
+}
+
+/// The string under `key`, or `fallback` when absent; any other type is an Error naming `field`.
+std::string string_field(const nlohmann::json& object, const char* key, const char* fallback, const std::string& origin,
+                         const char* field) {
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return fallback;
+  if (!it->is_string()) throw Error(fmt::format("{}: field '{}': expected a string", origin, field));
+  return it->get<std::string>();
+}
+
+/// A positive whole number; `group_size` -1 (GPTQ's per-channel) reads as "one group".
+std::uint64_t required(const nlohmann::json& object, const char* key, const std::string& origin) {
+  const auto it = object.find(key);
+  if (it != object.end() && it->is_number_integer()) {
+    const std::int64_t value = it->get<std::int64_t>();
+    if (value > 0) return static_cast<std::uint64_t>(value);
+    if (value == -1 && std::string_view(key) == "group_size") return std::uint64_t{1} << 62;
+  }
+  throw Error(fmt::format("{}: field 'quantization_config.{}': expected a positive whole number", origin, key));
+}
+
+QuantizedWeights compressed_tensors(const nlohmann::json& config, const ParamCount& count, const Dtype& model_dtype,
+                                    const std::string& origin) {
+  const auto groups = config.find("config_groups");
+  if (groups == config.end() || !groups->is_object() || groups->empty())
+    throw unsupported_architecture(origin + ": quantization_config.config_groups", "missing");
+  const nlohmann::json& first = groups->begin().value();
+  const auto weights = first.find("weights");
+  if (weights == first.end() || !weights->is_object())
+    throw unsupported_architecture(origin + ": quantization_config.config_groups.weights", "missing");
+  const std::uint64_t bits = required(*weights, "num_bits", origin);
+  const std::string type =
+      string_field(*weights, "type", "int", origin, "quantization_config.config_groups.weights.type");
+  if (type == "float" && bits == 8) return block_fp8(count, 1ull << 62, model_dtype);  // per-channel scales: negligible
+  // MXFP4 packed by compressed-tensors (Kimi K3): 4-bit floats with one scale per 32. Its ignore
+  // list keeps attention, shared experts, dense MLPs and the head unquantized, so only the routed
+  // experts are priced at 17/32 B.
+  const std::string format = string_field(config, "format", "", origin, "quantization_config.format");
+  const auto group = weights->find("group_size");
+  if (type == "float" && bits == 4 && format == "mxfp4-pack-quantized" && group != weights->end() && *group == 32)
+    return experts_mxfp4(count, model_dtype, "mxfp4, compressed-tensors");
+  if (type == "int" && (bits == 4 || bits == 8)) {
+    const std::uint64_t group_size = (group != weights->end() && group->is_number_unsigned()) ? group->get<std::uint64_t>() : 0;
+    return grouped_integer(count, bits, group_size ? group_size : (1ull << 62), model_dtype, "compressed-tensors");
+  }
+  throw unsupported_architecture(origin + ": quantization_config.config_groups.weights",
+                                 fmt::format("{} {}-bit", type, bits));
+}
+
+}  // namespace
+
+QuantizedWeights weights_from_quantization(const nlohmann::json* config, const ParamCount& count,
+                                           const Dtype& model_dtype, const std::string& origin) {
+  if (config == nullptr)
+    return {&model_dtype, bytes_at(count.total, model_dtype),
+            fmt::format("computed: {} params x {} B ({})", billions(count.total),
+                        static_cast<double>(model_dtype.block_bytes) / model_dtype.block_elements, model_dtype.name)};
+  if (!config->is_object()) throw Error(fmt::format("{}: field 'quantization_config': expected an object", origin));
+  const std::string method = string_field(*config, "quant_method", "", origin, "quantization_config.quant_method");
+  if (method == "fp8") {
+    std::uint64_t block = 128 * 128;
+    // Two positive whole numbers; anything else (false, -1, 1e30, 0) is refused, not converted.
+    const auto side = [&](const nlohmann::json& value) {
+      if (!value.is_number_unsigned() || value.get<std::uint64_t>() == 0)
+        throw Error(fmt::format("{}: field 'quantization_config.weight_block_size': expected two positive whole numbers",
+                                origin));
+      return value.get<std::uint64_t>();
+    };
+    if (const auto size = config->find("weight_block_size"); size != config->end() && size->is_array() && size->size() == 2)
+      block = checked_mul(side((*size)[0]), side((*size)[1]), "quantization_config.weight_block_size");
+    return block_fp8(count, block, model_dtype);
+  }
+  if (method == "mxfp4") return experts_mxfp4(count, model_dtype, "mxfp4");  // gpt-oss
+  if (method == "awq" || method == "gptq")
+    return grouped_integer(count, required(*config, "bits", origin), required(*config, "group_size", origin),
+                           model_dtype, method);
+  if (method == "compressed-tensors") return compressed_tensors(*config, count, model_dtype, origin);
+  throw unsupported_architecture(origin + ": quantization_config.quant_method", method.empty() ? "(missing)" : method);
+}
+
+}  // namespace kvplan

@@ -1,0 +1,25 @@
+#pragma once
+// Weight bytes of a Hugging Face checkpoint from its quantization_config, when no safetensors
+// index gives the exact size. Internal to the config.json loader.
+
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "kvplan/dtype.h"
+#include "loaders/param_count.h"
+
+namespace kvplan {
+
+struct QuantizedWeights {
+  const Dtype* dtype = nullptr;  ///< the bulk's dtype, as the table prints it
+  std::uint64_t bytes = 0;
+  std::string rule;              ///< how the bytes were computed, in words
+};
+
+/// `config` is quantization_config (nullptr: none, every parameter at `model_dtype`). An unknown
+/// quant_method is an unsupported-architecture error: the weights cannot be sized without it.
+QuantizedWeights weights_from_quantization(const nlohmann::json* config, const ParamCount& count,
+                                           const Dtype& model_dtype, const std::string& origin);
+
+}  // namespace kvplan

@@ -1,0 +1,173 @@
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "kvplan/units.h"
+#include "kvplan/version.h"
+#include "reports/fields.h"
+
+namespace kvplan {
+
+namespace {
+
+double utilization(std::uint32_t millionths) { return static_cast<double>(millionths) / 1e6; }
+
+nlohmann::ordered_json model_to_json(const ModelSpec& model) {
+  nlohmann::ordered_json out;
+  out["id"] = model.id;
+  out["name"] = model.name;
+  out["params"] = model.params;
+  if (model.active_params) out["active_params"] = model.active_params;
+  out["layers"] = model.layer_count();
+  out["attention_heads"] = model.attention_heads;
+  // kv_heads and head_dim of the first attention layer; the layout says whether they vary.
+  const auto attention = std::find_if(model.layers.begin(), model.layers.end(),
+                                      [](const LayerSpec& layer) { return layer.kv_heads != 0; });
+  out["kv_heads"] = attention == model.layers.end() ? nlohmann::ordered_json() : nlohmann::ordered_json(attention->kv_heads);
+  out["head_dim"] = attention == model.layers.end() ? nlohmann::ordered_json() : nlohmann::ordered_json(attention->k_head_dim);
+  out["weight_dtype"] = model.weight_dtype->name;
+  out["max_context"] = model.max_context;
+  if (model.vocab_size) out["vocab_size"] = model.vocab_size;
+  out["layer_layout"] = describe_layers(model);
+  if (model.mtp_layers) out["mtp_layers"] = model.mtp_layers;
+  // The DSA indexer: its key width, the layers that keep one, and vLLM's own row size for it.
+  std::uint32_t indexed = 0;
+  std::uint32_t width = 0;
+  for (const LayerSpec& layer : model.layers)
+    if (layer.index_head_dim) ++indexed, width = layer.index_head_dim;
+  if (indexed) {
+    nlohmann::ordered_json indexer;
+    indexer["head_dim"] = width;
+    indexer["layers"] = indexed;
+    indexer["vllm_bytes_per_token_per_layer"] = width + (width + 127) / 128 * 4;
+    out["indexer"] = indexer;
+  }
+  return out;
+}
+
+nlohmann::ordered_json gpu_to_json(const GpuSpec& gpu) {
+  nlohmann::ordered_json out;
+  out["id"] = gpu.id;
+  out["name"] = gpu.name;
+  out["memory_bytes"] = gpu.memory_bytes;
+  out["memory_basis"] = gpu.memory_basis;
+  out["count"] = 1;
+  return out;
+}
+
+}  // namespace
+
+std::string describe_breakdown(const Row& row) {
+  std::string text;
+  for (const KvBreakdownItem& item : row.breakdown) {
+    if (!text.empty()) text += " + ";
+    text += fmt::format("{} {}", item.layers, to_string(item.kind));
+    if (item.window) text += fmt::format("({})", item.window);
+    if (item.mtp) text += " (MTP)";
+    if (item.kind != LayerKind::linear && item.kind != LayerKind::none && item.kind != LayerKind::shared)
+      text += fmt::format(" x {} tokens", format_thousands(item.tokens_held));
+    if (item.indexer_layers) text += fmt::format(" (indexer on {})", item.indexer_layers);
+  }
+  return text;
+}
+
+nlohmann::ordered_json json_or_null(const std::optional<std::uint64_t>& value) {
+  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json();
+}
+
+nlohmann::ordered_json row_to_json(const Row& row) {
+  nlohmann::ordered_json out;
+  out["ctx"] = row.settings.ctx;
+  out["batch"] = row.settings.batch;
+  out["kv_dtype"] = row.settings.cache.label();
+  out["k_dtype"] = row.settings.cache.k->name;
+  out["v_dtype"] = row.settings.cache.v->name;
+  out["weight_dtype"] = row.weight_dtype->name;
+  out["kv_bytes_per_token"] = row.kv_bytes_per_token;
+  out["kv_bytes"] = row.kv_bytes;
+  out["state_bytes"] = row.state_bytes;
+  out["weights_bytes"] = row.weights_bytes;
+  out["weights_rule"] = row.weights_rule;
+  out["overhead_bytes"] = row.settings.overhead_bytes;
+  out["total_bytes"] = row.total_bytes;
+  out["capacity_bytes"] = row.capacity_bytes;
+  out["headroom_bytes"] = row.headroom_bytes;
+  out["fits"] = row.fits;
+  nlohmann::ordered_json breakdown = nlohmann::ordered_json::array();
+  for (const KvBreakdownItem& item : row.breakdown) {
+    nlohmann::ordered_json entry;
+    entry["kind"] = to_string(item.kind);
+    if (item.window) entry["window"] = item.window;
+    entry["layers"] = item.layers;
+    entry["tokens_held"] = item.tokens_held;
+    entry["bytes"] = item.bytes;
+    if (item.indexer_layers) {
+      entry["indexer_layers"] = item.indexer_layers;
+      entry["indexer_bytes"] = item.indexer_bytes;
+    }
+    if (item.mtp) entry["mtp"] = true;
+    breakdown.push_back(entry);
+  }
+  out["kv_breakdown"] = breakdown;
+  return out;
+}
+
+nlohmann::ordered_json report_to_json(const Report& report) {
+  nlohmann::ordered_json out;
+  out["schema_version"] = kJsonSchemaVersion;
+  out["kvplan_version"] = kVersion;
+  out["model"] = model_to_json(*report.model);
+  out["gpu"] = gpu_to_json(report.gpu);
+  nlohmann::ordered_json settings;
+  settings["overhead_bytes"] = report.request.overhead_bytes;
+  settings["utilization"] = utilization(report.request.utilization_millionths);
+  settings["batch"] = report.request.batch;
+  settings["runtime"] = "generic";
+  settings["mtp_layers"] = report.request.mtp_layers;
+  out["settings"] = settings;
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const Row& row : report.plan.rows) rows.push_back(row_to_json(row));
+  out["rows"] = rows;
+  nlohmann::ordered_json limits = nlohmann::ordered_json::array();
+  for (const ContextLimit& limit : report.plan.context_limits)
+    limits.push_back({{"kv_dtype", limit.cache.label()},
+                      {"max_ctx", json_or_null(limit.max_ctx)},
+                      {"search_limit_reached", limit.reached_search_limit}});
+  out["max_ctx_by_kv_dtype"] = limits;
+  nlohmann::ordered_json ways = nlohmann::ordered_json::array();
+  for (const WayOut& way : report.plan.ways_out) {
+    nlohmann::ordered_json entry;
+    entry["row"] = way.row_index;
+    if (way.with_fp8_weights)
+      entry["fp8_weights"] = {{"weights_bytes", way.with_fp8_weights->weights_bytes},
+                              {"total_bytes", way.with_fp8_weights->total_bytes},
+                              {"fits", way.with_fp8_weights->fits}};
+    ways.push_back(entry);
+  }
+  out["ways_out"] = ways;
+  return out;
+}
+
+std::string format_json(const Report& report) { return report_to_json(report).dump(2) + "\n"; }
+
+std::string format_engine_report(const Report& base, const EngineSection& section, OutputFormat format, bool color) {
+  if (format == OutputFormat::json) {
+    nlohmann::ordered_json document = report_to_json(base);
+    document["settings"]["runtime"] = section.runtime;
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < section.rows.size(); ++i) {
+      nlohmann::ordered_json row;
+      row["row"] = i;
+      for (const auto& [key, value] : section.rows[i].items()) row[key] = value;
+      rows.push_back(row);
+    }
+    document[std::string(section.json_key)] = {{"engine", section.engine}, {"rows", rows}};
+    return document.dump(2) + "\n";
+  }
+  if (format == OutputFormat::csv) return format_csv(base);
+  std::string out = format_report(base, format, color) + "\n";
+  for (const std::string& line : section.lines) out += (format == OutputFormat::markdown ? line + "  " : line) + "\n";
+  return out;
+}
+
+}  // namespace kvplan

@@ -1,0 +1,39 @@
+#include "reports/text.h"
+
+namespace kvplan {
+
+namespace {
+
+/// A pipe inside a cell would end it early.
+std::string escape_cell(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string format_markdown(const Report& report) {
+  const TextTable table = rows_table(report);
+  std::string out;
+  for (const std::string& line : header_lines(report)) out += line + "  \n";
+  out += "\n|";
+  for (const std::string& header : table.headers) out.append(" ").append(escape_cell(header)).append(" |");
+  out += "\n|";
+  for (const bool right : table.right_aligned) out += right ? " ---: |" : " --- |";
+  out += "\n";
+  for (const auto& row : table.rows) {
+    out += "|";
+    for (const std::string& cell : row) out.append(" ").append(escape_cell(cell)).append(" |");
+    out += "\n";
+  }
+  const std::vector<std::string> ways = ways_out_lines(report);
+  if (!ways.empty()) out += "\n";
+  for (const std::string& line : ways) out += (line.rfind("  ", 0) == 0 ? "- " + line.substr(line.find_first_not_of(' ')) : line) + "\n";
+  return out;
+}
+
+}  // namespace kvplan
