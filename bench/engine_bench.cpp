@@ -3,7 +3,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "kvplan/budget.h"
+#include "kvplan/plan.h"
 #include "kvplan/catalog.h"
 
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "kvplan/budget.h"
+#include "kvplan/plan.h"
 #include "kvplan/error.h"
 
 namespace kvplan::fuzz {

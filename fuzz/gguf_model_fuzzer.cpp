@@ -5,7 +5,7 @@
 #include <string>
 
 #include "fuzz_support.h"
-#include "kvplan/budget.h"
+#include "kvplan/plan.h"
 #include "kvplan/error.h"
 #include "loaders/gguf.h"
 #include "loaders/gguf_model.h"

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz_support.h"
-#include "kvplan/budget.h"
+#include "kvplan/plan.h"
 #include "kvplan/error.h"
 #include "loaders/hf_config.h"
 #include "loaders/spec_json.h"

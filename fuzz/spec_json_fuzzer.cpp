@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz_support.h"
-#include "kvplan/budget.h"
+#include "kvplan/plan.h"
 #include "kvplan/error.h"
 #include "kvplan/report.h"
 #include "loaders/spec_json.h"

@@ -3,12 +3,15 @@
 
 #include <catch2/catch.hpp>
 
-#include "kvplan/budget.h"
+#include "kvplan/plan.h"
 #include "kvplan/catalog.h"
 #include "kvplan/error.h"
+#include "support/generic_rows.h"
 #include "kvplan/gpu.h"
 
 using namespace kvplan;
+using kvplan::testing::card_of;
+using kvplan::testing::max_fitting_ctx;
 
 namespace {
 
@@ -44,7 +47,7 @@ TEST_CASE("Llama 3.1 8B: 128 KiB per token and seed 000's fit matrix on a 4090")
   CHECK(r32.kv_bytes_per_token == 131'072);
   CHECK(r32.kv_bytes == 4 * GiB);                // 131,072 x 32,768 = 2^32
   CHECK(r32.weights_bytes == 16'060'522'496);    // safetensors total_size = 8,030,261,248 x 2
-  CHECK(r32.settings.overhead_bytes == 2 * GiB);
+  CHECK(r32.overhead_bytes == 2 * GiB);
   // 16,060,522,496 + 4,294,967,296 + 2,147,483,648 = 22,502,973,440 <= 25,757,220,864
   CHECK(r32.total_bytes == 22'502'973'440);
   CHECK(r32.headroom_bytes == 25'757'220'864 - 22'502'973'440);
@@ -211,11 +214,10 @@ TEST_CASE("make_plan orders rows by context then dtype and explains the rows tha
   PlanRequest request;
   request.contexts = {32768, 131072};
   request.caches = {{&kv("fp16"), &kv("fp16")}, {&kv("fp8"), &kv("fp8")}};
-  request.gpu_memory_bytes = kRtx4090;
-  const Plan plan = make_plan(model, request);
+  const Plan plan = make_plan(model, card_of(kRtx4090), request);
   REQUIRE(plan.rows.size() == 4);
-  CHECK(plan.rows[1].settings.ctx == 32768);
-  CHECK(plan.rows[1].settings.cache.k->name == "fp8");
+  CHECK(plan.rows[1].ctx == 32768);
+  CHECK(plan.rows[1].cache.k->name == "fp8");
   REQUIRE(plan.ways_out.size() == 2);  // 128K fp16 and 128K fp8
   CHECK(plan.ways_out[1].row_index == 3);
   REQUIRE(plan.ways_out[1].with_fp8_weights.has_value());

@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "kvplan/budget.h"
+#include "kvplan/plan.h"
 #include "kvplan/catalog.h"
 #include "kvplan/error.h"
 #include "loaders/spec_json.h"

@@ -60,7 +60,7 @@ TEST_CASE("JSON output carries exact integers and the documented fields") {
       run_kvplan("--model qwen3-8b --ctx 100000 --gpu 24GiB --kv-dtype fp16,fp8,int4 --format json");
   REQUIRE(result.exit_code == 0);
   const nlohmann::json document = nlohmann::json::parse(result.out);
-  CHECK(document["schema_version"] == 1);
+  CHECK(document["schema_version"] == 2);
   CHECK(document["model"]["id"] == "qwen3-8b");
   CHECK(document["model"]["layers"] == 36);
   CHECK(document["model"]["vocab_size"] == 151'936);
@@ -165,7 +165,7 @@ TEST_CASE("bad input: one line on stderr, exit 2, never a crash") {
   check_rejected("--model llama3.1-8b --gpu 4090 --overhead -1GiB", "--overhead: '-1GiB' is not a memory size");
   check_rejected("--model llama3.1-8b --gpu 4090 --ctx 8k --mtp-layers 1", "--mtp-layers 1: llama3.1-8b declares 0 MTP layers");
   check_rejected("--runtime llama.cpp --model llama3.1-8b --gpu 4090 --mtp-layers 1",
-                 "--mtp-layers does not apply to --runtime llama.cpp");
+                 "--mtp-layers does not apply to the llama.cpp profile");
   check_rejected("--model llama3.1-8b --gpu 4090 --format yaml", "--format: unknown format 'yaml'");
   check_rejected("--model llama3.1-8b", "--gpu is required");
   check_rejected("--gpu 4090", "--model is required");

@@ -76,7 +76,7 @@ void check_attention(const LayerSpec& layer, LayerKind kind, std::uint32_t kv, s
 }
 
 bool has_note(const GgufModel& m, const std::string& text) {
-  for (const std::string& note : m.llamacpp.notes)
+  for (const std::string& note : m.spec.file->notes)
     if (note.find(text) != std::string::npos) return true;
   return false;
 }
@@ -101,9 +101,9 @@ TEST_CASE("llama: plain attention, exact weights, params and per-layer bytes", "
   CHECK(s.active_params == 0);
   CHECK(s.weights_source == "sum of GGUF tensor sizes");
   CHECK(s.weight_dtype->name == "fp32");
-  CHECK(m.llamacpp.n_vocab == 8);
-  CHECK(m.llamacpp.n_embd == 128);
-  CHECK_FALSE(m.llamacpp.output_tied);
+  CHECK(m.spec.vocab_size == 8);
+  CHECK(m.spec.file->n_embd == 128);
+  CHECK_FALSE(m.spec.file->output_tied);
 }
 
 TEST_CASE("vocab_size is llama.cpp's n_vocab: <arch>.vocab_size, else the token list, else token_embd rows",
@@ -115,7 +115,7 @@ TEST_CASE("vocab_size is llama.cpp's n_vocab: <arch>.vocab_size, else the token 
     w.add_array_string("tokenizer.ggml.tokens", {"<s>", "a", "b"});
   }));
   CHECK(listed.spec.vocab_size == 3);
-  CHECK(listed.llamacpp.n_vocab == 3);
+  CHECK(listed.spec.vocab_size == 3);
   const GgufModel keyed = load(minimal_llama("", [](GgufWriter& w) {
     w.add_array_string("tokenizer.ggml.tokens", {"<s>", "a", "b"});
     w.add_uint32("llama.vocab_size", 5);
@@ -127,8 +127,8 @@ TEST_CASE("llama with a sliding_window key: llama.cpp ignores it, and kvplan say
   const GgufModel m = fixture("llama-swa-ignored");
   for (const LayerSpec& layer : m.spec.layers) check_attention(layer, LayerKind::full, 2, 32, 32);
   CHECK(has_note(m, "attention.sliding_window = 128 is ignored by llama.cpp"));
-  CHECK(m.llamacpp.output_tied);  // no output.weight
-  CHECK(m.llamacpp.token_embd_bytes == 128 * 8 * 4);
+  CHECK(m.spec.file->output_tied);  // no output.weight
+  CHECK(m.spec.file->token_embd_bytes == 128 * 8 * 4);
 }
 
 TEST_CASE("MoE: active parameters count expert_used_count of expert_count experts", "[gguf_model]") {
@@ -156,7 +156,7 @@ TEST_CASE("gemma2: llama.cpp's hard-coded period 2, window from the key", "[gguf
   check_attention(m.spec.layers[2], LayerKind::sliding, 2, 64, 64, 256);
   check_attention(m.spec.layers[3], LayerKind::full, 2, 64, 64);
   CHECK(has_note(m, "default period 2"));
-  CHECK(m.llamacpp.output_tied);
+  CHECK(m.spec.file->output_tied);
 }
 
 TEST_CASE("gemma3: every 6th layer global without a pattern key, pattern 0 makes all sliding", "[gguf_model]") {
@@ -257,8 +257,8 @@ TEST_CASE("the model loader reads a GGUF file and sums split files", "[gguf_mode
   const GgufModel split = kvplan::load_gguf_model(part(2));
   CHECK(split.spec.weights_bytes == 128 * 8 * 4 + 2 * 128 * 128 * 4);
   CHECK(split.spec.layer_weights_bytes == std::vector<std::uint64_t>{65'536, 0, 0, 65'536});
-  REQUIRE(split.llamacpp.tensors.size() == 3);
-  CHECK(split.llamacpp.tensors[2].file == 1);
+  REQUIRE(split.spec.file->tensors.size() == 3);
+  CHECK(split.spec.file->tensors[2].file == 1);
   CHECK(whole.spec.layers.size() == split.spec.layers.size());
 }
 

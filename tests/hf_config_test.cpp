@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "kvplan/budget.h"
+#include "kvplan/plan.h"
 #include "kvplan/error.h"
 #include "loaders/hf_config.h"
 #include "support/run_binary.h"

@@ -144,10 +144,11 @@ TEST_CASE("NaN, Infinity, negative, fractional and huge numbers on the command l
   check_hostile(model + "--util 0", "--util: must be more than 0 and at most 1");
   check_hostile("--model llama3.1-8b --gpu inf", "--gpu: unknown GPU 'inf'");
   check_hostile("--model llama3.1-8b --gpu 1e9GB", "--gpu: '1e9GB' is not a memory size");
-  check_hostile("--model llama3.1-8b --gpu 18446744073709551616", "--gpu: '18446744073709551616' is too large");
+  check_hostile("--model llama3.1-8b --gpu 18446744073709551616GiB", "--gpu: '18446744073709551616' is too large");
+  check_hostile("--model llama3.1-8b --gpu 18446744073709551616", "is a number without a unit");
   check_hostile("--model llama3.1-8b --gpu 17179869184GiB", "--gpu: value is too large");
   check_hostile(model + "--overhead=-1GiB", "--overhead: '-1GiB' is not a memory size");
-  check_hostile(model + "--overhead 18446744073709551615", "total memory overflows 64 bits");
+  check_hostile(model + "--overhead 18446744073709551615B", "total memory overflows 64 bits");
 }
 
 TEST_CASE("empty files, directories given as files, paths that are not files") {
@@ -206,7 +207,7 @@ TEST_CASE("malformed UTF-8, control characters and long names stay on one line")
   check_hostile("--gpu 4090 --model " + quoted(dir.write("long-key.json", long_key)), "long-key.json");
   // /bin/sh may be dash, which has no $'...': printf makes the newline.
   check_hostile("--gpu \"$(printf 'rtx\\n4090')\" --model llama3.1-8b", "unknown GPU");
-  check_hostile("--gpu \"$(printf '40\\n90')\" --model llama3.1-8b", "is not a memory size");
+  check_hostile("--gpu \"$(printf '40\\n90')\" --model llama3.1-8b", "unknown GPU");
   check_hostile("--gpu 4090 --model \"$(printf 'llama\\r\\n3')\"", "unknown model");
 }
 

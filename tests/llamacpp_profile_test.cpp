@@ -18,8 +18,7 @@
 #include "loaders/gguf_model.h"
 #include "engines/llamacpp/rules.h"
 #include "kvplan/units.h"
-#include "cli/engine_flags.h"
-#include "engines/llamacpp/cli.h"
+#include "cli/arguments.h"
 #include "support/llamacpp_fixtures.h"
 
 using kvplan::GiB;
@@ -202,7 +201,7 @@ TEST_CASE("fixtures: the exact bytes llama.cpp's memory breakdown gave (tests/ll
     LlamaCppSettings s = settings(8192, 2, "f16", "f16", LlamaCppFlashAttn::off);
     s.n_batch = s.n_ubatch = 513;
     s.n_gpu_layers = 0;  // the harness runs on the CPU
-    const LlamaCppResult r = plan_llamacpp(m.spec, s, m.llamacpp);
+    const LlamaCppResult r = plan_llamacpp(m.spec, s, llamacpp_facts(m.spec));
     REQUIRE(r.caches.size() == 2);
     CHECK(r.caches[0].cells == 4096);
     CHECK(r.caches[0].layers == 1);
@@ -214,7 +213,7 @@ TEST_CASE("fixtures: the exact bytes llama.cpp's memory breakdown gave (tests/ll
   }
   SECTION("qwen3next: 4,194,304 KV + 2 cells x 3 layers x (1536 + 4096) = 4,228,096") {
     const kvplan::GgufModel m = fixture("qwen3next");
-    const LlamaCppResult r = plan_llamacpp(m.spec, settings(8192, 2), m.llamacpp);
+    const LlamaCppResult r = plan_llamacpp(m.spec, settings(8192, 2), llamacpp_facts(m.spec));
     CHECK(r.kv_bytes + r.recurrent_bytes == 4'228'096);
     REQUIRE(r.recurrent);
     CHECK(r.recurrent->cells == 2);
@@ -223,21 +222,21 @@ TEST_CASE("fixtures: the exact bytes llama.cpp's memory breakdown gave (tests/ll
   }
   SECTION("lfm2: 4,194,304 + 2 cells x 2 conv layers x 1024 = 4,198,400") {
     const kvplan::GgufModel m = fixture("lfm2");
-    const LlamaCppResult r = plan_llamacpp(m.spec, settings(8192, 2), m.llamacpp);
+    const LlamaCppResult r = plan_llamacpp(m.spec, settings(8192, 2), llamacpp_facts(m.spec));
     CHECK(r.kv_bytes + r.recurrent_bytes == 4'198'400);
     CHECK(r.recurrent->s_bytes == 0);
   }
   SECTION("mamba2: no KV cache, 4 B x 2 cells x 4 layers x (480 + 2048) = 80,896, whatever the context") {
     const kvplan::GgufModel m = fixture("mamba2");
     for (std::uint64_t n_ctx : {512u, 8192u, 65536u}) {
-      const LlamaCppResult r = plan_llamacpp(m.spec, settings(n_ctx, 2), m.llamacpp);
+      const LlamaCppResult r = plan_llamacpp(m.spec, settings(n_ctx, 2), llamacpp_facts(m.spec));
       CHECK(r.caches.empty());
       CHECK(r.recurrent_bytes == 80'896);
     }
   }
   SECTION("deepseek2 MLA fixture: 8.00 MiB of K, 0 of V") {
     const kvplan::GgufModel m = fixture("deepseek2");
-    const LlamaCppResult r = plan_llamacpp(m.spec, settings(8192, 2), m.llamacpp);
+    const LlamaCppResult r = plan_llamacpp(m.spec, settings(8192, 2), llamacpp_facts(m.spec));
     CHECK(r.caches[0].k_bytes == 8 * MiB);  // 4 layers x 128 x 2 B x 4096 x 2 streams
     CHECK(r.caches[0].v_bytes == 0);
   }
@@ -245,7 +244,7 @@ TEST_CASE("fixtures: the exact bytes llama.cpp's memory breakdown gave (tests/ll
     const kvplan::GgufModel m = fixture("gemma3-allswa");
     LlamaCppSettings s = settings(8192, 2);
     s.n_batch = s.n_ubatch = 513;
-    const LlamaCppResult r = plan_llamacpp(m.spec, s, m.llamacpp);
+    const LlamaCppResult r = plan_llamacpp(m.spec, s, llamacpp_facts(m.spec));
     REQUIRE(r.caches.size() == 2);
     CHECK(r.caches[0].layers == 0);
     CHECK(r.caches[0].k_bytes == 0);
@@ -295,15 +294,15 @@ TEST_CASE("iSWA cells: unified streams multiply the window, --swa-full holds the
   const kvplan::GgufModel m = fixture("gemma3");
   LlamaCppSettings s = settings(16384, 4);
   s.kv_unified = true;
-  const LlamaCppResult unified = plan_llamacpp(m.spec, s, m.llamacpp);
+  const LlamaCppResult unified = plan_llamacpp(m.spec, s, llamacpp_facts(m.spec));
   CHECK(unified.caches[1].cells == 2560);  // pad256(min(16384, 512 x 4 + 512))
   CHECK(unified.caches[1].streams == 1);
   s.kv_unified = false;
-  const LlamaCppResult per_seq = plan_llamacpp(m.spec, s, m.llamacpp);
+  const LlamaCppResult per_seq = plan_llamacpp(m.spec, s, llamacpp_facts(m.spec));
   CHECK(per_seq.caches[1].cells == 1024);  // pad256(min(4096, 512 + 512)) per stream
   CHECK(per_seq.caches[1].streams == 4);
   s.swa_full = true;
-  const LlamaCppResult full = plan_llamacpp(m.spec, s, m.llamacpp);
+  const LlamaCppResult full = plan_llamacpp(m.spec, s, llamacpp_facts(m.spec));
   CHECK(full.caches[1].cells == 4096);
   CHECK(has_rule(full, "--swa-full"));
 }
@@ -357,7 +356,7 @@ TEST_CASE("llama.cpp -ngl places the output layer first, then the last repeating
   const kvplan::GgufModel m = fixture("llama");  // 4 layers of 590,848 B; token_embd, output_norm, output
   LlamaCppSettings s = settings(4096, 1);
   s.n_gpu_layers = 2;  // i_gpu_start = 4 + 1 - 2 = 3: the output layer and layer 3
-  const LlamaCppResult two = plan_llamacpp(m.spec, s, m.llamacpp);
+  const LlamaCppResult two = plan_llamacpp(m.spec, s, llamacpp_facts(m.spec));
   CHECK(two.gpu_layers == 2);
   CHECK(two.output_on_gpu);
   CHECK(two.model_gpu_bytes == 512 + 4096 + 590'848);
@@ -369,7 +368,7 @@ TEST_CASE("llama.cpp -ngl places the output layer first, then the last repeating
   CHECK(two.caches[0].host_bytes == 3 * 2 * 64 * 2 * 4096);
 
   s.n_gpu_layers = -1;  // all: 5 of 5
-  const LlamaCppResult all = plan_llamacpp(m.spec, s, m.llamacpp);
+  const LlamaCppResult all = plan_llamacpp(m.spec, s, llamacpp_facts(m.spec));
   CHECK(all.gpu_layers == 5);
   CHECK(all.model_gpu_bytes == m.spec.weights_bytes.value() - 4096);  // token_embd stays on the host
   CHECK(all.model_host_bytes == 4096);
@@ -377,24 +376,24 @@ TEST_CASE("llama.cpp -ngl places the output layer first, then the last repeating
 
   // A tied output head: the output layer holds its own copy of token_embd on the GPU.
   const kvplan::GgufModel tied = fixture("llama-swa-ignored");
-  const LlamaCppResult copy = plan_llamacpp(tied.spec, s, tied.llamacpp);
+  const LlamaCppResult copy = plan_llamacpp(tied.spec, s, llamacpp_facts(tied.spec));
   CHECK(copy.model_gpu_bytes == tied.spec.weights_bytes.value() - 4096 + 4096);
   CHECK(has_rule(copy, "a copy of token_embd"));
 }
 
 TEST_CASE("llama.cpp's short flags become long names, -c and -b only under --runtime llama.cpp", "[llamacpp][cli]") {
-  using kvplan::rewrite_engine_flags;
-  CHECK(rewrite_engine_flags({"kvplan", "-ctk", "q8_0", "-ctv=q4_0", "-np", "4", "-ub", "256", "-fa", "on", "-ngl", "99", "-kvu"}) ==
+  using kvplan::rewrite_engine_spellings;
+  CHECK(rewrite_engine_spellings({"kvplan", "-ctk", "q8_0", "-ctv=q4_0", "-np", "4", "-ub", "256", "-fa", "on", "-ngl", "99", "-kvu"}) ==
         std::vector<std::string>{"kvplan", "--cache-type-k", "q8_0", "--cache-type-v=q4_0", "--parallel", "4",
                                  "--ubatch-size", "256", "--flash-attn", "on", "--n-gpu-layers", "99", "--kv-unified"});
   // Without the runtime, -c and -b keep kvplan's meaning (--ctx per sequence, --batch sequences).
-  CHECK(rewrite_engine_flags({"kvplan", "-c", "32k", "-b", "4"}) == std::vector<std::string>{"kvplan", "-c", "32k", "-b", "4"});
-  CHECK(rewrite_engine_flags({"kvplan", "--runtime", "llama.cpp", "-c", "32768", "-b", "2048", "-c8192"}) ==
+  CHECK(rewrite_engine_spellings({"kvplan", "-c", "32k", "-b", "4"}) == std::vector<std::string>{"kvplan", "-c", "32k", "-b", "4"});
+  CHECK(rewrite_engine_spellings({"kvplan", "--runtime", "llama.cpp", "-c", "32768", "-b", "2048", "-c8192"}) ==
         std::vector<std::string>{"kvplan", "--runtime", "llama.cpp", "--ctx-size", "32768", "--batch-size", "2048",
                                  "--ctx-size=8192"});
-  CHECK(rewrite_engine_flags({"kvplan", "--runtime=llama.cpp", "-c", "1"})[2] == "--ctx-size");
+  CHECK(rewrite_engine_spellings({"kvplan", "--runtime=llama.cpp", "-c", "1"})[2] == "--ctx-size");
   // Values and everything after "--" stay as typed.
-  CHECK(rewrite_engine_flags({"kvplan", "--model", "x.gguf", "--", "-np"}) ==
+  CHECK(rewrite_engine_spellings({"kvplan", "--model", "x.gguf", "--", "-np"}) ==
         std::vector<std::string>{"kvplan", "--model", "x.gguf", "--", "-np"});
 }
 

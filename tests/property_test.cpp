@@ -10,11 +10,13 @@
 
 #include <catch2/catch.hpp>
 
-#include "kvplan/budget.h"
+#include "kvplan/plan.h"
 #include "kvplan/catalog.h"
 #include "kvplan/error.h"
+#include "support/generic_rows.h"
 
 using namespace kvplan;
+using kvplan::testing::max_fitting_ctx;
 
 namespace {
 
@@ -126,7 +128,7 @@ TEST_CASE("memory never decreases as the batch grows", "[property]") {
     INFO("batch " << batch);
     CHECK(row.kv_bytes >= previous.kv_bytes);
     CHECK(row.total_bytes >= previous.total_bytes);
-    CHECK(row.kv_bytes == batch * (previous.kv_bytes / previous.settings.batch));  // linear in the batch
+    CHECK(row.kv_bytes == batch * (previous.kv_bytes / previous.batch));  // linear in the batch
     previous = row;
   }
 }

@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "kvplan/budget.h"
+#include "kvplan/plan.h"
 #include "kvplan/catalog.h"
 #include "kvplan/error.h"
 #include "kvplan/model_loader.h"

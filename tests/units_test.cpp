@@ -29,7 +29,11 @@ TEST_CASE("memory sizes: GiB and GB are different units, a bare G means GiB") {
   CHECK(parse_memory_size("80G", "--gpu") == 80 * GiB);
   CHECK(parse_memory_size("512MiB", "--gpu") == 512 * MiB);
   CHECK(parse_memory_size("1.5GiB", "--gpu") == 3 * GiB / 2);
-  CHECK(parse_memory_size("1024", "--overhead") == 1024);
+  CHECK(parse_memory_size("1024B", "--overhead") == 1024);
+  // A size without a unit is refused: "24" is 24 bytes to one reader and 24 GiB to another.
+  // (Before: "--overhead 2" was read as 2 bytes and every row looked better than it is.)
+  CHECK_THROWS_WITH(parse_memory_size("24", "--gpu"), Catch::Contains("'24' has no unit"));
+  CHECK_THROWS_WITH(parse_memory_size_or_zero("2", "--overhead"), Catch::Contains("'2' has no unit"));
   CHECK(parse_memory_size("24 gib", "--gpu") == 24 * GiB);
   for (const char* bad : {"0GB", "0", "-24GB", "24XB", "GB", "", "1..5G"}) CHECK_THROWS_AS(parse_memory_size(bad, "--gpu"), Error);
   CHECK_THROWS_WITH(parse_memory_size("0GB", "--gpu"), Catch::Contains("more than zero"));

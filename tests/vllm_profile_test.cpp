@@ -219,6 +219,7 @@ TEST_CASE("vLLM: the startup check and the longest max_model_len that fits", "[v
   m.weight_dtype = &parse_weight_dtype("bf16");
   m.params = 1;
   m.max_context = 221'000;
+  m.vocab_size = 151'936;
   for (int i = 0; i < 48; ++i) m.layers.push_back(LayerSpec{.kind = LayerKind::full, .kv_heads = 4, .k_head_dim = 128, .v_head_dim = 128});
   VllmSettings settings;
   settings.kv_dtype = &parse_kv_dtype("fp8", *m.weight_dtype);
@@ -305,7 +306,7 @@ TEST_CASE("kvplan --runtime vllm: vLLM's own lines, per GPU, in the table and th
   using kvplan::testing::run_kvplan;
   // R009 again, through the command line: 47.72 GiB = 51,238,959,841 B.
   const auto text = run_kvplan("--runtime vllm --model gemma3-12b --gpu h100 --max-model-len 8192 --vllm-version 0.19 "
-                               "--kv-cache-memory 51238959841");
+                               "--kv-cache-memory 51238959841B");
   REQUIRE(text.exit_code == 0);
   CHECK_THAT(text.out, Catch::Contains("GPU KV cache size: 130,304 tokens (48,865 blocks)") &&
                            Catch::Contains("Maximum concurrency for 8,192 tokens per request: 15.88x") &&
@@ -339,7 +340,7 @@ TEST_CASE("kvplan --runtime vllm: flags refused where they change nothing", "[vl
   };
   check("--model llama3.1-8b --gpu h100 -tp 2", "--tensor-parallel-size is a vLLM flag: add --runtime vllm");
   check("--model llama3.1-8b --gpu h100 --kv-cache-memory 10GiB", "--kv-cache-memory is a vLLM flag");
-  check("--runtime vllm --model llama3.1-8b --gpu h100 --overhead 1GiB", "--overhead does not apply to --runtime vllm");
+  check("--runtime vllm --model llama3.1-8b --gpu h100 --overhead 1GiB", "--overhead does not apply to the vLLM profile");
   check("--runtime vllm --model llama3.1-8b --gpu h100 --weight-dtype fp8", "--weight-dtype does not apply");
   check("--runtime vllm --model llama3.1-8b --gpu h100 --vllm-version 0.9", "--vllm-version: '0.9' is not a vLLM version");
   check("--runtime vllm --model llama3.1-8b --gpu h100 -tp 3", "-tp 3: vLLM needs the 8 KV heads to be divisible");

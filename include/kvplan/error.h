@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kvplan/export.h"
+
 namespace kvplan {
 
 /// Exit codes are part of the CLI contract (see README, "Exit codes").
@@ -12,10 +14,12 @@ enum class ExitCode : int {
   ok = 0,
   does_not_fit = 1,  ///< only with --check: some row does not fit
   invalid_input = 2,
-  unsupported_architecture = 3,
+  unsupported_architecture = 3,  ///< also: weights or a field that changes the cache are unknown
+  internal_error = 4,            ///< out of memory (the C API's KVPLAN_INTERNAL_ERROR)
+  write_failed = 5,              ///< the output could not be written (a full disk, a closed stdout)
 };
 
-class Error : public std::runtime_error {
+class KVPLAN_API Error : public std::runtime_error {
  public:
   explicit Error(const std::string& message, ExitCode code = ExitCode::invalid_input)
       : std::runtime_error(message), code_(code) {}

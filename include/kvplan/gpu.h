@@ -28,6 +28,8 @@ struct GpuSpec {
   std::optional<double> bandwidth_gbps;
   std::optional<double> price_usd_per_hour;  ///< approximate; see price_source for the date
   std::string price_source;
+  /// How an ambiguous name was resolved ("'a100' can mean ..."); empty when it was not.
+  std::string resolution_note;
 };
 
 struct GpuCatalog {
@@ -42,7 +44,13 @@ struct GpuCatalog {
 /// Parses the GPU catalog file format (gpus/gpus.json). `origin` names the file in errors.
 GpuCatalog parse_gpu_catalog(std::string_view json_text, std::string_view origin);
 
-/// `--gpu`: a catalog name ("4090", "h100", "a100-80g") or a raw capacity ("24GiB", "24GB", "80G").
-GpuSpec resolve_gpu(std::string_view text, const GpuCatalog& catalog);
+/// A GPU setting: a catalog name ("4090", "h100", "a100-80g") or a memory size with its unit
+/// ("24GiB", "24GB", "80G"). A name several cards of different memory share ("a100") means the
+/// smallest of them, said in `resolution_note`. Errors name `setting`.
+GpuSpec resolve_gpu(std::string_view text, const GpuCatalog& catalog, std::string_view setting = "gpu");
+
+/// "RTX 4090", "rtx-4090" and "rtx_4090" all name the same card: lower case, no spaces, dashes or
+/// underscores.
+std::string normalized_gpu_name(std::string_view name);
 
 }  // namespace kvplan

@@ -57,6 +57,15 @@ typedef struct kvplan_request {
   const char* utilization;
   /** MTP layers counted as cached for speculative decoding ("1", "all"); NULL: none (--mtp-layers). */
   const char* mtp_layers;
+  /** The engine profile: "generic" (NULL), "llama.cpp" or "vllm" (kvplan --runtime). */
+  const char* runtime;
+  /** The engine's own settings, a NULL-terminated array of "name=value" (a switch: "name"), named
+      as the engine's long flags without dashes: {"tensor-parallel-size=4", "max-num-seqs=64", NULL}. */
+  const char* const* engine_options;
+  /** The checkpoint's size ("60GB"), for a model whose weights kvplan cannot count; NULL: its own. */
+  const char* weights;
+  /** The parameter count ("32.5B"), overriding the model's; NULL: its own. */
+  const char* params;
   /* New fields are only ever appended, so a zero-initialised request keeps its meaning. */
 } kvplan_request;
 
@@ -74,7 +83,7 @@ typedef struct kvplan_row {
   uint64_t total_bytes;        /**< weights + kv + overhead */
   uint64_t capacity_bytes;     /**< floor(gpu memory x utilization) */
   int64_t headroom_bytes;      /**< capacity - total; negative when it does not fit */
-  int fits;                    /**< 1 when total <= capacity */
+  int fits;                    /**< 1 when the row fits: total <= capacity and the engine would start */
 } kvplan_row;
 
 typedef struct kvplan_result {

@@ -4,6 +4,7 @@
 /// budget engine reads nothing else.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,6 +54,27 @@ struct LayerSpec {
   std::uint64_t elements_per_token() const;
 };
 
+/// One weight tensor of a model file, with the layer it belongs to: what places weights layer by
+/// layer (llama.cpp's -ngl) and sizes a memory-mapped file exactly.
+struct ModelFileTensor {
+  static constexpr std::int32_t input = -1;   ///< token embeddings
+  static constexpr std::int32_t output = -2;  ///< output head and final norm
+  std::int32_t layer = output;  ///< block index (blk.N), or input / output
+  std::uint32_t file = 0;       ///< split part holding the data
+  std::uint64_t offset = 0;     ///< of the data within its part's data section
+  std::uint64_t bytes = 0;
+};
+
+/// What a model file says beyond the layers (a GGUF file's tensors and widths).
+struct ModelFile {
+  std::uint64_t n_embd = 0;    ///< hidden width
+  std::uint64_t n_ff_max = 0;  ///< widest feed-forward
+  std::vector<ModelFileTensor> tensors;
+  bool output_tied = false;            ///< no output tensor: the output layer reuses the token embeddings
+  std::uint64_t token_embd_bytes = 0;  ///< size of the token embeddings
+  std::vector<std::string> notes;      ///< how the file's keys were read, in words
+};
+
 struct ModelSpec {
   std::string id;       ///< catalog id or file path it came from
   std::string name;     ///< human name, "Llama 3.1 8B"
@@ -69,6 +91,8 @@ struct ModelSpec {
   /// How weights_bytes was obtained, in words ("safetensors total_size", "sum of GGUF tensors").
   /// "estimate: ..." marks figures that are not exact (a vendor's rounded count).
   std::string weights_source;
+  /// Where `params` came from when not from the model's own files ("--params 32.5B, given").
+  std::string params_source;
   /// Weight bytes of each decoder layer, when the file says (GGUF); empty otherwise. What is not
   /// in a layer (embeddings, output head, final norm) is weights_bytes minus their sum.
   std::vector<std::uint64_t> layer_weights_bytes;
@@ -79,6 +103,9 @@ struct ModelSpec {
   std::uint64_t vocab_size = 0;  ///< rows of the output head (logits per token); 0 = unknown
 
   std::vector<LayerSpec> layers;    ///< in model order, one per decoder layer
+
+  /// The model file's own layout, when it came from one that has it (GGUF); null otherwise.
+  std::shared_ptr<const ModelFile> file;
 
   std::uint32_t layer_count() const { return static_cast<std::uint32_t>(layers.size()); }
 };

@@ -1,51 +1,61 @@
 #pragma once
-/// Formatters: a Report (what was asked and what the engine answered) in, text out. They compute
-/// nothing; every figure they print is a field of the engine's structs.
+/// Formatters: a Report (the model, the card and the plan) in, text out. They compute nothing;
+/// every figure they print is a field of the plan.
 
 #include <string>
 #include <string_view>
 
-#include "kvplan/budget.h"
+#include "kvplan/export.h"
 #include "kvplan/gpu.h"
 #include "kvplan/model_spec.h"
+#include "kvplan/plan.h"
 
 namespace kvplan {
 
-inline constexpr int kJsonSchemaVersion = 1;
+/// The JSON document's schema version: 2 added verdicts, warnings, engine figures and model/GPU/runtime
+/// columns in CSV (additive: every version-1 field is still there, with its meaning).
+inline constexpr int kJsonSchemaVersion = 2;
 
 struct Report {
   const ModelSpec* model = nullptr;
   GpuSpec gpu;
-  PlanRequest request;
   Plan plan;
-  /// Engine profiles that budget differently say so here; empty: "memory x utilization".
-  std::string budget_rule;
-  /// Where the overhead column comes from; engine profiles that estimate it say how.
-  std::string overhead_rule = "runtime, --overhead";
 };
 
 enum class OutputFormat { table, json, csv, markdown };
 
-/// "table", "json", "csv", "markdown" (also "md"); unknown names throw with "did you mean".
-OutputFormat parse_output_format(std::string_view text);
+/// The formats kvplan writes: "table", "json", "csv", "markdown".
+KVPLAN_API std::vector<std::string_view> output_format_names();
 
-/// The human table with its header, bars and ways out. `color` adds ANSI colours to the verdicts.
-std::string format_table(const Report& report, bool color);
-/// The versioned JSON document (README "JSON output"), pretty-printed, ending in a newline.
-std::string format_json(const Report& report);
-/// One CSV line per row, with a header line naming the same fields as the JSON rows.
-std::string format_csv(const Report& report);
-/// A GitHub-flavoured Markdown table of the rows, with a one-line summary above it.
-std::string format_markdown(const Report& report);
+/// "table", "json", "csv", "markdown" (also "md"); an Error naming `setting` and the valid ones otherwise.
+KVPLAN_API OutputFormat parse_output_format(std::string_view text, std::string_view setting = "format");
 
-std::string format_report(const Report& report, OutputFormat format, bool color);
+/// How the human table is drawn.
+struct TableStyle {
+  bool color = false;  ///< ANSI colours on the verdicts
+  bool wide = false;   ///< a memory bar per row (the table then needs about 125 columns)
+  /// Wrap longer lines to this width (a terminal's); 0: never wrap (files, pipes).
+  std::size_t columns = 0;
+};
+
+/// The human table with its header, rows, warnings and ways out. Its rows fit in 100 columns
+/// unless wide; with `columns` set, every other line is wrapped to fit too.
+KVPLAN_API std::string format_table(const Report& report, const TableStyle& style = {});
+/// The versioned JSON document (docs/json.md), pretty-printed, ending in a newline.
+KVPLAN_API std::string format_json(const Report& report);
+/// One CSV line per row, with a header line; each line names the model, the GPU and the runtime.
+KVPLAN_API std::string format_csv(const Report& report);
+/// A GitHub-flavoured Markdown table of the rows, with the header lines above it.
+KVPLAN_API std::string format_markdown(const Report& report);
+
+KVPLAN_API std::string format_report(const Report& report, OutputFormat format, const TableStyle& style = {});
 
 struct ModelCatalog;
 struct GpuCatalog;
-/// `kvplan models`: one line per model (table), its spec (json), or the README's catalog table
-/// with bytes per token and 128K cache sizes per dtype (markdown; csv prints the same columns).
-std::string format_model_catalog(const ModelCatalog& catalog, OutputFormat format);
+/// `kvplan models`: one line per model (table), its spec (json), or the catalog table with bytes
+/// per token and 128K cache sizes per dtype (markdown; csv prints the same columns).
+KVPLAN_API std::string format_model_catalog(const ModelCatalog& catalog, OutputFormat format);
 /// `kvplan gpus`: one line per GPU with driver-reported memory, FP8 support and price.
-std::string format_gpu_catalog(const GpuCatalog& catalog, OutputFormat format);
+KVPLAN_API std::string format_gpu_catalog(const GpuCatalog& catalog, OutputFormat format);
 
 }  // namespace kvplan

@@ -24,10 +24,11 @@ std::uint64_t checked_add(std::uint64_t a, std::uint64_t b, std::string_view wha
 /// fractions and values past 2^63. `flag` names the option in the error.
 std::uint64_t parse_token_count(std::string_view text, std::string_view flag);
 
-/// Parses a memory size: "24GiB", "24GB" (decimal), "80G" (= GiB), "512MiB", "1.5TiB", or a bare
-/// number of bytes. Rejects zero and negative sizes.
+/// Parses a memory size: "24GiB", "24GB" (decimal), "80G" (= GiB), "512MiB", "1.5TiB", "1024B".
+/// A number without a unit is an Error (is "24" bytes, GiB or GB?). Rejects zero and negative sizes.
 std::uint64_t parse_memory_size(std::string_view text, std::string_view flag);
-/// As parse_memory_size, for sizes that may be nothing at all ("0", "0GiB"), such as --overhead.
+/// As parse_memory_size, for sizes that may be nothing at all ("0", "0GiB"), such as --overhead;
+/// zero alone needs no unit.
 std::uint64_t parse_memory_size_or_zero(std::string_view text, std::string_view flag);
 
 /// Parses a whole positive number, e.g. "--batch 16".
@@ -50,6 +51,9 @@ std::string format_gib_number(std::int64_t bytes);
 std::string format_bytes_compact(std::uint64_t bytes);
 /// "131,072": digits grouped by thousands.
 std::string format_thousands(std::uint64_t value);
+/// "90%", "87.5%": a fraction in millionths as a percentage.
+std::string format_percent(std::uint32_t millionths);
+
 /// "8.03B", "70.55B", "494M": an approximate parameter count for humans.
 std::string format_param_count(std::uint64_t params);
 

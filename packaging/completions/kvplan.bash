@@ -35,10 +35,11 @@ _kvplan() {
   local formats="table json csv markdown"
   local options="--model --ctx --max-model-len --gpu --kv-dtype --kv-cache-dtype --weight-dtype --batch
                  --overhead --util --gpu-memory-utilization --format --no-color --check --mtp-layers --help --version
+                 --wide --weights --params
                  --runtime --ctx-size --parallel --batch-size --ubatch-size --cache-type-k --cache-type-v --flash-attn
                  --kv-unified --swa-full --n-gpu-layers --gpu-layers
                  --tensor-parallel-size --block-size --max-num-seqs --max-num-batched-tokens --kv-cache-memory
-                 --vllm-version --enable-prefix-caching --disable-hybrid-kv-cache-manager"
+                 --vllm-version --enable-prefix-caching --disable-hybrid-kv-cache-manager --allow-long-max-model-len"
   local llamacpp_types="f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl"
 
   # The subcommands: models and gpus take --format, spec takes --model.

@@ -1,6 +1,6 @@
 // The C API (include/kvplan/kvplan.h): the CLI's plan command as a function. It takes the same
-// texts as the flags, builds its request with the CLI's builder (src/plan_texts.h) and prints it
-// with the same JSON formatter. No exception leaves this file.
+// texts as the flags, builds its request with the same builder (engines/core/request_texts.h),
+// plans with the same core and prints it with the same JSON formatter. No exception leaves this file.
 
 #include "kvplan/kvplan.h"
 
@@ -11,22 +11,27 @@
 #include <string_view>
 #include <vector>
 
-#include "kvplan/budget.h"
+#include <fmt/format.h>
+
+#include "engines/core/request_texts.h"
 #include "kvplan/catalog.h"
 #include "kvplan/error.h"
 #include "kvplan/model_loader.h"
+#include "kvplan/plan.h"
 #include "kvplan/report.h"
-#include "loaders/spec_json.h"
 #include "kvplan/units.h"
 #include "kvplan/version.h"
-#include "cli/plan_texts.h"
+#include "loaders/spec_json.h"
 
 namespace kvplan {
 
 namespace {
 
-/// The C API names its settings by their fields.
-constexpr SettingNames kFieldNames{"ctx", "batch", "overhead", "utilization", "mtp_layers"};
+/// The C API names its settings by their fields (SettingNames' defaults).
+constexpr SettingNames kFieldNames{};
+
+/// The most engine options a request may carry: a guard against an array without its NULL.
+constexpr std::size_t kMaxEngineOptions = 256;
 
 /// The request's fields as the texts the CLI's flags would hold; NULL (or batch 0) is unset.
 PlanTexts texts_of(const kvplan_request& in) {
@@ -40,6 +45,20 @@ PlanTexts texts_of(const kvplan_request& in) {
   if (in.overhead) texts.overhead = in.overhead;
   if (in.utilization) texts.utilization = in.utilization;
   if (in.mtp_layers) texts.mtp_layers = in.mtp_layers;
+  if (in.runtime) texts.runtime = in.runtime;
+  if (in.weights) texts.weights = in.weights;
+  if (in.params) texts.params = in.params;
+  if (in.engine_options) {
+    for (std::size_t i = 0; in.engine_options[i] != nullptr; ++i) {
+      if (i == kMaxEngineOptions) throw Error("engine_options: more than 256 entries (is the array NULL-terminated?)");
+      const std::string_view item = in.engine_options[i];
+      const std::size_t equals = item.find('=');
+      const std::string name(item.substr(0, equals));
+      if (name.empty()) throw Error(fmt::format("engine_options[{}]: '{}' has no name", i, item.substr(0, 80)));
+      texts.engine_options.push_back(
+          {name, equals == std::string_view::npos ? std::string() : std::string(item.substr(equals + 1)), name});
+    }
+  }
   return texts;
 }
 
@@ -71,15 +90,15 @@ void copy_name(char (&out)[N], std::string_view text) {
 
 kvplan_row to_c_row(const Row& row) {
   kvplan_row out{};
-  out.ctx = row.settings.ctx;
-  out.batch = row.settings.batch;
-  copy_name(out.kv_dtype, row.settings.cache.label());
+  out.ctx = row.ctx;
+  out.batch = row.batch;
+  copy_name(out.kv_dtype, row.cache.label());
   copy_name(out.weight_dtype, row.weight_dtype->name);
   out.kv_bytes_per_token = row.kv_bytes_per_token;
   out.kv_bytes = row.kv_bytes;
   out.state_bytes = row.state_bytes;
   out.weights_bytes = row.weights_bytes;
-  out.overhead_bytes = row.settings.overhead_bytes;
+  out.overhead_bytes = row.overhead_bytes;
   out.total_bytes = row.total_bytes;
   out.capacity_bytes = row.capacity_bytes;
   out.headroom_bytes = row.headroom_bytes;
@@ -89,12 +108,12 @@ kvplan_row to_c_row(const Row& row) {
 
 void plan_into(const kvplan_request& in, kvplan_result& result) {
   if (in.gpu == nullptr) throw Error("gpu is required (a catalog name such as 4090, or a capacity such as 24GiB)");
-  const ModelSpec model = load_requested_model(in);
+  const PlanTexts texts = texts_of(in);
+  const ModelSpec model = apply_weight_overrides(load_requested_model(in), texts, kFieldNames);
   Report report;
   report.model = &model;
-  report.gpu = resolve_gpu(in.gpu, builtin_gpus());
-  report.request = build_plan_request(texts_of(in), model, report.gpu, kFieldNames);
-  report.plan = make_plan(model, report.request);
+  report.gpu = resolve_gpu(in.gpu, builtin_gpus(), "gpu");
+  report.plan = make_plan(model, report.gpu, build_plan_request(texts, model, kFieldNames));
 
   const std::string json = format_json(report);
   const std::size_t count = report.plan.rows.size();

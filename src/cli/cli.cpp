@@ -1,5 +1,8 @@
 #include "cli/cli.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <map>
 #include <ostream>
 #include <sstream>
 
@@ -7,184 +10,285 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "kvplan/budget.h"
+#include "cli/arguments.h"
+#include "engines/core/profile.h"
+#include "engines/core/request_texts.h"
 #include "kvplan/catalog.h"
 #include "kvplan/error.h"
 #include "kvplan/model_loader.h"
+#include "kvplan/plan.h"
 #include "kvplan/report.h"
-#include "loaders/spec_json.h"
-#include "kvplan/units.h"
 #include "kvplan/version.h"
-#include "cli/engine_flags.h"
-#include "engines/llamacpp/cli.h"
-#include "cli/plan_texts.h"
-#include "engines/vllm/cli.h"
+#include "loaders/spec_json.h"
 
 namespace kvplan {
 
 namespace {
 
+constexpr std::string_view kUsage =
+    "usage: kvplan --model NAME|PATH --gpu NAME|SIZE [--ctx LIST] [--kv-dtype LIST] [--runtime ENGINE] [options]\n"
+    "       kvplan models [WORD] | gpus | spec --model NAME|PATH\n"
+    "Try: kvplan --model llama3.1-8b --ctx 128k --gpu 4090   (kvplan --help for every option)\n";
+
 constexpr std::string_view kExamples = R"(Examples:
   kvplan --model llama3.1-8b --ctx 128k --gpu 4090
   kvplan --model llama3.1-8b --ctx 32k,64k,128k --gpu 4090 --kv-dtype fp16,fp8
   kvplan --model qwen3-8b --ctx 100000 --gpu 24GiB --kv-dtype fp16,fp8,int4 --format json
-  kvplan --model ./my-model.json --ctx 8k --batch 16 --gpu h100 --weight-dtype fp8
-  kvplan --model llama3.1-8b --ctx 64k --gpu 4090 --check   # exit 1 when a row does not fit
+  kvplan --model llama3.1-8b --ctx 64k --gpu 4090 --kv-dtype fp16 --check   # exit 1: does not fit
   kvplan --runtime llama.cpp --model model.gguf -c 32768 -np 4 -ctk q8_0 -ctv q8_0 -fa on --gpu 4090
   kvplan --runtime vllm --model llama3.1-70b --gpu h100 -tp 4 --max-model-len 32k --kv-cache-dtype fp8
-  kvplan models        # the built-in model catalog
+  kvplan models qwen   # the built-in model catalog, filtered by a word
   kvplan gpus          # the built-in GPU catalog
   kvplan spec --model path/to/config.json   # the spec kvplan reads from a file
 
-Sizes print in GiB (2^30 bytes). Exit codes: 0 success, 1 a row does not fit (--check only),
-2 invalid input, 3 unsupported architecture.)";
+Sizes print in GiB (2^30 bytes). Exit codes: 0 success, 1 a row does not fit or the engine would
+refuse to start (--check only), 2 invalid input, 3 unsupported architecture or unknown weights,
+4 output could not be written.)";
+
+constexpr std::string_view kModelsExamples = R"(Examples:
+  kvplan models                    # id, name, params, max context, fp16 KV bytes per token, kinds, layout
+  kvplan models qwen               # only the models whose id, name or aliases hold "qwen"
+  kvplan models --format markdown  # bytes per token and 128K sizes per dtype
+  kvplan models --format json      # every spec, in the model-spec format)";
+
+constexpr std::string_view kGpusExamples = R"(Examples:
+  kvplan gpus                 # id, name, memory as the driver reports it, fp8 support, ~$/h
+  kvplan gpus --format json)";
+
+constexpr std::string_view kSpecExamples = R"(Examples:
+  kvplan spec --model gemma3-27b              # a catalog entry's spec
+  kvplan spec --model ./config.json > my.json # what kvplan read from a config.json, as an editable spec
+  kvplan --model ./my.json --gpu 4090         # plan with it)";
+
+/// The CLI names every setting by its flag.
+constexpr SettingNames kFlagNames{"--ctx",       "--batch",        "--overhead", "--util",     "--mtp-layers",
+                                  "--kv-dtype",  "--weight-dtype", "--weights",  "--params",   "--runtime",
+                                  "--gpu"};
 
 struct CatalogFlags {
   std::string format = "table";
+  std::string word;
 };
 
-struct SpecFlags {
+struct PlanFlags {
   std::string model;
+  std::string gpu;
+  std::string format;
+  PlanTexts texts;
+  bool check = false;
+  bool wide = false;
+  bool no_color = false;
 };
 
-int run_plan(const PlanInputs& in, std::ostream& out) {
-  if (in.model.empty()) throw Error("--model is required (a catalog name such as llama3.1-8b, or a spec file)");
-  if (in.gpu.empty()) throw Error("--gpu is required (a catalog name such as 4090, or a capacity such as 24GiB)");
-  const OutputFormat format = parse_output_format(in.format.empty() ? "table" : in.format);
+int run_plan(const PlanFlags& flags, const TableStyle& style, std::ostream& out) {
+  if (flags.model.empty()) throw Error("--model is required (a catalog name such as llama3.1-8b, a config.json, a GGUF file or a spec file)");
+  if (flags.gpu.empty()) throw Error("--gpu is required (a catalog name such as 4090, or a memory size such as 24GiB)");
+  const OutputFormat format = parse_output_format(flags.format.empty() ? "table" : flags.format, "--format");
   Report report;
-  const ModelSpec model = load_model(in.model);
+  const ModelSpec model = apply_weight_overrides(load_model(flags.model), flags.texts, kFlagNames);
   report.model = &model;
-  report.gpu = resolve_gpu(in.gpu, builtin_gpus());
-  report.request = build_plan_request(in.texts, model, report.gpu);
-  report.plan = make_plan(model, report.request);
-  out << format_report(report, format, in.color);
-  const bool all_fit = report.plan.ways_out.empty();
-  return in.check && !all_fit ? static_cast<int>(ExitCode::does_not_fit) : 0;
+  report.gpu = resolve_gpu(flags.gpu, builtin_gpus(), "--gpu");
+  report.plan = make_plan(model, report.gpu, build_plan_request(flags.texts, model, kFlagNames));
+  write_output(out, format_report(report, format, style));
+  return flags.check && !report.plan.all_fit() ? static_cast<int>(ExitCode::does_not_fit) : 0;
 }
 
+/// `kvplan models [WORD]`: the catalog, or the entries whose id, name or aliases hold the word.
 int run_models(const CatalogFlags& flags, std::ostream& out) {
-  out << format_model_catalog(builtin_models(), parse_output_format(flags.format));
+  const OutputFormat format = parse_output_format(flags.format, "--format");
+  if (flags.word.empty()) {
+    write_output(out, format_model_catalog(builtin_models(), format));
+    return 0;
+  }
+  ModelCatalog matching;
+  for (const ModelSpec& model : builtin_models().models)
+    if (mentions(model, flags.word)) matching.models.push_back(model);
+  if (matching.models.empty())
+    throw Error(fmt::format("models: no catalog model mentions '{}' (kvplan models lists them all)", flags.word));
+  write_output(out, format_model_catalog(matching, format));
   return 0;
 }
 
 int run_gpus(const CatalogFlags& flags, std::ostream& out) {
-  out << format_gpu_catalog(builtin_gpus(), parse_output_format(flags.format));
+  write_output(out, format_gpu_catalog(builtin_gpus(), parse_output_format(flags.format, "--format")));
   return 0;
 }
 
 /// The resolved spec of any --model input, in kvplan's spec format: turns a config.json into a
 /// file that can be edited and passed back with --model.
-int run_spec(const SpecFlags& flags, std::ostream& out) {
-  if (flags.model.empty()) throw Error("spec: --model is required");
-  const ModelSpec model = load_model(flags.model);
-  out << to_spec_json(model).dump(2) << "\n";
+int run_spec(const std::string& model, std::ostream& out) {
+  if (model.empty()) throw Error("spec: --model is required");
+  write_output(out, to_spec_json(load_model(model)).dump(2) + "\n");
   return 0;
 }
 
-/// CLI11's messages can span lines; the contract is one line on stderr.
-std::string one_line(std::string text) {
-  for (char& c : text)
-    if (c == '\n' || c == '\r') c = ' ';
-  while (!text.empty() && text.back() == ' ') text.pop_back();
-  return text;
+/// One option group per engine, with the engine's own flags; their values land in `values`.
+void add_engine_options(CLI::App& app, std::map<std::string, std::vector<std::string>>& values,
+                        std::map<std::string, bool>& switches) {
+  for (const EngineEntry& engine : engines()) {
+    for (const OptionSpec& spec : engine.options) {
+      const std::string name(spec.name);
+      if (values.count(name) || switches.count(name)) continue;  // declared by an earlier engine too
+      std::string names = "--" + name;
+      for (const std::string& other : split_words(spec.spellings))
+        if (other.rfind("--", 0) == 0) names += "," + other;
+      if (spec.value_name.empty()) {
+        app.add_flag(names, switches[name], std::string(spec.help))->group(std::string(engine.options_title));
+      } else {
+        app.add_option(names, values[name], std::string(spec.help))
+            ->type_name(std::string(spec.value_name))
+            ->group(std::string(engine.options_title));
+      }
+    }
+  }
+}
+
+/// The engine options as the request carries them: given on the line, or from the environment
+/// variable the engine reads (OptionSpec::env) when not.
+std::vector<EngineOption> engine_options(const std::map<std::string, std::vector<std::string>>& values,
+                                         const std::map<std::string, bool>& switches, const CLI::App& app,
+                                         const Environment& env) {
+  std::vector<EngineOption> options;
+  for (const EngineEntry& engine : engines()) {
+    for (const OptionSpec& spec : engine.options) {
+      const std::string name(spec.name);
+      if (std::any_of(options.begin(), options.end(), [&](const EngineOption& o) { return o.name == name; })) continue;
+      const std::string flag = "--" + name;
+      const bool given = app.count(flag) > 0;
+      if (given) {
+        // Given more than once (a list such as -c 8k -c 16k): one comma-separated value.
+        std::string joined;
+        if (const auto value = values.find(name); value != values.end())
+          for (const std::string& part : value->second) joined += (joined.empty() ? "" : ",") + part;
+        options.push_back({name, joined, flag});
+        continue;
+      }
+      if (spec.env.empty()) continue;
+      if (const std::optional<std::string> from_env = env.get(std::string(spec.env)); from_env && !from_env->empty()) {
+        if (spec.value_name.empty() && (*from_env == "0" || *from_env == "false" || *from_env == "False")) continue;
+        options.push_back({name, *from_env, std::string(spec.env)});
+      }
+    }
+  }
+  (void)switches;
+  return options;
 }
 
 }  // namespace
 
-int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err, const Terminal& terminal) {
-  CLI::App app{"kvplan: will this model, at this context and concurrency, fit on this GPU, and with which KV-cache "
-               "dtype? Exact bytes, GiB printed.",
+int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err, const Terminal& terminal,
+            const Environment& env) {
+  if (argc <= 1) {
+    err << kUsage;
+    return static_cast<int>(ExitCode::invalid_input);
+  }
+  CLI::App app{"kvplan: will this model, at this context and concurrency, fit on this GPU, under this engine, and "
+               "with which KV-cache dtype? Exact bytes, GiB printed.",
                "kvplan"};
   app.footer(std::string(kExamples));
   app.set_version_flag("--version", std::string("kvplan ") + kVersion);
   app.require_subcommand(0, 1);
 
-  PlanInputs plan;
+  PlanFlags plan;
   PlanTexts& texts = plan.texts;
-  bool no_color = false;
-  app.add_option("-m,--model", plan.model, "Catalog id or alias (llama3.1-8b, meta-llama/Llama-3.1-8B) or a spec file")
+  app.add_option("-m,--model", plan.model,
+                 "Catalog id or alias (llama3.1-8b, meta-llama/Llama-3.1-8B), a config.json or its folder, a GGUF file, "
+                 "or a spec file")
       ->type_name("NAME|PATH");
+  app.add_option("-g,--gpu", plan.gpu, "GPU catalog name or alias (4090, h100, a100-80g) or a memory size with its unit (24GiB, 24GB, 80G = GiB)")
+      ->type_name("NAME|SIZE");
   app.add_option("-c,--ctx,--max-model-len", texts.contexts,
                  "Context length(s) per sequence, comma-separated: 32768, 32k (=32768), 1M (=1048576) "
-                 "[default: 32k,64k,128k]")
+                 "[default: 32k,64k,128k; vLLM: the trained context]")
       ->type_name("LIST");
-  app.add_option("-g,--gpu", plan.gpu, "GPU catalog name or alias (4090, h100, a100-80g) or a capacity (24GiB, 24GB, 80G = GiB)")
-      ->type_name("NAME|SIZE");
   app.add_option("-k,--kv-dtype,--kv-cache-dtype", texts.kv_dtypes,
                  "KV cache dtype(s): fp32 fp16 bf16 fp8 (=fp8_e4m3) fp8_e5m2 int8 int4 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl, "
                  "auto (= the model's compute dtype: its own float type, bf16 for quantized weights) [default: fp16,fp8,int8,int4]")
       ->type_name("LIST");
   app.add_option("-w,--weight-dtype", texts.weight_dtype, "Weight dtype: fp32 fp16 bf16 fp8 int8 int4 [default: the model's own]")
       ->type_name("DTYPE");
+  app.add_option("--weights", texts.weights, "The checkpoint's size, for a model whose weights kvplan cannot count (60GB, 55.9GiB)")
+      ->type_name("SIZE");
+  app.add_option("--params", texts.params, "The model's parameter count, overriding its own (32.5B, 494M)")->type_name("N");
   app.add_option("-b,--batch", texts.batch, "Concurrent sequences, each holding ctx tokens [default: 1]")->type_name("N");
   app.add_option("--overhead", texts.overhead,
-                 "Runtime overhead beyond weights and KV (CUDA context, activations); 0 allowed [default: 2GiB]")
+                 "Runtime memory beyond weights and KV (CUDA context, activations), with its unit; 0 allowed [default: 2GiB]")
       ->type_name("SIZE");
   app.add_option("-u,--util,--gpu-memory-utilization", texts.utilization,
-                 "Fraction of GPU memory the budget may use [default: 1.0]")
+                 "Fraction of GPU memory the budget may use [default: 1.0; vLLM 0.9]")
       ->type_name("FRACTION");
   app.add_option("-f,--format", plan.format, "Output: table, json, csv, markdown [default: table]")->type_name("FORMAT");
-  app.add_flag("--no-color", no_color, "No colour (also off when stdout is not a terminal or NO_COLOR is set)");
-  app.add_flag("--check", plan.check, "Exit 1 when any row does not fit (for CI)");
+  app.add_flag("--wide", plan.wide, "Table: a memory bar per row (about 125 columns)");
+  app.add_flag("--no-color", plan.no_color, "No colour (also off when stdout is not a terminal or NO_COLOR is set)");
+  app.add_flag("--check", plan.check, "Exit 1 when any row does not fit or the engine would refuse to start (for CI)");
   app.add_option("--mtp-layers", texts.mtp_layers,
                  "Count N (or all) of the model's MTP / next-token layers as cached, for speculative decoding "
                  "[default: 0, not cached]")
       ->type_name("N|all");
-
-  // Engine profiles: --runtime, then each engine's own flags (src/llamacpp_cli.h, src/vllm_cli.h).
-  std::string runtime = "generic";
-  app.add_option("--runtime", runtime,
-                 "Engine profile: generic (engine-neutral), llama.cpp (what llama.cpp v0.4.0 allocates) or vllm (what "
-                 "vLLM's V1 engine allocates, per GPU) [default: generic]")
-      ->type_name("NAME");
-  LlamaCppFlags llamacpp;
-  add_llamacpp_options(app, llamacpp);
-  VllmFlags vllm;
-  add_vllm_options(app, vllm);
+  std::string runtimes;
+  for (const EngineEntry& engine : engines())
+    runtimes += fmt::format("{}{} ({})", runtimes.empty() ? "" : ", ", engine.name, engine.summary);
+  app.add_option("--runtime", texts.runtime, "Engine profile: " + runtimes + " [default: generic]")->type_name("ENGINE");
+  std::map<std::string, std::vector<std::string>> option_values;
+  std::map<std::string, bool> switches;
+  add_engine_options(app, option_values, switches);
 
   CatalogFlags models_flags;
-  CLI::App* models = app.add_subcommand("models", "List the built-in model catalog, one line each");
+  CLI::App* models = app.add_subcommand("models", "List the built-in model catalog, one line each (a WORD filters it)");
+  models->add_option("word", models_flags.word, "Only models whose id, name or aliases hold this word")->type_name("WORD");
   models->add_option("-f,--format", models_flags.format, "Output: table, json or markdown")->type_name("FORMAT");
+  models->footer(std::string(kModelsExamples));
   CatalogFlags gpus_flags;
   CLI::App* gpus = app.add_subcommand("gpus", "List the built-in GPU catalog with driver-reported memory");
   gpus->add_option("-f,--format", gpus_flags.format, "Output: table, json or markdown")->type_name("FORMAT");
-
-  SpecFlags spec_flags;
+  gpus->footer(std::string(kGpusExamples));
+  std::string spec_model;
   CLI::App* spec = app.add_subcommand("spec", "Print the resolved model spec (e.g. of a config.json) in kvplan's spec format");
-  spec->add_option("-m,--model", spec_flags.model, "Catalog name, spec file, config.json or model folder")->type_name("NAME|PATH");
+  spec->add_option("-m,--model", spec_model, "Catalog name, spec file, config.json or model folder")->type_name("NAME|PATH");
+  spec->footer(std::string(kSpecExamples));
 
   try {
-    // Engines' multi-letter short flags (-ctk, -np, -tp, ...) become long names CLI11 can parse.
-    const std::vector<std::string> args = rewrite_engine_flags(std::vector<std::string>(argv, argv + argc));
+    // Engines' multi-letter short flags (-ctk, -np, -tp, ...) become long names CLI11 can parse;
+    // a flag no command has is refused with the closest one, in the order typed.
+    const std::vector<std::string> args = rewrite_engine_spellings(std::vector<std::string>(argv, argv + argc));
+    refuse_unknown_flags(app, args);
     std::vector<const char*> arg_pointers;
     for (const std::string& arg : args) arg_pointers.push_back(arg.c_str());
     app.parse(static_cast<int>(arg_pointers.size()), arg_pointers.data());
   } catch (const CLI::Success& success) {
     // --help and --version print to stdout and succeed.
+    std::ostringstream text;
     std::ostringstream ignored;
-    return app.exit(success, out, ignored);
+    const int code = app.exit(success, text, ignored);
+    write_output(out, text.str());
+    return code;
   } catch (const CLI::ParseError& error) {
     err << "kvplan: error: " << one_line(error.what()) << " (see kvplan --help)\n";
     return static_cast<int>(ExitCode::invalid_input);
+  } catch (const Error& error) {
+    err << "kvplan: error: " << one_line(error.what()) << "\n";
+    return static_cast<int>(error.code());
   }
 
   try {
     if (models->parsed()) return run_models(models_flags, out);
     if (gpus->parsed()) return run_gpus(gpus_flags, out);
-    if (spec->parsed()) return run_spec(spec_flags, out);
-    plan.color = terminal.stdout_is_tty && !terminal.no_color_env && !no_color;
-    const Runtime engine = parse_runtime(runtime);
-    if (engine != Runtime::llamacpp) refuse_llamacpp_flags(llamacpp);
-    if (engine != Runtime::vllm) refuse_vllm_flags(vllm);
-    switch (engine) {
-      case Runtime::llamacpp: return run_llamacpp_plan(plan, llamacpp, out);
-      case Runtime::vllm: return run_vllm_plan(plan, vllm, out);
-      case Runtime::generic: break;
-    }
-    return run_plan(plan, out);
+    if (spec->parsed()) return run_spec(spec_model, out);
+    texts.engine_options = engine_options(option_values, switches, app, env);
+    TableStyle style;
+    style.color = terminal.stdout_is_tty && !terminal.no_color_env && !plan.no_color;
+    style.wide = plan.wide;
+    style.columns = terminal.stdout_is_tty ? terminal.columns : 0;
+    return run_plan(plan, style, out);
+  } catch (const OutputError& error) {
+    if (!error.quiet()) err << "kvplan: error: " << one_line(error.what()) << "\n";
+    return static_cast<int>(ExitCode::write_failed);
   } catch (const Error& error) {
     err << "kvplan: error: " << one_line(error.what()) << "\n";
     return static_cast<int>(error.code());
+  } catch (const std::bad_alloc&) {
+    err << "kvplan: error: out of memory\n";
+    return static_cast<int>(ExitCode::internal_error);
   } catch (const std::exception& error) {
     err << "kvplan: error: " << one_line(error.what()) << "\n";
     return static_cast<int>(ExitCode::invalid_input);

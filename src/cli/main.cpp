@@ -1,5 +1,6 @@
 // kvplan's executable: the library plus this trampoline.
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -7,8 +8,26 @@
 
 #include "cli/cli.h"
 
+namespace {
+
+/// The terminal's width, so that the table's long lines wrap where the terminal would; 100 when a
+/// terminal does not say.
+std::size_t terminal_columns() {
+  winsize size{};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+  return 100;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
-  const kvplan::Terminal terminal{isatty(STDOUT_FILENO) == 1, std::getenv("NO_COLOR") != nullptr};
-  return kvplan::run_cli(argc, argv, std::cout, std::cerr, terminal);
+  kvplan::Terminal terminal;
+  terminal.stdout_is_tty = isatty(STDOUT_FILENO) == 1;
+  terminal.no_color_env = std::getenv("NO_COLOR") != nullptr;
+  terminal.columns = terminal.stdout_is_tty ? terminal_columns() : 0;
+  kvplan::Environment env;
+  for (const std::string& name : kvplan::environment_names())
+    if (const char* value = std::getenv(name.c_str())) env.variables[name] = value;
+  return kvplan::run_cli(argc, argv, std::cout, std::cerr, terminal, env);
 }

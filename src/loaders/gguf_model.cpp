@@ -465,8 +465,10 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
       r.fail("ssm.inner_size", "gives recurrent layers an empty state");
 
   // Weights: the exact sum of the tensors; per layer by the blk.N. prefix.
-  model.llamacpp.n_embd = hp.n_embd;
-  model.llamacpp.n_ff_max = *std::max_element(hp.n_ff.begin(), hp.n_ff.end());
+  auto file = std::make_shared<ModelFile>();
+  file->n_embd = hp.n_embd;
+  file->n_ff_max = *std::max_element(hp.n_ff.begin(), hp.n_ff.end());
+  std::uint64_t n_vocab = 0;
   spec.layer_weights_bytes.assign(hp.n_layer, 0);
   std::uint64_t params = 0;
   std::uint64_t expert_params = 0;
@@ -475,7 +477,7 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
     const std::uint64_t elements = element_count(t);
     params = checked_add(params, elements, "parameter count");
     if (t.name.find("_exps.") != std::string::npos) expert_params = checked_add(expert_params, elements, "parameter count");
-    LlamaCppTensor placed{LlamaCppTensor::output, t.split, t.offset, t.bytes};
+    ModelFileTensor placed{ModelFileTensor::output, t.split, t.offset, t.bytes};
     if (const std::optional<std::uint64_t> block = block_index(t.name)) {
       if (*block >= n_layer_all)
         throw Error(fmt::format("{}: tensor '{}' belongs to block {}, but block_count is {}", header.path, t.name,
@@ -483,25 +485,25 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
       placed.layer = static_cast<std::int32_t>(*block);
       if (*block < hp.n_layer) spec.layer_weights_bytes[*block] += t.bytes;
     } else if (is_input_tensor(t.name)) {
-      placed.layer = LlamaCppTensor::input;
+      placed.layer = ModelFileTensor::input;
       if (t.name == "token_embd.weight") {
-        model.llamacpp.token_embd_bytes = t.bytes;
-        if (model.llamacpp.n_vocab == 0 && t.dims.size() >= 2) model.llamacpp.n_vocab = t.dims[1];
+        file->token_embd_bytes = t.bytes;
+        if (n_vocab == 0 && t.dims.size() >= 2) n_vocab = t.dims[1];
       }
     } else if (t.name == "rope_freqs.weight") {
       placed.layer = 0;  // created with layer 0 (other layers use duplicates of it)
     }
     if (t.name == "output.weight") has_output = true;
-    model.llamacpp.tensors.push_back(placed);
+    file->tensors.push_back(placed);
   }
-  model.llamacpp.output_tied = !has_output && model.llamacpp.token_embd_bytes > 0;
+  file->output_tied = !has_output && file->token_embd_bytes > 0;
   // n_vocab as llama.cpp's vocabulary counts it: the token list (or <arch>.vocab_size).
   if (const std::optional<std::uint32_t> vocab = r.u32("vocab_size"); vocab && *vocab > 0) {
-    model.llamacpp.n_vocab = *vocab;
+    n_vocab = *vocab;
   } else if (const GgufValue* tokens = header.find("tokenizer.ggml.tokens"); tokens && tokens->is_array()) {
-    model.llamacpp.n_vocab = tokens->count;
+    n_vocab = tokens->count;
   }
-  spec.vocab_size = model.llamacpp.n_vocab;
+  spec.vocab_size = n_vocab;
 
   spec.params = params;
   if (hp.n_expert > 0 && hp.n_expert_used > 0 && expert_params > 0) {
@@ -513,7 +515,8 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
   spec.weights_bytes = header.tensor_data_bytes();
   spec.weight_dtype = &nearest_weight_dtype(header, *spec.weights_bytes, params);
   spec.weights_source = "sum of GGUF tensor sizes";
-  model.llamacpp.notes = std::move(hp.notes);
+  file->notes = std::move(hp.notes);
+  spec.file = std::move(file);
   validate(spec);
   return model;
 }

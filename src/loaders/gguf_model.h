@@ -14,14 +14,13 @@
 #include <vector>
 
 #include "loaders/gguf.h"
-#include "engines/llamacpp/rules.h"
 #include "kvplan/model_spec.h"
 
 namespace kvplan {
 
+/// A GGUF file's model: its spec, whose `file` holds the tensors' placement and how the keys were read.
 struct GgufModel {
   ModelSpec spec;
-  LlamaCppModelFacts llamacpp;  ///< vocabulary, tensor placement, and how llama.cpp read the keys
 };
 
 /// The `general.architecture` values kvplan reads, in the order of llama.cpp's source files.

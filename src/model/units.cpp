@@ -135,6 +135,12 @@ std::uint64_t parse_memory_size_or_zero(std::string_view text, std::string_view 
   Decimal decimal;
   if (multiplier == 0 || !parse_decimal(number, decimal, flag))
     throw Error(fmt::format("{}: '{}' is not a memory size (examples: 24GiB, 24GB, 80G)", flag, text));
+  // A size says its unit: a bare "24" could be bytes, GiB or GB, and each guess is wrong for
+  // someone. Zero is zero in every unit.
+  const bool zero = decimal.whole == 0 && decimal.fraction.find_first_not_of('0') == std::string::npos;
+  if (suffix.empty() && !zero)
+    throw Error(fmt::format("{}: '{}' has no unit: write {}GiB (x 2^30 bytes), {}GB (x 10^9) or {}B (bytes)", flag, text,
+                            value, value, value));
   return scale_decimal(decimal, multiplier, flag);
 }
 
@@ -218,6 +224,11 @@ std::string format_param_count(std::uint64_t params) {
   if (params >= 999'500'000) return fmt::format("{:.2f}B", static_cast<double>(params) / 1e9);
   if (params >= 1'000'000) return fmt::format("{:.0f}M", static_cast<double>(params) / 1e6);
   return std::to_string(params);
+}
+
+std::string format_percent(std::uint32_t millionths) {
+  if (millionths % 10'000 == 0) return fmt::format("{}%", millionths / 10'000);
+  return fmt::format("{}%", static_cast<double>(millionths) / 10'000.0);
 }
 
 }  // namespace kvplan

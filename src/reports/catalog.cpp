@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "kvplan/budget.h"
+#include "kvplan/plan.h"
 #include "kvplan/catalog.h"
 #include "kvplan/report.h"
 #include "loaders/spec_json.h"
@@ -15,6 +15,9 @@
 namespace kvplan {
 
 namespace {
+
+/// The catalog documents (`kvplan models/gpus --format json`) have their own version.
+constexpr int kCatalogSchemaVersion = 1;
 
 /// "sliding+full": the kinds of layer a model uses, in order of first appearance; "indexer" marks
 /// a DSA indexer cache beside MLA layers, "shared" KV-shared layers.
@@ -77,7 +80,7 @@ std::string format_model_catalog(const ModelCatalog& catalog, OutputFormat forma
   if (format == OutputFormat::json) {
     nlohmann::json list = nlohmann::json::array();
     for (const ModelSpec& model : catalog.models) list.push_back(to_spec_json(model));
-    return nlohmann::json{{"schema_version", kJsonSchemaVersion}, {"models", list}}.dump(2) + "\n";
+    return nlohmann::json{{"schema_version", kCatalogSchemaVersion}, {"models", list}}.dump(2) + "\n";
   }
   if (format == OutputFormat::markdown || format == OutputFormat::csv) return model_markdown(catalog);
   return model_table(catalog);
@@ -103,7 +106,7 @@ std::string format_gpu_catalog(const GpuCatalog& catalog, OutputFormat format) {
       if (gpu.price_usd_per_hour) entry["price_usd_per_hour"] = *gpu.price_usd_per_hour;
       list.push_back(entry);
     }
-    return nlohmann::json{{"schema_version", kJsonSchemaVersion}, {"gpus", list}}.dump(2) + "\n";
+    return nlohmann::json{{"schema_version", kCatalogSchemaVersion}, {"gpus", list}}.dump(2) + "\n";
   }
   const bool markdown = format != OutputFormat::table;
   std::string out = markdown ? "| id | name | memory | basis | fp8 | ~$/h |\n|---|---|---:|---|---|---:|\n"

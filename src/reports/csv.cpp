@@ -20,6 +20,7 @@ std::string csv_field(const std::string& text) {
 std::string cell(const nlohmann::ordered_json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
+  if (value.is_null()) return "";
   return value.dump();
 }
 
@@ -29,8 +30,17 @@ std::string format_csv(const Report& report) {
   std::string out;
   bool header_written = false;
   for (const Row& row : report.plan.rows) {
-    nlohmann::ordered_json fields = row_to_json(row);
+    // Each line says what it describes: the model, the card and the engine.
+    nlohmann::ordered_json fields;
+    fields["model"] = report.model->id;
+    fields["gpu"] = report.gpu.id.empty() ? report.gpu.name : report.gpu.id;
+    fields["runtime"] = report.plan.runtime;
+    const nlohmann::ordered_json row_fields = row_to_json(row);
+    for (const auto& [key, value] : row_fields.items()) fields[key] = value;
     fields["kv_breakdown"] = describe_breakdown(row);  // one cell: the nested list as a phrase
+    std::string codes;
+    for (const Finding& finding : row.findings) codes += (codes.empty() ? "" : ";") + finding.code;
+    fields["warnings"] = codes;  // the codes; the texts are in the JSON and the table
     if (!header_written) {
       std::string header;
       for (const auto& [key, value] : fields.items()) {

@@ -5,6 +5,7 @@
 #include "kvplan/units.h"
 #include "kvplan/version.h"
 #include "reports/fields.h"
+#include "reports/section.h"
 
 namespace kvplan {
 
@@ -12,7 +13,7 @@ namespace {
 
 double utilization(std::uint32_t millionths) { return static_cast<double>(millionths) / 1e6; }
 
-nlohmann::ordered_json model_to_json(const ModelSpec& model) {
+nlohmann::ordered_json model_to_json(const ModelSpec& model, const CacheFacts& facts) {
   nlohmann::ordered_json out;
   out["id"] = model.id;
   out["name"] = model.name;
@@ -31,15 +32,11 @@ nlohmann::ordered_json model_to_json(const ModelSpec& model) {
   out["layer_layout"] = describe_layers(model);
   if (model.mtp_layers) out["mtp_layers"] = model.mtp_layers;
   // The DSA indexer: its key width, the layers that keep one, and vLLM's own row size for it.
-  std::uint32_t indexed = 0;
-  std::uint32_t width = 0;
-  for (const LayerSpec& layer : model.layers)
-    if (layer.index_head_dim) ++indexed, width = layer.index_head_dim;
-  if (indexed) {
+  if (facts.indexer_layers) {
     nlohmann::ordered_json indexer;
-    indexer["head_dim"] = width;
-    indexer["layers"] = indexed;
-    indexer["vllm_bytes_per_token_per_layer"] = width + (width + 127) / 128 * 4;
+    indexer["head_dim"] = facts.indexer_head_dim;
+    indexer["layers"] = facts.indexer_layers;
+    indexer["vllm_bytes_per_token_per_layer"] = facts.vllm_indexer_bytes_per_token;
     out["indexer"] = indexer;
   }
   return out;
@@ -75,24 +72,38 @@ nlohmann::ordered_json json_or_null(const std::optional<std::uint64_t>& value) {
   return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json();
 }
 
+nlohmann::ordered_json json_or_null(const std::optional<double>& value) {
+  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json();
+}
+
 nlohmann::ordered_json row_to_json(const Row& row) {
   nlohmann::ordered_json out;
-  out["ctx"] = row.settings.ctx;
-  out["batch"] = row.settings.batch;
-  out["kv_dtype"] = row.settings.cache.label();
-  out["k_dtype"] = row.settings.cache.k->name;
-  out["v_dtype"] = row.settings.cache.v->name;
+  out["ctx"] = row.ctx;
+  out["batch"] = row.batch;
+  out["kv_dtype"] = row.cache.label();
+  out["k_dtype"] = row.cache.k->name;
+  out["v_dtype"] = row.cache.v->name;
   out["weight_dtype"] = row.weight_dtype->name;
   out["kv_bytes_per_token"] = row.kv_bytes_per_token;
   out["kv_bytes"] = row.kv_bytes;
   out["state_bytes"] = row.state_bytes;
   out["weights_bytes"] = row.weights_bytes;
   out["weights_rule"] = row.weights_rule;
-  out["overhead_bytes"] = row.settings.overhead_bytes;
+  out["overhead_bytes"] = row.overhead_bytes;
   out["total_bytes"] = row.total_bytes;
   out["capacity_bytes"] = row.capacity_bytes;
   out["headroom_bytes"] = row.headroom_bytes;
   out["fits"] = row.fits;
+  out["verdict"] = to_string(row.verdict);
+  out["kv_pool_bytes"] = json_or_null(row.kv_pool_bytes);
+  out["available_kv_bytes"] = json_or_null(row.engine.available_kv_bytes);
+  out["kv_cache_tokens"] = json_or_null(row.engine.kv_cache_tokens);
+  out["max_concurrency"] = json_or_null(row.engine.max_concurrency);
+  out["starts"] = row.engine.starts;
+  nlohmann::ordered_json warnings = nlohmann::ordered_json::array();
+  for (const Finding& finding : row.findings)
+    warnings.push_back({{"code", finding.code}, {"text", finding.text}, {"blocking", finding.blocking}});
+  out["warnings"] = warnings;
   nlohmann::ordered_json breakdown = nlohmann::ordered_json::array();
   for (const KvBreakdownItem& item : row.breakdown) {
     nlohmann::ordered_json entry;
@@ -113,29 +124,31 @@ nlohmann::ordered_json row_to_json(const Row& row) {
 }
 
 nlohmann::ordered_json report_to_json(const Report& report) {
+  const Plan& plan = report.plan;
   nlohmann::ordered_json out;
   out["schema_version"] = kJsonSchemaVersion;
   out["kvplan_version"] = kVersion;
-  out["model"] = model_to_json(*report.model);
+  out["model"] = model_to_json(*report.model, plan.facts);
   out["gpu"] = gpu_to_json(report.gpu);
   nlohmann::ordered_json settings;
-  settings["overhead_bytes"] = report.request.overhead_bytes;
-  settings["utilization"] = utilization(report.request.utilization_millionths);
-  settings["batch"] = report.request.batch;
-  settings["runtime"] = "generic";
-  settings["mtp_layers"] = report.request.mtp_layers;
+  settings["overhead_bytes"] = plan.settings.overhead_bytes;
+  settings["utilization"] = utilization(plan.settings.utilization_millionths);
+  settings["batch"] = plan.settings.batch;
+  settings["runtime"] = plan.runtime;
+  settings["mtp_layers"] = plan.settings.mtp_layers;
+  settings["notes"] = plan.settings.notes;
   out["settings"] = settings;
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const Row& row : report.plan.rows) rows.push_back(row_to_json(row));
+  for (const Row& row : plan.rows) rows.push_back(row_to_json(row));
   out["rows"] = rows;
   nlohmann::ordered_json limits = nlohmann::ordered_json::array();
-  for (const ContextLimit& limit : report.plan.context_limits)
+  for (const ContextLimit& limit : plan.context_limits)
     limits.push_back({{"kv_dtype", limit.cache.label()},
                       {"max_ctx", json_or_null(limit.max_ctx)},
                       {"search_limit_reached", limit.reached_search_limit}});
   out["max_ctx_by_kv_dtype"] = limits;
   nlohmann::ordered_json ways = nlohmann::ordered_json::array();
-  for (const WayOut& way : report.plan.ways_out) {
+  for (const WayOut& way : plan.ways_out) {
     nlohmann::ordered_json entry;
     entry["row"] = way.row_index;
     if (way.with_fp8_weights)
@@ -145,29 +158,20 @@ nlohmann::ordered_json report_to_json(const Report& report) {
     ways.push_back(entry);
   }
   out["ways_out"] = ways;
+  // The engine's own figures, under a key of its own.
+  if (const std::optional<EngineSection> section = engine_section(plan)) {
+    nlohmann::ordered_json engine_rows = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < section->rows.size(); ++i) {
+      nlohmann::ordered_json row;
+      row["row"] = i;
+      for (const auto& [key, value] : section->rows[i].items()) row[key] = value;
+      engine_rows.push_back(row);
+    }
+    out[section->json_key] = {{"engine", section->engine}, {"rows", engine_rows}};
+  }
   return out;
 }
 
 std::string format_json(const Report& report) { return report_to_json(report).dump(2) + "\n"; }
-
-std::string format_engine_report(const Report& base, const EngineSection& section, OutputFormat format, bool color) {
-  if (format == OutputFormat::json) {
-    nlohmann::ordered_json document = report_to_json(base);
-    document["settings"]["runtime"] = section.runtime;
-    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-    for (std::size_t i = 0; i < section.rows.size(); ++i) {
-      nlohmann::ordered_json row;
-      row["row"] = i;
-      for (const auto& [key, value] : section.rows[i].items()) row[key] = value;
-      rows.push_back(row);
-    }
-    document[std::string(section.json_key)] = {{"engine", section.engine}, {"rows", rows}};
-    return document.dump(2) + "\n";
-  }
-  if (format == OutputFormat::csv) return format_csv(base);
-  std::string out = format_report(base, format, color) + "\n";
-  for (const std::string& line : section.lines) out += (format == OutputFormat::markdown ? line + "  " : line) + "\n";
-  return out;
-}
 
 }  // namespace kvplan

@@ -1,3 +1,4 @@
+#include "reports/section.h"
 #include "reports/text.h"
 
 namespace kvplan {
@@ -17,7 +18,7 @@ std::string escape_cell(const std::string& text) {
 }  // namespace
 
 std::string format_markdown(const Report& report) {
-  const TextTable table = rows_table(report);
+  const TextTable table = rows_table(report, false);
   std::string out;
   for (const std::string& line : header_lines(report)) out += line + "  \n";
   out += "\n|";
@@ -30,9 +31,16 @@ std::string format_markdown(const Report& report) {
     for (const std::string& cell : row) out.append(" ").append(escape_cell(cell)).append(" |");
     out += "\n";
   }
+  std::vector<std::string> under = findings_lines(report);
   const std::vector<std::string> ways = ways_out_lines(report);
-  if (!ways.empty()) out += "\n";
-  for (const std::string& line : ways) out += (line.rfind("  ", 0) == 0 ? "- " + line.substr(line.find_first_not_of(' ')) : line) + "\n";
+  under.insert(under.end(), ways.begin(), ways.end());
+  if (!under.empty()) out += "\n";
+  for (const std::string& line : under)
+    out += (line.rfind("  ", 0) == 0 ? "- " + line.substr(line.find_first_not_of(' ')) : line + "  ") + "\n";
+  if (const std::optional<EngineSection> section = engine_section(report.plan)) {
+    out += "\n";
+    for (const std::string& line : section->lines) out += line + "  \n";
+  }
   return out;
 }
 

@@ -7,23 +7,25 @@
 
 namespace kvplan {
 
-OutputFormat parse_output_format(std::string_view text) {
+std::vector<std::string_view> output_format_names() { return {"table", "json", "csv", "markdown"}; }
+
+OutputFormat parse_output_format(std::string_view text, std::string_view setting) {
   if (text == "table") return OutputFormat::table;
   if (text == "json") return OutputFormat::json;
   if (text == "csv") return OutputFormat::csv;
   if (text == "markdown" || text == "md") return OutputFormat::markdown;
-  throw Error(fmt::format("--format: unknown format '{}'{}", text,
+  throw Error(fmt::format("{}: unknown format '{}' (one of table, json, csv, markdown){}", setting, text,
                           did_you_mean(text, {"table", "json", "csv", "markdown"})));
 }
 
-std::string format_report(const Report& report, OutputFormat format, bool color) {
+std::string format_report(const Report& report, OutputFormat format, const TableStyle& style) {
   switch (format) {
-    case OutputFormat::table: return format_table(report, color);
+    case OutputFormat::table: return format_table(report, style);
     case OutputFormat::json: return format_json(report);
     case OutputFormat::csv: return format_csv(report);
     case OutputFormat::markdown: return format_markdown(report);
   }
-  return format_table(report, color);
+  return format_table(report, style);
 }
 
 }  // namespace kvplan

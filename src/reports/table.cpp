@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "reports/section.h"
 #include "reports/text.h"
 
 namespace kvplan {
@@ -16,10 +17,47 @@ std::string pad(const std::string& text, std::size_t width, bool right) {
   return right ? fill + text : text + fill;
 }
 
+/// Lines longer than the terminal are wrapped at spaces, continuing under the text after their
+/// label ("Budget  ", "  - "), so that the terminal itself never breaks one.
+std::size_t hanging_indent(const std::string& line) {
+  const std::size_t lead = line.find_first_not_of(' ');
+  if (lead == std::string::npos) return 0;
+  if (line.compare(lead, 2, "- ") == 0) return lead + 2;
+  if (lead == 0) {
+    // "Budget  text", "Warning code: text": a label padded to eight columns.
+    const std::size_t space = line.find(' ');
+    if (space != std::string::npos && space < 8 && line.find_first_not_of(' ', space) == 8) return 8;
+    return 4;
+  }
+  return lead + 2;
+}
+
+std::string wrapped(const std::string& line, std::size_t columns) {
+  if (columns == 0 || display_width(line) <= columns) return line + "\n";
+  const std::string indent(hanging_indent(line), ' ');
+  std::string out;
+  std::string current;
+  std::size_t start = 0;
+  while (start < line.size()) {
+    std::size_t end = line.find(' ', start + 1);
+    if (end == std::string::npos) end = line.size();
+    const std::string word = line.substr(start, end - start);  // with its leading space, if any
+    if (!current.empty() && display_width(current + word) > columns && current.find_first_not_of(' ') != std::string::npos) {
+      out += current + "\n";
+      current = indent + word.substr(word.find_first_not_of(' ') == std::string::npos ? word.size() : word.find_first_not_of(' '));
+    } else {
+      current += word;
+    }
+    start = end;
+  }
+  return out + current + "\n";
+}
+
 }  // namespace
 
-std::string format_table(const Report& report, bool color) {
-  const TextTable table = rows_table(report);
+std::string format_table(const Report& report, const TableStyle& style) {
+  const bool color = style.color;
+  const TextTable table = rows_table(report, style.wide);
   std::vector<std::size_t> widths(table.headers.size());
   for (std::size_t c = 0; c < widths.size(); ++c) {
     widths[c] = display_width(table.headers[c]);
@@ -28,7 +66,7 @@ std::string format_table(const Report& report, bool color) {
   const std::size_t verdict_column = 9;
 
   std::string out;
-  for (const std::string& line : header_lines(report)) out += line + "\n";
+  for (const std::string& line : header_lines(report)) out += wrapped(line, style.columns);
   out += "\n";
   std::string header;
   for (std::size_t c = 0; c < widths.size(); ++c)
@@ -46,9 +84,15 @@ std::string format_table(const Report& report, bool color) {
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
   }
+  std::vector<std::string> under = findings_lines(report);
   const std::vector<std::string> ways = ways_out_lines(report);
-  if (!ways.empty()) out += "\n";
-  for (const std::string& line : ways) out += line + "\n";
+  under.insert(under.end(), ways.begin(), ways.end());
+  if (!under.empty()) out += "\n";
+  for (const std::string& line : under) out += wrapped(line, style.columns);
+  if (const std::optional<EngineSection> section = engine_section(report.plan)) {
+    out += "\n";
+    for (const std::string& line : section->lines) out += wrapped(line, style.columns);
+  }
   return out;
 }
 

@@ -10,61 +10,46 @@ namespace kvplan {
 
 namespace {
 
-std::string verdict(bool fits) { return fits ? "✅ fits" : "❌ no fit"; }
-
-/// "36 linear layers x (conv 24,576 bf16 + recurrent 524,288 bf16 values) = 37.69 MiB per sequence,
+/// "36 layers x (conv 24,576 bf16 + recurrent 524,288 bf16 values) = 37.69 MiB per sequence,
 /// whatever the context": the fixed state, with each tensor's own dtype.
-std::string describe_state(const ModelSpec& model) {
-  const LayerSpec* with_state = nullptr;
-  std::uint32_t layers = 0;
-  std::uint64_t bytes = 0;
-  for (const LayerSpec& layer : model.layers) {
-    if (layer.state.empty()) continue;
-    with_state = with_state ? with_state : &layer;
-    ++layers;
-    for (const StateTensor& tensor : layer.state)
-      bytes += (tensor.elements + tensor.dtype->block_elements - 1) / tensor.dtype->block_elements * tensor.dtype->block_bytes;
-  }
-  if (!with_state) return "";
+std::string describe_state(const CacheFacts& facts) {
+  if (facts.state_layers == 0) return "";
   std::string tensors;
-  for (const StateTensor& tensor : with_state->state) {
+  for (const StateTensor& tensor : facts.state_tensors) {
     if (!tensors.empty()) tensors += " + ";
     tensors += fmt::format("{} {} {}", tensor.name, format_thousands(tensor.elements), tensor.dtype->name);
   }
-  return fmt::format("{} layer{} x ({} values) = {} per sequence, whatever the context", layers, layers == 1 ? "" : "s",
-                     tensors, format_bytes_compact(bytes));
+  return fmt::format("{} layer{} x ({} values) = {} per sequence, whatever the context", facts.state_layers,
+                     facts.state_layers == 1 ? "" : "s", tensors, format_bytes_compact(facts.state_bytes_per_sequence));
 }
 
 /// "21 of 78 layers keep one 128-value key per token at the cache dtype ...": the DSA indexer
 /// cache and how vLLM stores it instead (fp8 values and an fp32 scale per 128 values).
-std::string describe_indexer(const ModelSpec& model) {
-  std::uint32_t layers = 0;
-  std::uint32_t width = 0;
-  for (const LayerSpec& layer : model.layers)
-    if (layer.index_head_dim) {
-      ++layers;
-      width = layer.index_head_dim;
-    }
-  if (layers == 0) return "";
-  const std::uint32_t vllm = width + (width + 127) / 128 * 4;
+std::string describe_indexer(const CacheFacts& facts, std::uint32_t layers) {
+  if (facts.indexer_layers == 0) return "";
   return fmt::format("DSA lightning indexer on {} of {} layers: one {}-value key per token at the K cache dtype "
                      "(generic, as llama.cpp); vLLM stores fp8 values + an fp32 scale instead, {} B per token per layer",
-                     layers, model.layer_count(), width, vllm);
+                     facts.indexer_layers, layers, facts.indexer_head_dim, facts.vllm_indexer_bytes_per_token);
 }
 
 /// "20 of 35 layers read the cache of earlier layers (num_kv_shared_layers) and keep none".
-std::string describe_shared(const ModelSpec& model) {
-  const auto shared = std::count_if(model.layers.begin(), model.layers.end(),
-                                    [](const LayerSpec& layer) { return layer.kind == LayerKind::shared; });
-  if (shared == 0) return "";
-  return fmt::format("{} of {} layers read the cache of an earlier layer of their type and keep none", shared,
-                     model.layer_count());
+std::string describe_shared(const CacheFacts& facts, std::uint32_t layers) {
+  if (facts.shared_layers == 0) return "";
+  return fmt::format("{} of {} layers read the cache of an earlier layer of their type and keep none", facts.shared_layers,
+                     layers);
 }
 
-std::string utilization_percent(std::uint32_t millionths) {
-  if (millionths % 10'000 == 0) return fmt::format("{}%", millionths / 10'000);
-  return fmt::format("{}%", static_cast<double>(millionths) / 10'000.0);
+/// The verdict cell: what CI reads, in words people read.
+std::string verdict(const Row& row) {
+  switch (row.verdict) {
+    case Verdict::fits: return "✅ fits";
+    case Verdict::does_not_fit: return "❌ no fit";
+    case Verdict::engine_refuses: return "⛔ refused";
+  }
+  return "❌ no fit";
 }
+
+std::string gib_cell(std::uint64_t bytes) { return format_gib_number(static_cast<std::int64_t>(bytes)); }
 
 }  // namespace
 
@@ -105,25 +90,29 @@ std::string memory_bar(const Row& row, std::size_t width) {
   return bar;
 }
 
-TextTable rows_table(const Report& report) {
+TextTable rows_table(const Report& report, bool wide) {
   TextTable table;
-  table.headers = {"ctx", "KV dtype", "KV/token", "KV", "weights", "overhead", "total", "budget", "headroom",
-                   "verdict", "weights█ KV▓ overhead▒"};
-  table.right_aligned = {true, false, true, true, true, true, true, true, true, false, false};
+  table.headers = {"ctx", "KV dtype", "KV/token", "KV", "weights", "overhead", "total", "budget", "headroom", "verdict"};
+  table.right_aligned = {true, false, true, true, true, true, true, true, true, false};
+  if (wide) {
+    table.headers.emplace_back("weights█ KV▓ overhead▒");
+    table.right_aligned.push_back(false);
+  }
   for (const Row& row : report.plan.rows) {
-    table.rows.push_back({
-        format_thousands(row.settings.ctx),
-        row.settings.cache.label(),
+    std::vector<std::string> cells = {
+        format_thousands(row.ctx),
+        row.cache.label(),
         format_bytes_compact(row.kv_bytes_per_token),
-        format_gib_number(static_cast<std::int64_t>(row.kv_bytes)),
-        format_gib_number(static_cast<std::int64_t>(row.weights_bytes)),
-        format_gib_number(static_cast<std::int64_t>(row.settings.overhead_bytes)),
-        format_gib_number(static_cast<std::int64_t>(row.total_bytes)),
-        format_gib_number(static_cast<std::int64_t>(row.capacity_bytes)),
+        gib_cell(std::max(row.kv_bytes, row.kv_pool_bytes.value_or(0))),
+        gib_cell(row.weights_bytes),
+        gib_cell(row.overhead_bytes),
+        gib_cell(row.total_bytes),
+        gib_cell(row.capacity_bytes),
         format_gib_number(row.headroom_bytes),
-        verdict(row.fits),
-        memory_bar(row, 20),
-    });
+        verdict(row),
+    };
+    if (wide) cells.push_back(memory_bar(row, 20));
+    table.rows.push_back(std::move(cells));
     table.row_fits.push_back(row.fits);
   }
   return table;
@@ -138,70 +127,105 @@ std::string describe_params(const ModelSpec& model) {
 
 std::vector<std::string> header_lines(const Report& report) {
   const ModelSpec& model = *report.model;
-  const PlanRequest& request = report.request;
+  const Plan& plan = report.plan;
+  const PlanSettings& settings = plan.settings;
   std::vector<std::string> lines;
   lines.push_back(fmt::format("Model   {} ({}): {} layers [{}], {} params", model.name, model.id, model.layer_count(),
                               describe_layers(model), describe_params(model)));
-  if (const std::string state = describe_state(model); !state.empty()) lines.push_back("State   " + state);
-  if (const std::string indexer = describe_indexer(model); !indexer.empty()) lines.push_back("Indexer " + indexer);
-  if (const std::string shared = describe_shared(model); !shared.empty()) lines.push_back("Shared  " + shared);
-  if (request.mtp_layers) {
-    const LayerSpec* like = mtp_cache_layer(model);
+  if (const std::string state = describe_state(plan.facts); !state.empty()) lines.push_back("State   " + state);
+  if (const std::string indexer = describe_indexer(plan.facts, model.layer_count()); !indexer.empty())
+    lines.push_back("Indexer " + indexer);
+  if (const std::string shared = describe_shared(plan.facts, model.layer_count()); !shared.empty())
+    lines.push_back("Shared  " + shared);
+  if (settings.mtp_layers) {
     lines.push_back(fmt::format("MTP     {} of {} next-token prediction layer{} counted as cached, each a copy of its last {} layer "
-                                "(--mtp-layers, for speculative decoding)",
-                                request.mtp_layers, model.mtp_layers, model.mtp_layers == 1 ? "" : "s",
-                                like ? to_string(like->kind) : "?"));
+                                "(for speculative decoding)",
+                                settings.mtp_layers, model.mtp_layers, model.mtp_layers == 1 ? "" : "s",
+                                plan.facts.mtp_like ? to_string(plan.facts.mtp_like->kind) : "?"));
   } else if (model.mtp_layers) {
+    const bool one = model.mtp_layers == 1;
     lines.push_back(fmt::format("MTP     {} next-token prediction layer{} not cached (engines skip {} unless speculative decoding "
                                 "uses {}; --mtp-layers counts {})",
-                                model.mtp_layers, model.mtp_layers == 1 ? "" : "s", model.mtp_layers == 1 ? "it" : "them",
-                                model.mtp_layers == 1 ? "it" : "them", model.mtp_layers == 1 ? "it" : "them"));
+                                model.mtp_layers, one ? "" : "s", one ? "it" : "them", one ? "it" : "them",
+                                one ? "it" : "them"));
   }
-  lines.push_back(fmt::format("GPU     {}: {} ({} bytes, {})", report.gpu.name, format_gib(static_cast<std::int64_t>(report.gpu.memory_bytes)),
+  lines.push_back(fmt::format("GPU     {}: {} ({} bytes, {})", report.gpu.name,
+                              format_gib(static_cast<std::int64_t>(report.gpu.memory_bytes)),
                               format_thousands(report.gpu.memory_bytes), report.gpu.memory_basis));
-  const std::uint64_t budget = scale_by_millionths(report.gpu.memory_bytes, request.utilization_millionths);
-  lines.push_back(report.budget_rule.empty()
-                      ? fmt::format("Budget  {} = memory x utilization {}; fits when weights + KV + overhead <= budget",
-                                    format_gib(static_cast<std::int64_t>(budget)),
-                                    utilization_percent(request.utilization_millionths))
-                      : "Budget  " + report.budget_rule);
-  if (!report.plan.rows.empty()) {
-    const Row& first = report.plan.rows.front();
+  lines.push_back("Budget  " + settings.budget_rule);
+  if (!plan.rows.empty()) {
+    const Row& first = plan.rows.front();
     lines.push_back(fmt::format("Weights {}: {}; overhead {} ({}); batch {} sequence{}",
                                 format_gib(static_cast<std::int64_t>(first.weights_bytes)), first.weights_rule,
-                                format_gib(static_cast<std::int64_t>(first.settings.overhead_bytes)), report.overhead_rule,
-                                request.batch,
-                                request.batch == 1 ? "" : "s"));
+                                format_gib(static_cast<std::int64_t>(first.overhead_bytes)), settings.overhead_rule,
+                                first.batch, first.batch == 1 ? "" : "s"));
   }
+  for (const std::string& note : settings.notes) lines.push_back("Note    " + note);
   lines.push_back("Sizes in GiB (1 GiB = 2^30 bytes); KV/token is K+V of one token across all layers.");
+  return lines;
+}
+
+std::vector<std::string> findings_lines(const Report& report) {
+  // Each finding once, with the rows it applies to ("rows 2, 4"), in the order first seen.
+  struct Seen {
+    const Finding* finding;
+    std::vector<std::size_t> rows;
+  };
+  std::vector<Seen> seen;
+  const std::vector<Row>& rows = report.plan.rows;
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    for (const Finding& finding : rows[r].findings) {
+      auto it = std::find_if(seen.begin(), seen.end(), [&](const Seen& s) {
+        return s.finding->code == finding.code && s.finding->text == finding.text;
+      });
+      if (it == seen.end()) seen.push_back({&finding, {r}});
+      else it->rows.push_back(r);
+    }
+  std::vector<std::string> lines;
+  for (const Seen& s : seen) {
+    std::string where;
+    if (rows.size() > 1 && s.rows.size() < rows.size()) {
+      for (const std::size_t r : s.rows) where += (where.empty() ? "" : ", ") + std::to_string(r + 1);
+      where = fmt::format(" (row{} {})", s.rows.size() == 1 ? "" : "s", where);
+    }
+    lines.push_back(fmt::format("{} {}: {}{}", s.finding->blocking ? "Blocks " : "Warning", s.finding->code, s.finding->text,
+                                where));
+  }
   return lines;
 }
 
 std::vector<std::string> ways_out_lines(const Report& report) {
   std::vector<std::string> lines;
-  const ModelSpec& model = *report.model;
-  for (const std::uint64_t ctx : report.request.contexts)
-    if (model.max_context && ctx > model.max_context)
-      lines.push_back(fmt::format("Note: ctx {} is beyond the model's trained context of {} tokens.",
-                                  format_thousands(ctx), format_thousands(model.max_context)));
-  std::string limits = fmt::format("Largest ctx that fits (batch {}):", report.request.batch);
-  for (const ContextLimit& limit : report.plan.context_limits)
-    limits += fmt::format(" {} {}{};", limit.cache.label(), limit.reached_search_limit ? "at least " : "",
-                          limit.max_ctx ? format_thousands(*limit.max_ctx) : std::string("none"));
-  limits.pop_back();
-  lines.push_back(limits);
-  if (report.plan.ways_out.empty()) return lines;
+  const Plan& plan = report.plan;
+  if (!plan.rows.empty()) {
+    std::string limits = fmt::format("Largest ctx that fits (batch {}):", plan.rows.front().batch);
+    for (const ContextLimit& limit : plan.context_limits)
+      limits += fmt::format(" {} {}{};", limit.cache.label(), limit.reached_search_limit ? "at least " : "",
+                            limit.max_ctx ? format_thousands(*limit.max_ctx) : std::string("none"));
+    limits.pop_back();
+    lines.push_back(limits);
+  }
+  if (plan.ways_out.empty()) return lines;
   lines.push_back("Rows that do not fit:");
-  for (const WayOut& way : report.plan.ways_out) {
-    const Row& row = report.plan.rows[way.row_index];
-    std::string line = fmt::format("  ctx {} with {}: needs {} of {} ({} over)", format_thousands(row.settings.ctx),
-                                   row.settings.cache.label(), format_gib(static_cast<std::int64_t>(row.total_bytes)),
-                                   format_gib(static_cast<std::int64_t>(row.capacity_bytes)), format_gib(-row.headroom_bytes));
+  for (const WayOut& way : plan.ways_out) {
+    const Row& row = plan.rows[way.row_index];
+    std::string line = fmt::format("  ctx {} with {}: ", format_thousands(row.ctx), row.cache.label());
+    if (row.total_bytes > row.capacity_bytes)
+      line += fmt::format("needs {} of {} ({} over)", format_gib(static_cast<std::int64_t>(row.total_bytes)),
+                          format_gib(static_cast<std::int64_t>(row.capacity_bytes)), format_gib(-row.headroom_bytes));
+    else
+      line += fmt::format("needs {} of {}, but", format_gib(static_cast<std::int64_t>(row.total_bytes)),
+                          format_gib(static_cast<std::int64_t>(row.capacity_bytes)));
+    std::string blocked;
+    for (const Finding& finding : row.findings)
+      if (finding.blocking) blocked += (blocked.empty() ? "" : ", ") + finding.code;
+    if (!blocked.empty()) line += (row.total_bytes > row.capacity_bytes ? "; blocked: " : " blocked: ") + blocked;
     if (way.with_fp8_weights) {
       const Row& fp8 = *way.with_fp8_weights;
       line += fmt::format("; with fp8 weights {} ({})", fp8.fits ? "it fits" : "still no fit",
                           format_gib(static_cast<std::int64_t>(fp8.total_bytes)));
-      if (!report.gpu.fp8 && report.gpu.memory_basis != "given") line += fmt::format(", though {} has no FP8 tensor cores", report.gpu.name);
+      if (!report.gpu.fp8 && report.gpu.memory_basis != "given")
+        line += fmt::format(", though {} has no FP8 tensor cores", report.gpu.name);
     }
     lines.push_back(line);
   }

@@ -16,13 +16,18 @@ struct TextTable {
   std::vector<bool> row_fits;  ///< per row, for colouring
 };
 
-/// One line per row: ctx, dtype, KV/token, KV, weights, overhead, total, budget, headroom, verdict.
-TextTable rows_table(const Report& report);
+/// One line per row: ctx, dtype, KV/token, KV, weights, overhead, total, budget, headroom, verdict
+/// (and with `wide`, a memory bar).
+TextTable rows_table(const Report& report, bool wide);
 
 /// The lines above the table: model, card, budget rule, weights rule, units.
 std::vector<std::string> header_lines(const Report& report);
 
-/// The lines under the table: for each row that does not fit, what would make it fit.
+/// The lines under the table: every warning once, with the rows it applies to.
+std::vector<std::string> findings_lines(const Report& report);
+
+/// The lines under the warnings: the largest context, and for each row that does not fit why,
+/// and what would make it fit.
 std::vector<std::string> ways_out_lines(const Report& report);
 
 /// "30.53B (3.35B active)"; each figure with "~" when the model's weights are an estimate.

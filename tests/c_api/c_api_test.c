@@ -92,7 +92,7 @@ static void test_catalog_model(const char* binary) {
   CHECK(result->json != NULL);
   if (cli_json && result->json) {
     CHECK(strcmp(cli_json, result->json) == 0);
-    CHECK(strstr(result->json, "\"schema_version\": 1") != NULL);
+    CHECK(strstr(result->json, "\"schema_version\": 2") != NULL);
   }
   free(cli_json);
   kvplan_free(result);

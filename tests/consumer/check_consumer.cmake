@@ -15,7 +15,7 @@ file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
 run("${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${prefix}")
 
-foreach(file bin/kvplan include/kvplan/kvplan.h include/kvplan/budget.h share/man/man1/kvplan.1
+foreach(file bin/kvplan include/kvplan/kvplan.h include/kvplan/plan.h share/man/man1/kvplan.1
              share/bash-completion/completions/kvplan share/zsh/vendor-completions/_kvplan)
   if(NOT EXISTS "${prefix}/${file}")
     message(FATAL_ERROR "the install has no ${file}")

@@ -1,5 +1,5 @@
 // Uses libkvplan's C++ API as an installed library: the catalog, the engine and the formatter.
-#include <kvplan/budget.h>
+#include <kvplan/plan.h>
 #include <kvplan/catalog.h>
 #include <kvplan/error.h>
 #include <kvplan/version.h>

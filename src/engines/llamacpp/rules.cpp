@@ -78,6 +78,20 @@ bool ignores_window(std::string_view arch) {
 
 }  // namespace
 
+LlamaCppModelFacts llamacpp_facts(const ModelSpec& model) {
+  LlamaCppModelFacts facts;
+  facts.n_vocab = model.vocab_size;
+  if (const ModelFile* file = model.file.get()) {
+    facts.n_embd = file->n_embd;
+    facts.n_ff_max = file->n_ff_max;
+    facts.tensors = file->tensors;
+    facts.output_tied = file->output_tied;
+    facts.token_embd_bytes = file->token_embd_bytes;
+    facts.notes = file->notes;
+  }
+  return facts;
+}
+
 LlamaCppFlashAttn parse_llamacpp_flash_attn(std::string_view text) {
   const std::string t = lower(text);
   // common/arg.cpp: is_truthy / is_falsey / is_autoy

@@ -22,19 +22,12 @@
 
 namespace kvplan {
 
-/// Where llama.cpp puts one weight tensor: the input layer (token embeddings, always host memory),
-/// a repeating layer, or the output layer (output head and final norm).
-struct LlamaCppTensor {
-  static constexpr std::int32_t input = -1;
-  static constexpr std::int32_t output = -2;
-  std::int32_t layer = output;  ///< block index (blk.N), or input / output
-  std::uint32_t file = 0;       ///< split part holding the data
-  std::uint64_t offset = 0;     ///< of the data within its part's data section
-  std::uint64_t bytes = 0;
-};
+/// Where llama.cpp puts one weight tensor: the input layer (always host memory), a repeating layer,
+/// or the output layer.
+using LlamaCppTensor = ModelFileTensor;
 
 /// What llama.cpp reads from a model file beyond the per-layer spec. A GGUF file supplies all of it;
-/// a catalog or config.json model leaves it empty, and the figures that need it say so.
+/// a catalog or config.json model only its vocabulary, and the figures that need more say so.
 struct LlamaCppModelFacts {
   std::uint64_t n_vocab = 0;      ///< rows of the output (logits) buffer; 0 = unknown
   std::uint64_t n_embd = 0;       ///< for the compute-buffer estimate; 0 = unknown
@@ -46,6 +39,9 @@ struct LlamaCppModelFacts {
   std::uint64_t token_embd_bytes = 0;  ///< size of that copy
   std::vector<std::string> notes;      ///< how llama.cpp reads this file's keys, in words
 };
+
+/// The facts of `model`: its file's layout when it came from a GGUF, and its vocabulary.
+LlamaCppModelFacts llamacpp_facts(const ModelSpec& model);
 
 enum class LlamaCppFlashAttn { off, on, automatic };
 

@@ -4,6 +4,7 @@
 
 #include "kvplan/units.h"
 #include "reports/fields.h"
+#include "reports/section.h"
 
 namespace kvplan {
 
@@ -75,12 +76,15 @@ nlohmann::ordered_json llamacpp_result_to_json(const LlamaCppResult& r) {
   return out;
 }
 
-std::vector<std::string> llamacpp_lines(const LlamaCppReport& report) {
-  std::vector<std::string> lines;
+void write_llamacpp_section(const std::vector<const LlamaCppResult*>& results, EngineSection& section) {
+  section.json_key = "llamacpp";
+  section.engine = std::string(kLlamaCppProfileEngine);
+  std::vector<std::string>& lines = section.lines;
   lines.push_back(fmt::format("{}: what it allocates for each row (cache sizes in MiB as llama.cpp logs them):",
                               kLlamaCppProfileEngine));
-  for (std::size_t i = 0; i < report.results.size(); ++i) {
-    const LlamaCppResult& r = report.results[i];
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const LlamaCppResult& r = *results[i];
+    section.rows.push_back(llamacpp_result_to_json(r));
     lines.push_back(fmt::format("Row {}: n_ctx {} = {} x n_ctx_seq {}{}, n_ubatch {}, -fa {} ({}), K {}, V {}", i + 1,
                                 format_thousands(r.n_ctx), plural(r.kv_unified ? 1 : r.n_seq_max, "stream"),
                                 format_thousands(r.n_ctx_seq), r.kv_unified ? " (unified)" : "", r.n_ubatch,
@@ -104,13 +108,6 @@ std::vector<std::string> llamacpp_lines(const LlamaCppReport& report) {
     lines.push_back("  rules applied:");
     for (const std::string& rule : r.rules) lines.push_back("    - " + rule);
   }
-  return lines;
-}
-
-std::string format_llamacpp_report(const LlamaCppReport& report, OutputFormat format, bool color) {
-  EngineSection section{"llama.cpp", "llamacpp", kLlamaCppProfileEngine, {}, llamacpp_lines(report)};
-  for (const LlamaCppResult& result : report.results) section.rows.push_back(llamacpp_result_to_json(result));
-  return format_engine_report(report.base, section, format, color);
 }
 
 }  // namespace kvplan

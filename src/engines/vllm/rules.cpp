@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "kvplan/budget.h"
+#include "kvplan/plan.h"
 #include "kvplan/error.h"
 #include "kvplan/units.h"
 
@@ -277,18 +277,12 @@ void estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const VllmSetti
                                 static_cast<double>(settings.utilization_millionths) / 1e6,
                                 b.total_is_cuda_visible ? " (the CUDA-visible total vLLM sees on this GPU)"
                                                         : " (the driver's total: vLLM sees a little less, ~0.46 GiB on an H100)"));
-  if (settings.kv_cache_memory_bytes) {
-    b.from_kv_cache_memory = true;
-    b.available = static_cast<std::int64_t>(*settings.kv_cache_memory_bytes);
-    r.rules.push_back(fmt::format("--kv-cache-memory {}: vLLM skips profiling and uses it as the KV cache memory",
-                                  gib(*settings.kv_cache_memory_bytes)));
-    return;
-  }
   const std::uint32_t tp = settings.tensor_parallel;
   b.weights = cdiv(estimate_weights(model, nullptr).bytes, tp);
   if (model.vocab_size == 0)
     throw Error("the vLLM profile estimates the sampler's memory from the vocabulary size, which this model does not "
-                "state: give --kv-cache-memory (vLLM's own flag) instead");
+                "state (vocab_size)",
+                ExitCode::unsupported_architecture);
   // The torch peak of profile_run is the dummy sampler's: fp32 logits, sorted logits and int64
   // indices of max_num_seqs rows (16 B per vocabulary entry); the forward pass is smaller for
   // dense models. It does not shrink with TP.
@@ -300,7 +294,21 @@ void estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const VllmSetti
   // CUDA graphs: budgeted from 0.21 (profile_cudagraph_memory), roughly 0.45 GiB + 0.014 GiB a layer.
   b.cuda_graphs = static_cast<std::uint64_t>((0.45 + 0.014 * model.layer_count()) * static_cast<double>(GiB));
   b.cuda_graphs_subtracted = settings.version == VllmVersion::v0_21;
-  const std::uint64_t used = b.weights + b.activation + b.non_torch + (b.cuda_graphs_subtracted ? b.cuda_graphs : 0);
+  const std::uint64_t used = checked_add(checked_add(b.weights, b.activation, "vLLM memory"),
+                                         checked_add(b.non_torch, b.cuda_graphs_subtracted ? b.cuda_graphs : 0, "vLLM memory"),
+                                         "vLLM memory");
+  if (settings.kv_cache_memory_bytes) {
+    // The pool is what the flag says; weights, activations and graphs still need the card.
+    b.from_kv_cache_memory = true;
+    if (*settings.kv_cache_memory_bytes > (std::uint64_t{1} << 62)) throw Error("--kv-cache-memory: too large");
+    b.available = static_cast<std::int64_t>(*settings.kv_cache_memory_bytes);
+    r.rules.push_back(fmt::format("--kv-cache-memory {}: vLLM skips profiling and allocates that much for the KV cache; "
+                                  "weights {}, activation ~{}, non-torch ~{}{} still need the card's {}",
+                                  gib(*settings.kv_cache_memory_bytes), gib(b.weights), gib(b.activation), gib(b.non_torch),
+                                  b.cuda_graphs_subtracted ? " and CUDA graphs ~" + gib(b.cuda_graphs) : "", gib(b.total)));
+    return;
+  }
+  if (b.requested > (std::uint64_t{1} << 62) || used > (std::uint64_t{1} << 62)) throw Error("vLLM budget: too large");
   b.available = static_cast<std::int64_t>(b.requested) - static_cast<std::int64_t>(used);
   r.rules.push_back(fmt::format("estimate: available = budget - weights/TP {} - sampler peak {} (16 B x {} seqs x {} vocab) "
                                 "- non-torch {}{}",

@@ -4,6 +4,7 @@
 
 #include "kvplan/units.h"
 #include "reports/fields.h"
+#include "reports/section.h"
 
 namespace kvplan {
 
@@ -80,11 +81,14 @@ nlohmann::ordered_json vllm_result_to_json(const VllmResult& r) {
   return out;
 }
 
-std::vector<std::string> vllm_lines(const VllmReport& report) {
-  std::vector<std::string> lines;
+void write_vllm_section(const std::vector<const VllmResult*>& results, EngineSection& section) {
+  section.json_key = "vllm";
+  section.engine = "vLLM V1";
+  std::vector<std::string>& lines = section.lines;
   lines.push_back("vLLM (V1 engine): what it allocates for each row, per GPU; its log lines as it prints them:");
-  for (std::size_t i = 0; i < report.results.size(); ++i) {
-    const VllmResult& r = report.results[i];
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const VllmResult& r = *results[i];
+    section.rows.push_back(vllm_result_to_json(r));
     const VllmBudget& b = r.budget;
     lines.push_back(fmt::format("Row {}: -tp {}, --max-model-len {}, --kv-cache-dtype {}, max_num_batched_tokens {}, "
                                 "max_num_seqs {}",
@@ -112,13 +116,6 @@ std::vector<std::string> vllm_lines(const VllmReport& report) {
     lines.push_back("  rules applied:");
     for (const std::string& rule : r.rules) lines.push_back("    - " + rule);
   }
-  return lines;
-}
-
-std::string format_vllm_report(const VllmReport& report, OutputFormat format, bool color) {
-  EngineSection section{"vllm", "vllm", "vLLM V1", {}, vllm_lines(report)};
-  for (const VllmResult& result : report.results) section.rows.push_back(vllm_result_to_json(result));
-  return format_engine_report(report.base, section, format, color);
 }
 
 }  // namespace kvplan

@@ -1,0 +1,211 @@
+// The planning core: the one loop over a request's rows, the one search for the largest context,
+// and the one place where a row's total, headroom and verdict are settled.
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "engines/core/cache_cost.h"
+#include "engines/core/profile.h"
+#include "kvplan/error.h"
+#include "kvplan/plan.h"
+
+namespace kvplan {
+
+namespace {
+
+constexpr std::uint64_t kMaxComparable = std::uint64_t{1} << 62;
+
+bool has_finding(const Row& row, std::string_view code) {
+  return std::any_of(row.findings.begin(), row.findings.end(), [&](const Finding& f) { return f.code == code; });
+}
+
+bool is_fp8(const Dtype* type) { return type && type->name.substr(0, 3) == "fp8"; }
+
+/// The facts every engine's row shares: a context the model was not trained for, fp8 on a card
+/// without fp8 tensor cores, weights that are an estimate. A profile that knows its engine's
+/// stricter rule (vLLM refuses to start beyond the trained context) has already said so.
+void add_common_findings(Row& row, const ModelSpec& model, const GpuSpec& gpu) {
+  if (model.max_context && row.ctx > model.max_context && !has_finding(row, "beyond_trained_context"))
+    row.findings.push_back({"beyond_trained_context",
+                            fmt::format("ctx {} is beyond the model's trained context of {} tokens", format_thousands(row.ctx),
+                                        format_thousands(model.max_context)),
+                            false});
+  const bool fp8_cache = is_fp8(row.cache.k) || is_fp8(row.cache.v);
+  const bool fp8_weights = is_fp8(row.weight_dtype);
+  if ((fp8_cache || fp8_weights) && !gpu.fp8 && gpu.memory_basis != "given" && !has_finding(row, "fp8_not_native_on_gpu"))
+    row.findings.push_back({"fp8_not_native_on_gpu",
+                            fmt::format("{} has no FP8 tensor cores: fp8 {} is stored in 8 bits but computed in 16", gpu.name,
+                                        fp8_cache && fp8_weights ? "cache and weights are" : fp8_cache ? "cache is" : "weights are"),
+                            false});
+  if (!gpu.resolution_note.empty() && !has_finding(row, "gpu_ambiguous"))
+    row.findings.push_back({"gpu_ambiguous", gpu.resolution_note, false});
+  if (row.weights_rule.rfind("estimate", 0) == 0 && !has_finding(row, "estimate"))
+    row.findings.push_back({"estimate", "the weights are an estimate: " + row.weights_rule, false});
+}
+
+/// Settles total, headroom and verdict from the row's parts, with checked arithmetic. The only
+/// place a verdict is made.
+void decide(Row& row) {
+  const std::uint64_t kv_held = std::max(row.kv_bytes, row.kv_pool_bytes.value_or(0));
+  row.total_bytes =
+      checked_add(checked_add(row.weights_bytes, kv_held, "total memory"), row.overhead_bytes, "total memory");
+  if (row.total_bytes > kMaxComparable || row.capacity_bytes > kMaxComparable)
+    throw Error("total memory is too large to compare (over 2^62 bytes)");
+  row.headroom_bytes = static_cast<std::int64_t>(row.capacity_bytes) - static_cast<std::int64_t>(row.total_bytes);
+  const bool pool_holds = !row.kv_pool_bytes || row.kv_bytes <= *row.kv_pool_bytes;
+  if (!pool_holds && !has_finding(row, "kv_pool_too_small"))
+    row.findings.push_back({"kv_pool_too_small",
+                            fmt::format("the sequences need {} of cache; the pool given to it holds {}", format_gib(static_cast<std::int64_t>(row.kv_bytes)),
+                                        format_gib(static_cast<std::int64_t>(*row.kv_pool_bytes))),
+                            true});
+  const bool refuses = !row.engine.starts || has_finding(row, "engine_refuses_start");
+  const bool blocked = std::any_of(row.findings.begin(), row.findings.end(), [](const Finding& f) { return f.blocking; });
+  if (refuses) row.verdict = Verdict::engine_refuses;
+  else if (row.total_bytes <= row.capacity_bytes && pool_holds && !blocked) row.verdict = Verdict::fits;
+  else row.verdict = Verdict::does_not_fit;
+  row.fits = row.verdict == Verdict::fits;
+}
+
+Row settle(const Profile& profile, const RowQuery& query, const ModelSpec& model, const GpuSpec& gpu) {
+  Row row = profile.price(query);
+  add_common_findings(row, model, gpu);
+  decide(row);
+  return row;
+}
+
+bool is_wider_than_fp8(const Dtype& type) { return type.block_bytes > type.block_elements; }
+
+/// The largest context per sequence (at most `limit`) at which `query` still fits, as the engine
+/// prices it. Memory never shrinks as a context grows, so bisection finds the exact boundary.
+ContextLimit context_limit(const Profile& profile, RowQuery query, std::uint64_t limit, const ModelSpec& model,
+                           const GpuSpec& gpu) {
+  ContextLimit out;
+  out.cache = query.cache;
+  query.ctx_is_total = false;
+  out.max_ctx = largest_holding(limit, [&](std::uint64_t ctx) {
+    query.ctx = ctx;
+    try {
+      return settle(profile, query, model, gpu).fits;
+    } catch (const Error& error) {
+      if (error.code() == ExitCode::unsupported_architecture) throw;
+      return false;  // a size past 64 bits certainly does not fit
+    }
+  });
+  out.reached_search_limit = out.max_ctx == limit;
+  return out;
+}
+
+}  // namespace
+
+std::string CacheDtypes::label() const {
+  if (!k || !v) return "auto";
+  if (k == v) return std::string(k->name);
+  return fmt::format("{}/{}", k->name, v->name);
+}
+
+std::string_view to_string(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::fits: return "fits";
+    case Verdict::does_not_fit: return "does_not_fit";
+    case Verdict::engine_refuses: return "engine_refuses";
+  }
+  return "does_not_fit";
+}
+
+std::optional<std::uint64_t> largest_holding(std::uint64_t limit, const std::function<bool(std::uint64_t)>& holds) {
+  if (limit == 0 || !holds(1)) return std::nullopt;
+  if (holds(limit)) return limit;
+  std::uint64_t low = 1;       // holds
+  std::uint64_t high = limit;  // does not
+  while (high - low > 1) {
+    const std::uint64_t middle = low + (high - low) / 2;
+    (holds(middle) ? low : high) = middle;
+  }
+  return low;
+}
+
+Plan make_plan(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& request) {
+  const EngineEntry& engine = find_engine(request.runtime, request.names.runtime);
+  refuse_foreign_options(request, engine);
+  if (request.batch == 0) throw Error(fmt::format("{}: must be at least 1", request.names.batch));
+  Plan plan;
+  plan.runtime = std::string(engine.name);
+  plan.profile = engine.make(model, gpu, request);
+  const Profile& profile = *plan.profile;
+  plan.settings = profile.settings();
+  if (!gpu.resolution_note.empty()) plan.settings.notes.push_back(gpu.resolution_note);
+  plan.facts = cache_facts(model);
+
+  const std::vector<std::uint64_t> contexts = request.contexts.empty() ? profile.default_contexts() : request.contexts;
+  const std::vector<CacheDtypes> caches = request.caches.empty() ? profile.default_caches() : request.caches;
+  if (contexts.empty() || caches.empty()) throw Error("nothing to plan: no context or no cache dtype");
+
+  RowQuery query;
+  query.batch = request.batch_given ? request.batch : profile.default_batch().value_or(request.batch);
+  query.weight_dtype = request.weight_dtype;
+  query.ctx_is_total = request.contexts.empty() ? profile.default_contexts_are_totals() : request.contexts_are_totals;
+  std::uint64_t longest = 0;
+  for (const std::uint64_t ctx : contexts) {
+    for (const CacheDtypes& cache : caches) {
+      query.ctx = ctx;
+      query.cache = cache;
+      plan.rows.push_back(settle(profile, query, model, gpu));
+      longest = std::max(longest, plan.rows.back().ctx);
+    }
+  }
+
+  // The searches stop at the model's trained context or the longest row, whichever is larger.
+  const std::uint64_t limit = std::min(std::max(model.max_context, longest), profile.search_cap());
+  for (const CacheDtypes& cache : caches) {
+    query.cache = cache;
+    ContextLimit found = context_limit(profile, query, limit, model, gpu);
+    // Report the cache as the rows resolved it ("auto" becomes the dtype it meant).
+    for (std::size_t i = 0; i < caches.size(); ++i)
+      if (caches[i].k == cache.k && caches[i].v == cache.v) found.cache = plan.rows[i].cache;
+    plan.context_limits.push_back(found);
+  }
+
+  for (std::size_t i = 0; i < plan.rows.size(); ++i) {
+    const Row& row = plan.rows[i];
+    if (row.fits) continue;
+    WayOut way;
+    way.row_index = i;
+    if (profile.reprices_weights() && is_wider_than_fp8(*row.weight_dtype)) {
+      RowQuery fp8 = query;
+      fp8.ctx = contexts[i / caches.size()];
+      fp8.cache = caches[i % caches.size()];
+      fp8.weight_dtype = &parse_weight_dtype("fp8");
+      way.with_fp8_weights = settle(profile, fp8, model, gpu);
+    }
+    plan.ways_out.push_back(std::move(way));
+  }
+  return plan;
+}
+
+Row plan_row(const ModelSpec& model, const RowSettings& settings) {
+  PlanRequest request;
+  request.batch = settings.batch;
+  request.overhead_bytes = settings.overhead_bytes;
+  request.utilization_millionths = settings.utilization_millionths;
+  if (settings.mtp_layers) request.mtp_layers = std::to_string(settings.mtp_layers);
+  GpuSpec gpu;
+  gpu.memory_bytes = settings.gpu_memory_bytes;
+  gpu.memory_basis = "given";
+  const EngineEntry& engine = find_engine("generic", "runtime");
+  const std::shared_ptr<const Profile> profile = engine.make(model, gpu, request);
+  RowQuery query;
+  query.ctx = settings.ctx;
+  query.batch = settings.batch;
+  query.cache = settings.cache;
+  query.weight_dtype = settings.weight_dtype;
+  return settle(*profile, query, model, gpu);
+}
+
+std::vector<std::string> runtime_names() {
+  std::vector<std::string> names;
+  for (const EngineEntry& engine : engines()) names.emplace_back(engine.name);
+  return names;
+}
+
+}  // namespace kvplan

@@ -1,0 +1,60 @@
+#include "engines/core/profile.h"
+
+#include <fmt/format.h>
+
+#include "kvplan/error.h"
+#include "model/suggest.h"
+
+namespace kvplan {
+
+namespace {
+
+/// Does `spellings` (space-separated) hold `word`?
+bool spelled(std::string_view spellings, std::string_view word) {
+  while (!spellings.empty()) {
+    const std::size_t space = spellings.find(' ');
+    if (spellings.substr(0, space) == word) return true;
+    if (space == std::string_view::npos) break;
+    spellings.remove_prefix(space + 1);
+  }
+  return false;
+}
+
+bool declares(const EngineEntry& engine, std::string_view option) {
+  for (const OptionSpec& spec : engine.options)
+    if (spec.name == option) return true;
+  return false;
+}
+
+}  // namespace
+
+void Profile::write_section(const Plan&, EngineSection&) const {}
+
+const EngineEntry& find_engine(std::string_view name, std::string_view setting) {
+  std::vector<std::string> known;
+  for (const EngineEntry& engine : engines()) {
+    if (engine.name == name || spelled(engine.aliases, name)) return engine;
+    known.emplace_back(engine.name);
+  }
+  std::string list;
+  for (const std::string& each : known) list += (list.empty() ? "" : ", ") + each;
+  throw Error(fmt::format("{}: unknown runtime '{}' (kvplan knows {}){}", setting, name, list, did_you_mean(name, known)));
+}
+
+const EngineOption* find_option(const PlanRequest& request, std::string_view name) {
+  for (const EngineOption& option : request.engine_options)
+    if (option.name == name) return &option;
+  return nullptr;
+}
+
+void refuse_foreign_options(const PlanRequest& request, const EngineEntry& engine) {
+  for (const EngineOption& option : request.engine_options) {
+    if (declares(engine, option.name)) continue;
+    for (const EngineEntry& other : engines())
+      if (declares(other, option.name))
+        throw Error(fmt::format("{} is a {} flag: add {} {}", option.shown_as, other.display, request.names.runtime, other.name));
+    throw Error(fmt::format("{}: no engine profile has this setting", option.shown_as));
+  }
+}
+
+}  // namespace kvplan

@@ -1,0 +1,105 @@
+#pragma once
+// What every engine profile implements, and the registry that names them. make_plan
+// (engines/core/plan.cpp) is the only caller of a profile's price(): it loops over the rows,
+// runs the searches and settles every verdict, so a profile only says what a row costs.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "kvplan/gpu.h"
+#include "kvplan/model_spec.h"
+#include "kvplan/plan.h"
+
+namespace kvplan {
+
+struct EngineSection;  // reports/section.h
+
+/// The engine's own figures for a row (Row::detail); each profile derives its own.
+struct EngineDetail {
+  virtual ~EngineDetail() = default;
+};
+
+/// One row's question to a profile.
+struct RowQuery {
+  std::uint64_t ctx = 0;       ///< tokens per sequence, or all sequences' total when ctx_is_total
+  bool ctx_is_total = false;   ///< llama.cpp's -c
+  std::uint64_t batch = 1;
+  CacheDtypes cache;           ///< {null, null}: the engine's default
+  const Dtype* weight_dtype = nullptr;  ///< nullptr: the checkpoint's own
+};
+
+/// An engine's rules bound to one model, one card and one set of settings.
+class Profile {
+ public:
+  virtual ~Profile() = default;
+
+  /// Every cost field of the row, its engine figures and its findings, per GPU. The core then
+  /// settles total, headroom and verdict (decide): a profile never does.
+  virtual Row price(const RowQuery& query) const = 0;
+
+  /// The settings every row shares, resolved, with the budget and overhead rules in words.
+  virtual PlanSettings settings() const = 0;
+
+  /// The contexts, cache dtypes and batch of a request that names none (an engine's own flags
+  /// may name them: llama.cpp's -c, -ctk/-ctv and -np).
+  virtual std::vector<std::uint64_t> default_contexts() const = 0;
+  virtual bool default_contexts_are_totals() const { return false; }
+  virtual std::vector<CacheDtypes> default_caches() const = 0;
+  virtual std::optional<std::uint64_t> default_batch() const { return std::nullopt; }
+
+  /// The largest context per sequence the searches may try (an engine's own limit).
+  virtual std::uint64_t search_cap() const { return std::uint64_t{1} << 40; }
+
+  /// True when the engine can load the checkpoint at another weight dtype, so that "with fp8
+  /// weights it fits" is an answer worth giving.
+  virtual bool reprices_weights() const { return false; }
+
+  /// The engine's own section of the report (vLLM's blocks, llama.cpp's buffers), from the rows'
+  /// details. Nothing for profiles without one.
+  virtual void write_section(const Plan& plan, EngineSection& section) const;
+};
+
+/// One of an engine's own flags, as the command line and the C API accept it.
+struct OptionSpec {
+  std::string_view name;        ///< long name without dashes: "max-num-seqs"
+  std::string_view value_name;  ///< "N", "SIZE"; empty for a switch
+  std::string_view help;
+  /// Other spellings the engine accepts, space-separated, dashes included: "-tp --tp".
+  std::string_view spellings = {};
+  /// Spellings of kvplan's own short flags that mean this option only under this runtime
+  /// (llama.cpp's -c and -b).
+  std::string_view runtime_spellings = {};
+  /// An environment variable the command line reads for it when the flag is not given.
+  std::string_view env = {};
+};
+
+/// One engine kvplan knows, as registered in engines/registry.cpp.
+struct EngineEntry {
+  std::string_view name;      ///< --runtime value: "vllm"
+  std::string_view display;   ///< as people write it: "vLLM"
+  std::string_view aliases;   ///< other --runtime spellings, space-separated
+  std::string_view summary;   ///< one phrase for --help
+  std::string_view options_title;  ///< the --help group of its options
+  std::span<const OptionSpec> options;
+  /// Parses the request's engine options and settings into the engine's profile. Throws Error
+  /// naming a setting the engine refuses (as request.names or the option's shown_as spell it).
+  std::shared_ptr<const Profile> (*make)(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& request);
+};
+
+/// Every engine, in the order --help lists them.
+std::span<const EngineEntry> engines();
+
+/// The engine of a --runtime name or alias; Error naming `setting` (with the known names) otherwise.
+const EngineEntry& find_engine(std::string_view name, std::string_view setting);
+
+/// The request's value of one of the engine's options, or nullptr when not given.
+const EngineOption* find_option(const PlanRequest& request, std::string_view name);
+
+/// Refuses options the engine does not declare: "--parallel is a llama.cpp flag: add --runtime llama.cpp".
+void refuse_foreign_options(const PlanRequest& request, const EngineEntry& engine);
+
+}  // namespace kvplan

@@ -1,0 +1,107 @@
+#include "engines/core/request_texts.h"
+
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "kvplan/dtype.h"
+#include "kvplan/error.h"
+#include "kvplan/units.h"
+
+namespace kvplan {
+
+std::vector<std::string> split_list(const std::vector<std::string>& values) {
+  std::vector<std::string> items;
+  for (const std::string& value : values) {
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t comma = value.find(',', start);
+      items.push_back(value.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return items;
+}
+
+PlanRequest build_plan_request(const PlanTexts& texts, const ModelSpec& model, const SettingNames& names) {
+  PlanRequest request;
+  request.names = names;
+  if (!texts.runtime.empty()) request.runtime = texts.runtime;
+  for (const std::string& ctx : split_list(texts.contexts)) request.contexts.push_back(parse_token_count(ctx, names.ctx));
+  for (const std::string& name : split_list(texts.kv_dtypes)) {
+    if (name == "auto") {
+      request.caches.push_back({});  // the engine's own default, resolved per profile
+      continue;
+    }
+    if (name.empty()) throw Error(fmt::format("{}: an empty item in the list", names.kv_dtype));
+    const Dtype& type = parse_kv_dtype(name, *model.weight_dtype);
+    request.caches.push_back({&type, &type});
+  }
+  if (!texts.batch.empty()) {
+    request.batch = parse_positive_integer(texts.batch, names.batch);
+    request.batch_given = true;
+  }
+  if (!texts.weight_dtype.empty()) request.weight_dtype = &parse_weight_dtype(texts.weight_dtype);
+  if (!texts.overhead.empty()) request.overhead_bytes = parse_memory_size_or_zero(texts.overhead, names.overhead);
+  if (!texts.utilization.empty())
+    request.utilization_millionths = parse_fraction_millionths(texts.utilization, names.utilization);
+  request.mtp_layers = texts.mtp_layers;
+  request.engine_options = texts.engine_options;
+  return request;
+}
+
+std::uint64_t parse_param_count(std::string_view text, std::string_view setting) {
+  // A count with B (10^9) or M (10^6): parameters are counted in decimal, never in 2^30.
+  std::string_view number = text;
+  std::uint64_t scale = 1;
+  if (!number.empty() && (number.back() == 'B' || number.back() == 'b')) scale = 1'000'000'000, number.remove_suffix(1);
+  else if (!number.empty() && (number.back() == 'M' || number.back() == 'm')) scale = 1'000'000, number.remove_suffix(1);
+  std::uint64_t whole = 0;
+  std::uint64_t fraction = 0;
+  std::uint64_t fraction_scale = 1;
+  bool digits = false;
+  bool point = false;
+  for (const char c : number) {
+    if (c == '.' && !point) {
+      point = true;
+      continue;
+    }
+    if (!std::isdigit(static_cast<unsigned char>(c)))
+      throw Error(fmt::format("{}: '{}' is not a parameter count (examples: 32.5B, 494M, 8030261248)", setting, text));
+    digits = true;
+    const unsigned digit = static_cast<unsigned>(c - '0');
+    if (!point) {
+      if (__builtin_mul_overflow(whole, 10, &whole) || __builtin_add_overflow(whole, digit, &whole))
+        throw Error(fmt::format("{}: '{}' is too large", setting, text));
+    } else if (fraction_scale < scale) {
+      fraction = fraction * 10 + digit;
+      fraction_scale *= 10;
+    } else if (digit != 0) {
+      throw Error(fmt::format("{}: '{}' is not a whole number of parameters", setting, text));
+    }
+  }
+  if (!digits) throw Error(fmt::format("{}: '{}' is not a parameter count (examples: 32.5B, 494M)", setting, text));
+  std::uint64_t count = 0;
+  if (__builtin_mul_overflow(whole, scale, &count) || __builtin_add_overflow(count, fraction * (scale / fraction_scale), &count))
+    throw Error(fmt::format("{}: '{}' is too large", setting, text));
+  if (count == 0) throw Error(fmt::format("{}: must be more than zero", setting));
+  return count;
+}
+
+ModelSpec apply_weight_overrides(ModelSpec model, const PlanTexts& texts, const SettingNames& names) {
+  if (!texts.params.empty()) {
+    model.params = parse_param_count(texts.params, names.params);
+    model.active_params = 0;
+    model.params_source = fmt::format("{} {}, given", names.params, texts.params);
+    model.weights_bytes.reset();
+    model.weights_source.clear();
+  }
+  if (!texts.weights.empty()) {
+    model.weights_bytes = parse_memory_size(texts.weights, names.weights);
+    model.weights_source = fmt::format("{} {} (given: the checkpoint's size)", names.weights, texts.weights);
+  }
+  return model;
+}
+
+}  // namespace kvplan

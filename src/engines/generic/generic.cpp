@@ -1,0 +1,105 @@
+// The generic profile: the engine-neutral cost of a row (engines/core/cache_cost.h), the
+// checkpoint's weights, and a flat overhead the user sets, against memory x utilization.
+
+#include "engines/generic/generic.h"
+
+#include <fmt/format.h>
+
+#include "engines/core/cache_cost.h"
+#include "kvplan/error.h"
+
+namespace kvplan {
+
+namespace {
+
+constexpr std::uint64_t kDefaultOverhead = 2 * GiB;  // seed 000's figure
+
+class GenericProfile final : public Profile {
+ public:
+  GenericProfile(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& request)
+      : model_(model), gpu_(gpu) {
+    settings_.batch = request.batch;
+    settings_.overhead_bytes = request.overhead_bytes.value_or(kDefaultOverhead);
+    settings_.utilization_millionths = request.utilization_millionths.value_or(1'000'000);
+    settings_.mtp_layers = resolve_mtp_layers(request.mtp_layers, model, request.names.mtp_layers);
+    const std::uint64_t capacity = scale_by_millionths(gpu.memory_bytes, settings_.utilization_millionths);
+    settings_.budget_rule = fmt::format("{} = memory x utilization {}; fits when weights + KV + overhead <= budget",
+                                        format_gib(static_cast<std::int64_t>(capacity)),
+                                        format_percent(settings_.utilization_millionths));
+    settings_.overhead_rule = fmt::format("runtime, {}", request.names.overhead);
+    if (request.contexts_are_totals)
+      throw Error(fmt::format("{}: a total context for all sequences is llama.cpp's -c; the generic profile takes "
+                              "tokens per sequence",
+                              request.names.ctx));
+  }
+
+  Row price(const RowQuery& query) const override {
+    Row row;
+    row.ctx = query.ctx;
+    row.batch = query.batch;
+    row.cache = resolve(query.cache);
+    row.weight_dtype = query.weight_dtype ? query.weight_dtype : model_.weight_dtype;
+    CacheCost cost = cache_cost(model_, query.ctx, query.batch, row.cache, settings_.mtp_layers);
+    row.kv_bytes_per_token = cost.kv_bytes_per_token;
+    row.kv_bytes = cost.kv_bytes;
+    row.state_bytes = cost.state_bytes;
+    row.breakdown = std::move(cost.breakdown);
+    const WeightsEstimate weights = estimate_weights(model_, query.weight_dtype);
+    row.weights_bytes = weights.bytes;
+    row.weights_rule = weights.rule;
+    row.overhead_bytes = settings_.overhead_bytes;
+    row.capacity_bytes = scale_by_millionths(gpu_.memory_bytes, settings_.utilization_millionths);
+    // What the cache may use, and how many sequences of this context that is.
+    const u128 used = u128{row.weights_bytes} + row.overhead_bytes;
+    if (used <= row.capacity_bytes) {
+      const std::uint64_t available = row.capacity_bytes - static_cast<std::uint64_t>(used);
+      row.engine.available_kv_bytes = available;
+      const std::uint64_t per_sequence = row.kv_bytes / row.batch;
+      if (per_sequence > 0) row.engine.max_concurrency = static_cast<double>(available / per_sequence);
+    } else {
+      row.engine.available_kv_bytes = 0;
+      row.engine.max_concurrency = 0.0;
+    }
+    return row;
+  }
+
+  PlanSettings settings() const override { return settings_; }
+
+  std::vector<std::uint64_t> default_contexts() const override { return {32 * 1024, 64 * 1024, 128 * 1024}; }
+
+  std::vector<CacheDtypes> default_caches() const override {
+    std::vector<CacheDtypes> caches;
+    for (std::string_view name : default_kv_dtype_names()) {
+      const Dtype& type = parse_kv_dtype(name, *model_.weight_dtype);
+      caches.push_back({&type, &type});
+    }
+    return caches;
+  }
+
+  bool reprices_weights() const override { return true; }
+
+ private:
+  /// "auto": the model's compute dtype (bf16 for quantized checkpoints), as vLLM means it.
+  CacheDtypes resolve(const CacheDtypes& cache) const {
+    const Dtype& automatic = parse_kv_dtype("auto", *model_.weight_dtype);
+    return {cache.k ? cache.k : &automatic, cache.v ? cache.v : &automatic};
+  }
+
+  const ModelSpec& model_;  // the plan refers to its model (Plan::profile)
+  GpuSpec gpu_;
+  PlanSettings settings_;
+};
+
+std::shared_ptr<const Profile> make_generic(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& request) {
+  return std::make_shared<GenericProfile>(model, gpu, request);
+}
+
+}  // namespace
+
+const EngineEntry& generic_engine() {
+  static const EngineEntry entry{"generic", "generic", "", "the engine-neutral cost: weights + cache + a flat overhead", "", {},
+                                 &make_generic};
+  return entry;
+}
+
+}  // namespace kvplan

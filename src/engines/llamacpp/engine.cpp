@@ -1,0 +1,276 @@
+// The llama.cpp profile as an engine: llama.cpp's flags, and each row priced by its rules
+// (rules.h): what sits on the GPU against memory x utilization, with a flat overhead the user sets.
+
+#include "engines/llamacpp/engine.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "engines/llamacpp/rules.h"
+#include "engines/llamacpp/section.h"
+#include "kvplan/error.h"
+#include "kvplan/units.h"
+
+namespace kvplan {
+
+namespace {
+
+constexpr std::array<OptionSpec, 10> kOptions = {{
+    {"ctx-size", "LIST",
+     "-c under --runtime llama.cpp: llama.cpp's n_ctx, the TOTAL for all sequences (split across -np as llama-server "
+     "does); 0 = the trained context [default: 0]",
+     "", "-c"},
+    {"parallel", "N", "-np: sequences (llama-server slots) [default: --batch, else 1]", "-np"},
+    {"batch-size", "N", "-b under --runtime llama.cpp: logical batch n_batch [default: 2048]", "", "-b"},
+    {"ubatch-size", "N", "-ub: physical batch n_ubatch [default: 512]", "-ub"},
+    {"cache-type-k", "TYPE", "-ctk: K cache type: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl [default: f16]", "-ctk"},
+    {"cache-type-v", "TYPE", "-ctv: V cache type (quantized V needs flash attention) [default: f16]", "-ctv"},
+    {"flash-attn", "MODE", "-fa: on, off or auto [default: auto]", "-fa"},
+    {"kv-unified", "", "-kvu: one KV stream shared by all sequences", "-kvu"},
+    {"swa-full", "", "Full-size SWA cache (sliding layers hold the whole context)"},
+    {"n-gpu-layers", "N", "-ngl: layers on the GPU, of n_layer + 1 (the output layer); a number, all or auto [default: all]",
+     "-ngl --gpu-layers"},
+}};
+
+constexpr std::uint64_t kDefaultOverhead = 2 * GiB;
+
+struct LlamaCppDetail final : EngineDetail {
+  LlamaCppResult result;
+};
+
+std::uint64_t parse_count(std::string_view text, std::string_view flag) {
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty())
+    throw Error(fmt::format("{}: '{}' is not a whole number", flag, text));
+  return value;
+}
+
+std::vector<std::string> split_commas(std::string_view text) {
+  std::vector<std::string> items;
+  while (true) {
+    const std::size_t comma = text.find(',');
+    items.emplace_back(text.substr(0, comma));
+    if (comma == std::string_view::npos) return items;
+    text.remove_prefix(comma + 1);
+  }
+}
+
+/// The rows' breakdown, from llama.cpp's caches: what each cache puts on the GPU.
+std::vector<KvBreakdownItem> breakdown_of(const LlamaCppResult& r, const ModelSpec& model) {
+  LayerKind windowed = LayerKind::sliding;
+  std::uint64_t window = 0;
+  bool mla = false;
+  for (const LayerSpec& layer : model.layers) {
+    if (layer.kind == LayerKind::sliding || layer.kind == LayerKind::chunked) {
+      windowed = layer.kind;
+      window = layer.window;
+    }
+    mla = mla || layer.kind == LayerKind::mla;
+  }
+  std::vector<KvBreakdownItem> items;
+  for (const LlamaCppKvCache& c : r.caches) {
+    if (c.layers == 0) continue;
+    const bool swa = c.role == "SWA KV";
+    items.push_back({swa ? windowed : mla ? LayerKind::mla : LayerKind::full, swa ? window : 0, c.layers, c.cells, c.gpu_bytes});
+  }
+  if (r.recurrent) items.push_back({LayerKind::linear, 0, r.recurrent->layers, 0, r.recurrent->gpu_bytes});
+  return items;
+}
+
+class LlamaCppProfile final : public Profile {
+ public:
+  LlamaCppProfile(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& request)
+      : model_(model), gpu_(gpu), facts_(llamacpp_facts(model)) {
+    const SettingNames& names = request.names;
+    if (request.weight_dtype)
+      throw Error(fmt::format("{} does not apply to the llama.cpp profile: llama.cpp runs the GGUF file's own tensors "
+                              "(give the GGUF of the quantization you want)",
+                              names.weight_dtype));
+    if (!request.mtp_layers.empty())
+      throw Error(fmt::format("{} does not apply to the llama.cpp profile: its cache follows the GGUF's own layer count",
+                              names.mtp_layers));
+    const auto option = [&](std::string_view name) { return find_option(request, name); };
+
+    // Sequences: -np, or the batch; both given, they must agree.
+    if (const EngineOption* np = option("parallel")) {
+      base_.n_parallel = parse_positive_u32(np->value, np->shown_as);
+      if (request.batch_given && request.batch != base_.n_parallel)
+        throw Error(fmt::format("{} {} and {} {} disagree: both count sequences", np->shown_as, base_.n_parallel,
+                                names.batch, request.batch));
+      parallel_given_ = true;
+    } else if (!request.batch_given) {
+      common_rules_.push_back("no -np: 1 sequence (llama-server without -np runs 4 slots sharing one unified cache; "
+                              "price that with -np 4 --kv-unified)");
+    }
+    if (const EngineOption* o = option("batch-size")) base_.n_batch = parse_positive_u32(o->value, o->shown_as);
+    if (const EngineOption* o = option("ubatch-size")) base_.n_ubatch = parse_positive_u32(o->value, o->shown_as);
+    base_.kv_unified = option("kv-unified") != nullptr;
+    base_.swa_full = option("swa-full") != nullptr;
+    if (const EngineOption* o = option("flash-attn")) base_.flash_attn = parse_llamacpp_flash_attn(o->value);
+    if (const EngineOption* o = option("n-gpu-layers")) {
+      if (o->value == "all" || o->value == "-1" || o->value == "-2") {
+        base_.n_gpu_layers = -1;
+      } else if (o->value == "auto") {
+        base_.n_gpu_layers = -1;
+        common_rules_.push_back("-ngl auto: llama-server's --fit may keep layers in host memory to fit the free memory "
+                                "it sees; kvplan prices all layers on the GPU");
+      } else {
+        base_.n_gpu_layers = static_cast<std::int64_t>(parse_count(o->value, o->shown_as));
+      }
+    }
+
+    // Contexts: -c totals, or kvplan's per-sequence --ctx, not both.
+    if (const EngineOption* c = option("ctx-size")) {
+      if (!request.contexts.empty())
+        throw Error(fmt::format("give either {} (llama.cpp's total for all sequences) or {} (kvplan's per sequence), "
+                                "not both",
+                                c->shown_as, names.ctx));
+      for (const std::string& text : split_commas(c->value))
+        ctx_totals_.push_back(text == "0" ? 0 : parse_token_count(text, c->shown_as));
+    }
+    // Cache types: -ctk/-ctv (one pair), or kvplan's list of K = V types, not both.
+    const EngineOption* k = option("cache-type-k");
+    const EngineOption* v = option("cache-type-v");
+    if (k || v) {
+      if (!request.caches.empty())
+        throw Error(fmt::format("give either -ctk/-ctv (llama.cpp's) or {} (kvplan's list of K = V types), not both",
+                                names.kv_dtype));
+      typed_cache_ = {k ? &cache_dtype(parse_llamacpp_cache_type(k->value, k->shown_as)) : nullptr,
+                      v ? &cache_dtype(parse_llamacpp_cache_type(v->value, v->shown_as)) : nullptr};
+    }
+    kv_dtype_setting_ = names.kv_dtype;
+
+    settings_.batch = parallel_given_ ? base_.n_parallel : request.batch;
+    settings_.overhead_bytes = request.overhead_bytes.value_or(kDefaultOverhead);
+    settings_.utilization_millionths = request.utilization_millionths.value_or(1'000'000);
+    const std::uint64_t capacity = scale_by_millionths(gpu.memory_bytes, settings_.utilization_millionths);
+    settings_.budget_rule = fmt::format("{} = memory x utilization {}; fits when what llama.cpp puts on the GPU + "
+                                        "overhead <= budget",
+                                        format_gib(static_cast<std::int64_t>(capacity)),
+                                        format_percent(settings_.utilization_millionths));
+    settings_.overhead_rule = fmt::format("runtime, {}", names.overhead);
+  }
+
+  Row price(const RowQuery& query) const override {
+    LlamaCppSettings s = base_;
+    s.n_parallel = parallel_given_ ? base_.n_parallel : to_u32(query.batch);
+    s.type_k = query.cache.k ? &ggml_of(*query.cache.k) : nullptr;
+    s.type_v = query.cache.v ? &ggml_of(*query.cache.v) : nullptr;
+    std::string why;
+    if (query.ctx_is_total) {
+      s.n_ctx = query.ctx;
+      why = query.ctx == 0 ? "no -c: llama.cpp's default -c 0, the trained context"
+                           : fmt::format("-c {}: the total for all {} (llama-server splits it across -np)", query.ctx,
+                                         s.n_parallel == 1 ? std::string("1 sequence")
+                                                           : fmt::format("{} sequences", s.n_parallel));
+    } else {
+      s.n_ctx = s.kv_unified ? query.ctx : checked_mul(query.ctx, s.n_parallel, "ctx x sequences");
+      why = fmt::format("--ctx {} per sequence x {} sequence{}: -c {}", query.ctx, s.n_parallel,
+                        s.n_parallel == 1 ? "" : "s", s.n_ctx);
+    }
+    auto detail = std::make_shared<LlamaCppDetail>();
+    LlamaCppResult& r = detail->result;
+    r = plan_llamacpp(model_, s, facts_);
+    std::vector<std::string> rules{why};
+    rules.insert(rules.end(), common_rules_.begin(), common_rules_.end());
+    r.rules.insert(r.rules.begin(), rules.begin(), rules.end());
+
+    Row row;
+    row.ctx = r.n_ctx_seq;
+    row.batch = s.n_parallel;
+    row.cache = {&cache_dtype(s.type_k ? *s.type_k : parse_llamacpp_cache_type("f16", "")),
+                 &cache_dtype(s.type_v ? *s.type_v : parse_llamacpp_cache_type("f16", ""))};
+    row.weight_dtype = model_.weight_dtype;
+    row.kv_bytes = r.gpu_cache_bytes;
+    row.state_bytes = r.recurrent ? r.recurrent->gpu_bytes : 0;
+    for (const LlamaCppKvCache& c : r.caches)
+      if (c.layers > 0)
+        row.kv_bytes_per_token = checked_add(row.kv_bytes_per_token, (c.k_bytes + c.v_bytes) / (c.cells * c.streams), "cache");
+    row.breakdown = breakdown_of(r, model_);
+    row.weights_bytes = r.model_gpu_bytes;
+    row.weights_rule = fmt::format("llama.cpp model buffer on the GPU ({} of {} layers, {}); {:.2f} GiB in host memory",
+                                   r.gpu_layers, r.n_layer_all + 1,
+                                   r.model_host_exact ? "sum of GGUF tensor sizes" : "approximate",
+                                   static_cast<double>(r.model_host_bytes) / GiB);
+    row.overhead_bytes = settings_.overhead_bytes;
+    row.capacity_bytes = scale_by_millionths(gpu_.memory_bytes, settings_.utilization_millionths);
+    const u128 used = u128{row.weights_bytes} + row.overhead_bytes;
+    row.engine.available_kv_bytes =
+        used <= row.capacity_bytes ? row.capacity_bytes - static_cast<std::uint64_t>(used) : 0;
+    row.engine.kv_cache_tokens = r.n_ctx;
+    row.engine.max_concurrency = static_cast<double>(r.n_seq_max);
+    row.detail = std::move(detail);
+    return row;
+  }
+
+  PlanSettings settings() const override { return settings_; }
+
+  std::vector<std::uint64_t> default_contexts() const override {
+    return ctx_totals_.empty() ? std::vector<std::uint64_t>{0} : ctx_totals_;
+  }
+  bool default_contexts_are_totals() const override { return true; }
+
+  std::optional<std::uint64_t> default_batch() const override {
+    return parallel_given_ ? std::optional<std::uint64_t>(base_.n_parallel) : std::nullopt;
+  }
+
+  std::vector<CacheDtypes> default_caches() const override {
+    if (typed_cache_.k || typed_cache_.v) return {typed_cache_};
+    return {CacheDtypes{}};
+  }
+
+  /// llama.cpp keeps n_ctx in 32 bits: half of that across the sequences.
+  std::uint64_t search_cap() const override {
+    return std::numeric_limits<std::uint32_t>::max() / 2 / std::max<std::uint32_t>(base_.n_parallel, 1);
+  }
+
+  void write_section(const Plan& plan, EngineSection& section) const override {
+    std::vector<const LlamaCppResult*> results;
+    for (const Row& row : plan.rows) results.push_back(&static_cast<const LlamaCppDetail&>(*row.detail).result);
+    write_llamacpp_section(results, section);
+  }
+
+ private:
+  /// kvplan's name of a llama.cpp cache type (f16 -> fp16), for the row's label.
+  static const Dtype& cache_dtype(const GgmlType& type) {
+    static const Dtype& bf16 = parse_weight_dtype("bf16");
+    return parse_kv_dtype(type.name, bf16);
+  }
+  const GgmlType& ggml_of(const Dtype& type) const { return parse_llamacpp_cache_type(type.name, kv_dtype_setting_); }
+  static std::uint32_t to_u32(std::uint64_t n) {
+    if (n > std::numeric_limits<std::uint32_t>::max()) throw Error(fmt::format("{} sequences: too many for llama.cpp", n));
+    return static_cast<std::uint32_t>(n);
+  }
+
+  const ModelSpec& model_;
+  GpuSpec gpu_;
+  LlamaCppModelFacts facts_;
+  LlamaCppSettings base_;
+  bool parallel_given_ = false;
+  std::vector<std::uint64_t> ctx_totals_;
+  CacheDtypes typed_cache_;
+  std::string kv_dtype_setting_;
+  std::vector<std::string> common_rules_;
+  PlanSettings settings_;
+};
+
+std::shared_ptr<const Profile> make_llamacpp(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& request) {
+  return std::make_shared<LlamaCppProfile>(model, gpu, request);
+}
+
+}  // namespace
+
+const EngineEntry& llamacpp_engine() {
+  static const EngineEntry entry{"llama.cpp", "llama.cpp", "llamacpp llama-cpp",
+                                 "what llama.cpp v0.4.0 allocates",
+                                 "llama.cpp profile (with --runtime llama.cpp; llama.cpp's spellings accepted)", kOptions,
+                                 &make_llamacpp};
+  return entry;
+}
+
+}  // namespace kvplan

@@ -1,0 +1,230 @@
+// The vLLM profile as an engine: vLLM's flags, and each row priced by its rules (rules.h), per GPU.
+// kvplan's --ctx, --kv-dtype and --util are vLLM's --max-model-len, --kv-cache-dtype and
+// --gpu-memory-utilization.
+
+#include "engines/vllm/engine.h"
+
+#include <array>
+
+#include <fmt/format.h>
+
+#include "engines/vllm/rules.h"
+#include "engines/vllm/section.h"
+#include "kvplan/error.h"
+#include "kvplan/units.h"
+
+namespace kvplan {
+
+namespace {
+
+constexpr std::array<OptionSpec, 9> kOptions = {{
+    {"tensor-parallel-size", "N", "GPUs one model is split across; figures are per GPU [default: 1]", "-tp"},
+    {"block-size", "N", "Tokens per KV block [default: 16; MLA: what the backend forces]"},
+    {"max-num-seqs", "N", "Sequences a step may hold [default: 1024 on >= 70 GiB cards but A100, else 256]"},
+    {"max-num-batched-tokens", "N", "Tokens a step may hold [default: 8192 on >= 70 GiB cards but A100, else 2048]"},
+    {"kv-cache-memory", "SIZE", "KV cache memory per GPU, skipping vLLM's profiling (37GiB, 40GB)"},
+    {"vllm-version", "VERSION", "Whose rules: 0.10, 0.11 to 0.20, 0.21 or later [default: latest]"},
+    {"enable-prefix-caching", "", "Prefix caching (Mamba-style layers then keep 2 blocks)"},
+    {"disable-hybrid-kv-cache-manager", "", "Every layer keeps every token (no sliding-window savings)"},
+    {"allow-long-max-model-len", "", "Let --max-model-len exceed the trained context, as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 does",
+     "", "", "VLLM_ALLOW_LONG_MAX_MODEL_LEN"},
+}};
+
+struct VllmDetail final : EngineDetail {
+  VllmResult result;
+};
+
+bool truthy(std::string_view value) { return value.empty() || value == "1" || value == "true" || value == "True"; }
+
+/// The settings shared by every row, from vLLM's flags.
+VllmSettings base_settings(const PlanRequest& request) {
+  VllmSettings s;
+  const auto text = [&](std::string_view name) -> const EngineOption* { return find_option(request, name); };
+  if (const EngineOption* o = text("tensor-parallel-size")) s.tensor_parallel = parse_positive_u32(o->value, o->shown_as);
+  if (const EngineOption* o = text("block-size")) s.block_size = parse_positive_u32(o->value, o->shown_as);
+  if (const EngineOption* o = text("max-num-seqs")) s.max_num_seqs = parse_positive_u32(o->value, o->shown_as);
+  if (const EngineOption* o = text("max-num-batched-tokens"))
+    s.max_num_batched_tokens = parse_positive_integer(o->value, o->shown_as);
+  if (const EngineOption* o = text("kv-cache-memory")) s.kv_cache_memory_bytes = parse_memory_size(o->value, o->shown_as);
+  const EngineOption* version = text("vllm-version");
+  s.version = parse_vllm_version(version ? std::string_view(version->value) : "latest",
+                                 version ? std::string_view(version->shown_as) : "vllm-version");
+  s.prefix_caching = text("enable-prefix-caching") != nullptr;
+  s.hybrid_kv_cache_manager = text("disable-hybrid-kv-cache-manager") == nullptr;
+  s.utilization_millionths = request.utilization_millionths.value_or(900'000);
+  return s;
+}
+
+class VllmProfile final : public Profile {
+ public:
+  VllmProfile(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& request)
+      : model_(model), gpu_(gpu), base_(base_settings(request)) {
+    const SettingNames& names = request.names;
+    if (request.weight_dtype)
+      throw Error(fmt::format("{} does not apply to the vLLM profile: vLLM runs the checkpoint's own weights (give the "
+                              "quantized checkpoint you serve)",
+                              names.weight_dtype));
+    if (request.overhead_bytes)
+      throw Error(fmt::format("{} does not apply to the vLLM profile: it estimates vLLM's own activation, non-torch and "
+                              "CUDA-graph memory (or give --kv-cache-memory)",
+                              names.overhead));
+    if (!request.mtp_layers.empty()) throw Error(fmt::format("{} is not modelled by the vLLM profile yet", names.mtp_layers));
+    if (request.contexts_are_totals) throw Error("a total context for all sequences is llama.cpp's -c, not vLLM's");
+    if (const EngineOption* o = find_option(request, "allow-long-max-model-len")) allow_long_ = truthy(o->value);
+    batch_ = request.batch;
+
+    // One row's result gives the budget every row shares, and refuses a model vLLM cannot run.
+    VllmSettings probe = base_;
+    probe.max_model_len = model.max_context ? model.max_context : 1;
+    const VllmBudget b = plan_vllm(model, gpu, probe).budget;
+    settings_.batch = request.batch;
+    settings_.utilization_millionths = base_.utilization_millionths;
+    settings_.overhead_bytes = b.activation + b.non_torch + (b.cuda_graphs_subtracted ? b.cuda_graphs : 0);
+    if (b.from_kv_cache_memory) {
+      settings_.budget_rule = fmt::format(
+          "{} per GPU ({}); --kv-cache-memory gives the cache {} whatever the rows need, so fits when weights + that "
+          "pool + vLLM's own memory <= the card and the requests' blocks fit in the pool",
+          format_gib(static_cast<std::int64_t>(b.total)), b.total_is_cuda_visible ? "CUDA-visible" : "driver-reported",
+          format_gib(b.available));
+    } else {
+      settings_.budget_rule = fmt::format(
+          "{} per GPU = {} {} x gpu_memory_utilization {}; fits when vLLM starts and the requests' blocks fit in what "
+          "weights and its own (ESTIMATED) memory leave",
+          format_gib(static_cast<std::int64_t>(b.requested)), format_gib(static_cast<std::int64_t>(b.total)),
+          b.total_is_cuda_visible ? "CUDA-visible" : "driver-reported",
+          fmt::format("{:.2f}", static_cast<double>(base_.utilization_millionths) / 1e6));
+    }
+    settings_.overhead_rule = b.cuda_graphs_subtracted ? "ESTIMATED: vLLM's activation peak, non-torch and CUDA-graph memory"
+                                                       : "ESTIMATED: vLLM's activation peak and non-torch memory";
+  }
+
+  Row price(const RowQuery& query) const override {
+    if (query.cache.k != query.cache.v)
+      throw Error("vLLM stores K and V at one dtype (--kv-cache-dtype): give one dtype per row");
+    VllmSettings settings = base_;
+    settings.max_model_len = query.ctx;
+    settings.kv_dtype = query.cache.k;
+    auto detail = std::make_shared<VllmDetail>();
+    VllmResult& r = detail->result;
+    r = plan_vllm(model_, gpu_, settings);
+    const VllmBudget& b = r.budget;
+
+    Row row;
+    row.ctx = r.max_model_len;
+    row.batch = query.batch;
+    const Dtype& dtype = query.cache.k ? *query.cache.k : parse_kv_dtype("auto", *model_.weight_dtype);
+    row.cache = {&dtype, &dtype};
+    row.weight_dtype = model_.weight_dtype;
+    row.kv_bytes_per_token = r.kv_bytes_per_token;
+    // The requests take whole blocks of the shared pool: blocks x (a page of every layer a block spans).
+    const std::uint64_t block_bytes = checked_mul(r.page_bytes, r.layers_per_block, "KV block");
+    for (const VllmGroup& g : r.groups) {
+      const std::uint64_t bytes = checked_mul(checked_mul(g.blocks_per_request, block_bytes, "KV cache"), query.batch, "KV cache");
+      if (g.kind == LayerKind::linear) row.state_bytes = checked_add(row.state_bytes, bytes, "KV cache");
+      row.kv_bytes = checked_add(row.kv_bytes, bytes, "KV cache");
+      row.breakdown.push_back({g.kind, g.window, g.layers,
+                               g.kind == LayerKind::linear ? 0 : checked_mul(g.blocks_per_request, g.block_size, "KV cache"),
+                               bytes});
+    }
+    row.weights_bytes = b.weights;
+    row.weights_rule = r.tensor_parallel == 1 ? "the checkpoint, loaded whole"
+                                              : fmt::format("the checkpoint / {} (tensor parallel, per GPU)", r.tensor_parallel);
+    row.overhead_bytes = settings_.overhead_bytes;
+    if (b.from_kv_cache_memory) {
+      row.kv_pool_bytes = static_cast<std::uint64_t>(b.available);
+      row.capacity_bytes = b.total;
+    } else {
+      row.capacity_bytes = b.requested;
+    }
+    row.engine.available_kv_bytes = b.available > 0 ? static_cast<std::uint64_t>(b.available) : 0;
+    row.engine.kv_cache_tokens = r.gpu_kv_cache_tokens;
+    row.engine.max_concurrency = r.max_concurrency();
+    row.engine.starts = r.starts;
+    add_findings(row, r);
+    if (query.batch > r.max_num_seqs)
+      r.rules.push_back(fmt::format("--batch {} is more than max_num_seqs {}: vLLM runs at most {} sequences at once",
+                                    query.batch, r.max_num_seqs, r.max_num_seqs));
+    row.detail = std::move(detail);
+    return row;
+  }
+
+  PlanSettings settings() const override { return settings_; }
+
+  std::vector<std::uint64_t> default_contexts() const override {
+    if (model_.max_context == 0)
+      throw Error("--max-model-len (--ctx) is required: the model does not state its trained context");
+    return {model_.max_context};
+  }
+
+  std::vector<CacheDtypes> default_caches() const override { return {CacheDtypes{}}; }
+
+  void write_section(const Plan& plan, EngineSection& section) const override {
+    std::vector<const VllmResult*> results;
+    for (const Row& row : plan.rows) results.push_back(&static_cast<const VllmDetail&>(*row.detail).result);
+    write_vllm_section(results, section);
+  }
+
+ private:
+  /// What would stop vLLM, or the row, in words a CI log can show.
+  void add_findings(Row& row, const VllmResult& r) const {
+    if (model_.max_context && r.max_model_len > model_.max_context) {
+      if (allow_long_) {
+        row.findings.push_back({"beyond_trained_context",
+                                fmt::format("max_model_len {} is beyond the trained context of {} tokens "
+                                            "(VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: vLLM warns and starts)",
+                                            format_thousands(r.max_model_len), format_thousands(model_.max_context)),
+                                false});
+      } else {
+        row.findings.push_back({"beyond_trained_context",
+                                fmt::format("max_model_len {} is beyond the trained context of {} tokens",
+                                            format_thousands(r.max_model_len), format_thousands(model_.max_context)),
+                                true});
+        row.findings.push_back({"engine_refuses_start",
+                                fmt::format("vLLM refuses a max_model_len of {} above the model's {} unless "
+                                            "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
+                                            format_thousands(r.max_model_len), format_thousands(model_.max_context)),
+                                true});
+      }
+    }
+    if (!r.starts)
+      row.findings.push_back(
+          {"engine_refuses_start",
+           r.budget.available <= 0
+               ? std::string("vLLM would not start: no memory is left for the cache blocks")
+               : fmt::format("vLLM would not start: one request of {} tokens needs {}; the largest that fits is {} tokens",
+                             format_thousands(r.max_model_len), format_gib(static_cast<std::int64_t>(r.request_bytes)),
+                             format_thousands(r.estimated_max_model_len.value_or(0))),
+           true});
+    if (row.batch > r.max_num_seqs)
+      row.findings.push_back({"exceeds_max_num_seqs",
+                              fmt::format("{} sequences are more than max_num_seqs {}: vLLM runs at most {} at once", row.batch,
+                                          r.max_num_seqs, r.max_num_seqs),
+                              true});
+    if (!r.budget.from_kv_cache_memory)
+      row.findings.push_back({"estimate",
+                              "vLLM's available KV memory is an estimate (its activation, non-torch and CUDA-graph memory "
+                              "are measured at startup); --kv-cache-memory makes it exact",
+                              false});
+  }
+
+  const ModelSpec& model_;
+  GpuSpec gpu_;
+  VllmSettings base_;
+  PlanSettings settings_;
+  std::uint64_t batch_ = 1;
+  bool allow_long_ = false;
+};
+
+std::shared_ptr<const Profile> make_vllm(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& request) {
+  return std::make_shared<VllmProfile>(model, gpu, request);
+}
+
+}  // namespace
+
+const EngineEntry& vllm_engine() {
+  static const EngineEntry entry{"vllm", "vLLM", "", "what vLLM's V1 engine allocates, per GPU",
+                                 "vLLM profile (with --runtime vllm; vLLM's spellings accepted)", kOptions, &make_vllm};
+  return entry;
+}
+
+}  // namespace kvplan
