@@ -242,10 +242,21 @@ TEST_CASE("what kvplan does not understand is exit code 3, naming the field") {
   CHECK_THROWS_WITH(inline_config(unknown), "unsupported architecture: inline/config.json: kv_sharing_stride = 2");
 
   // An unknown type with only the standard fields: the cache is understood, the weights cannot be
-  // counted without knowing its MLP, so the exact size must come from the safetensors index.
+  // counted without knowing its MLP. It loads with its parameters unknown, and pricing its weights
+  // is exit code 3 naming the ways forward (the index, --weights, --params).
   nlohmann::json plain = small_llama();
   plain["model_type"] = "futurenet";
-  CHECK(code_of(plain) == ExitCode::unsupported_architecture);
+  const ModelSpec uncounted = inline_config(plain);
+  CHECK(uncounted.params == 0);
+  CHECK_THAT(uncounted.params_source, Catch::Contains("model_type = futurenet"));
+  try {
+    estimate_weights(uncounted, nullptr);
+    FAIL("weights of an uncounted model were priced");
+  } catch (const Error& error) {
+    CHECK(error.code() == ExitCode::unsupported_architecture);
+    CHECK_THAT(error.what(), Catch::Contains("--weights SIZE") && Catch::Contains("--params N") &&
+                                 Catch::Contains("model.safetensors.index.json"));
+  }
   CHECK(describe_layers(model_spec_from_hf_config(plain, "futurenet", 1'000'000)) == "4 full");
 }
 

@@ -30,6 +30,12 @@ class KVPLAN_API Error : public std::runtime_error {
   ExitCode code_;
 };
 
+/// A size past 64 bits. Never swallowed by a fallback: it means the input is absurd or hostile.
+class KVPLAN_API OverflowError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// An architecture or layer field kvplan does not understand. Never guessed around.
 inline Error unsupported_architecture(const std::string& field, const std::string& value) {
   return Error("unsupported architecture: " + field + " = " + value,

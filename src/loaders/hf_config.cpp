@@ -789,10 +789,25 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
   // The count needs every MLP and embedding shape; an index that gives the exact size makes a
   // count that cannot be done (an architecture the counter does not know) unnecessary.
   ParamCount count;
+  std::string not_counted;
   try {
     count = count_params(counted_config);
-  } catch (const Error&) {
-    if (!safetensors_total_size) throw;
+  } catch (const OverflowError&) {
+    throw;  // an absurd size is an error whatever else is known
+  } catch (const Error& error) {
+    // The exact size from the index makes a count that cannot be done unnecessary. Without it, an
+    // architecture the counter does not know gives way to the user's --weights or --params; a
+    // malformed field does not.
+    if (!safetensors_total_size && error.code() != ExitCode::unsupported_architecture) throw;
+    not_counted = error.what();
+  }
+  if (!not_counted.empty() && !safetensors_total_size) {
+    // The cache is understood; the weights are not. Planning asks for them (estimate_weights).
+    spec.params = 0;
+    spec.weight_dtype = &dtype;
+    spec.params_source = "not counted: " + not_counted;
+    validate(spec);
+    return spec;
   }
   spec.params = count.total;
   spec.active_params = count.active != count.total ? count.active : 0;

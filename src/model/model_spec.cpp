@@ -58,7 +58,7 @@ std::uint64_t LayerSpec::elements_per_token() const {
 void validate(const ModelSpec& spec) {
   if (spec.layers.empty()) throw Error(fmt::format("{}: layers must be at least 1", spec.id));
   if (spec.attention_heads == 0) throw Error(fmt::format("{}: attention_heads must be at least 1", spec.id));
-  if (spec.params == 0 && !spec.weights_bytes)
+  if (spec.params == 0 && !spec.weights_bytes && spec.params_source.empty())
     throw Error(fmt::format("{}: params must be at least 1 (or give weights_bytes)", spec.id));
   if (spec.weight_dtype == nullptr) throw Error(fmt::format("{}: weight_dtype is missing", spec.id));
   for (std::size_t i = 0; i < spec.layers.size(); ++i) validate_layer(spec, spec.layers[i], i);

@@ -39,13 +39,16 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 std::vector<std::string> closest_names(std::string_view typed, const std::vector<std::string>& candidates,
                                        std::size_t limit) {
   const std::string needle = folded(typed);
-  // A typo changes a few characters; allow about a third of the name, at least 2.
-  const std::size_t max_distance = std::max<std::size_t>(2, needle.size() / 3);
+  // A typo changes a few characters: about a third of the name, at least 2, but only 1 in a name
+  // of four characters or fewer ("all" is not a typo of "l4").
+  const std::size_t max_distance = needle.size() <= 4 ? 1 : std::max<std::size_t>(2, needle.size() / 3);
   std::vector<std::pair<std::size_t, std::string>> scored;
   for (const std::string& candidate : candidates) {
     std::size_t distance = edit_distance(needle, candidate);
-    if (!needle.empty() && needle.size() >= 3 && folded(candidate).find(needle) != std::string::npos)
+    const std::string haystack = folded(candidate);
+    if (needle.size() >= 3 && haystack.find(needle) != std::string::npos)
       distance = std::min<std::size_t>(distance, 1);  // "llama3" should find "llama3.1-8b"
+    if (needle.size() == 2 && haystack.rfind(needle, 0) == 0) distance = std::min<std::size_t>(distance, 1);  // "q8": q8_0
     if (distance <= max_distance) scored.emplace_back(distance, candidate);
   }
   std::stable_sort(scored.begin(), scored.end(),

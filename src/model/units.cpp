@@ -13,14 +13,14 @@ namespace kvplan {
 std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, std::string_view what) {
   std::uint64_t product = 0;
   if (__builtin_mul_overflow(a, b, &product))
-    throw Error(fmt::format("{} overflows 64 bits ({} x {})", what, a, b));
+    throw OverflowError(fmt::format("{} overflows 64 bits ({} x {})", what, a, b));
   return product;
 }
 
 std::uint64_t checked_add(std::uint64_t a, std::uint64_t b, std::string_view what) {
   std::uint64_t sum = 0;
   if (__builtin_add_overflow(a, b, &sum))
-    throw Error(fmt::format("{} overflows 64 bits ({} + {})", what, a, b));
+    throw OverflowError(fmt::format("{} overflows 64 bits ({} + {})", what, a, b));
   return sum;
 }
 

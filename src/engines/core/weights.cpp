@@ -42,10 +42,9 @@ WeightsEstimate estimate_weights(const ModelSpec& model, const Dtype* dtype) {
             fmt::format("estimate: the {} checkpoint's size x {}/{} (no parameter count to price {} from)", own.name,
                         per_value(target), per_value(own), target.name)};
   }
-  throw Error(fmt::format("{}: the size of its weights is unknown (no parameter count and no checkpoint size); give "
-                          "the checkpoint's size or its parameter count (--weights SIZE / --params N), or put "
-                          "model.safetensors.index.json beside its config.json",
-                          model.id),
+  throw Error(fmt::format("{}: the size of its weights is unknown ({}); give the checkpoint's size (--weights SIZE) "
+                          "or its parameter count (--params N), or put model.safetensors.index.json beside its config.json",
+                          model.id, model.params_source.empty() ? "no parameter count and no checkpoint size" : model.params_source),
               ExitCode::unsupported_architecture);
 }
 
