@@ -34,17 +34,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const Dtype& fp16 = parse_kv_dtype("fp16", *spec.weight_dtype);
   Report report;
   report.model = &spec;
-  report.gpu.id = "fuzz";
-  report.gpu.name = "fuzz";
-  report.gpu.memory_bytes = 80ull << 30;
-  report.gpu.memory_basis = "given";
-  report.request.contexts = {1, 4096, 131072};
-  report.request.caches = {{&fp16, &fp16}};
-  report.request.gpu_memory_bytes = report.gpu.memory_bytes;
+  report.gpus.resize(1);
+  report.gpus[0].id = "fuzz";
+  report.gpus[0].name = "fuzz";
+  report.gpus[0].memory_bytes = 80ull << 30;
+  report.gpus[0].memory_basis = "given";
+  PlanRequest request;
+  request.contexts = {1, 4096, 131072};
+  request.caches = {{&fp16, &fp16}};
   try {
-    report.plan = make_plan(spec, report.request);
+    report.plan = make_plan(spec, report.gpus, request);
     const std::string json = format_json(report);
-    const std::string table = format_table(report, false);
+    const std::string table = format_table(report);
     fuzz::require(!json.empty() && !table.empty(), "empty output");
   } catch (const Error& error) {
     fuzz::require_message(error.what(), "make_plan");  // e.g. a size past 64 bits

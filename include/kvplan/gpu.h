@@ -49,6 +49,10 @@ GpuCatalog parse_gpu_catalog(std::string_view json_text, std::string_view origin
 /// smallest of them, said in `resolution_note`. Errors name `setting`.
 GpuSpec resolve_gpu(std::string_view text, const GpuCatalog& catalog, std::string_view setting = "gpu");
 
+/// The GPUs of a deployment: "4090", "2x4090", "4xh100", "5090+3090", "2x3090+4090", "2x24GiB",
+/// each part resolved as resolve_gpu does. At most 4,096 cards. Errors name `setting`.
+std::vector<GpuSpec> resolve_gpus(std::string_view text, const GpuCatalog& catalog, std::string_view setting = "gpu");
+
 /// "RTX 4090", "rtx-4090" and "rtx_4090" all name the same card: lower case, no spaces, dashes or
 /// underscores.
 std::string normalized_gpu_name(std::string_view name);

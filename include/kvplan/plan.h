@@ -110,6 +110,21 @@ struct EngineFigures {
   bool starts = true;                               ///< the engine would start with these settings
 };
 
+/// One GPU of the deployment in a row: what the engine puts on it.
+struct GpuShare {
+  std::uint32_t rank = 0;   ///< tensor-parallel rank, or the device's index in a layer split
+  std::uint32_t stage = 0;  ///< pipeline stage
+  std::string gpu;          ///< the card's catalog id
+  std::uint64_t weights_bytes = 0;
+  std::uint64_t kv_bytes = 0;
+  std::uint64_t other_bytes = 0;     ///< the engine's own memory on this GPU (overhead)
+  std::uint64_t capacity_bytes = 0;  ///< this GPU's budget
+  // Settled by the core.
+  std::uint64_t total_bytes = 0;
+  std::int64_t headroom_bytes = 0;
+  bool fits = false;
+};
+
 /// An engine's own figures for one row, for its report section (vLLM's blocks, llama.cpp's
 /// buffers). Defined by each engine profile; opaque here.
 struct EngineDetail;
@@ -141,6 +156,13 @@ struct Row {
   EngineFigures engine;
   std::vector<Finding> findings;
   std::shared_ptr<const EngineDetail> detail;
+
+  /// The deployment: tensor-parallel ranks x pipeline stages, and every GPU's share. The row's
+  /// own figures above are its worst GPU's; it fits only when every GPU does.
+  std::uint32_t tp = 1;
+  std::uint32_t pp = 1;
+  std::vector<GpuShare> per_gpu;      ///< empty from a profile: one GPU, the row's figures
+  std::vector<std::string> assumptions;  ///< what the engine's rules take for granted here
 };
 
 /// The largest context that fits with one cache dtype, everything else as requested.
@@ -196,10 +218,13 @@ struct Plan {
   bool all_fit() const { return ways_out.empty(); }
 };
 
-/// Plans `request` for `model` on `gpu`. The plan refers to `model`: keep it alive while the plan is
+/// Plans `request` for `model` on `gpus` (one or more cards; the engine decides how it uses them).
+/// The plan refers to `model`: keep it alive while the plan is
 /// used (its profile writes the engine's report section from it). Throws Error (exit 2) for settings that are invalid or
 /// that the engine refuses outright, and an unsupported-architecture Error (exit 3) for what the
 /// engine's rules do not cover.
+KVPLAN_API Plan make_plan(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const PlanRequest& request);
+/// One GPU.
 KVPLAN_API Plan make_plan(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& request);
 
 /// The engine profiles kvplan has, by name ("generic", "llama.cpp", "vllm").

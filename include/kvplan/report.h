@@ -18,8 +18,10 @@ inline constexpr int kJsonSchemaVersion = 2;
 
 struct Report {
   const ModelSpec* model = nullptr;
-  GpuSpec gpu;
+  std::vector<GpuSpec> gpus;  ///< the deployment's cards; at least one
   Plan plan;
+
+  const GpuSpec& gpu() const { return gpus.front(); }  ///< the first card
 };
 
 enum class OutputFormat { table, json, csv, markdown };

@@ -112,8 +112,8 @@ void plan_into(const kvplan_request& in, kvplan_result& result) {
   const ModelSpec model = apply_weight_overrides(load_requested_model(in), texts, kFieldNames);
   Report report;
   report.model = &model;
-  report.gpu = resolve_gpu(in.gpu, builtin_gpus(), "gpu");
-  report.plan = make_plan(model, report.gpu, build_plan_request(texts, model, kFieldNames));
+  report.gpus = resolve_gpus(in.gpu, builtin_gpus(), "gpu");
+  report.plan = make_plan(model, report.gpus, build_plan_request(texts, model, kFieldNames));
 
   const std::string json = format_json(report);
   const std::size_t count = report.plan.rows.size();

@@ -74,6 +74,7 @@ struct PlanFlags {
   std::string model;
   std::string gpu;
   std::string format;
+  std::string gpu_count;  ///< --gpus N
   PlanTexts texts;
   bool check = false;
   bool wide = false;
@@ -87,8 +88,15 @@ int run_plan(const PlanFlags& flags, const TableStyle& style, std::ostream& out)
   Report report;
   const ModelSpec model = apply_weight_overrides(load_model(flags.model), flags.texts, kFlagNames);
   report.model = &model;
-  report.gpu = resolve_gpu(flags.gpu, builtin_gpus(), "--gpu");
-  report.plan = make_plan(model, report.gpu, build_plan_request(flags.texts, model, kFlagNames));
+  report.gpus = resolve_gpus(flags.gpu, builtin_gpus(), "--gpu");
+  if (!flags.gpu_count.empty()) {
+    // --gpus N: N of the card --gpu names.
+    if (report.gpus.size() != 1) throw Error("--gpus: give one card with --gpu (or write --gpu 4xh100)");
+    const std::uint64_t count = parse_positive_integer(flags.gpu_count, "--gpus");
+    if (count > 4096) throw Error("--gpus: more than 4096 GPUs");
+    report.gpus.assign(count, report.gpus.front());
+  }
+  report.plan = make_plan(model, report.gpus, build_plan_request(flags.texts, model, kFlagNames));
   write_output(out, format_report(report, format, style));
   return flags.check && !report.plan.all_fit() ? static_cast<int>(ExitCode::does_not_fit) : 0;
 }
@@ -195,8 +203,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                  "Catalog id or alias (llama3.1-8b, meta-llama/Llama-3.1-8B), a config.json or its folder, a GGUF file, "
                  "or a spec file")
       ->type_name("NAME|PATH");
-  app.add_option("-g,--gpu", plan.gpu, "GPU catalog name or alias (4090, h100, a100-80g) or a memory size with its unit (24GiB, 24GB, 80G = GiB)")
+  app.add_option("-g,--gpu", plan.gpu, "GPU catalog name or alias (4090, h100, a100-80g) or a memory size with its unit (24GiB, 24GB, 80G = GiB); "
+                 "several: 2x4090, 4xh100, 5090+3090")
       ->type_name("NAME|SIZE");
+  app.add_option("--gpus", plan.gpu_count, "How many of the --gpu card (same as --gpu 4xh100) [default: 1]")->type_name("N");
   app.add_option("-c,--ctx,--max-model-len", texts.contexts,
                  "Context length(s) per sequence, comma-separated: 32768, 32k (=32768), 1M (=1048576) "
                  "[default: 32k,64k,128k; vLLM: the trained context]")

@@ -154,4 +154,34 @@ GpuSpec resolve_gpu(std::string_view text, const GpuCatalog& catalog, std::strin
   return gpu;
 }
 
+std::vector<GpuSpec> resolve_gpus(std::string_view text, const GpuCatalog& catalog, std::string_view setting) {
+  constexpr std::uint64_t kMaxGpus = 4096;
+  std::vector<GpuSpec> gpus;
+  std::string_view rest = text;
+  while (true) {
+    const std::size_t plus = rest.find('+');
+    std::string_view part = rest.substr(0, plus);
+    // "2x4090": a count, an x, a card. A card's own name never starts with digits and an x.
+    std::uint64_t count = 1;
+    std::size_t digits = 0;
+    while (digits < part.size() && std::isdigit(static_cast<unsigned char>(part[digits]))) ++digits;
+    if (digits > 0 && digits < part.size() && (part[digits] == 'x' || part[digits] == 'X') && digits + 1 < part.size()) {
+      count = 0;
+      for (std::size_t i = 0; i < digits; ++i) {
+        count = count * 10 + static_cast<unsigned>(part[i] - '0');
+        if (count > kMaxGpus) throw Error(fmt::format("{}: more than {} GPUs", setting, kMaxGpus));
+      }
+      if (count == 0) throw Error(fmt::format("{}: '{}' asks for no GPU", setting, part));
+      part.remove_prefix(digits + 1);
+    }
+    if (part.empty()) throw Error(fmt::format("{}: '{}' has an empty card in it", setting, text.substr(0, 80)));
+    const GpuSpec gpu = resolve_gpu(part, catalog, setting);
+    if (gpus.size() + count > kMaxGpus) throw Error(fmt::format("{}: more than {} GPUs", setting, kMaxGpus));
+    gpus.insert(gpus.end(), count, gpu);
+    if (plus == std::string_view::npos) break;
+    rest.remove_prefix(plus + 1);
+  }
+  return gpus;
+}
+
 }  // namespace kvplan

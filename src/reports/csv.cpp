@@ -33,11 +33,23 @@ std::string format_csv(const Report& report) {
     // Each line says what it describes: the model, the card and the engine.
     nlohmann::ordered_json fields;
     fields["model"] = report.model->id;
-    fields["gpu"] = report.gpu.id.empty() ? report.gpu.name : report.gpu.id;
+    std::string gpus;
+    for (std::size_t i = 0; i < report.gpus.size();) {
+      std::size_t same = i + 1;
+      while (same < report.gpus.size() && report.gpus[same].id == report.gpus[i].id) ++same;
+      gpus += fmt::format("{}{}{}", gpus.empty() ? "" : "+", same - i > 1 ? fmt::format("{}x", same - i) : "",
+                          report.gpus[i].id.empty() ? report.gpus[i].name : report.gpus[i].id);
+      i = same;
+    }
+    fields["gpu"] = gpus;  // as --gpu takes it: "4090", "2x4090", "5090+3090"
     fields["runtime"] = report.plan.runtime;
     const nlohmann::ordered_json row_fields = row_to_json(row);
     for (const auto& [key, value] : row_fields.items()) fields[key] = value;
     fields["kv_breakdown"] = describe_breakdown(row);  // one cell: the nested list as a phrase
+    fields.erase("per_gpu");  // one line per row: the worst GPU's figures are the row's own
+    std::string assumed;
+    for (const std::string& assumption : row.assumptions) assumed += (assumed.empty() ? "" : "; ") + assumption;
+    fields["assumptions"] = assumed;
     std::string codes;
     for (const Finding& finding : row.findings) codes += (codes.empty() ? "" : ";") + finding.code;
     fields["warnings"] = codes;  // the codes; the texts are in the JSON and the table

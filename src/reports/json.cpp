@@ -42,13 +42,13 @@ nlohmann::ordered_json model_to_json(const ModelSpec& model, const CacheFacts& f
   return out;
 }
 
-nlohmann::ordered_json gpu_to_json(const GpuSpec& gpu) {
+nlohmann::ordered_json gpu_to_json(const GpuSpec& gpu, std::size_t count) {
   nlohmann::ordered_json out;
   out["id"] = gpu.id;
   out["name"] = gpu.name;
   out["memory_bytes"] = gpu.memory_bytes;
   out["memory_basis"] = gpu.memory_basis;
-  out["count"] = 1;
+  out["count"] = count;
   return out;
 }
 
@@ -100,6 +100,22 @@ nlohmann::ordered_json row_to_json(const Row& row) {
   out["kv_cache_tokens"] = json_or_null(row.engine.kv_cache_tokens);
   out["max_concurrency"] = json_or_null(row.engine.max_concurrency);
   out["starts"] = row.engine.starts;
+  out["tp"] = row.tp;
+  out["pp"] = row.pp;
+  nlohmann::ordered_json shares = nlohmann::ordered_json::array();
+  for (const GpuShare& share : row.per_gpu)
+    shares.push_back({{"rank", share.rank},
+                      {"stage", share.stage},
+                      {"gpu", share.gpu},
+                      {"weights_bytes", share.weights_bytes},
+                      {"kv_bytes", share.kv_bytes},
+                      {"other_bytes", share.other_bytes},
+                      {"total_bytes", share.total_bytes},
+                      {"capacity_bytes", share.capacity_bytes},
+                      {"headroom_bytes", share.headroom_bytes},
+                      {"fits", share.fits}});
+  out["per_gpu"] = shares;
+  out["assumptions"] = row.assumptions;
   nlohmann::ordered_json warnings = nlohmann::ordered_json::array();
   for (const Finding& finding : row.findings)
     warnings.push_back({{"code", finding.code}, {"text", finding.text}, {"blocking", finding.blocking}});
@@ -129,7 +145,12 @@ nlohmann::ordered_json report_to_json(const Report& report) {
   out["schema_version"] = kJsonSchemaVersion;
   out["kvplan_version"] = kVersion;
   out["model"] = model_to_json(*report.model, plan.facts);
-  out["gpu"] = gpu_to_json(report.gpu);
+  out["gpu"] = gpu_to_json(report.gpu(), report.gpus.size());
+  if (report.gpus.size() > 1) {
+    nlohmann::ordered_json all = nlohmann::ordered_json::array();
+    for (const GpuSpec& gpu : report.gpus) all.push_back(gpu_to_json(gpu, 1));
+    out["gpus"] = all;
+  }
   nlohmann::ordered_json settings;
   settings["overhead_bytes"] = plan.settings.overhead_bytes;
   settings["utilization"] = utilization(plan.settings.utilization_millionths);

@@ -150,9 +150,17 @@ std::vector<std::string> header_lines(const Report& report) {
                                 model.mtp_layers, one ? "" : "s", one ? "it" : "them", one ? "it" : "them",
                                 one ? "it" : "them"));
   }
-  lines.push_back(fmt::format("GPU     {}: {} ({} bytes, {})", report.gpu.name,
-                              format_gib(static_cast<std::int64_t>(report.gpu.memory_bytes)),
-                              format_thousands(report.gpu.memory_bytes), report.gpu.memory_basis));
+  for (std::size_t i = 0; i < report.gpus.size();) {
+    // Alike cards once, with their count: "GPU     4 x NVIDIA H100 SXM: 79.65 GiB each (...)".
+    const GpuSpec& gpu = report.gpus[i];
+    std::size_t same = i + 1;
+    while (same < report.gpus.size() && report.gpus[same].id == gpu.id) ++same;
+    const std::size_t count = same - i;
+    lines.push_back(fmt::format("GPU     {}{}: {}{} ({} bytes, {})", count > 1 ? fmt::format("{} x ", count) : "", gpu.name,
+                                format_gib(static_cast<std::int64_t>(gpu.memory_bytes)), count > 1 ? " each" : "",
+                                format_thousands(gpu.memory_bytes), gpu.memory_basis));
+    i = same;
+  }
   lines.push_back("Budget  " + settings.budget_rule);
   if (!plan.rows.empty()) {
     const Row& first = plan.rows.front();
@@ -162,7 +170,14 @@ std::vector<std::string> header_lines(const Report& report) {
                                 first.batch, first.batch == 1 ? "" : "s"));
   }
   for (const std::string& note : settings.notes) lines.push_back("Note    " + note);
-  lines.push_back("Sizes in GiB (1 GiB = 2^30 bytes); KV/token is K+V of one token across all layers.");
+  std::vector<std::string> assumed;
+  for (const Row& row : plan.rows)
+    for (const std::string& assumption : row.assumptions)
+      if (std::find(assumed.begin(), assumed.end(), assumption) == assumed.end()) assumed.push_back(assumption);
+  for (const std::string& assumption : assumed) lines.push_back("Assumes " + assumption);
+  lines.push_back(report.gpus.size() > 1
+                      ? "Sizes in GiB (1 GiB = 2^30 bytes), per GPU (the fullest one); KV/token is K+V of one token."
+                      : "Sizes in GiB (1 GiB = 2^30 bytes); KV/token is K+V of one token across all layers.");
   return lines;
 }
 
@@ -225,8 +240,8 @@ std::vector<std::string> ways_out_lines(const Report& report) {
       const Row& fp8 = *way.with_fp8_weights;
       line += fmt::format("; with fp8 weights {} ({})", fp8.fits ? "it fits" : "still no fit",
                           format_gib(static_cast<std::int64_t>(fp8.total_bytes)));
-      if (!report.gpu.fp8 && report.gpu.memory_basis != "given")
-        line += fmt::format(", though {} has no FP8 tensor cores", report.gpu.name);
+      if (!report.gpu().fp8 && report.gpu().memory_basis != "given")
+        line += fmt::format(", though {} has no FP8 tensor cores", report.gpu().name);
     }
     lines.push_back(line);
   }

@@ -45,6 +45,12 @@ const commands = [
   ["--model", "gemma4-e2b", "--ctx", "32k", "--gpu", "4090"],
   ["--model", "glm5.2", "--ctx", "128k", "--gpu", "h200", "--mtp-layers", "1"],
   ["--model", "qwen3.5-27b", "--ctx", "256k", "--gpu", "h100", "--batch", "4"],
+  // Verdicts and warnings: an ambiguous card, an engine refusal, a pool, several GPUs.
+  ["--model", "llama3.1-8b", "--ctx", "128k", "--gpu", "a100", "--kv-dtype", "fp8"],
+  ["--runtime", "vllm", "--model", "qwen3-8b", "--gpu", "h100", "--max-model-len", "128k"],
+  ["--runtime", "vllm", "--model", "llama3.1-8b", "--gpu", "4090", "--max-model-len", "8k", "--kv-cache-memory", "30GiB"],
+  ["--model", "llama3.1-70b", "--gpu", "4xh100", "--ctx", "32k"],
+  ["--runtime", "vllm", "--model", "llama3.1-70b", "--gpu", "h100", "--gpus", "2", "--ctx", "32k"],
 ];
 for (const args of commands) {
   const text = execFileSync(kvplan, [...args, "--format", "json"], { encoding: "utf8" });

@@ -36,10 +36,18 @@ std::uint64_t indexer_bytes_per_token(const LayerSpec& layer, const CacheDtypes&
   return layer.index_head_dim ? dtype_bytes(*cache.k, layer.index_head_dim) : 0;
 }
 
-std::uint64_t layer_bytes_per_token(const LayerSpec& layer, const CacheDtypes& cache) {
+/// KV heads one of `tp` ranks holds: split, and at least one (replicated) once the ranks outnumber
+/// them. An MLA layer's one latent "head" is whole on every rank.
+std::uint64_t heads_per_rank(const LayerSpec& layer, std::uint32_t tp) {
+  if (layer.kind == LayerKind::mla || tp <= 1) return layer.kv_heads;
+  return (std::uint64_t{layer.kv_heads} + tp - 1) / tp;
+}
+
+std::uint64_t layer_bytes_per_token(const LayerSpec& layer, const CacheDtypes& cache, std::uint32_t tp) {
   if (layer.kind == LayerKind::linear || layer.kind == LayerKind::none || layer.kind == LayerKind::shared) return 0;
-  const std::uint64_t k = dtype_bytes(*cache.k, std::uint64_t{layer.kv_heads} * layer.k_head_dim);
-  const std::uint64_t v = dtype_bytes(*cache.v, std::uint64_t{layer.kv_heads} * layer.v_head_dim);
+  const std::uint64_t heads = heads_per_rank(layer, tp);
+  const std::uint64_t k = dtype_bytes(*cache.k, checked_mul(heads, layer.k_head_dim, "cache size"));
+  const std::uint64_t v = dtype_bytes(*cache.v, checked_mul(heads, layer.v_head_dim, "cache size"));
   return checked_add(checked_add(k, v, "cache size"), indexer_bytes_per_token(layer, cache), "cache size");
 }
 
@@ -129,13 +137,13 @@ std::size_t layer_shapes(const std::vector<LayerSpec>& layers, std::array<LayerS
 }  // namespace
 
 CacheCost cache_cost(const ModelSpec& model, std::uint64_t ctx, std::uint64_t batch, const CacheDtypes& cache,
-                     std::uint32_t mtp_layers) {
+                     std::uint32_t mtp_layers, std::uint32_t tensor_parallel) {
   CacheCost cost;
   std::uint64_t per_sequence = 0;
   std::uint64_t state_per_sequence = 0;
   // `count` layers alike `layer`; with a count of 1, exactly the sum as written, one layer at a time.
   const auto add_layers = [&](const LayerSpec& layer, bool mtp, std::uint32_t count) {
-    const std::uint64_t per_token = layer_bytes_per_token(layer, cache);
+    const std::uint64_t per_token = layer_bytes_per_token(layer, cache, tensor_parallel);
     const std::uint64_t tokens = tokens_held(layer, ctx);
     const std::uint64_t state = layer_state_bytes(layer);
     const std::uint64_t layer_bytes = checked_add(checked_mul(per_token, tokens, "cache size"), state, "cache size");

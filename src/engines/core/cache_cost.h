@@ -20,8 +20,11 @@ struct CacheCost {
 
 /// The cache of `batch` sequences of `ctx` tokens with `cache` dtypes, counting `mtp_layers` MTP
 /// layers as copies of mtp_cache_layer(model). Throws Error when a product overflows 64 bits.
+/// With `tensor_parallel` ranks it is one rank's cache: KV heads split (at least one a rank, so
+/// replicated once the ranks outnumber them); MLA latents, indexer keys and recurrent state whole
+/// on every rank.
 CacheCost cache_cost(const ModelSpec& model, std::uint64_t ctx, std::uint64_t batch, const CacheDtypes& cache,
-                     std::uint32_t mtp_layers);
+                     std::uint32_t mtp_layers, std::uint32_t tensor_parallel = 1);
 
 /// Bytes of one layer's fixed state (its tensors at their own dtypes, partial blocks rounded up).
 std::uint64_t layer_state_bytes(const LayerSpec& layer);

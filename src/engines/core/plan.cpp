@@ -25,7 +25,8 @@ bool is_fp8(const Dtype* type) { return type && type->name.substr(0, 3) == "fp8"
 /// The facts every engine's row shares: a context the model was not trained for, fp8 on a card
 /// without fp8 tensor cores, weights that are an estimate. A profile that knows its engine's
 /// stricter rule (vLLM refuses to start beyond the trained context) has already said so.
-void add_common_findings(Row& row, const ModelSpec& model, const GpuSpec& gpu) {
+void add_common_findings(Row& row, const ModelSpec& model, const std::vector<GpuSpec>& gpus) {
+  const GpuSpec& gpu = gpus.front();
   if (model.max_context && row.ctx > model.max_context && !has_finding(row, "beyond_trained_context"))
     row.findings.push_back({"beyond_trained_context",
                             fmt::format("ctx {} is beyond the model's trained context of {} tokens", format_thousands(row.ctx),
@@ -44,9 +45,33 @@ void add_common_findings(Row& row, const ModelSpec& model, const GpuSpec& gpu) {
     row.findings.push_back({"estimate", "the weights are an estimate: " + row.weights_rule, false});
 }
 
+/// Settles every GPU's total and headroom: the row fits only when each does.
+bool decide_shares(Row& row, const GpuSpec& first) {
+  if (row.per_gpu.empty()) {
+    GpuShare share;
+    share.gpu = first.id;
+    share.weights_bytes = row.weights_bytes;
+    share.kv_bytes = std::max(row.kv_bytes, row.kv_pool_bytes.value_or(0));
+    share.other_bytes = row.overhead_bytes;
+    share.capacity_bytes = row.capacity_bytes;
+    row.per_gpu.push_back(share);
+  }
+  bool all_fit = true;
+  for (GpuShare& share : row.per_gpu) {
+    share.total_bytes = checked_add(checked_add(share.weights_bytes, share.kv_bytes, "total memory"), share.other_bytes,
+                                    "total memory");
+    if (share.total_bytes > kMaxComparable || share.capacity_bytes > kMaxComparable)
+      throw Error("total memory is too large to compare (over 2^62 bytes)");
+    share.headroom_bytes = static_cast<std::int64_t>(share.capacity_bytes) - static_cast<std::int64_t>(share.total_bytes);
+    share.fits = share.total_bytes <= share.capacity_bytes;
+    all_fit = all_fit && share.fits;
+  }
+  return all_fit;
+}
+
 /// Settles total, headroom and verdict from the row's parts, with checked arithmetic. The only
 /// place a verdict is made.
-void decide(Row& row) {
+void decide(Row& row, const GpuSpec& first) {
   const std::uint64_t kv_held = std::max(row.kv_bytes, row.kv_pool_bytes.value_or(0));
   row.total_bytes =
       checked_add(checked_add(row.weights_bytes, kv_held, "total memory"), row.overhead_bytes, "total memory");
@@ -59,18 +84,19 @@ void decide(Row& row) {
                             fmt::format("the sequences need {} of cache; the pool given to it holds {}", format_gib(static_cast<std::int64_t>(row.kv_bytes)),
                                         format_gib(static_cast<std::int64_t>(*row.kv_pool_bytes))),
                             true});
+  const bool shares_fit = decide_shares(row, first);
   const bool refuses = !row.engine.starts || has_finding(row, "engine_refuses_start");
   const bool blocked = std::any_of(row.findings.begin(), row.findings.end(), [](const Finding& f) { return f.blocking; });
   if (refuses) row.verdict = Verdict::engine_refuses;
-  else if (row.total_bytes <= row.capacity_bytes && pool_holds && !blocked) row.verdict = Verdict::fits;
+  else if (row.total_bytes <= row.capacity_bytes && shares_fit && pool_holds && !blocked) row.verdict = Verdict::fits;
   else row.verdict = Verdict::does_not_fit;
   row.fits = row.verdict == Verdict::fits;
 }
 
-Row settle(const Profile& profile, const RowQuery& query, const ModelSpec& model, const GpuSpec& gpu) {
+Row settle(const Profile& profile, const RowQuery& query, const ModelSpec& model, const std::vector<GpuSpec>& gpus) {
   Row row = profile.price(query);
-  add_common_findings(row, model, gpu);
-  decide(row);
+  add_common_findings(row, model, gpus);
+  decide(row, gpus.front());
   return row;
 }
 
@@ -79,14 +105,14 @@ bool is_wider_than_fp8(const Dtype& type) { return type.block_bytes > type.block
 /// The largest context per sequence (at most `limit`) at which `query` still fits, as the engine
 /// prices it. Memory never shrinks as a context grows, so bisection finds the exact boundary.
 ContextLimit context_limit(const Profile& profile, RowQuery query, std::uint64_t limit, const ModelSpec& model,
-                           const GpuSpec& gpu) {
+                           const std::vector<GpuSpec>& gpus) {
   ContextLimit out;
   out.cache = query.cache;
   query.ctx_is_total = false;
   out.max_ctx = largest_holding(limit, [&](std::uint64_t ctx) {
     query.ctx = ctx;
     try {
-      return settle(profile, query, model, gpu).fits;
+      return settle(profile, query, model, gpus).fits;
     } catch (const Error& error) {
       if (error.code() == ExitCode::unsupported_architecture) throw;
       return false;  // a size past 64 bits certainly does not fit
@@ -126,12 +152,18 @@ std::optional<std::uint64_t> largest_holding(std::uint64_t limit, const std::fun
 }
 
 Plan make_plan(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& request) {
+  return make_plan(model, std::vector<GpuSpec>{gpu}, request);
+}
+
+Plan make_plan(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const PlanRequest& request) {
+  if (gpus.empty()) throw Error(fmt::format("{}: no GPU to plan for", request.names.gpu));
+  const GpuSpec& gpu = gpus.front();
   const EngineEntry& engine = find_engine(request.runtime, request.names.runtime);
   refuse_foreign_options(request, engine);
   if (request.batch == 0) throw Error(fmt::format("{}: must be at least 1", request.names.batch));
   Plan plan;
   plan.runtime = std::string(engine.name);
-  plan.profile = engine.make(model, gpu, request);
+  plan.profile = engine.make(model, gpus, request);
   const Profile& profile = *plan.profile;
   plan.settings = profile.settings();
   if (!gpu.resolution_note.empty()) plan.settings.notes.push_back(gpu.resolution_note);
@@ -150,7 +182,7 @@ Plan make_plan(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& re
     for (const CacheDtypes& cache : caches) {
       query.ctx = ctx;
       query.cache = cache;
-      plan.rows.push_back(settle(profile, query, model, gpu));
+      plan.rows.push_back(settle(profile, query, model, gpus));
       longest = std::max(longest, plan.rows.back().ctx);
     }
   }
@@ -159,7 +191,7 @@ Plan make_plan(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& re
   const std::uint64_t limit = std::min(std::max(model.max_context, longest), profile.search_cap());
   for (const CacheDtypes& cache : caches) {
     query.cache = cache;
-    ContextLimit found = context_limit(profile, query, limit, model, gpu);
+    ContextLimit found = context_limit(profile, query, limit, model, gpus);
     // Report the cache as the rows resolved it ("auto" becomes the dtype it meant).
     for (std::size_t i = 0; i < caches.size(); ++i)
       if (caches[i].k == cache.k && caches[i].v == cache.v) found.cache = plan.rows[i].cache;
@@ -176,7 +208,7 @@ Plan make_plan(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& re
       fp8.ctx = contexts[i / caches.size()];
       fp8.cache = caches[i % caches.size()];
       fp8.weight_dtype = &parse_weight_dtype("fp8");
-      way.with_fp8_weights = settle(profile, fp8, model, gpu);
+      way.with_fp8_weights = settle(profile, fp8, model, gpus);
     }
     plan.ways_out.push_back(std::move(way));
   }
@@ -189,17 +221,17 @@ Row plan_row(const ModelSpec& model, const RowSettings& settings) {
   request.overhead_bytes = settings.overhead_bytes;
   request.utilization_millionths = settings.utilization_millionths;
   if (settings.mtp_layers) request.mtp_layers = std::to_string(settings.mtp_layers);
-  GpuSpec gpu;
-  gpu.memory_bytes = settings.gpu_memory_bytes;
-  gpu.memory_basis = "given";
+  std::vector<GpuSpec> gpus(1);
+  gpus[0].memory_bytes = settings.gpu_memory_bytes;
+  gpus[0].memory_basis = "given";
   const EngineEntry& engine = find_engine("generic", "runtime");
-  const std::shared_ptr<const Profile> profile = engine.make(model, gpu, request);
+  const std::shared_ptr<const Profile> profile = engine.make(model, gpus, request);
   RowQuery query;
   query.ctx = settings.ctx;
   query.batch = settings.batch;
   query.cache = settings.cache;
   query.weight_dtype = settings.weight_dtype;
-  return settle(*profile, query, model, gpu);
+  return settle(*profile, query, model, gpus);
 }
 
 std::vector<std::string> runtime_names() {

@@ -41,6 +41,14 @@ const EngineEntry& find_engine(std::string_view name, std::string_view setting) 
   throw Error(fmt::format("{}: unknown runtime '{}' (kvplan knows {}){}", setting, name, list, did_you_mean(name, known)));
 }
 
+const GpuSpec& single_gpu(const std::vector<GpuSpec>& gpus, std::string_view engine) {
+  if (gpus.empty()) throw Error("no GPU to plan for");
+  if (gpus.size() > 1)
+    throw Error(fmt::format("the {} profile plans one GPU so far; {} were given", engine, gpus.size()),
+                ExitCode::unsupported_architecture);
+  return gpus.front();
+}
+
 const EngineOption* find_option(const PlanRequest& request, std::string_view name) {
   for (const EngineOption& option : request.engine_options)
     if (option.name == name) return &option;

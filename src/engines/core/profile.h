@@ -87,7 +87,8 @@ struct EngineEntry {
   std::span<const OptionSpec> options;
   /// Parses the request's engine options and settings into the engine's profile. Throws Error
   /// naming a setting the engine refuses (as request.names or the option's shown_as spell it).
-  std::shared_ptr<const Profile> (*make)(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& request);
+  std::shared_ptr<const Profile> (*make)(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+                                         const PlanRequest& request);
 };
 
 /// Every engine, in the order --help lists them.
@@ -98,6 +99,10 @@ const EngineEntry& find_engine(std::string_view name, std::string_view setting);
 
 /// The request's value of one of the engine's options, or nullptr when not given.
 const EngineOption* find_option(const PlanRequest& request, std::string_view name);
+
+/// The one card of `gpus`; an Error naming the engine when it was given several (a profile that
+/// does not split a model across GPUs yet).
+const GpuSpec& single_gpu(const std::vector<GpuSpec>& gpus, std::string_view engine);
 
 /// Refuses options the engine does not declare: "--parallel is a llama.cpp flag: add --runtime llama.cpp".
 void refuse_foreign_options(const PlanRequest& request, const EngineEntry& engine);

@@ -1,5 +1,7 @@
 // The generic profile: the engine-neutral cost of a row (engines/core/cache_cost.h), the
-// checkpoint's weights, and a flat overhead the user sets, against memory x utilization.
+// checkpoint's weights, and a flat overhead the user sets, against memory x utilization. On N
+// alike GPUs it is N-way tensor parallelism at its ideal: weights / N and KV heads split on every
+// GPU, what an engine that shards perfectly needs (real engines replicate a little more).
 
 #include "engines/generic/generic.h"
 
@@ -16,15 +18,20 @@ constexpr std::uint64_t kDefaultOverhead = 2 * GiB;  // seed 000's figure
 
 class GenericProfile final : public Profile {
  public:
-  GenericProfile(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& request)
-      : model_(model), gpu_(gpu) {
+  GenericProfile(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const PlanRequest& request)
+      : model_(model), gpu_(gpus.front()), ranks_(static_cast<std::uint32_t>(gpus.size())) {
+    for (const GpuSpec& other : gpus)
+      if (other.memory_bytes != gpu_.memory_bytes)
+        throw Error("the generic profile splits a model across alike GPUs; cards of different memory are planned per "
+                    "engine (--runtime llama.cpp splits layers by memory)",
+                    ExitCode::unsupported_architecture);
     settings_.batch = request.batch;
     settings_.overhead_bytes = request.overhead_bytes.value_or(kDefaultOverhead);
     settings_.utilization_millionths = request.utilization_millionths.value_or(1'000'000);
     settings_.mtp_layers = resolve_mtp_layers(request.mtp_layers, model, request.names.mtp_layers);
-    const std::uint64_t capacity = scale_by_millionths(gpu.memory_bytes, settings_.utilization_millionths);
-    settings_.budget_rule = fmt::format("{} = memory x utilization {}; fits when weights + KV + overhead <= budget",
-                                        format_gib(static_cast<std::int64_t>(capacity)),
+    const std::uint64_t capacity = scale_by_millionths(gpu_.memory_bytes, settings_.utilization_millionths);
+    settings_.budget_rule = fmt::format("{}{} = memory x utilization {}; fits when weights + KV + overhead <= budget",
+                                        format_gib(static_cast<std::int64_t>(capacity)), ranks_ > 1 ? " per GPU" : "",
                                         format_percent(settings_.utilization_millionths));
     settings_.overhead_rule = fmt::format("runtime, {}", request.names.overhead);
     if (request.contexts_are_totals)
@@ -39,14 +46,19 @@ class GenericProfile final : public Profile {
     row.batch = query.batch;
     row.cache = resolve(query.cache);
     row.weight_dtype = query.weight_dtype ? query.weight_dtype : model_.weight_dtype;
-    CacheCost cost = cache_cost(model_, query.ctx, query.batch, row.cache, settings_.mtp_layers);
+    CacheCost cost = cache_cost(model_, query.ctx, query.batch, row.cache, settings_.mtp_layers, ranks_);
     row.kv_bytes_per_token = cost.kv_bytes_per_token;
     row.kv_bytes = cost.kv_bytes;
     row.state_bytes = cost.state_bytes;
     row.breakdown = std::move(cost.breakdown);
     const WeightsEstimate weights = estimate_weights(model_, query.weight_dtype);
-    row.weights_bytes = weights.bytes;
-    row.weights_rule = weights.rule;
+    row.weights_bytes = weights.bytes / ranks_ + (weights.bytes % ranks_ != 0 ? 1 : 0);
+    row.weights_rule = ranks_ == 1 ? weights.rule : fmt::format("{}, / {} GPUs (tensor parallel)", weights.rule, ranks_);
+    row.tp = ranks_;
+    if (ranks_ > 1)
+      row.assumptions.push_back(fmt::format("{}-way tensor parallelism at its ideal: weights / {}, KV heads split (each GPU "
+                                            "keeps at least one), MLA latents and recurrent state whole on every GPU",
+                                            ranks_, ranks_));
     row.overhead_bytes = settings_.overhead_bytes;
     row.capacity_bytes = scale_by_millionths(gpu_.memory_bytes, settings_.utilization_millionths);
     // What the cache may use, and how many sequences of this context that is.
@@ -59,6 +71,16 @@ class GenericProfile final : public Profile {
     } else {
       row.engine.available_kv_bytes = 0;
       row.engine.max_concurrency = 0.0;
+    }
+    for (std::uint32_t rank = 0; rank < ranks_ && ranks_ > 1; ++rank) {
+      GpuShare share;
+      share.rank = rank;
+      share.gpu = gpu_.id;
+      share.weights_bytes = row.weights_bytes;
+      share.kv_bytes = row.kv_bytes;
+      share.other_bytes = row.overhead_bytes;
+      share.capacity_bytes = row.capacity_bytes;
+      row.per_gpu.push_back(share);
     }
     return row;
   }
@@ -87,11 +109,13 @@ class GenericProfile final : public Profile {
 
   const ModelSpec& model_;  // the plan refers to its model (Plan::profile)
   GpuSpec gpu_;
+  std::uint32_t ranks_ = 1;
   PlanSettings settings_;
 };
 
-std::shared_ptr<const Profile> make_generic(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& request) {
-  return std::make_shared<GenericProfile>(model, gpu, request);
+std::shared_ptr<const Profile> make_generic(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+                                            const PlanRequest& request) {
+  return std::make_shared<GenericProfile>(model, gpus, request);
 }
 
 }  // namespace

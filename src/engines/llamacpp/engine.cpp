@@ -259,8 +259,9 @@ class LlamaCppProfile final : public Profile {
   PlanSettings settings_;
 };
 
-std::shared_ptr<const Profile> make_llamacpp(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& request) {
-  return std::make_shared<LlamaCppProfile>(model, gpu, request);
+std::shared_ptr<const Profile> make_llamacpp(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+                                             const PlanRequest& request) {
+  return std::make_shared<LlamaCppProfile>(model, single_gpu(gpus, "llama.cpp"), request);
 }
 
 }  // namespace

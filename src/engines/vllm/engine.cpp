@@ -57,9 +57,22 @@ VllmSettings base_settings(const PlanRequest& request) {
 
 class VllmProfile final : public Profile {
  public:
-  VllmProfile(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& request)
-      : model_(model), gpu_(gpu), base_(base_settings(request)) {
+  VllmProfile(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const PlanRequest& request)
+      : model_(model), gpu_(gpus.front()), base_(base_settings(request)) {
     const SettingNames& names = request.names;
+    // Several GPUs: tensor parallelism across all of them unless -tp says otherwise; every rank is
+    // alike, so the smallest card bounds them all.
+    for (const GpuSpec& other : gpus)
+      if (other.memory_bytes < gpu_.memory_bytes) gpu_ = other;
+    const EngineOption* tp = find_option(request, "tensor-parallel-size");
+    if (gpus.size() > 1) {
+      if (!tp) base_.tensor_parallel = static_cast<std::uint32_t>(gpus.size());
+      else if (base_.tensor_parallel != gpus.size())
+        throw Error(fmt::format("{} {} on {} GPUs: vLLM runs tensor_parallel x pipeline_parallel = the GPUs it is given "
+                                "(pipeline parallelism is not modelled yet)",
+                                tp->shown_as, base_.tensor_parallel, gpus.size()));
+    }
+    gpu_count_ = std::max<std::uint32_t>(base_.tensor_parallel, static_cast<std::uint32_t>(gpus.size()));
     if (request.weight_dtype)
       throw Error(fmt::format("{} does not apply to the vLLM profile: vLLM runs the checkpoint's own weights (give the "
                               "quantized checkpoint you serve)",
@@ -76,7 +89,7 @@ class VllmProfile final : public Profile {
     // One row's result gives the budget every row shares, and refuses a model vLLM cannot run.
     VllmSettings probe = base_;
     probe.max_model_len = model.max_context ? model.max_context : 1;
-    const VllmBudget b = plan_vllm(model, gpu, probe).budget;
+    const VllmBudget b = plan_vllm(model, gpu_, probe).budget;
     settings_.batch = request.batch;
     settings_.utilization_millionths = base_.utilization_millionths;
     settings_.overhead_bytes = b.activation + b.non_torch + (b.cuda_graphs_subtracted ? b.cuda_graphs : 0);
@@ -144,6 +157,20 @@ class VllmProfile final : public Profile {
     if (query.batch > r.max_num_seqs)
       r.rules.push_back(fmt::format("--batch {} is more than max_num_seqs {}: vLLM runs at most {} sequences at once",
                                     query.batch, r.max_num_seqs, r.max_num_seqs));
+    row.tp = r.tensor_parallel;
+    for (std::uint32_t rank = 0; rank < gpu_count_ && gpu_count_ > 1; ++rank) {
+      GpuShare share;
+      share.rank = rank;
+      share.gpu = gpu_.id;
+      share.weights_bytes = row.weights_bytes;
+      share.kv_bytes = std::max(row.kv_bytes, row.kv_pool_bytes.value_or(0));
+      share.other_bytes = row.overhead_bytes;
+      share.capacity_bytes = row.capacity_bytes;
+      row.per_gpu.push_back(share);
+    }
+    if (gpu_count_ > 1)
+      row.assumptions.push_back("every tensor-parallel rank alike: the checkpoint / tp and the KV heads split (replicated "
+                                "when tp exceeds them), the MLA latent whole on every rank");
     row.detail = std::move(detail);
     return row;
   }
@@ -212,11 +239,13 @@ class VllmProfile final : public Profile {
   VllmSettings base_;
   PlanSettings settings_;
   std::uint64_t batch_ = 1;
+  std::uint32_t gpu_count_ = 1;
   bool allow_long_ = false;
 };
 
-std::shared_ptr<const Profile> make_vllm(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& request) {
-  return std::make_shared<VllmProfile>(model, gpu, request);
+std::shared_ptr<const Profile> make_vllm(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+                                         const PlanRequest& request) {
+  return std::make_shared<VllmProfile>(model, gpus, request);
 }
 
 }  // namespace
