@@ -231,3 +231,122 @@ TEST_CASE("the largest context that fits is exactly the boundary", "[property]")
   CHECK(fits(*max_ctx));
   if (*max_ctx < limit) CHECK_FALSE(fits(*max_ctx + 1));
 }
+
+// --- Every engine profile, through the one planning core ------------------------------------
+
+namespace {
+
+/// The plan of `model` under `runtime`, or nullopt when the engine's rules do not cover the model
+/// (exit 3: a kind the profile does not model) or refuse the settings outright.
+std::optional<Plan> plan_under(const std::string& runtime, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+                               std::vector<std::uint64_t> contexts, std::uint64_t batch) {
+  PlanRequest request;
+  request.runtime = runtime;
+  request.contexts = std::move(contexts);
+  request.batch = batch;
+  request.batch_given = true;
+  if (runtime == "generic") {
+    const Dtype& fp8 = cache_type("fp8");
+    request.caches = {{&fp8, &fp8}};
+  }
+  try {
+    return make_plan(model, gpus, request);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+std::vector<GpuSpec> cards(std::string_view name, std::size_t count = 1) {
+  return std::vector<GpuSpec>(count, *builtin_gpus().find(name));
+}
+
+}  // namespace
+
+TEST_CASE("every profile: memory never shrinks as the context or the batch grows", "[property][profiles]") {
+  const std::string runtime = GENERATE(from_range(runtime_names()));
+  const std::size_t index = GENERATE(range(std::size_t{0}, std::size_t{70}, std::size_t{7}));
+  if (index >= catalog_size()) return;
+  const ModelSpec& model = catalog_model(index);
+  INFO(runtime << " " << model.id);
+  const std::vector<std::uint64_t> contexts = {512, 4096, 8192, 32768, 65536};
+  std::optional<Plan> previous;
+  for (const std::uint64_t batch : {1u, 2u, 4u}) {
+    const std::optional<Plan> plan = plan_under(runtime, model, cards("h200"), contexts, batch);
+    if (!plan) return;  // the engine does not model this one (said with exit 3)
+    REQUIRE(plan->rows.size() == contexts.size());
+    for (std::size_t i = 1; i < plan->rows.size(); ++i) {
+      CHECK(plan->rows[i].kv_bytes >= plan->rows[i - 1].kv_bytes);
+      CHECK(plan->rows[i].total_bytes >= plan->rows[i - 1].total_bytes);
+    }
+    if (previous)
+      for (std::size_t i = 0; i < plan->rows.size(); ++i) CHECK(plan->rows[i].kv_bytes >= previous->rows[i].kv_bytes);
+    previous = plan;
+  }
+}
+
+TEST_CASE("every profile: total is the sum of its parts, and a fit fits every GPU", "[property][profiles]") {
+  const std::string runtime = GENERATE(from_range(runtime_names()));
+  const std::size_t index = GENERATE(range(std::size_t{0}, std::size_t{70}, std::size_t{5}));
+  const std::size_t count = GENERATE(1u, 2u);
+  if (index >= catalog_size()) return;
+  const ModelSpec& model = catalog_model(index);
+  INFO(runtime << " " << model.id << " on " << count << " GPUs");
+  const std::optional<Plan> plan = plan_under(runtime, model, cards("h100", count), {4096, 32768}, 2);
+  if (!plan) return;
+  for (const Row& row : plan->rows) {
+    CHECK(row.total_bytes == row.weights_bytes + std::max(row.kv_bytes, row.kv_pool_bytes.value_or(0)) + row.overhead_bytes);
+    CHECK(row.headroom_bytes ==
+          static_cast<std::int64_t>(row.capacity_bytes) - static_cast<std::int64_t>(row.total_bytes));
+    CHECK(row.fits == (row.verdict == Verdict::fits));
+    REQUIRE_FALSE(row.per_gpu.empty());
+    for (const GpuShare& share : row.per_gpu) {
+      CHECK(share.total_bytes == share.weights_bytes + share.kv_bytes + share.other_bytes);
+      if (row.fits) CHECK(share.fits);
+    }
+    CHECK(row.state_bytes <= row.kv_bytes);
+  }
+}
+
+TEST_CASE("every profile: the largest context fits and one more token does not", "[property][profiles]") {
+  const std::string runtime = GENERATE(from_range(runtime_names()));
+  const std::size_t index = GENERATE(range(std::size_t{0}, std::size_t{70}, std::size_t{6}));
+  const char* card = GENERATE("rtx4090", "h100");
+  if (index >= catalog_size()) return;
+  const ModelSpec& model = catalog_model(index);
+  INFO(runtime << " " << model.id << " on " << card);
+  const std::optional<Plan> plan = plan_under(runtime, model, cards(card), {4096}, 1);
+  if (!plan) return;
+  for (const ContextLimit& limit : plan->context_limits) {
+    if (!limit.max_ctx || limit.reached_search_limit) continue;
+    const std::optional<Plan> at = plan_under(runtime, model, cards(card), {*limit.max_ctx}, 1);
+    const std::optional<Plan> past = plan_under(runtime, model, cards(card), {*limit.max_ctx + 1}, 1);
+    REQUIRE(at);
+    REQUIRE(past);
+    CHECK(at->rows.front().fits);
+    CHECK_FALSE(past->rows.front().fits);
+  }
+}
+
+TEST_CASE("every profile: sizes near 2^32, 2^53, 2^63 and 2^64 are an error or an answer, never a wrap", "[property][profiles]") {
+  const std::string runtime = GENERATE(from_range(runtime_names()));
+  const std::uint64_t ctx = GENERATE(std::uint64_t{1} << 32, (std::uint64_t{1} << 53) + 1, std::uint64_t{1} << 62,
+                                     (std::uint64_t{1} << 63) - 1);
+  const std::uint64_t batch = GENERATE(std::uint64_t{1}, std::uint64_t{1} << 31, (std::uint64_t{1} << 63) - 1);
+  INFO(runtime << " ctx " << ctx << " batch " << batch);
+  const ModelSpec& model = *builtin_models().find("llama3.1-8b");
+  PlanRequest request;
+  request.runtime = runtime;
+  request.contexts = {ctx};
+  request.batch = batch;
+  request.batch_given = true;
+  try {
+    const Plan plan = make_plan(model, cards("h100"), request);
+    for (const Row& row : plan.rows) {
+      // An answer at these sizes never fits a card, and its figures are not wrapped to small ones.
+      CHECK_FALSE(row.fits);
+      CHECK(row.total_bytes >= row.weights_bytes);
+    }
+  } catch (const Error&) {
+    SUCCEED("refused");  // exit 2 or 3 with a message: the contract
+  }
+}
