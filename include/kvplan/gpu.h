@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kvplan/export.h"
+
 namespace kvplan {
 
 struct GpuSpec {
@@ -36,25 +38,25 @@ struct GpuCatalog {
   std::vector<GpuSpec> gpus;
 
   /// By id, name or alias, ignoring case, spaces, dashes and underscores; nullptr when unknown.
-  const GpuSpec* find(std::string_view name) const;
+  KVPLAN_API const GpuSpec* find(std::string_view name) const;
   /// Every id and alias, for "did you mean".
-  std::vector<std::string> names() const;
+  KVPLAN_API std::vector<std::string> names() const;
 };
 
 /// Parses the GPU catalog file format (gpus/gpus.json). `origin` names the file in errors.
-GpuCatalog parse_gpu_catalog(std::string_view json_text, std::string_view origin);
+KVPLAN_API GpuCatalog parse_gpu_catalog(std::string_view json_text, std::string_view origin);
 
 /// A GPU setting: a catalog name ("4090", "h100", "a100-80g") or a memory size with its unit
 /// ("24GiB", "24GB", "80G"). A name several cards of different memory share ("a100") means the
 /// smallest of them, said in `resolution_note`. Errors name `setting`.
-GpuSpec resolve_gpu(std::string_view text, const GpuCatalog& catalog, std::string_view setting = "gpu");
+KVPLAN_API GpuSpec resolve_gpu(std::string_view text, const GpuCatalog& catalog, std::string_view setting = "gpu");
 
 /// The GPUs of a deployment: "4090", "2x4090", "4xh100", "5090+3090", "2x3090+4090", "2x24GiB",
 /// each part resolved as resolve_gpu does. At most 4,096 cards. Errors name `setting`.
-std::vector<GpuSpec> resolve_gpus(std::string_view text, const GpuCatalog& catalog, std::string_view setting = "gpu");
+KVPLAN_API std::vector<GpuSpec> resolve_gpus(std::string_view text, const GpuCatalog& catalog, std::string_view setting = "gpu");
 
 /// "RTX 4090", "rtx-4090" and "rtx_4090" all name the same card: lower case, no spaces, dashes or
 /// underscores.
-std::string normalized_gpu_name(std::string_view name);
+KVPLAN_API std::string normalized_gpu_name(std::string_view name);
 
 }  // namespace kvplan

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kvplan/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -100,13 +102,13 @@ typedef struct kvplan_result {
 /** Plans `request`. Returns NULL only when not even the result could be allocated; otherwise a
     result to free with kvplan_free, whose status says whether it succeeded. A NULL request is
     an invalid input. */
-kvplan_result* kvplan_plan(const kvplan_request* request);
+KVPLAN_API kvplan_result* kvplan_plan(const kvplan_request* request);
 
 /** Frees a result and everything in it. NULL is allowed. */
-void kvplan_free(kvplan_result* result);
+KVPLAN_API void kvplan_free(kvplan_result* result);
 
 /** The library's version, "0.1.0"; static storage. */
-const char* kvplan_version(void);
+KVPLAN_API const char* kvplan_version(void);
 
 #ifdef __cplusplus
 }

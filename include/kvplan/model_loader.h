@@ -6,14 +6,16 @@
 #include "kvplan/catalog.h"
 #include "kvplan/model_spec.h"
 
+#include "kvplan/export.h"
+
 namespace kvplan {
 
 /// A catalog id or alias ("llama3.1-8b", "meta-llama/Llama-3.1-8B"), a path to a kvplan spec
 /// file, a Hugging Face config.json, or a folder holding one. Unknown names throw with the
 /// closest catalog names.
-ModelSpec load_model(std::string_view text, const ModelCatalog& catalog);
+KVPLAN_API ModelSpec load_model(std::string_view text, const ModelCatalog& catalog);
 
 /// The same against the built-in catalog, parsing only the catalog file the name is in.
-ModelSpec load_model(std::string_view text);
+KVPLAN_API ModelSpec load_model(std::string_view text);
 
 }  // namespace kvplan

@@ -12,6 +12,8 @@
 
 #include "kvplan/dtype.h"
 
+#include "kvplan/export.h"
+
 namespace kvplan {
 
 /// What one layer keeps per sequence.
@@ -25,7 +27,7 @@ enum class LayerKind {
   shared,   ///< reads the cache of an earlier layer (Gemma 3n / Gemma 4 num_kv_shared_layers): costs nothing
 };
 
-std::string_view to_string(LayerKind kind);
+KVPLAN_API std::string_view to_string(LayerKind kind);
 
 /// A fixed-size tensor a recurrent layer keeps per sequence, e.g. Mamba's conv or SSM state.
 struct StateTensor {
@@ -112,25 +114,25 @@ struct ModelSpec {
 
 /// Throws an Error naming the first field that makes `spec` unusable: zero layers or heads,
 /// heads not divisible by KV heads, missing dtype, a window of zero, ...
-void validate(const ModelSpec& spec);
+KVPLAN_API void validate(const ModelSpec& spec);
 
 /// "32 full" or "40 sliding(1024) + 8 full": the layer layout in one phrase.
-std::string describe_layers(const ModelSpec& spec);
+KVPLAN_API std::string describe_layers(const ModelSpec& spec);
 
 /// The layer an MTP layer is counted as when speculative decoding caches it (--mtp-layers): the
 /// model's last full-attention or MLA layer (the kind that grows with the context), else its last
 /// layer that holds tokens; nullptr when no layer holds tokens.
-const LayerSpec* mtp_cache_layer(const ModelSpec& spec);
+KVPLAN_API const LayerSpec* mtp_cache_layer(const ModelSpec& spec);
 
 /// True when the spec's weights are an estimate (weights_source starts with "estimate:").
-bool weights_are_estimate(const ModelSpec& spec);
+KVPLAN_API bool weights_are_estimate(const ModelSpec& spec);
 
 /// The MTP layers `--mtp-layers` asks to count as cached: "" or "0" none, "all" every one the model
 /// declares, N at most that many. Throws an Error naming `flag` otherwise.
-std::uint32_t resolve_mtp_layers(std::string_view text, const ModelSpec& spec, std::string_view flag = "--mtp-layers");
+KVPLAN_API std::uint32_t resolve_mtp_layers(std::string_view text, const ModelSpec& spec, std::string_view flag = "--mtp-layers");
 
 /// True when every layer is full attention with the same heads and widths: the plain
 /// 2 x layers x kv_heads x head_dim formula is exact for it.
-bool is_uniform_full_attention(const ModelSpec& spec);
+KVPLAN_API bool is_uniform_full_attention(const ModelSpec& spec);
 
 }  // namespace kvplan

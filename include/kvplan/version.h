@@ -1,6 +1,8 @@
 #pragma once
 /// kvplan's version, set by the build from CMake's project(VERSION).
 
+#include "kvplan/export.h"
+
 namespace kvplan {
-extern const char* const kVersion;
+KVPLAN_API extern const char* const kVersion;
 }  // namespace kvplan

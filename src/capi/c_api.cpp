@@ -112,7 +112,7 @@ void plan_into(const kvplan_request& in, kvplan_result& result) {
   const ModelSpec model = apply_weight_overrides(load_requested_model(in), texts, kFieldNames);
   Report report;
   report.model = &model;
-  report.gpus = resolve_gpus(in.gpu, builtin_gpus(), "gpu");
+  report.gpus = resolve_builtin_gpus(in.gpu, "gpu");
   report.plan = make_plan(model, report.gpus, build_plan_request(texts, model, kFieldNames));
 
   const std::string json = format_json(report);

@@ -23,8 +23,29 @@ struct Spelling {
   std::string long_name;
 };
 
-/// The engine named by "--runtime X" / "--runtime=X" before "--", if any.
-const EngineEntry* runtime_on_line(const std::vector<std::string>& args) {
+/// The flags another engine declares: "--parallel is a llama.cpp flag: add --runtime llama.cpp".
+const EngineEntry* engine_declaring(std::string_view flag) {
+  if (flag.rfind("--", 0) != 0) return nullptr;
+  for (const EngineEntry& engine : engines())
+    for (const OptionSpec& spec : engine.options) {
+      if (spec.name == flag.substr(2)) return &engine;
+      for (const std::string& word : split_words(spec.spellings))
+        if (word == flag) return &engine;
+    }
+  return nullptr;
+}
+
+}  // namespace
+
+bool asks_for_help(const std::vector<std::string>& args) {
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--") break;
+    if (args[i] == "--help" || args[i] == "-h") return true;
+  }
+  return false;
+}
+
+const EngineEntry* runtime_on_line(const std::vector<std::string>& args, bool generic_if_none) {
   for (std::size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--") break;
     std::optional<std::string> name;
@@ -36,9 +57,12 @@ const EngineEntry* runtime_on_line(const std::vector<std::string>& args) {
       for (const std::string& alias : split_words(engine.aliases))
         if (alias == *name) return &engine;
     }
+    return nullptr;  // an unknown runtime: every engine's options, and make_plan names it
   }
-  return nullptr;
+  return generic_if_none ? &engines().front() : nullptr;
 }
+
+namespace {
 
 /// `spelling` as typed ("-ctk", "-ctk=q8_0", and for one-letter flags "-c8192") in long form.
 std::optional<std::string> rewrite_one(const std::string& arg, const Spelling& spelling) {
@@ -133,6 +157,8 @@ void refuse_unknown_flags(const CLI::App& app, const std::vector<std::string>& a
     std::vector<std::string> known = long_names(*command);
     if (command == &app) known.emplace_back("--version");
     if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    if (const EngineEntry* engine = engine_declaring(name); engine && command == &app)
+      throw Error(fmt::format("{} is a {} flag: add --runtime {}", name, engine->display, engine->name));
     // A flag of the main command given to a subcommand (or the other way round) is still unknown
     // there, but the suggestion may come from both.
     if (command != &app) {

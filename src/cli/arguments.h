@@ -16,6 +16,8 @@ class App;
 
 namespace kvplan {
 
+struct EngineEntry;
+
 /// CLI11 takes no multi-letter short flags, so engines' spellings (llama.cpp's -ctk -ctv -np -ub
 /// -fa -ngl -kvu, vLLM's -tp: OptionSpec::spellings) are rewritten to long names before parsing.
 /// An engine's runtime_spellings (llama.cpp's -c and -b) take its meaning only with its --runtime on
@@ -25,6 +27,13 @@ std::vector<std::string> rewrite_engine_spellings(const std::vector<std::string>
 /// Throws for the first --flag (in the order typed) that neither the command nor its subcommand
 /// has, naming the closest: "--kv-dtpye: unknown flag (did you mean --kv-dtype?)".
 void refuse_unknown_flags(const CLI::App& app, const std::vector<std::string>& args);
+
+/// The engine "--runtime X" (or "--runtime=X") names before "--"; nullptr when none does. With
+/// `generic_if_none`, the generic engine then (what a plan without --runtime uses).
+const EngineEntry* runtime_on_line(const std::vector<std::string>& args, bool generic_if_none = false);
+
+/// True when the line asks for --help (or -h) before "--".
+bool asks_for_help(const std::vector<std::string>& args);
 
 /// "-tp --tp" -> {"-tp", "--tp"}.
 std::vector<std::string> split_words(std::string_view text);

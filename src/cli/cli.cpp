@@ -88,7 +88,7 @@ int run_plan(const PlanFlags& flags, const TableStyle& style, std::ostream& out)
   Report report;
   const ModelSpec model = apply_weight_overrides(load_model(flags.model), flags.texts, kFlagNames);
   report.model = &model;
-  report.gpus = resolve_gpus(flags.gpu, builtin_gpus(), "--gpu");
+  report.gpus = resolve_builtin_gpus(flags.gpu, "--gpu");
   if (!flags.gpu_count.empty()) {
     // --gpus N: N of the card --gpu names.
     if (report.gpus.size() != 1) throw Error("--gpus: give one card with --gpu (or write --gpu 4xh100)");
@@ -130,10 +130,14 @@ int run_spec(const std::string& model, std::ostream& out) {
   return 0;
 }
 
-/// One option group per engine, with the engine's own flags; their values land in `values`.
+/// One option group per engine, with the engine's own flags; their values land in `values`. Only
+/// `runtime`'s when it is set: CLI11 checks every new option against all the others, and those
+/// checks were a third of the headline command's start-up (a foreign flag is still named:
+/// refuse_unknown_flags).
 void add_engine_options(CLI::App& app, std::map<std::string, std::vector<std::string>>& values,
-                        std::map<std::string, bool>& switches) {
+                        std::map<std::string, bool>& switches, const EngineEntry* runtime) {
   for (const EngineEntry& engine : engines()) {
+    if (runtime && &engine != runtime) continue;
     for (const OptionSpec& spec : engine.options) {
       const std::string name(spec.name);
       if (values.count(name) || switches.count(name)) continue;  // declared by an earlier engine too
@@ -155,14 +159,16 @@ void add_engine_options(CLI::App& app, std::map<std::string, std::vector<std::st
 /// variable the engine reads (OptionSpec::env) when not.
 std::vector<EngineOption> engine_options(const std::map<std::string, std::vector<std::string>>& values,
                                          const std::map<std::string, bool>& switches, const CLI::App& app,
-                                         const Environment& env) {
+                                         const Environment& env, const EngineEntry* runtime) {
   std::vector<EngineOption> options;
   for (const EngineEntry& engine : engines()) {
+    // Only registered options can have been given, and only the runtime's read the environment.
+    if (runtime && &engine != runtime) continue;
     for (const OptionSpec& spec : engine.options) {
       const std::string name(spec.name);
       if (std::any_of(options.begin(), options.end(), [&](const EngineOption& o) { return o.name == name; })) continue;
       const std::string flag = "--" + name;
-      const bool given = app.count(flag) > 0;
+      const bool given = app.get_option_no_throw(flag) != nullptr && app.count(flag) > 0;
       if (given) {
         // Given more than once (a list such as -c 8k -c 16k): one comma-separated value.
         std::string joined;
@@ -171,7 +177,9 @@ std::vector<EngineOption> engine_options(const std::map<std::string, std::vector
         options.push_back({name, joined, flag});
         continue;
       }
-      if (spec.env.empty()) continue;
+      // An engine's environment variables speak only to that engine: VLLM_ALLOW_LONG_MAX_MODEL_LEN
+      // in the shell does not make a generic plan refuse a vLLM setting.
+      if (spec.env.empty() || &engine != runtime) continue;
       if (const std::optional<std::string> from_env = env.get(std::string(spec.env)); from_env && !from_env->empty()) {
         if (spec.value_name.empty() && (*from_env == "0" || *from_env == "false" || *from_env == "False")) continue;
         options.push_back({name, *from_env, std::string(spec.env)});
@@ -241,7 +249,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   app.add_option("--runtime", texts.runtime, "Engine profile: " + runtimes + " [default: generic]")->type_name("ENGINE");
   std::map<std::string, std::vector<std::string>> option_values;
   std::map<std::string, bool> switches;
-  add_engine_options(app, option_values, switches);
+  const std::vector<std::string> typed(argv, argv + argc);
+  add_engine_options(app, option_values, switches, asks_for_help(typed) ? nullptr : runtime_on_line(typed, true));
 
   CatalogFlags models_flags;
   CLI::App* models = app.add_subcommand("models", "List the built-in model catalog, one line each (a WORD filters it)");
@@ -260,7 +269,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   try {
     // Engines' multi-letter short flags (-ctk, -np, -tp, ...) become long names CLI11 can parse;
     // a flag no command has is refused with the closest one, in the order typed.
-    const std::vector<std::string> args = rewrite_engine_spellings(std::vector<std::string>(argv, argv + argc));
+    const std::vector<std::string> args = rewrite_engine_spellings(typed);
     refuse_unknown_flags(app, args);
     std::vector<const char*> arg_pointers;
     for (const std::string& arg : args) arg_pointers.push_back(arg.c_str());
@@ -284,7 +293,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (models->parsed()) return run_models(models_flags, out);
     if (gpus->parsed()) return run_gpus(gpus_flags, out);
     if (spec->parsed()) return run_spec(spec_model, out);
-    texts.engine_options = engine_options(option_values, switches, app, env);
+    texts.engine_options =
+        engine_options(option_values, switches, app, env, asks_for_help(typed) ? nullptr : runtime_on_line(typed, true));
     TableStyle style;
     style.color = terminal.stdout_is_tty && !terminal.no_color_env && !plan.no_color;
     style.wide = plan.wide;

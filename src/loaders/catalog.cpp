@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 
 #include "loaders/embedded_files.h"
 #include "loaders/spec_json.h"
@@ -14,6 +15,22 @@ bool same_name(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
          });
+}
+
+/// True when `name` stands in `text` as a whole JSON string, ignoring case. Jumps from quote to
+/// quote (memchr), so scanning the whole catalog costs little more than reading it.
+bool holds_string(std::string_view text, std::string_view name) {
+  const char* at = text.data();
+  const char* end = text.data() + text.size();
+  while (at < end) {
+    const void* quote = std::memchr(at, '"', static_cast<std::size_t>(end - at));
+    if (!quote) return false;
+    at = static_cast<const char*>(quote) + 1;
+    if (static_cast<std::size_t>(end - at) > name.size() && at[name.size()] == '"' &&
+        same_name(std::string_view(at, name.size()), name))
+      return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -49,14 +66,9 @@ const ModelCatalog& builtin_models() {
 
 std::optional<ModelSpec> find_builtin_model(std::string_view name) {
   if (name.empty()) return std::nullopt;
-  const auto same_char = [](char a, char b) {
-    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-  };
   for (const embedded::File& file : embedded::model_files()) {
     // A file can only match when the name stands in it as a JSON string ("id" or an alias).
-    const std::string quoted = "\"" + std::string(name) + "\"";
-    if (std::search(file.text.begin(), file.text.end(), quoted.begin(), quoted.end(), same_char) == file.text.end())
-      continue;
+    if (!holds_string(file.text, name)) continue;
     ModelSpec spec = parse_model_spec(file.text, file.name);
     ModelCatalog one;
     one.models.push_back(std::move(spec));

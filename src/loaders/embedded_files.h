@@ -11,7 +11,15 @@ struct File {
   std::string_view text;
 };
 
+/// One card of the GPU catalog: its names, normalized (normalized_gpu_name), one per line, and
+/// its entry of gpus/gpus.json as JSON text.
+struct GpuEntry {
+  std::string_view names;
+  std::string_view text;
+};
+
 std::span<const File> model_files();
 std::string_view gpu_catalog();
+std::span<const GpuEntry> gpu_entries();
 
 }  // namespace kvplan::embedded

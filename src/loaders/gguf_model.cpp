@@ -15,6 +15,7 @@
 #include "kvplan/error.h"
 #include "model/ggml_type.h"
 #include "kvplan/units.h"
+#include "model/wide_int.h"
 
 namespace kvplan {
 

@@ -7,8 +7,10 @@
 #include <fmt/format.h>
 
 #include "kvplan/error.h"
+#include "kvplan/catalog.h"
 #include "kvplan/gpu.h"
 #include "kvplan/units.h"
+#include "loaders/embedded_files.h"
 #include "loaders/json_reader.h"
 #include "model/suggest.h"
 
@@ -92,6 +94,27 @@ std::vector<const GpuSpec*> also_meant(std::string_view typed, const GpuSpec& fo
   return others;
 }
 
+/// The built-in entries one part of a --gpu value can name or be the start of, parsed: the
+/// build's index (embedded::gpu_entries) says which, so only those are parsed.
+GpuCatalog builtin_entries_like(std::string_view part) {
+  const std::string wanted = normalized_gpu_name(part);
+  std::string document = "{\"gpus\": [";
+  bool any = false;
+  for (const embedded::GpuEntry& entry : embedded::gpu_entries()) {
+    bool candidate = false;
+    std::string_view names = entry.names;
+    while (!candidate && !names.empty()) {
+      const std::size_t line = names.find('\n');
+      candidate = names.substr(0, line).rfind(wanted, 0) == 0;
+      names.remove_prefix(line == std::string_view::npos ? names.size() : line + 1);
+    }
+    if (!candidate) continue;
+    document.append(any ? ", " : "").append(entry.text);
+    any = true;
+  }
+  return parse_gpu_catalog(document + "]}", "gpus/gpus.json");
+}
+
 }  // namespace
 
 GpuCatalog parse_gpu_catalog(std::string_view json_text, std::string_view origin) {
@@ -154,7 +177,11 @@ GpuSpec resolve_gpu(std::string_view text, const GpuCatalog& catalog, std::strin
   return gpu;
 }
 
-std::vector<GpuSpec> resolve_gpus(std::string_view text, const GpuCatalog& catalog, std::string_view setting) {
+namespace {
+
+/// resolve_gpus with the catalog chosen per part.
+template <typename CatalogFor>
+std::vector<GpuSpec> resolve_parts(std::string_view text, std::string_view setting, const CatalogFor& catalog_for) {
   constexpr std::uint64_t kMaxGpus = 4096;
   std::vector<GpuSpec> gpus;
   std::string_view rest = text;
@@ -175,13 +202,29 @@ std::vector<GpuSpec> resolve_gpus(std::string_view text, const GpuCatalog& catal
       part.remove_prefix(digits + 1);
     }
     if (part.empty()) throw Error(fmt::format("{}: '{}' has an empty card in it", setting, text.substr(0, 80)));
-    const GpuSpec gpu = resolve_gpu(part, catalog, setting);
+    const GpuSpec gpu = resolve_gpu(part, catalog_for(part), setting);
     if (gpus.size() + count > kMaxGpus) throw Error(fmt::format("{}: more than {} GPUs", setting, kMaxGpus));
     gpus.insert(gpus.end(), count, gpu);
     if (plus == std::string_view::npos) break;
     rest.remove_prefix(plus + 1);
   }
   return gpus;
+}
+
+}  // namespace
+
+std::vector<GpuSpec> resolve_gpus(std::string_view text, const GpuCatalog& catalog, std::string_view setting) {
+  return resolve_parts(text, setting, [&](std::string_view) -> const GpuCatalog& { return catalog; });
+}
+
+std::vector<GpuSpec> resolve_builtin_gpus(std::string_view text, std::string_view setting) {
+  GpuCatalog subset;
+  return resolve_parts(text, setting, [&](std::string_view part) -> const GpuCatalog& {
+    subset = builtin_entries_like(part);
+    // Not a card's name: the whole catalog, for "did you mean" (and a size needs none of it).
+    if (!subset.find(part) && !looks_like_size(part)) return builtin_gpus();
+    return subset;
+  });
 }
 
 }  // namespace kvplan

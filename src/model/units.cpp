@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kvplan/error.h"
+#include "model/wide_int.h"
 
 namespace kvplan {
 

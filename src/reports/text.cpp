@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "kvplan/units.h"
+#include "model/wide_int.h"
 
 namespace kvplan {
 

@@ -2,6 +2,7 @@
 
 #include "kvplan/error.h"
 #include "kvplan/plan.h"
+#include "model/wide_int.h"
 
 namespace kvplan {
 

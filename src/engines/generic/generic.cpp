@@ -9,6 +9,7 @@
 
 #include "engines/core/cache_cost.h"
 #include "kvplan/error.h"
+#include "model/wide_int.h"
 
 namespace kvplan {
 

@@ -14,6 +14,7 @@
 #include "engines/llamacpp/section.h"
 #include "kvplan/error.h"
 #include "kvplan/units.h"
+#include "model/wide_int.h"
 
 namespace kvplan {
 

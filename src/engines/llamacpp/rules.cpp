@@ -11,6 +11,7 @@
 #include "kvplan/error.h"
 #include "model/suggest.h"
 #include "kvplan/units.h"
+#include "model/wide_int.h"
 
 namespace kvplan {
 
