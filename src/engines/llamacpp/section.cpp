@@ -104,7 +104,7 @@ void write_llamacpp_section(const std::vector<const LlamaCppResult*>& results, E
     lines.push_back(fmt::format("  output buffer: {}; compute buffer: {}",
                                 r.output_buffer_bytes ? mib(*r.output_buffer_bytes) + " (host)" : "unknown (no vocabulary size)",
                                 r.compute_estimate_bytes ? "~" + mib(*r.compute_estimate_bytes) + " (ESTIMATE, not counted in total)"
-                                                         : "no estimate (no vocabulary size)"));
+                                                         : "no estimate (needs the hidden size and vocabulary of a GGUF file)"));
     lines.push_back("  rules applied:");
     for (const std::string& rule : r.rules) lines.push_back("    - " + rule);
   }

@@ -1,0 +1,145 @@
+// Every kvplan command the README and docs/ show runs here, against the built binary, and where
+// they show its output, the output is exactly what the binary prints. The docs cannot drift.
+//
+// In a fenced code block:
+//   $ kvplan ARGS            a command; the lines up to the next "$ " or the block's end are its
+//                            exact stdout ("..." on a line of its own skips any lines)
+//   kvplan ARGS [# comment]  a command that must succeed; "# exit N" in the comment: must exit N
+// Commands run through /bin/sh in a scratch folder where tests/, models/ and examples/ are the
+// repository's, one block after another (a file a command writes is there for the next one), with
+// the built kvplan first on PATH. A line whose command names a file placeholder (<...>) is skipped.
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "support/run_binary.h"
+#include "support/temp_dir.h"
+
+namespace fs = std::filesystem;
+using kvplan::testing::read_file;
+using kvplan::testing::source_path;
+
+namespace {
+
+struct Example {
+  std::string file;
+  std::size_t line = 0;
+  std::string command;     ///< after "kvplan "
+  bool shows_output = false;
+  std::vector<std::string> output;
+  int exit_code = 0;
+};
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+std::vector<Example> examples_in(const std::string& relative) {
+  const std::vector<std::string> lines = lines_of(read_file(source_path(relative)));
+  std::vector<Example> found;
+  bool in_block = false;
+  Example* open = nullptr;  // a "$ kvplan" example still collecting its output
+  static const std::regex exit_comment(R"(#\s*exit\s+(\d+))");
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    if (line.rfind("```", 0) == 0) {
+      in_block = !in_block;
+      open = nullptr;
+      continue;
+    }
+    if (!in_block) continue;
+    if (line.rfind("$ ", 0) == 0) {
+      open = nullptr;
+      if (line.rfind("$ kvplan ", 0) != 0 && line != "$ kvplan") continue;
+      found.push_back({relative, i + 1, line.substr(8), true, {}, 0});
+      open = &found.back();
+      continue;
+    }
+    if (open) {
+      open->output.push_back(line);
+      continue;
+    }
+    if (line.rfind("kvplan ", 0) == 0) {
+      Example example{relative, i + 1, line.substr(7), false, {}, 0};
+      std::smatch match;
+      if (std::regex_search(example.command, match, exit_comment)) example.exit_code = std::stoi(match[1]);
+      found.push_back(example);
+    }
+  }
+  return found;
+}
+
+std::vector<std::string> documents() {
+  std::vector<std::string> files{"README.md", "HACKING.md"};
+  for (const auto& entry : fs::recursive_directory_iterator(source_path("docs")))
+    if (entry.path().extension() == ".md")
+      files.push_back(fs::relative(entry.path(), source_path("")).string());
+  std::sort(files.begin() + 2, files.end());
+  return files;
+}
+
+/// "..." matches any run of lines; every other line must be equal.
+bool matches(const std::vector<std::string>& expected, std::size_t e, const std::vector<std::string>& actual,
+             std::size_t a) {
+  if (e == expected.size()) return a == actual.size();
+  if (expected[e] == "...") {
+    for (std::size_t skip = a; skip <= actual.size(); ++skip)
+      if (matches(expected, e + 1, actual, skip)) return true;
+    return false;
+  }
+  return a < actual.size() && expected[e] == actual[a] && matches(expected, e + 1, actual, a + 1);
+}
+
+}  // namespace
+
+TEST_CASE("every command in the README and docs runs, and shows its real output", "[docs]") {
+  kvplan::testing::TempDir scratch("kvplan_docs");
+  const fs::path work = scratch.file("work");
+  fs::create_directories(work / "bin");
+  for (const char* shared : {"tests", "models", "examples", "gpus", "schema"})
+    if (fs::exists(source_path(shared))) fs::create_directory_symlink(source_path(shared), work / shared);
+  fs::create_symlink(KVPLAN_BINARY, work / "bin" / "kvplan");
+
+  std::size_t commands = 0;
+  for (const std::string& document : documents()) {
+    for (const Example& example : examples_in(document)) {
+      if (example.command.find('<') != std::string::npos && example.command.find("< ") == std::string::npos)
+        continue;  // a placeholder such as <model.gguf>
+      INFO(example.file << ":" << example.line << ": kvplan " << example.command);
+      const std::string shell = "cd '" + work.string() + "' && env -u NO_COLOR PATH='" + (work / "bin").string() +
+                                ":/usr/bin:/bin' COLUMNS=100 sh -c 'kvplan " +
+                                std::regex_replace(example.command, std::regex("'"), "'\\''") + "' 2>/dev/null";
+      FILE* pipe = popen(shell.c_str(), "r");
+      REQUIRE(pipe != nullptr);
+      std::string out;
+      char buffer[4096];
+      std::size_t n = 0;
+      while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+      const int status = pclose(pipe);
+      const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+      ++commands;
+      if (example.shows_output) {
+        std::vector<std::string> expected = example.output;
+        while (!expected.empty() && expected.back().empty()) expected.pop_back();
+        std::vector<std::string> actual = lines_of(out);
+        while (!actual.empty() && actual.back().empty()) actual.pop_back();
+        INFO("printed:\n" << out);
+        CHECK(matches(expected, 0, actual, 0));
+        CHECK(code <= 1);  // an example may show a row that does not fit (--check: 1)
+      } else {
+        CHECK(code == example.exit_code);
+      }
+    }
+  }
+  CHECK(commands > 40);  // the docs show the tool: if this drops, the parser broke
+}
