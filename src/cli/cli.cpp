@@ -212,7 +212,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                  "[default: 32k,64k,128k; vLLM: the trained context]")
       ->type_name("LIST");
   app.add_option("-k,--kv-dtype,--kv-cache-dtype", texts.kv_dtypes,
-                 "KV cache dtype(s): fp32 fp16 bf16 fp8 (=fp8_e4m3) fp8_e5m2 int8 int4 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl, "
+                 "KV cache dtype(s): fp32 fp16 bf16 fp8 (=fp8_e4m3) fp8_e5m2 int8 int4 nvfp4 (=fp4_e2m1) q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl, "
                  "auto (= the model's compute dtype: its own float type, bf16 for quantized weights) [default: fp16,fp8,int8,int4]")
       ->type_name("LIST");
   app.add_option("-w,--weight-dtype", texts.weight_dtype, "Weight dtype: fp32 fp16 bf16 fp8 int8 int4 [default: the model's own]")
