@@ -51,6 +51,14 @@ const commands = [
   ["--runtime", "vllm", "--model", "llama3.1-8b", "--gpu", "4090", "--max-model-len", "8k", "--kv-cache-memory", "30GiB"],
   ["--model", "llama3.1-70b", "--gpu", "4xh100", "--ctx", "32k"],
   ["--runtime", "vllm", "--model", "llama3.1-70b", "--gpu", "h100", "--gpus", "2", "--ctx", "32k"],
+  // SGLang: a pool from given free memory, TP x PP, hybrid SWA, a Mamba pool, DSA, a refusal, a dtype it lacks.
+  ["--runtime", "sglang", "--model", "llama3.1-8b", "--gpu", "h100", "--ctx", "8k,32k", "--mem-fraction-static", "0.835",
+   "--sglang-free-before-load", "78.5GiB", "--sglang-free-after-load", "63.46GiB", "--batch", "8"],
+  ["--runtime", "sglang", "--model", "llama3.1-70b", "--gpu", "4xh100", "--pp-size", "2", "--context-length", "32k"],
+  ["--runtime", "sglang", "--model", "gemma3-12b", "--gpu", "h100", "--ctx", "32k", "--sglang-version", "0.5.5"],
+  ["--runtime", "sglang", "--model", "qwen3-next-80b-a3b", "--gpu", "b200", "--ctx", "32k"],
+  ["--runtime", "sglang", "--model", "deepseek-v3.2", "--gpu", "8xb200", "--ctx", "32k", "--attention-backend", "trtllm_mla"],
+  ["--runtime", "sglang", "--model", "llama3.1-70b", "--gpu", "h100", "--ctx", "8k", "--kv-dtype", "auto,int8"],
 ];
 for (const args of commands) {
   const text = execFileSync(kvplan, [...args, "--format", "json"], { encoding: "utf8" });
