@@ -656,7 +656,8 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
                             b.mem_fraction_static);
   r.rules.push_back(fmt::format("max_running_requests {}{}; req_to_token {} from the {} headroom", r.max_running_requests,
                                 s.max_running_requests ? " (--max-running-requests)"
-                                                       : " = clamp(#tokens / context_len x 512, 2048, 4096)",
+                                : s.version.configurator() ? " = min(clamp(#tokens / context_len x 512, 2048, 4096), #tokens // 2)"
+                                                           : " = clamp(#tokens / context_len x 512, 2048, 4096)",
                                 gib(r.req_to_token_bytes), gib(b.headroom_bytes)));
   r.starts = r.refusal.empty() && r.dtype_supported;
 

@@ -517,8 +517,9 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
                             "stage and the output head on the last are spread evenly)");
   if (s.tp > 1) r.assumptions.push_back("every tensor-parallel rank alike");
   if (r.vswa)
-    r.assumptions.push_back("VSWA: one 'Allocated' line a window, and a request holds min(ctx, window) tokens of each "
-                            "(the print per window is not confirmed)");
+    r.assumptions.push_back("VSWA: the Allocated line shown sums the windows' pools with the largest window's tokens "
+                            "(how TensorRT-LLM prints VSWA pools is not confirmed); a request holds min(ctx, window) "
+                            "tokens of each window's pool");
   else if (std::any_of(model.layers.begin(), model.layers.end(), [](const LayerSpec& l) { return l.kind == LayerKind::sliding; }))
     r.assumptions.push_back("sliding-window layers keep max_seq_len tokens: TensorRT-LLM's KV manager windows come from "
                             "--max_attention_window, not the model's config");
