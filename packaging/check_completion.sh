@@ -29,6 +29,8 @@ expect "kvplan " models
 expect "kvplan models --f" --format
 expect "kvplan spec --model qwen3-8" qwen3-8b
 expect "kvplan --runtime " llama.cpp
+expect "kvplan --runtime " sglang
+expect "kvplan --attention-backend flash" flashmla
 expect "kvplan --cache-type-k q" q8_0
 ((failures == 0)) && echo "bash completion: all completions offered"
 # zsh, when installed: the completion function at least parses.

@@ -30,7 +30,7 @@ _kvplan() {
   fi
 
   local kvplan_bin="${words[0]}"
-  local kv_dtypes="fp32 fp16 bf16 fp8 fp8_e4m3 fp8_e5m2 int8 int4 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl auto f16 f32"
+  local kv_dtypes="fp32 fp16 bf16 fp8 fp8_e4m3 fp8_e5m2 int8 int4 nvfp4 fp4_e2m1 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl auto f16 f32"
   local weight_dtypes="fp32 fp16 bf16 fp8 int8 int4"
   local formats="table json csv markdown"
   local options="--model --ctx --max-model-len --gpu --kv-dtype --kv-cache-dtype --weight-dtype --batch
@@ -39,7 +39,13 @@ _kvplan() {
                  --runtime --ctx-size --parallel --batch-size --ubatch-size --cache-type-k --cache-type-v --flash-attn
                  --kv-unified --swa-full --n-gpu-layers --gpu-layers
                  --tensor-parallel-size --block-size --max-num-seqs --max-num-batched-tokens --kv-cache-memory
-                 --vllm-version --enable-prefix-caching --disable-hybrid-kv-cache-manager --allow-long-max-model-len"
+                 --vllm-version --enable-prefix-caching --disable-hybrid-kv-cache-manager --allow-long-max-model-len
+                 --mem-fraction-static --context-length --tp-size --tp --pp-size --page-size --attention-backend
+                 --max-total-tokens --max-running-requests --chunked-prefill-size --swa-full-tokens-ratio
+                 --sglang-version --sglang-free-before-load --sglang-free-after-load --allow-overwrite-longer-context-len
+                 --kv_cache_free_gpu_memory_fraction --kv_cache_free_gpu_mem_fraction --free_gpu_memory_fraction
+                 --max_seq_len --max_batch_size --max_num_tokens --tp_size --pp_size --tokens_per_block --max_tokens
+                 --max_gpu_total_bytes --max_attention_window --trtllm-version --trtllm-free-memory"
   local llamacpp_types="f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl"
 
   # The subcommands: models and gpus take --format, spec takes --model.
@@ -86,8 +92,21 @@ _kvplan() {
     -b|--batch) COMPREPLY=($(compgen -W "1 4 8 16 32 64" -- "$cur")); return ;;
     --overhead) COMPREPLY=($(compgen -W "0 1GiB 2GiB 4GiB" -- "$cur")); return ;;
     --mtp-layers) COMPREPLY=($(compgen -W "0 1 all" -- "$cur")); return ;;
-    --runtime) COMPREPLY=($(compgen -W "generic llama.cpp vllm" -- "$cur")); return ;;
-    --tensor-parallel-size|-tp) COMPREPLY=($(compgen -W "1 2 4 8" -- "$cur")); return ;;
+    --runtime) COMPREPLY=($(compgen -W "generic llama.cpp vllm sglang trtllm" -- "$cur")); return ;;
+    --tensor-parallel-size|-tp|--tp-size|--tp|--tp_size|--pp-size|--pp_size) COMPREPLY=($(compgen -W "1 2 4 8" -- "$cur")); return ;;
+    --mem-fraction-static|--kv_cache_free_gpu_memory_fraction|--kv_cache_free_gpu_mem_fraction|--free_gpu_memory_fraction|--swa-full-tokens-ratio)
+      COMPREPLY=($(compgen -W "0.8 0.85 0.9" -- "$cur")); return ;;
+    --context-length|--max_seq_len) COMPREPLY=($(compgen -W "8k 32k 128k" -- "$cur")); return ;;
+    --page-size|--tokens_per_block) COMPREPLY=($(compgen -W "1 16 32 64 128" -- "$cur")); return ;;
+    --attention-backend)
+      COMPREPLY=($(compgen -W "fa3 fa4 flashinfer triton torch_native flex_attention aiter wave flashmla cutlass_mla trtllm_mla trtllm_mha ascend intel_amx dual_chunk_flash_attn" -- "$cur")); return ;;
+    --max-total-tokens|--max-running-requests|--chunked-prefill-size|--max_batch_size|--max_num_tokens|--max_tokens)
+      COMPREPLY=($(compgen -W "256 2048 8192 16384" -- "$cur")); return ;;
+    --sglang-version) COMPREPLY=($(compgen -W "0.4.9 0.5.3 0.5.4 0.5.14 latest" -- "$cur")); return ;;
+    --trtllm-version) COMPREPLY=($(compgen -W "0.13 0.20 0.21 1.0 1.1 latest" -- "$cur")); return ;;
+    --sglang-free-before-load|--sglang-free-after-load|--trtllm-free-memory|--max_gpu_total_bytes)
+      COMPREPLY=($(compgen -W "16GiB 40GiB 60GiB" -- "$cur")); return ;;
+    --max_attention_window) COMPREPLY=($(compgen -W "1024,1024,1024,1024,1024,131072" -- "$cur")); return ;;
     --block-size) COMPREPLY=($(compgen -W "16 32 64 128" -- "$cur")); return ;;
     --max-num-seqs) COMPREPLY=($(compgen -W "64 256 1024" -- "$cur")); return ;;
     --max-num-batched-tokens) COMPREPLY=($(compgen -W "2048 8192 16384" -- "$cur")); return ;;

@@ -37,6 +37,8 @@ constexpr std::string_view kExamples = R"(Examples:
   kvplan --model llama3.1-8b --ctx 64k --gpu 4090 --kv-dtype fp16 --check   # exit 1: does not fit
   kvplan --runtime llama.cpp --model model.gguf -c 32768 -np 4 -ctk q8_0 -ctv q8_0 -fa on --gpu 4090
   kvplan --runtime vllm --model llama3.1-70b --gpu h100 -tp 4 --max-model-len 32k --kv-cache-dtype fp8
+  kvplan --runtime sglang --model llama3.1-70b --gpu 4xh100 --context-length 32k --mem-fraction-static 0.85
+  kvplan --runtime trtllm --model llama3.1-8b --gpu h100 --max_seq_len 8k --kv-cache-dtype fp8
   kvplan models qwen   # the built-in model catalog, filtered by a word
   kvplan gpus          # the built-in GPU catalog
   kvplan spec --model path/to/config.json   # the spec kvplan reads from a file
@@ -220,7 +222,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                  "[default: 32k,64k,128k; vLLM: the trained context]")
       ->type_name("LIST");
   app.add_option("-k,--kv-dtype,--kv-cache-dtype", texts.kv_dtypes,
-                 "KV cache dtype(s): fp32 fp16 bf16 fp8 (=fp8_e4m3) fp8_e5m2 int8 int4 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl, "
+                 "KV cache dtype(s): fp32 fp16 bf16 fp8 (=fp8_e4m3) fp8_e5m2 int8 int4 nvfp4 (=fp4_e2m1) q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl, "
                  "auto (= the model's compute dtype: its own float type, bf16 for quantized weights) [default: fp16,fp8,int8,int4]")
       ->type_name("LIST");
   app.add_option("-w,--weight-dtype", texts.weight_dtype, "Weight dtype: fp32 fp16 bf16 fp8 int8 int4 [default: the model's own]")

@@ -7,15 +7,19 @@
 #include "engines/core/profile.h"
 #include "engines/generic/generic.h"
 #include "engines/llamacpp/engine.h"
+#include "engines/sglang/engine.h"
+#include "engines/trtllm/engine.h"
 #include "engines/vllm/engine.h"
 
 namespace kvplan {
 
 std::span<const EngineEntry> engines() {
-  static const std::array<EngineEntry, 3> all = {
+  static const std::array<EngineEntry, 5> all = {
       generic_engine(),
       llamacpp_engine(),
       vllm_engine(),
+      sglang_engine(),
+      trtllm_engine(),
   };
   return all;
 }

@@ -32,6 +32,9 @@ constexpr std::array kKvDtypes = {
     Dtype{"q5_0", 32, 22, "llama.cpp q5_0: 22 B per 32 values"},
     Dtype{"q5_1", 32, 24, "llama.cpp q5_1: 24 B per 32 values"},
     Dtype{"iq4_nl", 32, 18, "llama.cpp iq4_nl: 18 B per 32 values"},
+    // NVFP4 (TensorRT-LLM's nvfp4 KV cache, SGLang's fp4_e2m1): 16 E2M1 values in 8 B share one
+    // fp8 scale, 9 B per 16 values (resource_manager.py get_cache_bytes_per_token).
+    Dtype{"nvfp4", 16, 9, "NVFP4: 4-bit floats with an fp8 scale per 16, 9 B per 16 values (Blackwell)"},
 };
 
 /// Weight formats that are never a cache type. MXFP4 (OCP microscaling, gpt-oss experts): 32
@@ -58,7 +61,8 @@ constexpr std::array kAliases = {
     Alias{"f16", "fp16"},        Alias{"float16", "fp16"},     Alias{"half", "fp16"},
     Alias{"bfloat16", "bf16"},   Alias{"fp8_e4m3", "fp8"},     Alias{"e4m3", "fp8"},
     Alias{"float8_e4m3fn", "fp8"}, Alias{"e5m2", "fp8_e5m2"}, Alias{"float8_e5m2", "fp8_e5m2"},
-    Alias{"i8", "int8"},         Alias{"i4", "int4"},
+    Alias{"i8", "int8"},         Alias{"i4", "int4"},         Alias{"fp4", "nvfp4"},
+    Alias{"fp4_e2m1", "nvfp4"},
 };
 
 std::string lowercase(std::string_view text) {

@@ -51,6 +51,23 @@ const commands = [
   ["--runtime", "vllm", "--model", "llama3.1-8b", "--gpu", "4090", "--max-model-len", "8k", "--kv-cache-memory", "30GiB"],
   ["--model", "llama3.1-70b", "--gpu", "4xh100", "--ctx", "32k"],
   ["--runtime", "vllm", "--model", "llama3.1-70b", "--gpu", "h100", "--gpus", "2", "--ctx", "32k"],
+  // SGLang: a pool from given free memory, TP x PP, hybrid SWA, a Mamba pool, DSA, a refusal, a dtype it lacks.
+  ["--runtime", "sglang", "--model", "llama3.1-8b", "--gpu", "h100", "--ctx", "8k,32k", "--mem-fraction-static", "0.835",
+   "--sglang-free-before-load", "78.5GiB", "--sglang-free-after-load", "63.46GiB", "--batch", "8"],
+  ["--runtime", "sglang", "--model", "llama3.1-70b", "--gpu", "4xh100", "--pp-size", "2", "--context-length", "32k"],
+  ["--runtime", "sglang", "--model", "gemma3-12b", "--gpu", "h100", "--ctx", "32k", "--sglang-version", "0.5.5"],
+  ["--runtime", "sglang", "--model", "qwen3-next-80b-a3b", "--gpu", "b200", "--ctx", "32k"],
+  ["--runtime", "sglang", "--model", "deepseek-v3.2", "--gpu", "8xb200", "--ctx", "32k", "--attention-backend", "trtllm_mla"],
+  ["--runtime", "sglang", "--model", "llama3.1-70b", "--gpu", "h100", "--ctx", "8k", "--kv-dtype", "auto,int8"],
+  // TensorRT-LLM: T1's rules, TP, VSWA, the TensorRT-engine path, a dtype it lacks on the card.
+  ["--runtime", "trtllm", "--model", "llama3.1-8b", "--gpu", "h100", "--kv-dtype", "fp8", "--max_seq_len", "157",
+   "--kv_cache_free_gpu_memory_fraction", "0.8", "--trtllm-version", "0.20.0", "--max_tokens", "860308"],
+  ["--runtime", "trtllm", "--model", "llama3.1-70b", "--gpu", "4xh100", "--ctx", "32k,128k", "--batch", "4"],
+  ["--runtime", "trtllm", "--model", "gemma3-12b", "--gpu", "h100", "--ctx", "8k", "--max_attention_window",
+   "1024,1024,1024,1024,1024,8192"],
+  ["--runtime", "trtllm", "--model", "qwen2.5-7b", "--gpu", "a100-40g", "--ctx", "4k", "--trtllm-version", "0.13",
+   "--trtllm-free-memory", "21.89GiB", "--kv-dtype", "fp16"],
+  ["--runtime", "trtllm", "--model", "llama3.1-8b", "--gpu", "h100", "--ctx", "8k", "--kv-dtype", "fp8,nvfp4"],
 ];
 for (const args of commands) {
   const text = execFileSync(kvplan, [...args, "--format", "json"], { encoding: "utf8" });

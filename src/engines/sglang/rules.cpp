@@ -1,0 +1,608 @@
+#include "engines/sglang/rules.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "engines/core/cache_cost.h"
+#include "engines/core/serving.h"
+#include "kvplan/error.h"
+#include "kvplan/plan.h"
+#include "kvplan/units.h"
+
+// Every rule names the SGLang source it follows (sgl-project/sglang, python/sglang/srt/;
+// staging/engines/sglang.md has the commits, the versions and which rules were confirmed).
+// SGLang computes its budget in Python floats; the arithmetic below does too, in the same order.
+
+namespace kvplan {
+
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+
+std::uint64_t cdiv(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  const std::int64_t q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+std::string gib(std::uint64_t bytes) { return format_gib(static_cast<std::int64_t>(bytes)); }
+
+/// int(x) of a Python float, clamped to what 63 bits hold.
+std::int64_t py_int(double x) {
+  if (x >= 9.2e18) return std::numeric_limits<std::int64_t>::max();
+  if (x <= -9.2e18) return std::numeric_limits<std::int64_t>::min();
+  return static_cast<std::int64_t>(x);  // truncation toward zero, as int() does
+}
+
+/// KV heads one of `tp` attention ranks holds: ModelConfig.get_num_kv_heads is max(1, heads // tp);
+/// QKVParallelLinear splits the heads or replicates them, so the one must divide the other
+/// (inferred: the layer's divide() assertions, as in vLLM, from which SGLang's linear.py comes).
+std::uint64_t sglang_kv_heads(std::uint64_t heads, std::uint32_t tp) {
+  if (heads >= tp) {
+    if (heads % tp != 0)
+      throw Error(fmt::format("--tp-size {}: SGLang splits the {} KV heads across the tensor-parallel ranks, so it must "
+                              "divide them",
+                              tp, heads));
+    return heads / tp;
+  }
+  if (tp % heads != 0)
+    throw Error(fmt::format("--tp-size {}: SGLang replicates the {} KV heads across the ranks, so the tensor-parallel "
+                            "size must be a multiple of them",
+                            tp, heads));
+  return 1;
+}
+
+/// Architectures whose SGLang model enables the hybrid sliding-window pool (is_hybrid_swa): the
+/// rules name Gemma 2/3, Command-R (cohere2), MiMo and gpt-oss. Others with sliding layers are
+/// refused rather than guessed.
+bool hybrid_swa_architecture(std::string_view arch) {
+  for (const std::string_view known : {"gemma2", "gemma3", "gemma3_text", "cohere2", "gpt_oss", "mimo", "mimo_v2_flash"})
+    if (arch == known) return true;
+  return false;
+}
+
+/// The cache dtype SGLang uses and whether it has it (server_args.py --kv-cache-dtype choices:
+/// auto, fp8_e5m2, fp8_e4m3, bf16/bfloat16, fp4_e2m1; auto = the model dtype, and for a DSA model
+/// fp8_e4m3 on sm_100 and later, else bf16: _set_default_nsa_kv_cache_dtype).
+struct CacheType {
+  const Dtype* dtype = nullptr;
+  std::string name;
+  std::string torch;
+  bool supported = true;
+  std::string reason;
+};
+
+CacheType cache_type(const ModelSpec& model, const GpuSpec& gpu, const SglangSettings& s, bool dsa) {
+  const Dtype& automatic = dsa ? parse_kv_dtype(compute_capability(gpu) >= 100 ? "fp8" : "bf16", *model.weight_dtype)
+                               : parse_kv_dtype("auto", *model.weight_dtype);
+  CacheType c;
+  c.dtype = s.kv_dtype ? s.kv_dtype : &automatic;
+  const std::string_view name = c.dtype->name;
+  const bool given = s.kv_dtype != nullptr;
+  const bool is_auto = !given || s.kv_dtype == &automatic;
+  if (name == "fp8") c.name = "fp8_e4m3", c.torch = "torch.float8_e4m3fn";
+  else if (name == "fp8_e5m2") c.name = "fp8_e5m2", c.torch = "torch.float8_e5m2";
+  else if (name == "bf16") c.name = given ? "bf16" : "auto", c.torch = "torch.bfloat16";
+  else if (name == "fp16") c.name = "auto", c.torch = "torch.float16";
+  else if (name == "fp32") c.name = "auto", c.torch = "torch.float32";
+  else if (name == "nvfp4") c.name = "fp4_e2m1", c.torch = "torch.float4_e2m1fn_x2";
+  else c.name = std::string(name), c.torch = "";
+  if (c.torch.empty()) {
+    c.supported = false;
+    c.reason = fmt::format("SGLang has no {} KV cache: --kv-cache-dtype takes auto, fp8_e4m3, fp8_e5m2, bf16 or "
+                           "fp4_e2m1 (server_args.py), and it refuses {}",
+                           name, name);
+  } else if ((name == "fp16" || name == "fp32") && !is_auto) {
+    c.supported = false;
+    c.reason = fmt::format("SGLang's --kv-cache-dtype has no {} choice: auto caches at the model's dtype, {} here",
+                           name, automatic.name);
+  } else if (name == "nvfp4" && compute_capability(gpu) < 100) {
+    c.supported = false;
+    c.reason = fmt::format("SGLang's fp4_e2m1 KV cache needs a Blackwell GPU (sm_100 or later); {} is not one", gpu.name);
+  }
+  return c;
+}
+
+/// The page size: --page-size (default 1), unless the attention backend forces one
+/// (server_args.py _handle_page_size / arg_groups overrides _mla_backend_page_constraints).
+std::uint32_t page_size(const SglangSettings& s, const GpuSpec& gpu, bool mla, std::vector<std::string>& rules) {
+  const std::uint32_t chosen = s.page_size ? s.page_size : 1;
+  const std::string& backend = s.attention_backend;
+  std::uint32_t forced = 0;
+  if (backend == "flashmla") forced = 64;
+  else if (backend == "cutlass_mla") forced = 128;
+  else if (backend == "ascend") forced = 128;
+  else if (backend == "trtllm_mla") forced = chosen == 32 || chosen == 64 ? chosen : 64;
+  else if (backend == "trtllm_mha") forced = chosen == 16 || chosen == 32 || chosen == 64 ? chosen : 64;
+  if ((backend == "flashmla" || backend == "cutlass_mla" || backend == "trtllm_mla") && !mla)
+    throw Error(fmt::format("--attention-backend {}: an MLA backend, for DeepSeek-style models; this model has no MLA "
+                            "layers",
+                            backend));
+  if (backend == "trtllm_mla" && compute_capability(gpu) < 100)
+    throw Error(fmt::format("--attention-backend trtllm_mla: SGLang runs it on Blackwell only; {} is sm_{}", gpu.name,
+                            compute_capability(gpu)));
+  if (forced) {
+    rules.push_back(fmt::format("page size {}: the {} attention backend forces it{}", forced, backend,
+                                s.page_size && s.page_size != forced ? " (--page-size ignored)" : ""));
+    return forced;
+  }
+  rules.push_back(s.page_size ? fmt::format("page size {} (--page-size)", chosen)
+                              : "page size 1 (SGLang's default; no --attention-backend that forces one)");
+  return chosen;
+}
+
+/// Decoder layers of pipeline stage `stage` (distributed/utils.py get_pp_indices): L // pp each,
+/// the remainder one more on each of the LAST stages. SGLANG_PP_LAYER_PARTITION is not modelled.
+std::pair<std::uint32_t, std::uint32_t> stage_layers(std::uint32_t layers, std::uint32_t stage, std::uint32_t pp) {
+  const std::uint32_t base = layers / pp;
+  const std::uint32_t extra = layers % pp;
+  std::uint32_t first = 0;
+  for (std::uint32_t s = 0; s < stage; ++s) first += base + (s >= pp - extra ? 1 : 0);
+  return {first, base + (stage >= pp - extra ? 1 : 0)};
+}
+
+/// The model's cache layout under SGLang, refused where the profile does not model it.
+SglangResult::Layout layout_of(const ModelSpec& model, const SglangSettings& s) {
+  bool full = false, sliding = false, mla = false, indexer = false, linear = false;
+  std::uint32_t mla_layers = 0, indexer_layers = 0;
+  for (const LayerSpec& layer : model.layers) {
+    switch (layer.kind) {
+      case LayerKind::full: full = true; break;
+      case LayerKind::sliding: sliding = true; break;
+      case LayerKind::mla:
+        mla = true;
+        ++mla_layers;
+        if (layer.index_head_dim) ++indexer_layers, indexer = true;
+        break;
+      case LayerKind::linear: linear = true; break;
+      case LayerKind::none: break;
+      case LayerKind::chunked:
+        throw unsupported_architecture("SGLang profile: chunked local attention (Llama 4's attention_chunk_size)",
+                                       "not modelled");
+      case LayerKind::shared:
+        throw unsupported_architecture("SGLang profile: layers that read an earlier layer's cache (KV sharing)",
+                                       "not modelled");
+    }
+    if (layer.kind != LayerKind::linear && !layer.state.empty())
+      throw unsupported_architecture("SGLang profile: attention with recurrent state in the same layer (Falcon-H1)",
+                                     "not modelled");
+  }
+  if (mla && (full || sliding))
+    throw unsupported_architecture("SGLang profile: MLA beside other attention layers", "not modelled");
+  if (indexer && indexer_layers != mla_layers)
+    throw unsupported_architecture("SGLang profile: a DSA indexer on only some layers (a shared indexer)", "not modelled");
+  if (linear) {
+    if (sliding) throw unsupported_architecture("SGLang profile: recurrent layers beside sliding-window ones", "not modelled");
+    if (indexer) throw unsupported_architecture("SGLang profile: recurrent layers beside a DSA indexer", "not modelled");
+    if (s.tp > 1 || s.pp > 1)
+      throw unsupported_architecture("SGLang profile: the Mamba / Gated DeltaNet pool with --tp-size or --pp-size > 1 "
+                                     "(how the state splits across ranks)",
+                                     "not modelled");
+    return SglangResult::Layout::mamba;
+  }
+  if (sliding) {
+    if (!hybrid_swa_architecture(model.architecture))
+      throw unsupported_architecture(
+          fmt::format("SGLang profile: sliding-window layers of a '{}' model (SGLang's hybrid SWA pool is known for "
+                      "gemma2, gemma3, cohere2, gpt_oss and MiMo only)",
+                      model.architecture),
+          "not modelled");
+    if (s.pp > 1)
+      throw unsupported_architecture("SGLang profile: the hybrid SWA pool with --pp-size > 1", "not modelled");
+    return SglangResult::Layout::swa;
+  }
+  if (indexer) return SglangResult::Layout::dsa;
+  if (mla) return SglangResult::Layout::mla;
+  if (!full) throw unsupported_architecture("SGLang profile: a model without attention layers", "not modelled");
+  return SglangResult::Layout::mha;
+}
+
+/// The Mamba state of one request on one layer at SGLang's dtypes: conv state at the model dtype,
+/// the temporal (SSM) state at --mamba-ssm-dtype, float32 by default (server_args.py, confirmed).
+std::uint64_t mamba_layer_bytes(const LayerSpec& layer) {
+  std::uint64_t bytes = 0;
+  for (const StateTensor& tensor : layer.state) {
+    const bool temporal = tensor.name != "conv";
+    const Dtype& dtype = temporal ? parse_weight_dtype("fp32") : *tensor.dtype;
+    bytes = checked_add(bytes, checked_mul(cdiv(tensor.elements, dtype.block_elements), dtype.block_bytes, "state"),
+                        "state");
+  }
+  return bytes;
+}
+
+/// Bytes per token per rank of one stage's layers (get_cell_size_per_token /
+/// DefaultPoolConfigurator._compute_cell_size).
+SglangStage stage_cells(const ModelSpec& model, const SglangSettings& s, const CacheType& c, SglangResult::Layout layout,
+                        std::uint32_t first, std::uint32_t count) {
+  SglangStage st;
+  st.first_layer = first;
+  st.layers = count;
+  const Dtype& dtype = *c.dtype;
+  const bool fp4 = dtype.name == "nvfp4";
+  const bool fp8 = dtype.block_bytes == 1 && dtype.block_elements == 1;
+  std::uint32_t full_layers = 0;
+  std::uint64_t fp4_heads = 0, fp4_k = 0, fp4_v = 0;
+  for (std::uint32_t i = first; i < first + count; ++i) {
+    const LayerSpec& layer = model.layers[i];
+    switch (layer.kind) {
+      case LayerKind::full:
+      case LayerKind::sliding: {
+        const std::uint64_t n = sglang_kv_heads(layer.kv_heads, s.tp);
+        if (fp4) {
+          if (layout != SglangResult::Layout::mha)
+            throw unsupported_architecture("SGLang profile: an fp4_e2m1 cache beside sliding or recurrent layers",
+                                           "not modelled");
+          if (full_layers && (n != fp4_heads || layer.k_head_dim != fp4_k || layer.v_head_dim != fp4_v))
+            throw unsupported_architecture("SGLang profile: an fp4_e2m1 cache over layers of different shapes",
+                                           "not modelled");
+          fp4_heads = n, fp4_k = layer.k_head_dim, fp4_v = layer.v_head_dim;
+          ++full_layers;
+          break;
+        }
+        const std::uint64_t k = dtype_bytes(dtype, n * layer.k_head_dim);
+        const std::uint64_t v = dtype_bytes(dtype, n * layer.v_head_dim);
+        st.k_bytes_per_token += k;
+        st.v_bytes_per_token += v;
+        (layer.kind == LayerKind::sliding ? st.swa_bytes_per_token : st.full_bytes_per_token) += k + v;
+        break;
+      }
+      case LayerKind::mla: {
+        // The latent (kv_lora_rank + qk_rope_head_dim), whole on every rank.
+        const std::uint64_t latent = layer.k_head_dim;
+        if (fp4) {
+          if (layout != SglangResult::Layout::mla)
+            throw unsupported_architecture("SGLang profile: an fp4_e2m1 cache with a DSA indexer or recurrent layers",
+                                           "not modelled");
+          // cell // 2 + (latent // 16) x kv_size per layer, kv_size 1 (MLA fp4 branch).
+          st.k_bytes_per_token += latent / 2 + latent / 16;
+          st.pool_bytes_per_token += latent / 2 + latent / 16;
+          break;
+        }
+        if (layout == SglangResult::Layout::dsa && fp8) {
+          // NSATokenToKVPool's fp8 layout (calculate_mla_kv_cache_dim): kv_lora_rank fp8 values,
+          // an fp32 scale per 128 of them, the rope part in bf16: 512 + 16 + 128 = 656 B.
+          const std::uint64_t rank = layer.k_head_dim - layer.mla_rope_dim;
+          if (rank % 128 != 0)
+            throw unsupported_architecture("SGLang profile: a DSA latent rank that is not a multiple of 128", "not modelled");
+          const std::uint64_t pool = rank + rank / 128 * 4 + layer.mla_rope_dim * 2;
+          // Before 0.5.16 the profiling cell still counts kv_lora_rank + rope at 1 B.
+          st.k_bytes_per_token += s.version.configurator() ? pool : latent;
+          st.pool_bytes_per_token += pool;
+        } else {
+          st.k_bytes_per_token += dtype_bytes(dtype, latent);
+          st.pool_bytes_per_token += dtype_bytes(dtype, latent);
+        }
+        if (layer.index_head_dim) {
+          // The indexer key: fp8 values + an fp32 scale per 128, uint8 whatever the cache dtype.
+          st.indexer_bytes_per_token += layer.index_head_dim + layer.index_head_dim / 128 * 4;
+        }
+        break;
+      }
+      case LayerKind::linear: st.mamba_bytes_per_request += mamba_layer_bytes(layer); break;
+      default: break;
+    }
+  }
+  if (fp4 && full_layers) {
+    // MHA fp4 (get_cell_size_per_token): cell // 2 + (n x head_dim x L x 2 x kv_size) // 16 with
+    // kv_size 1, and from 0.5.16 one shared fp8 dequant workspace of n x head_dim x 2 x kv_size.
+    const std::uint64_t cell = fp4_heads * (fp4_k + fp4_v) * full_layers;
+    st.k_bytes_per_token = cell / 2 + fp4_heads * fp4_k * full_layers * 2 / 16 +
+                           (s.version.configurator() ? fp4_heads * fp4_k * 2 : 0);
+    st.full_bytes_per_token = st.k_bytes_per_token;
+  }
+  if (layout == SglangResult::Layout::mha || layout == SglangResult::Layout::swa || layout == SglangResult::Layout::mamba) {
+    // Only the attention layers hold tokens; a Mamba model's MLA layers (Kimi Linear) add their latent to K.
+    st.cell_bytes = fp4 ? st.k_bytes_per_token : st.k_bytes_per_token + st.v_bytes_per_token;
+    st.pool_bytes_per_token = st.cell_bytes;
+  } else {
+    st.cell_bytes = st.k_bytes_per_token + st.indexer_bytes_per_token;
+    st.pool_bytes_per_token += st.indexer_bytes_per_token;
+  }
+  return st;
+}
+
+
+/// What the figures take for granted, in words (estimates and inferred rules).
+SglangResult finish_assumptions(SglangResult& r, const ModelSpec& model, const SglangSettings& s, const SglangBudget& b,
+                                const GpuSpec& smallest_card, bool mla, const CacheType& cache) {
+  const GpuSpec* smallest = &smallest_card;
+  const std::uint32_t world = s.tp * s.pp;
+  (void)model;
+  if (!b.before_measured || !b.after_measured)
+    r.assumptions.push_back(fmt::format("ESTIMATE: free memory before load = the CUDA total {}{} - 0.5 GiB CUDA context{}, "
+                                        "after = before - the weights per rank (loader temporaries not counted); give "
+                                        "--sglang-free-before-load / --sglang-free-after-load from SGLang's 'Load weight "
+                                        "begin/end. avail mem' lines to make #tokens exact",
+                                        gib(b.cuda_total), b.cuda_total_known ? "" : " (the driver's total less 0.46 GiB)",
+                                        world > 1 ? " - 2 GiB NCCL (as record S4 showed at TP 8)" : ""));
+  if (b.mfs_default && smallest->memory_basis != "driver-reported")
+    r.assumptions.push_back("ESTIMATE: SGLang's default --mem-fraction-static reads nvidia-smi's total; this card's "
+                            "memory is not the driver's figure");
+  if (b.mfs_default && s.version.configurator())
+    r.assumptions.push_back("the default --mem-fraction-static follows the 0.5.4+ heuristic; 2026 main "
+                            "(arg_groups/memory_hook.py) adds a CUDA-graph reservation kvplan does not know exactly: give "
+                            "--mem-fraction-static to be exact");
+  if (s.pp > 1)
+    r.assumptions.push_back("ESTIMATE: each stage's weights are its share of the layers (the embeddings on the first "
+                            "stage and the output head on the last are spread evenly)");
+  if (s.tp > 1)
+    r.assumptions.push_back("every tensor-parallel rank alike: KV heads split (replicated below one a rank), the MLA "
+                            "latent whole on every rank");
+  if (r.layout == SglangResult::Layout::dsa)
+    r.assumptions.push_back(cache.dtype->name == "fp8"
+                                ? fmt::format("DSA fp8 layout: 656 B a layer as allocated (NSATokenToKVPool){}; the "
+                                              "indexer key 132 B a layer, its pool taken as #tokens + page rows",
+                                              s.version.configurator() ? "" : ", but 0.5.x budgets 576 B (it undercounts)")
+                                : "DSA: the indexer key 132 B a layer beside the latent; its pool taken as #tokens + "
+                                  "page rows");
+  if (r.layout == SglangResult::Layout::swa)
+    r.assumptions.push_back("the two SWA pools print one 'KV Cache is allocated' line each (order not confirmed); a "
+                            "request holds min(ctx, window + chunked prefill) tokens in the sliding pool (inferred)");
+  if (r.layout == SglangResult::Layout::mamba)
+    r.assumptions.push_back(s.version.configurator()
+                                ? "Mamba: 0.5.16+ request ratio taken as 5 (the most its constants add to): the cap may "
+                                  "be higher (inferred, not confirmed)"
+                                : "Mamba: the radix cache on and no extra Mamba buffer (request ratio 3)");
+  if (s.attention_backend.empty() && mla && compute_capability(*smallest) >= 100)
+    r.assumptions.push_back("no --attention-backend: page size 1; on Blackwell SGLang may pick trtllm_mla, which "
+                            "forces 64 (give --attention-backend)");
+  return std::move(r);
+}
+
+}  // namespace
+
+SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const SglangSettings& s) {
+  if (s.tp == 0 || s.pp == 0) throw Error("--tp-size and --pp-size must be at least 1");
+  const std::uint32_t world = s.tp * s.pp;
+  if (gpus.size() != world) throw Error(fmt::format("SGLang runs on tp x pp = {} GPUs; {} were given", world, gpus.size()));
+  if (s.pp > model.layer_count())
+    throw Error(fmt::format("--pp-size {}: more pipeline stages than the model's {} layers", s.pp, model.layer_count()));
+  SglangResult r;
+  r.tp = s.tp;
+  r.pp = s.pp;
+  r.context_length = s.context_length ? s.context_length : model.max_context;
+  if (r.context_length == 0) throw Error("--context-length is required: the model does not state its trained context");
+  r.rules.push_back(fmt::format("SGLang {} rules, --tp-size {} --pp-size {}: figures are per GPU", to_string(s.version),
+                                s.tp, s.pp));
+
+  const GpuSpec* smallest = &gpus.front();
+  for (const GpuSpec& gpu : gpus)
+    if (gpu.memory_bytes < smallest->memory_bytes) smallest = &gpu;
+  r.layout = layout_of(model, s);
+  const bool mla = r.layout == SglangResult::Layout::mla || r.layout == SglangResult::Layout::dsa;
+  // One latent buffer a layer (MLATokenToKVPool), also for a Mamba model's MLA layers.
+  const bool latent = std::any_of(model.layers.begin(), model.layers.end(),
+                                  [](const LayerSpec& layer) { return layer.kind == LayerKind::mla; });
+  const CacheType cache = cache_type(model, *smallest, s, r.layout == SglangResult::Layout::dsa);
+  r.dtype = cache.dtype;
+  r.kv_dtype = cache.name;
+  r.torch_dtype = cache.torch;
+  r.dtype_supported = cache.supported;
+  r.dtype_reason = cache.reason;
+  r.page_size = page_size(s, *smallest, latent, r.rules);
+  const std::uint32_t page = r.page_size;
+
+  // Pipeline stages and what each rank of a stage holds.
+  const WeightsEstimate weights = estimate_weights(model, nullptr);
+  for (std::uint32_t stage = 0; stage < s.pp; ++stage) {
+    const auto [first, count] = stage_layers(model.layer_count(), stage, s.pp);
+    SglangStage st = stage_cells(model, s, cache, r.layout, first, count);
+    st.stage = stage;
+    st.weights = cdiv(static_cast<std::uint64_t>(static_cast<u128>(weights.bytes) * count / model.layer_count()), s.tp);
+    if (st.cell_bytes == 0) throw unsupported_architecture("SGLang profile: a pipeline stage without attention layers", "not modelled");
+    r.stages.push_back(st);
+  }
+  if (s.pp > 1)
+    r.rules.push_back(fmt::format("pipeline stages of {} layers: {} each, the remainder one more on the last stages "
+                                  "(get_pp_indices)",
+                                  model.layer_count(), model.layer_count() / s.pp));
+
+  // The budget: MIN over all ranks of the free memory before and after loading.
+  SglangBudget& b = r.budget;
+  const CudaTotal total = cuda_visible_total(*smallest);
+  b.cuda_total = total.bytes;
+  b.cuda_total_known = total.known;
+  b.weights = 0;
+  for (const SglangStage& st : r.stages) b.weights = std::max(b.weights, st.weights);
+  // CUDA context (~0.5 GiB) and, with several ranks, NCCL's buffers: 2.01 GiB at TP 8 in record S4.
+  const std::uint64_t context = GiB / 2 + (world > 1 ? 2 * GiB : 0);
+  b.before_measured = s.free_before_load.has_value();
+  b.free_before_load = s.free_before_load ? *s.free_before_load : (b.cuda_total > context ? b.cuda_total - context : 0);
+  b.after_measured = s.free_after_load.has_value();
+  b.free_after_load = s.free_after_load ? *s.free_after_load
+                                        : (b.free_before_load > b.weights ? b.free_before_load - b.weights : 0);
+  if (b.after_measured) b.weights = b.free_before_load > b.free_after_load ? b.free_before_load - b.free_after_load : 0;
+  const SglangDefaults defaults =
+      sglang_defaults(smallest->memory_bytes / MiB, s.tp, s.pp, s.chunked_prefill_size, s.version);
+  r.chunked_prefill_size = defaults.chunked_prefill_size;
+  b.mfs_default = !s.mem_fraction_static;
+  b.mem_fraction_static = s.mem_fraction_static.value_or(defaults.mem_fraction_static);
+  b.mfs_rule = b.mfs_default ? defaults.rule : fmt::format("--mem-fraction-static {}", b.mem_fraction_static);
+  r.rules.push_back(b.mfs_rule);
+  r.rules.push_back(fmt::format("{}free before load {} ({}), after load {} ({})",
+                                world > 1 ? "MIN over ranks, read through float32: " : "", gib(b.free_before_load),
+                                b.before_measured ? "given" : "ESTIMATE: CUDA total - context - NCCL", gib(b.free_after_load),
+                                b.after_measured ? "given" : "ESTIMATE: before - the weights per rank"));
+  b.static_bytes = static_cast<std::uint64_t>(static_cast<double>(b.free_before_load) * b.mem_fraction_static);
+  b.headroom_bytes = b.free_before_load - std::min(b.free_before_load, b.static_bytes);
+
+  const SglangRest rest = sglang_rest(b.free_before_load, b.free_after_load, b.mem_fraction_static, world > 1, s.version);
+  b.rest_gib = rest.rest_gib;
+  r.rules.push_back(fmt::format("rest = after - before x (1 - {}) = {:.4f} GiB (profile_max_num_token)",
+                                b.mem_fraction_static, b.rest_gib));
+  double rest_gib = rest.rest_gib;
+
+  // The Mamba pool comes out of rest first (handle_max_mamba_cache): R / (1 + R) of it, R =
+  // --mamba-full-memory-ratio 0.9; slots = its bytes // one request's state.
+  const SglangStage& first_stage = r.stages.front();
+  if (r.layout == SglangResult::Layout::mamba && !rest.refused) {
+    const double ratio = 0.9;
+    const double per = static_cast<double>(first_stage.mamba_bytes_per_request);
+    const double raw = rest_gib * ratio / (1 + ratio);
+    const std::int64_t slots = py_int(std::floor(raw * kGiB / per));
+    const std::uint64_t deducted = slots > 0 ? static_cast<std::uint64_t>(slots) : 0;
+    b.mamba_gib = static_cast<double>(deducted) * per / kGiB;
+    rest_gib -= b.mamba_gib;
+    // 0.5.16+ deducts K + 1 slots and counts K: the same bytes, one slot fewer to use.
+    r.mamba_slots = s.version.configurator() && deducted > 0 ? deducted - 1 : deducted;
+    r.mamba_bytes = checked_mul(deducted, first_stage.mamba_bytes_per_request, "Mamba pool");
+    r.rules.push_back(fmt::format("Mamba pool: {} slots of {} B (0.9 / 1.9 of rest){}", format_thousands(r.mamba_slots),
+                                  format_thousands(first_stage.mamba_bytes_per_request),
+                                  s.version.configurator() ? "; 0.5.16+ keeps one more slot than it counts" : ""));
+  }
+  b.available = py_int(rest_gib * kGiB);
+
+  // #tokens per stage, then the MIN over stages (profile_max_num_token, init_memory).
+  std::int64_t tokens = std::numeric_limits<std::int64_t>::max();
+  for (SglangStage& st : r.stages) {
+    std::int64_t t = floor_div(b.available, static_cast<std::int64_t>(st.cell_bytes));
+    if (s.max_total_tokens && static_cast<std::uint64_t>(std::max<std::int64_t>(t, 0)) > *s.max_total_tokens)
+      t = static_cast<std::int64_t>(*s.max_total_tokens);
+    t = floor_div(t, page) * page;
+    st.tokens = t > 0 ? static_cast<std::uint64_t>(t) : 0;
+    if (t < tokens) {
+      tokens = t;
+      r.decisive_stage = st.stage;
+    }
+  }
+  const SglangStage& decisive = r.stages[r.decisive_stage];
+  r.rules.push_back(fmt::format("cell {} B a token per rank{}; #tokens = {} B // cell{}, floored to the page of {}",
+                                format_thousands(decisive.cell_bytes),
+                                r.layout == SglangResult::Layout::dsa ? " (latent + indexer key)" : "",
+                                format_thousands(static_cast<std::uint64_t>(std::max<std::int64_t>(b.available, 0))),
+                                s.max_total_tokens ? fmt::format(", at most --max-total-tokens {}", *s.max_total_tokens) : "",
+                                page));
+  if (s.max_total_tokens && tokens >= 0 && static_cast<std::uint64_t>(tokens) < *s.max_total_tokens / page * page)
+    r.rules.push_back(fmt::format("max_total_tokens={} is larger than the profiled value: SGLang uses the profiled one",
+                                  *s.max_total_tokens));
+
+  // Hybrid SWA: the pool split between full and sliding layers.
+  if (r.layout == SglangResult::Layout::swa) {
+    const double f = static_cast<double>(decisive.full_bytes_per_token);
+    const double w = static_cast<double>(decisive.swa_bytes_per_token);
+    const double ratio = s.swa_full_tokens_ratio;
+    for (const LayerSpec& layer : model.layers)
+      if (layer.kind == LayerKind::sliding) r.window = std::max(r.window, layer.window);
+    std::int64_t full = 0, swa = 0;
+    if (s.version.configurator()) {
+      // HybridSWAPoolConfigurator: cell = F + r x S (float), one floor.
+      if (s.max_total_tokens)
+        throw unsupported_architecture("SGLang profile: --max-total-tokens with the 0.5.16+ hybrid SWA pool", "not modelled");
+      full = decisive.full_bytes_per_token ? floor_div(py_int(std::floor(static_cast<double>(b.available) / (f + ratio * w))), page) * page : 0;
+      swa = floor_div(py_int(static_cast<double>(full) * ratio), page) * page;
+      if (!decisive.full_bytes_per_token) swa = floor_div(floor_div(b.available, static_cast<std::int64_t>(w)), page) * page;
+    } else if (decisive.full_bytes_per_token) {
+      // set_num_tokens_hybrid_swa: the profiled #tokens rescaled, then each floored to the page.
+      full = py_int(static_cast<double>(tokens) * (f + w) / (f + ratio * w));
+      swa = py_int(static_cast<double>(full) * ratio);
+      full = floor_div(full, page) * page;
+      swa = floor_div(swa, page) * page;
+    } else {
+      swa = tokens;
+    }
+    tokens = full;
+    r.swa_tokens = swa > 0 ? static_cast<std::uint64_t>(swa) : 0;
+    r.rules.push_back(fmt::format("hybrid SWA pool, --swa-full-tokens-ratio {}: full layers {} B, sliding layers {} B a "
+                                  "token; {}",
+                                  ratio, format_thousands(decisive.full_bytes_per_token),
+                                  format_thousands(decisive.swa_bytes_per_token),
+                                  s.version.configurator() ? "full = available // (F + r x S) (0.5.16+)"
+                                                           : "full = #tokens x (F + S) / (F + r x S), swa = full x r (0.5.x)"));
+  }
+  r.max_total_num_tokens = tokens > 0 ? static_cast<std::uint64_t>(tokens) : 0;
+
+  // The refusals, in the order SGLang meets them.
+  if (rest.refused) r.refusal = rest.refusal;
+  else if (tokens <= 0 && r.layout != SglangResult::Layout::swa)
+    r.refusal = fmt::format("RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current "
+                            "value: {}mem_fraction_static={}",
+                            s.version.configurator() ? "" : "self.server_args.", b.mem_fraction_static);
+  else if (r.layout == SglangResult::Layout::swa && r.window + page >= r.swa_tokens)
+    r.refusal = fmt::format("ValueError: SWA pool ({} tokens) cannot hold even one request (sliding window {} + page {})",
+                            r.swa_tokens, r.window, page);
+
+  // The request pool (init_memory): its default size, and the int32 req_to_token table.
+  if (s.max_running_requests) {
+    r.max_running_requests = *s.max_running_requests;
+  } else {
+    const double estimate = static_cast<double>(r.max_total_num_tokens) / static_cast<double>(r.context_length) * 512;
+    r.max_running_requests = static_cast<std::uint64_t>(std::min<std::int64_t>(std::max<std::int64_t>(py_int(estimate), 2048), 4096));
+    if (s.version.configurator()) r.max_running_requests = std::min(r.max_running_requests, r.max_total_num_tokens / 2);
+  }
+  if (r.layout == SglangResult::Layout::mamba) {
+    // calculate_mamba_ratio: 3 with the radix cache and no extra buffer (0.5.x); the 0.5.16+
+    // constants add up to 5 at most, and kvplan takes that, the smallest cap.
+    const std::uint64_t ratio = s.version.configurator() ? 5 : 3;
+    r.max_running_requests = std::min(r.max_running_requests, r.mamba_slots / ratio);
+    r.rules.push_back(fmt::format("max_running_requests <= {} Mamba slots // {}", format_thousands(r.mamba_slots), ratio));
+  }
+  r.req_to_token_bytes = checked_mul(checked_mul(r.max_running_requests, r.context_length + 4, "request pool"), 4,
+                                     "request pool");
+  if (r.refusal.empty() && r.req_to_token_bytes > b.headroom_bytes)
+    r.refusal = fmt::format("out of memory after sizing the pool: the request table (int32 x {} requests x {} tokens "
+                            "= {}) is larger than the {} that --mem-fraction-static {} leaves",
+                            r.max_running_requests, r.context_length + 4, gib(r.req_to_token_bytes), gib(b.headroom_bytes),
+                            b.mem_fraction_static);
+  r.rules.push_back(fmt::format("max_running_requests {}{}; req_to_token {} from the {} headroom", r.max_running_requests,
+                                s.max_running_requests ? " (--max-running-requests)"
+                                : s.version.configurator() ? " = min(clamp(#tokens / context_len x 512, 2048, 4096), #tokens // 2)"
+                                                           : " = clamp(#tokens / context_len x 512, 2048, 4096)",
+                                gib(r.req_to_token_bytes), gib(b.headroom_bytes)));
+  r.starts = r.refusal.empty() && r.dtype_supported;
+
+  // The buffers as allocated: one more page than #tokens in every K, V and latent buffer.
+  const std::uint64_t rows = r.max_total_num_tokens + page;
+  if (r.layout == SglangResult::Layout::swa) {
+    std::uint64_t full_k = 0, full_v = 0, swa_k = 0, swa_v = 0;
+    for (std::uint32_t i = decisive.first_layer; i < decisive.first_layer + decisive.layers; ++i) {
+      const LayerSpec& layer = model.layers[i];
+      const std::uint64_t n = sglang_kv_heads(layer.kv_heads, s.tp);
+      (layer.kind == LayerKind::sliding ? swa_k : full_k) += dtype_bytes(*cache.dtype, n * layer.k_head_dim);
+      (layer.kind == LayerKind::sliding ? swa_v : full_v) += dtype_bytes(*cache.dtype, n * layer.v_head_dim);
+    }
+    r.k_bytes = checked_mul(rows, full_k, "KV pool");
+    r.v_bytes = checked_mul(rows, full_v, "KV pool");
+    r.swa_k_bytes = checked_mul(r.swa_tokens + page, swa_k, "KV pool");
+    r.swa_v_bytes = checked_mul(r.swa_tokens + page, swa_v, "KV pool");
+  } else if (latent) {
+    r.kv_bytes = checked_mul(rows, decisive.pool_bytes_per_token - decisive.indexer_bytes_per_token, "KV pool");
+    r.indexer_bytes = checked_mul(rows, decisive.indexer_bytes_per_token, "KV pool");
+  } else {
+    r.k_bytes = checked_mul(rows, cache.dtype->name == "nvfp4" ? 0 : decisive.k_bytes_per_token, "KV pool");
+    r.v_bytes = checked_mul(rows, cache.dtype->name == "nvfp4" ? 0 : decisive.v_bytes_per_token, "KV pool");
+    if (cache.dtype->name == "nvfp4") r.kv_bytes = checked_mul(rows, decisive.cell_bytes, "KV pool");
+  }
+  r.pool_bytes = r.k_bytes + r.v_bytes + r.kv_bytes + r.swa_k_bytes + r.swa_v_bytes + r.indexer_bytes + r.mamba_bytes;
+
+  // The lines SGLang prints (memory_pool.py, scheduler.py), GB meaning GiB; none when it stops
+  // before allocating the pools.
+  if (!r.refusal.empty() && r.refusal.rfind("out of memory", 0) != 0) return finish_assumptions(r, model, s, b, *smallest, mla, cache);
+  const std::string dtype_part = s.version.configurator() ? fmt::format("dtype: {}, ", r.torch_dtype) : "";
+  if (r.layout == SglangResult::Layout::swa)
+    r.log_lines.push_back(fmt::format("Use sliding window memory pool. full_layer_tokens={}, swa_layer_tokens={}",
+                                      r.max_total_num_tokens, r.swa_tokens));
+  if (latent)
+    r.log_lines.push_back(fmt::format("KV Cache is allocated. #tokens: {}, KV size: {} GB", r.max_total_num_tokens,
+                                      engine_gib(r.kv_bytes)));
+  else if (cache.dtype->name != "nvfp4")
+    r.log_lines.push_back(fmt::format("KV Cache is allocated. {}#tokens: {}, K size: {} GB, V size: {} GB", dtype_part,
+                                      r.max_total_num_tokens, engine_gib(r.k_bytes), engine_gib(r.v_bytes)));
+  if (r.layout == SglangResult::Layout::swa)
+    r.log_lines.push_back(fmt::format("KV Cache is allocated. {}#tokens: {}, K size: {} GB, V size: {} GB", dtype_part,
+                                      r.swa_tokens, engine_gib(r.swa_k_bytes), engine_gib(r.swa_v_bytes)));
+  r.log_lines.push_back(fmt::format("max_total_num_tokens={}, chunked_prefill_size={}, max_prefill_tokens=16384, "
+                                    "max_running_requests={}, context_len={}",
+                                    r.max_total_num_tokens, r.chunked_prefill_size, r.max_running_requests,
+                                    r.context_length));
+
+  return finish_assumptions(r, model, s, b, *smallest, mla, cache);
+}
+
+}  // namespace kvplan
