@@ -283,11 +283,11 @@ TEST_CASE("aliases: a Hugging Face repo id finds its catalog entry") {
   CHECK(catalog.find("zai-org/GLM-5-FP8") == nullptr);
 }
 
-TEST_CASE("the README's catalog table is the one kvplan prints") {
-  const std::string readme = kvplan::testing::read_file(kvplan::testing::source_path("README.md"));
+TEST_CASE("the docs catalog table is the one kvplan prints") {
+  const std::string readme = kvplan::testing::read_file(kvplan::testing::source_path("docs/catalog.md"));
   const std::string table = kvplan::testing::run_kvplan("models --format markdown").out;
   REQUIRE_FALSE(table.empty());
-  INFO("regenerate the README table with: build/kvplan models --format markdown");
+  INFO("regenerate the table in docs/catalog.md with: build/kvplan models --format markdown");
   CHECK(readme.find(table) != std::string::npos);
 }
 

@@ -9,6 +9,8 @@
 // repository's, one block after another (a file a command writes is there for the next one), with
 // the built kvplan first on PATH. A line whose command names a file placeholder (<...>) is skipped.
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -34,6 +36,7 @@ struct Example {
   bool shows_output = false;
   std::vector<std::string> output;
   int exit_code = 0;
+  std::size_t output_line = 0;  ///< index of the first output line in the file
 };
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -50,8 +53,19 @@ std::vector<Example> examples_in(const std::string& relative) {
   bool in_block = false;
   Example* open = nullptr;  // a "$ kvplan" example still collecting its output
   static const std::regex exit_comment(R"(#\s*exit\s+(\d+))");
+  // A command continued with a trailing backslash is one command.
+  const auto joined = [&](std::size_t& i) {
+    std::string command = lines[i];
+    while (!command.empty() && command.back() == '\\' && i + 1 < lines.size()) {
+      command.pop_back();
+      const std::string& next = lines[++i];
+      command += next.substr(std::min(next.find_first_not_of(' '), next.size()));
+    }
+    return command;
+  };
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    const std::string& line = lines[i];
+    const std::size_t first = i;
+    const std::string line = lines[i].rfind("```", 0) == 0 || !in_block || open ? lines[i] : joined(i);
     if (line.rfind("```", 0) == 0) {
       in_block = !in_block;
       open = nullptr;
@@ -61,7 +75,7 @@ std::vector<Example> examples_in(const std::string& relative) {
     if (line.rfind("$ ", 0) == 0) {
       open = nullptr;
       if (line.rfind("$ kvplan ", 0) != 0 && line != "$ kvplan") continue;
-      found.push_back({relative, i + 1, line.substr(8), true, {}, 0});
+      found.push_back({relative, first + 1, line.substr(8), true, {}, 0, i + 1});
       open = &found.back();
       continue;
     }
@@ -70,7 +84,7 @@ std::vector<Example> examples_in(const std::string& relative) {
       continue;
     }
     if (line.rfind("kvplan ", 0) == 0) {
-      Example example{relative, i + 1, line.substr(7), false, {}, 0};
+      Example example{relative, first + 1, line.substr(7), false, {}, 0};
       std::smatch match;
       if (std::regex_search(example.command, match, exit_comment)) example.exit_code = std::stoi(match[1]);
       found.push_back(example);
@@ -110,9 +124,15 @@ TEST_CASE("every command in the README and docs runs, and shows its real output"
     if (fs::exists(source_path(shared))) fs::create_directory_symlink(source_path(shared), work / shared);
   fs::create_symlink(KVPLAN_BINARY, work / "bin" / "kvplan");
 
+  // KVPLAN_UPDATE_GOLDEN=1 writes the real output into examples that show a whole output (not
+  // those with "..."), as for the golden files; review the diff.
+  const bool update = std::getenv("KVPLAN_UPDATE_GOLDEN") != nullptr;
   std::size_t commands = 0;
   for (const std::string& document : documents()) {
-    for (const Example& example : examples_in(document)) {
+    std::vector<std::string> rewritten = lines_of(read_file(source_path(document)));
+    std::vector<std::pair<const Example*, std::vector<std::string>>> updates;  // applied last to first
+    const std::vector<Example> examples = examples_in(document);
+    for (const Example& example : examples) {
       if (example.command.find('<') != std::string::npos && example.command.find("< ") == std::string::npos)
         continue;  // a placeholder such as <model.gguf>
       INFO(example.file << ":" << example.line << ": kvplan " << example.command);
@@ -134,11 +154,29 @@ TEST_CASE("every command in the README and docs runs, and shows its real output"
         std::vector<std::string> actual = lines_of(out);
         while (!actual.empty() && actual.back().empty()) actual.pop_back();
         INFO("printed:\n" << out);
+        const bool partial = std::find(expected.begin(), expected.end(), "...") != expected.end();
+        if (update && !partial) {
+          updates.emplace_back(&example, actual);
+          continue;
+        }
         CHECK(matches(expected, 0, actual, 0));
         CHECK(code <= 1);  // an example may show a row that does not fit (--check: 1)
       } else {
         CHECK(code == example.exit_code);
       }
+    }
+    if (update && !updates.empty()) {
+      for (auto it = updates.rbegin(); it != updates.rend(); ++it) {
+        const Example& example = *it->first;
+        std::size_t shown = example.output.size();
+        while (shown > 0 && example.output[shown - 1].empty()) --shown;
+        const auto from = rewritten.begin() + static_cast<std::ptrdiff_t>(example.output_line);
+        rewritten.erase(from, from + static_cast<std::ptrdiff_t>(shown));
+        rewritten.insert(rewritten.begin() + static_cast<std::ptrdiff_t>(example.output_line), it->second.begin(),
+                         it->second.end());
+      }
+      std::ofstream file(source_path(document), std::ios::binary);
+      for (const std::string& line : rewritten) file << line << "\n";
     }
   }
   CHECK(commands > 30);  // the docs show the tool: if this drops, the parser broke

@@ -14,6 +14,7 @@
 #include "kvplan/error.h"
 #include "kvplan/plan.h"
 #include "kvplan/units.h"
+#include "model/wide_int.h"
 
 // Every rule names the SGLang source it follows (sgl-project/sglang, python/sglang/srt/;
 // staging/engines/sglang.md has the commits, the versions and which rules were confirmed).

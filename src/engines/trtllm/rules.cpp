@@ -14,6 +14,7 @@
 #include "kvplan/error.h"
 #include "kvplan/plan.h"
 #include "kvplan/units.h"
+#include "model/wide_int.h"
 
 // Every rule names the TensorRT-LLM source it follows (NVIDIA/TensorRT-LLM; staging/engines/
 // trtllm.md has the commits, the versions and which rules were confirmed). The PyTorch backend:
