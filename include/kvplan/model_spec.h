@@ -77,6 +77,12 @@ struct ModelFile {
   std::vector<std::string> notes;      ///< how the file's keys were read, in words
 };
 
+/// The most layers and state tensors a spec may have, from any input: real models have under 200
+/// layers and two or three state tensors a layer; beyond these an input is refused (exit 2) before
+/// anything is allocated for it (docs/hardening.md, "Limits").
+inline constexpr std::uint64_t kMaxLayers = 4096;
+inline constexpr std::uint64_t kMaxStateTensors = 16;
+
 struct ModelSpec {
   std::string id;       ///< catalog id or file path it came from
   std::string name;     ///< human name, "Llama 3.1 8B"

@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "engines/core/profile.h"
 #include "model/suggest.h"
+#include "model/text.h"
 
 namespace kvplan {
 
@@ -176,7 +177,8 @@ std::string one_line(std::string text) {
   for (char& c : text)
     if (c == '\n' || c == '\r') c = ' ';
   while (!text.empty() && text.back() == ' ') text.pop_back();
-  return text;
+  // Whatever a message quotes (a value, a key, a path) reaches the terminal escaped and bounded.
+  return printable(text, 1000);
 }
 
 bool mentions(const ModelSpec& model, std::string_view word) {

@@ -3,18 +3,20 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <limits>
 #include <memory>
-#include <regex>
 #include <unordered_set>
 
 #include <fmt/format.h>
 
 #include "kvplan/error.h"
 #include "model/ggml_type.h"
+#include "model/text.h"
 #include "kvplan/units.h"
 
 namespace kvplan {
@@ -30,7 +32,15 @@ constexpr std::uint64_t kMaxTensorName = 63;   // GGML_MAX_NAME is 64 including 
 constexpr std::uint64_t kMaxKeyBytes = 65535;  // real keys are short; longer is hostile
 constexpr std::uint32_t kMaxArrayDepth = 8;    // bounds recursion on nested arrays
 constexpr std::uint64_t kMaxKeptStringArrayBytes = 64 * 1024;
-constexpr std::uint64_t kKeptBudgetBytes = 64 * 1024 * 1024;  // all kept values of one file together
+constexpr std::uint64_t kKeptBudgetBytes = 64 * 1024 * 1024;  // all kept keys and values of one file together
+// Work is bounded by what is read, not by what a header declares: a sparse file can declare an
+// array of 2^37 empty strings that "fits" in its 1 TiB and then take 40 minutes to walk. Real
+// headers are tens of MiB (a 256K-token vocabulary), have under a hundred keys and under 100,000
+// tensors; past these limits a file is refused (exit 2) naming the limit (docs/hardening.md).
+constexpr std::uint64_t kMaxHeaderBytes = 512 * 1024 * 1024;  // metadata and tensor infos
+constexpr std::uint64_t kMaxArrayElements = std::uint64_t{1} << 24;
+constexpr std::uint64_t kMaxMetadataKeys = 65536;
+constexpr std::uint64_t kMaxTensors = std::uint64_t{1} << 20;
 
 // Smallest encodings, used to reject counts the remaining bytes cannot possibly hold.
 constexpr std::uint64_t kMinKvBytes = 8 + 1 + 4 + 1;          // key length, 1-byte key, type, 1-byte value
@@ -38,17 +48,8 @@ constexpr std::uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;  // name length, n_
 constexpr std::uint64_t kMinStringBytes = 8;
 constexpr std::uint64_t kMinNestedArrayBytes = 4 + 8;  // element type, count
 
-/// A character-safe, bounded rendering of a key or name from the file, for one-line messages.
-std::string printable(std::string_view text) {
-  constexpr std::size_t kMax = 80;
-  std::string out;
-  for (std::size_t i = 0; i < text.size() && i < kMax; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    out.push_back(c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?');
-  }
-  if (text.size() > kMax) out += "...";
-  return out;
-}
+/// A key or name from the file in a one-line message: escaped, at most 80 bytes.
+std::string printable_name(std::string_view text) { return printable(text, 80); }
 
 std::uint64_t pad_to(std::uint64_t offset, std::uint64_t alignment) {
   return checked_mul(checked_add(offset, alignment - 1, "padded offset") / alignment, alignment, "padded offset");
@@ -101,6 +102,12 @@ class FileReader {
   }
 
   std::uint64_t offset() const { return pos_; }
+
+  /// Refuses a header that runs past kMaxHeaderBytes (called in every loop over declared counts).
+  void check_header_limit() const {
+    if (pos_ > kMaxHeaderBytes)
+      fail(fmt::format("the header is larger than {} MiB, the most kvplan reads", kMaxHeaderBytes >> 20), pos_);
+  }
   std::uint64_t size() const { return size_; }
   std::uint64_t remaining() const { return size_ - pos_; }
   const std::string& path() const { return path_; }
@@ -177,6 +184,13 @@ class ValueReader {
  public:
   explicit ValueReader(FileReader& in) : in_(in) {}
 
+  /// Takes `bytes` from what one file may keep in memory; false when that is spent.
+  bool take_budget(std::uint64_t bytes) {
+    if (bytes > budget_) return false;
+    budget_ -= bytes;
+    return true;
+  }
+
   GgufValue read_value(GgufType type) {
     GgufValue value;
     value.type = type;
@@ -224,11 +238,6 @@ class ValueReader {
       in_.fail(fmt::format("{} length {} exceeds the {} bytes left in the file", what, length, in_.remaining()), at);
   }
 
-  bool take_budget(std::uint64_t bytes) {
-    if (bytes > budget_) return false;
-    budget_ -= bytes;
-    return true;
-  }
 
   void read_string_value(GgufValue& value) {
     const std::uint64_t at = in_.offset();
@@ -260,6 +269,10 @@ class ValueReader {
     if (value.count > in_.remaining() / min_size)
       in_.fail(fmt::format("array of {} {} elements needs at least {} bytes each, but {} bytes are left", value.count,
                            gguf_type_name(value.element_type), min_size, in_.remaining()),
+               count_at);
+    if (value.count > kMaxArrayElements)
+      in_.fail(fmt::format("array of {} elements is longer than kvplan reads (at most {})", value.count,
+                           kMaxArrayElements),
                count_at);
 
     switch (value.element_type) {
@@ -296,6 +309,7 @@ class ValueReader {
     std::uint64_t kept_bytes = 0;
     if (value.kept) value.strings.reserve(static_cast<std::size_t>(value.count));
     for (std::uint64_t i = 0; i < value.count; ++i) {
+      if ((i & 0xFFFF) == 0) in_.check_header_limit();
       const std::uint64_t at = in_.offset();
       const std::uint64_t length = in_.read_le<std::uint64_t>();
       check_length(length, at, "string");
@@ -317,6 +331,7 @@ class ValueReader {
     value.kept = keep && value.count <= gguf_max_kept_string_elements && take_budget(value.count * sizeof(GgufValue));
     if (value.kept) value.arrays.reserve(static_cast<std::size_t>(value.count));
     for (std::uint64_t i = 0; i < value.count; ++i) {
+      if ((i & 0xFFFF) == 0) in_.check_header_limit();
       GgufValue element;
       read_array_body(element, depth + 1, value.kept);
       if (value.kept) value.arrays.push_back(std::move(element));
@@ -334,7 +349,7 @@ void read_preamble(FileReader& in, GgufHeader& header, std::uint64_t& n_tensors,
   const std::string_view magic_text(magic.data(), magic.size());
   if (magic_text == "FUGG") in.fail("big-endian GGUF files are not supported (magic \"FUGG\")", 0);
   if (magic_text != "GGUF")
-    in.fail(fmt::format("not a GGUF file: magic \"{}\", expected \"GGUF\"", printable(magic_text)), 0);
+    in.fail(fmt::format("not a GGUF file: magic \"{}\", expected \"GGUF\"", printable_name(magic_text)), 0);
 
   header.version = in.read_le<std::uint32_t>();
   // A big-endian file's small version number reads as 0xVV000000 here (llama.cpp's test too).
@@ -353,14 +368,19 @@ void read_preamble(FileReader& in, GgufHeader& header, std::uint64_t& n_tensors,
 }
 
 void read_metadata(FileReader& in, ValueReader& values, GgufHeader& header, std::uint64_t n_kv) {
+  if (n_kv > kMaxMetadataKeys)
+    in.fail(fmt::format("{} metadata keys are more than kvplan reads (at most {})", n_kv, kMaxMetadataKeys), 16);
   for (std::uint64_t i = 0; i < n_kv; ++i) {
+    in.check_header_limit();
     in.set_context(fmt::format("metadata key {}", i));
     const std::uint64_t key_at = in.offset();
     std::string key = values.read_string(kMaxKeyBytes, "key");
+    if (!values.take_budget(key.size()))
+      in.fail(fmt::format("the keys and values kept pass {} MiB", kKeptBudgetBytes >> 20), key_at);
     if (key.empty()) in.fail("empty metadata key", key_at);
-    if (header.metadata.contains(key)) in.fail(fmt::format("duplicate metadata key '{}'", printable(key)), key_at);
+    if (header.metadata.contains(key)) in.fail(fmt::format("duplicate metadata key '{}'", printable_name(key)), key_at);
 
-    in.set_context(fmt::format("metadata value '{}'", printable(key)));
+    in.set_context(fmt::format("metadata value '{}'", printable_name(key)));
     const std::uint64_t value_at = in.offset();
     GgufValue value = values.read_value(values.read_type_tag("value"));
 
@@ -384,8 +404,8 @@ GgufTensorInfo read_tensor_info(FileReader& in, ValueReader& values, std::uint64
   const std::uint64_t name_at = in.offset();
   info.name = values.read_string(kMaxTensorName, "tensor name");
   if (!names.insert(info.name).second)
-    in.fail(fmt::format("duplicate tensor name '{}'", printable(info.name)), name_at);
-  in.set_context(fmt::format("tensor info {} ('{}')", index, printable(info.name)));
+    in.fail(fmt::format("duplicate tensor name '{}'", printable_name(info.name)), name_at);
+  in.set_context(fmt::format("tensor info {} ('{}')", index, printable_name(info.name)));
 
   const std::uint64_t dims_at = in.offset();
   const std::uint32_t n_dims = in.read_le<std::uint32_t>();
@@ -428,7 +448,7 @@ void check_data_layout(FileReader& in, GgufHeader& header, const std::vector<std
   std::uint64_t expected = 0;
   for (std::size_t i = 0; i < header.tensors.size(); ++i) {
     const GgufTensorInfo& t = header.tensors[i];
-    in.set_context(fmt::format("tensor info {} ('{}')", i, printable(t.name)));
+    in.set_context(fmt::format("tensor info {} ('{}')", i, printable_name(t.name)));
     if (t.offset != expected)
       in.fail(fmt::format("data offset {} is not the expected {} (tensors are packed in order, each padded "
                           "to {} bytes)",
@@ -439,8 +459,8 @@ void check_data_layout(FileReader& in, GgufHeader& header, const std::vector<std
     const bool overflow =
         __builtin_add_overflow(header.data_offset, t.offset, &end) || __builtin_add_overflow(end, t.bytes, &end);
     if (overflow || end > in.size()) {
-      in.set_context(overflow ? fmt::format("the data of tensor '{}', which ends past 2^64", printable(t.name))
-                              : fmt::format("the data of tensor '{}', which ends at byte {}", printable(t.name), end));
+      in.set_context(overflow ? fmt::format("the data of tensor '{}', which ends past 2^64", printable_name(t.name))
+                              : fmt::format("the data of tensor '{}', which ends at byte {}", printable_name(t.name), end));
       in.fail_truncated();
     }
     // Within the file now, so the padded end cannot overflow.
@@ -498,7 +518,10 @@ GgufHeader read_gguf_header(const std::string& path) {
   std::vector<std::uint64_t> offset_fields;
   header.tensors.reserve(static_cast<std::size_t>(n_tensors));  // bounded by the file size above
   offset_fields.reserve(static_cast<std::size_t>(n_tensors));
+  if (n_tensors > kMaxTensors)
+    in.fail(fmt::format("{} tensors are more than kvplan reads (at most {})", n_tensors, kMaxTensors), 8);
   for (std::uint64_t i = 0; i < n_tensors; ++i) {
+    in.check_header_limit();
     std::uint64_t offset_at = 0;
     header.tensors.push_back(read_tensor_info(in, values, i, names, offset_at));
     offset_fields.push_back(offset_at);
@@ -616,17 +639,38 @@ struct SplitName {
 };
 
 /// "dir/name-00002-of-00003.gguf" -> {"dir/name", 3}; llama.cpp names parts "%s-%05d-of-%05d.gguf".
+/// The digits ending at `end` (exclusive) in `text`, at least five of them (gguf-split writes
+/// %05d); their start, or npos.
+std::size_t digits_before(std::string_view text, std::size_t end) {
+  std::size_t start = end;
+  while (start > 0 && std::isdigit(static_cast<unsigned char>(text[start - 1]))) --start;
+  return end - start >= 5 ? start : std::string_view::npos;
+}
+
+/// "prefix-NNNNN-of-MMMMM.gguf", read from the end by hand: no regex over a path of any length
+/// (std::regex recursed once per character and overflowed the stack on a 26,000-character one).
 std::optional<SplitName> parse_split_name(const std::string& path) {
-  static const std::regex pattern(R"(^(.*)-([0-9]{5,})-of-([0-9]{5,})\.gguf$)");
-  std::smatch match;
-  if (!std::regex_match(path, match, pattern)) return std::nullopt;
-  const std::string count_text = match[3].str();
-  const std::string no_text = match[2].str();
+  const std::string_view text = path;
+  constexpr std::string_view suffix = ".gguf";
+  if (text.size() < suffix.size() || text.substr(text.size() - suffix.size()) != suffix) return std::nullopt;
+  const std::size_t count_end = text.size() - suffix.size();
+  const std::size_t count_start = digits_before(text, count_end);
+  constexpr std::string_view of = "-of-";
+  if (count_start == std::string_view::npos || count_start < of.size() ||
+      text.substr(count_start - of.size(), of.size()) != of)
+    return std::nullopt;
+  const std::size_t no_end = count_start - of.size();
+  const std::size_t no_start = digits_before(text, no_end);
+  if (no_start == std::string_view::npos || no_start == 0 || text[no_start - 1] != '-') return std::nullopt;
+  const std::string_view count_text = text.substr(count_start, count_end - count_start);
+  const std::string_view no_text = text.substr(no_start, no_end - no_start);
   if (count_text.size() > 9 || no_text.size() > 9) return std::nullopt;
-  const auto count = static_cast<std::uint32_t>(std::stoul(count_text));
-  const auto no = std::stoul(no_text);
+  std::uint32_t count = 0;
+  std::uint32_t no = 0;
+  std::from_chars(count_text.data(), count_text.data() + count_text.size(), count);
+  std::from_chars(no_text.data(), no_text.data() + no_text.size(), no);
   if (count == 0 || no == 0 || no > count) return std::nullopt;
-  return SplitName{match[1].str(), count};
+  return SplitName{std::string(text.substr(0, no_start - 1)), count};
 }
 
 std::string split_part_path(const SplitName& name, std::uint32_t no) {
@@ -667,7 +711,7 @@ GgufHeader read_gguf_model(const std::string& path) {
     check_split_field(part, "split.count", split->count);
     for (GgufTensorInfo& t : part.tensors) {
       if (!names.insert(t.name).second)
-        throw Error(fmt::format("{}: tensor '{}' also appears in an earlier part", part_path, printable(t.name)));
+        throw Error(fmt::format("{}: tensor '{}' also appears in an earlier part", part_path, printable_name(t.name)));
       t.split = no - 1;
     }
     if (no == 1) {

@@ -22,7 +22,7 @@ namespace kvplan {
 namespace {
 
 /// LLAMA_MAX_LAYERS in llama-hparams.h.
-constexpr std::uint64_t kMaxLayers = 512;
+constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 
 /// The architectures kvplan reads, each checked against its llama.cpp source file
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0.
@@ -379,8 +379,8 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
 
   // llama_model_base::load_hparams: the keys every architecture shares.
   const std::uint32_t n_layer_all = r.required_u32("block_count", "the number of layers");
-  if (n_layer_all == 0 || n_layer_all > kMaxLayers)
-    r.fail("block_count", fmt::format("is {}; llama.cpp accepts 1 to {}", n_layer_all, kMaxLayers));
+  if (n_layer_all == 0 || n_layer_all > kLlamaCppMaxLayers)
+    r.fail("block_count", fmt::format("is {}; llama.cpp accepts 1 to {}", n_layer_all, kLlamaCppMaxLayers));
   hp.n_layer_all = n_layer_all;
   hp.n_embd = r.required_u32("embedding_length", "the hidden size");
   if (hp.n_embd == 0) r.fail("embedding_length", "is 0");

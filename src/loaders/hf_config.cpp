@@ -665,7 +665,7 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
   const bool count_from_blocks = !fields.find("num_hidden_layers") && block_list && block_list->is_array();
   const std::uint64_t layers = count_from_blocks ? block_list->size() : fields.required_uint("num_hidden_layers");
   if (layers == 0) fields.fail(count_from_blocks ? "layers_block_type" : "num_hidden_layers", "must be at least 1");
-  if (layers > 100'000) fields.fail("num_hidden_layers", "is implausibly large (over 100000)");
+  if (layers > kMaxLayers) fields.fail("num_hidden_layers", fmt::format("is more than kvplan reads (at most {})", kMaxLayers));
   const std::uint64_t hidden = fields.required_uint("hidden_size");
   if (hidden == 0) fields.fail("hidden_size", "must be at least 1");
   spec.attention_heads = narrow(fields, "num_attention_heads", fields.required_uint("num_attention_heads"));

@@ -51,6 +51,11 @@ std::string type_name(const nlohmann::json& value) {
 }  // namespace
 
 nlohmann::json parse_json_document(std::string_view text, std::string_view origin) {
+  // nlohmann stops at a NUL byte and accepts what came before it: "{...}\0garbage" would pass.
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    const auto [line, column] = line_and_column(text, nul + 1);
+    throw Error(fmt::format("{}:{}:{}: invalid JSON: a NUL byte", origin, line, column));
+  }
   bool too_deep = false;
   const auto limit_depth = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
     if (depth > kMaxDepth) too_deep = true;
@@ -77,6 +82,9 @@ std::string read_text_file(const std::string& path) {
   const auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) throw Error(fmt::format("{}: no such file", path));
   if (std::filesystem::is_directory(status)) throw Error(fmt::format("{}: is a directory, expected a file", path));
+  // A FIFO blocks the read forever and a device never ends: only regular files are read.
+  if (!std::filesystem::is_regular_file(status))
+    throw Error(fmt::format("{}: is not a regular file (a pipe, socket or device), expected a file", path));
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
   if (!ec && size > kMaxFileBytes) throw Error(fmt::format("{}: file is larger than 64 MiB", path));
   std::ifstream in(path, std::ios::binary);

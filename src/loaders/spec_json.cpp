@@ -48,6 +48,8 @@ std::vector<StateTensor> read_linear_state(JsonObjectReader& reader) {
   const nlohmann::json* list = reader.find("linear_state");
   if (!list) return {};
   if (!list->is_array()) reader.fail("linear_state", "expected an array of {name, elements, dtype}");
+  if (list->size() > kMaxStateTensors)
+    reader.fail("linear_state", fmt::format("has {} tensors; kvplan reads at most {}", list->size(), kMaxStateTensors));
   std::vector<StateTensor> state;
   for (std::size_t i = 0; i < list->size(); ++i) {
     JsonObjectReader item((*list)[i], fmt::format("{}: linear_state[{}]", reader.context(), i));
@@ -147,14 +149,20 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
 
   const std::uint64_t layers = reader.required_uint("layers");
   if (layers == 0) reader.fail("layers", "must be at least 1");
-  if (layers > 100'000) reader.fail("layers", "is implausibly large (over 100000)");
+  if (layers > kMaxLayers) reader.fail("layers", fmt::format("is more than kvplan reads (at most {})", kMaxLayers));
   spec.attention_heads = to_u32(reader, "attention_heads", reader.required_uint("attention_heads"));
   if (spec.attention_heads == 0) reader.fail("attention_heads", "must be at least 1");
   const std::uint64_t kv_heads = reader.optional_uint("kv_heads").value_or(spec.attention_heads);
   if (kv_heads == 0) reader.fail("kv_heads", "must be at least 1");
   const std::optional<std::uint64_t> hidden_size = reader.optional_uint("hidden_size");
   std::optional<std::uint64_t> head_dim = reader.optional_uint("head_dim");
-  if (!head_dim && hidden_size) head_dim = *hidden_size / spec.attention_heads;
+  if (!head_dim && hidden_size) {
+    // As config.json: a hidden size the heads do not divide is an error, never floored.
+    if (*hidden_size % spec.attention_heads != 0)
+      reader.fail("hidden_size", fmt::format("({}) is not divisible by attention_heads ({}); give head_dim", *hidden_size,
+                                             spec.attention_heads));
+    head_dim = *hidden_size / spec.attention_heads;
+  }
   const std::uint64_t v_head_dim = reader.optional_uint("v_head_dim").value_or(head_dim.value_or(0));
 
   spec.params = reader.optional_uint("params").value_or(0);

@@ -56,6 +56,12 @@ std::uint64_t LayerSpec::elements_per_token() const {
 }
 
 void validate(const ModelSpec& spec) {
+  if (spec.layers.size() > kMaxLayers)
+    throw Error(fmt::format("{}: {} layers are more than kvplan plans (at most {})", spec.id, spec.layers.size(), kMaxLayers));
+  for (const LayerSpec& layer : spec.layers)
+    if (layer.state.size() > kMaxStateTensors)
+      throw Error(fmt::format("{}: a layer with {} state tensors (kvplan reads at most {})", spec.id, layer.state.size(),
+                              kMaxStateTensors));
   if (spec.layers.empty()) throw Error(fmt::format("{}: layers must be at least 1", spec.id));
   if (spec.attention_heads == 0) throw Error(fmt::format("{}: attention_heads must be at least 1", spec.id));
   if (spec.params == 0 && !spec.weights_bytes && spec.params_source.empty())

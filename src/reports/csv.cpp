@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "model/text.h"
 #include "reports/fields.h"
 
 namespace kvplan {
@@ -18,7 +19,7 @@ std::string csv_field(const std::string& text) {
 }
 
 std::string cell(const nlohmann::ordered_json& value) {
-  if (value.is_string()) return value.get<std::string>();
+  if (value.is_string()) return printable(value.get<std::string>(), 4096);
   if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
   if (value.is_null()) return "";
   return value.dump();

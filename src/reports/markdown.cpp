@@ -1,4 +1,5 @@
 #include "reports/section.h"
+#include "model/text.h"
 #include "reports/text.h"
 
 namespace kvplan {
@@ -20,7 +21,7 @@ std::string escape_cell(const std::string& text) {
 std::string format_markdown(const Report& report) {
   const TextTable table = rows_table(report, false);
   std::string out;
-  for (const std::string& line : header_lines(report)) out += line + "  \n";
+  for (const std::string& line : header_lines(report)) out += printable(line, 4096) + "  \n";
   out += "\n|";
   for (const std::string& header : table.headers) out.append(" ").append(escape_cell(header)).append(" |");
   out += "\n|";
@@ -35,11 +36,13 @@ std::string format_markdown(const Report& report) {
   const std::vector<std::string> ways = ways_out_lines(report);
   under.insert(under.end(), ways.begin(), ways.end());
   if (!under.empty()) out += "\n";
-  for (const std::string& line : under)
+  for (const std::string& raw : under) {
+    const std::string line = printable(raw, 4096);
     out += (line.rfind("  ", 0) == 0 ? "- " + line.substr(line.find_first_not_of(' ')) : line + "  ") + "\n";
+  }
   if (const std::optional<EngineSection> section = engine_section(report.plan)) {
     out += "\n";
-    for (const std::string& line : section->lines) out += line + "  \n";
+    for (const std::string& line : section->lines) out += printable(line, 4096) + "  \n";
   }
   return out;
 }

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "reports/section.h"
+#include "model/text.h"
 #include "reports/text.h"
 
 namespace kvplan {
@@ -32,7 +33,9 @@ std::size_t hanging_indent(const std::string& line) {
   return lead + 2;
 }
 
-std::string wrapped(const std::string& line, std::size_t columns) {
+std::string wrapped(const std::string& raw, std::size_t columns) {
+  // Lines quote names from the model's files: escaped, so a name cannot clear the screen.
+  const std::string line = printable(raw, 4096);
   if (columns == 0 || display_width(line) <= columns) return line + "\n";
   const std::string indent(hanging_indent(line), ' ');
   std::string out;

@@ -1,0 +1,55 @@
+#include "model/text.h"
+
+#include <fmt/format.h>
+
+namespace kvplan {
+
+namespace {
+
+bool is_continuation(unsigned char c) { return c >= 0x80 && c <= 0xBF; }
+
+/// Bytes of the well-formed UTF-8 sequence starting at `i`, or 0.
+std::size_t sequence_length(std::string_view text, std::size_t i) {
+  const auto lead = static_cast<unsigned char>(text[i]);
+  const std::size_t n = lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
+  if (n == 0 || i + n > text.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if (!is_continuation(static_cast<unsigned char>(text[i + k]))) return 0;
+  return n;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text, std::size_t max_bytes) {
+  std::string out;
+  out.reserve(std::min(text.size(), max_bytes) + 8);
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (out.size() >= max_bytes) {
+      out += "...";
+      break;
+    }
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      // C0 controls and DEL: ESC starts a terminal's escape sequences.
+      if (c < 0x20 || c == 0x7F) out += fmt::format("\\x{:02x}", c);
+      else out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    const std::size_t n = sequence_length(text, i);
+    // C1 controls (U+0080..U+009F, 0xC2 0x80..0x9F) act as escapes on some terminals too.
+    const bool c1 = n == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) <= 0x9F;
+    if (n == 0 || c1) {
+      for (std::size_t k = 0; k < (n == 0 ? 1 : n); ++k)
+        out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i + k]));
+      i += n == 0 ? 1 : n;
+      continue;
+    }
+    out.append(text.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+}  // namespace kvplan

@@ -1,0 +1,15 @@
+#pragma once
+// Text from outside (a model's name, a GGUF architecture string, a flag's value) printed safely:
+// a terminal must never receive its escape sequences, and a message never a 100 KB echo.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace kvplan {
+
+/// `text` with every control character (C0, DEL and C1, U+0080..U+009F) written as \xNN, and cut
+/// to `max_bytes` with "..." when longer. Other UTF-8 is kept as it is.
+std::string printable(std::string_view text, std::size_t max_bytes = 200);
+
+}  // namespace kvplan
