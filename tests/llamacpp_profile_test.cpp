@@ -435,7 +435,7 @@ TEST_CASE("kvplan --runtime llama.cpp: JSON adds llamacpp and keeps every generi
   CHECK(run({"--model", path, "--gpu", "24GiB", "-np", "4"}, out, err) == 2);
   CHECK_THAT(err, Catch::Contains("--parallel is a llama.cpp flag: add --runtime llama.cpp"));
   CHECK(run({"--runtime", "sglang", "--model", path, "--gpu", "24GiB"}, out, err) == 2);
-  CHECK_THAT(err, Catch::Contains("unknown runtime 'sglang' (kvplan knows generic, llama.cpp, vllm)"));
+  CHECK_THAT(err, Catch::Contains("unknown runtime 'sglang' (kvplan knows generic, llama.cpp, vllm, ollama)"));
   CHECK(run({"--runtime", "llama.cpp", "--model", path, "--gpu", "24GiB", "--ctx-size", "8k", "--ctx", "4k"}, out, err) == 2);
   CHECK_THAT(err, Catch::Contains("not both"));
   // The generic runtime reads the same file as its spec.

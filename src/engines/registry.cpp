@@ -7,15 +7,17 @@
 #include "engines/core/profile.h"
 #include "engines/generic/generic.h"
 #include "engines/llamacpp/engine.h"
+#include "engines/ollama/engine.h"
 #include "engines/vllm/engine.h"
 
 namespace kvplan {
 
 std::span<const EngineEntry> engines() {
-  static const std::array<EngineEntry, 3> all = {
+  static const std::array<EngineEntry, 4> all = {
       generic_engine(),
       llamacpp_engine(),
       vllm_engine(),
+      ollama_engine(),
   };
   return all;
 }
