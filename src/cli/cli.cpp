@@ -157,6 +157,14 @@ std::vector<EngineOption> engine_options(const std::map<std::string, std::vector
                                          const std::map<std::string, bool>& switches, const CLI::App& app,
                                          const Environment& env) {
   std::vector<EngineOption> options;
+  // The environment speaks only to the engine the line runs: OLLAMA_* variables set for Ollama
+  // itself must not make a --runtime vllm plan refuse "an Ollama flag".
+  std::string runtime = "generic";
+  if (app.count("--runtime") > 0) runtime = app.get_option("--runtime")->as<std::string>();
+  const EngineEntry* chosen = nullptr;
+  for (const EngineEntry& engine : engines())
+    if (engine.name == runtime || (" " + std::string(engine.aliases) + " ").find(" " + std::string(runtime) + " ") != std::string::npos)
+      chosen = &engine;
   for (const EngineEntry& engine : engines()) {
     for (const OptionSpec& spec : engine.options) {
       const std::string name(spec.name);
@@ -171,7 +179,7 @@ std::vector<EngineOption> engine_options(const std::map<std::string, std::vector
         options.push_back({name, joined, flag});
         continue;
       }
-      if (spec.env.empty()) continue;
+      if (spec.env.empty() || &engine != chosen) continue;
       if (const std::optional<std::string> from_env = env.get(std::string(spec.env)); from_env && !from_env->empty()) {
         if (spec.value_name.empty() && (*from_env == "0" || *from_env == "false" || *from_env == "False")) continue;
         options.push_back({name, *from_env, std::string(spec.env)});
