@@ -51,6 +51,13 @@ const commands = [
   ["--runtime", "vllm", "--model", "llama3.1-8b", "--gpu", "4090", "--max-model-len", "8k", "--kv-cache-memory", "30GiB"],
   ["--model", "llama3.1-70b", "--gpu", "4xh100", "--ctx", "32k"],
   ["--runtime", "vllm", "--model", "llama3.1-70b", "--gpu", "h100", "--gpus", "2", "--ctx", "32k"],
+  // Ollama: a tag that fits, one that spills to system RAM (E4), an E1 estimate with a quantized
+  // cache, and llama.cpp's layer split over mixed cards.
+  ["--runtime", "ollama", "--model", "llama3.1:8b", "--gpu", "4090", "--num-ctx", "8192,32768"],
+  ["--runtime", "ollama", "--model", "llama3.1:70b", "--gpu", "4090"],
+  ["--runtime", "ollama", "--model", "gemma3:12b", "--gpu", "3060", "--ollama-version", "0.9.0", "--kv-cache-type", "q8_0", "--flash-attention", "1"],
+  ["--runtime", "ollama", "--model", "qwen3:32b", "--gpu", "2x3090", "--ollama-version", "0.20.0"],
+  ["--runtime", "llama.cpp", "--model", "llama3.1:70b", "-c", "32768", "--gpu", "5090+3090", "-ts", "3,1"],
 ];
 for (const args of commands) {
   const text = execFileSync(kvplan, [...args, "--format", "json"], { encoding: "utf8" });

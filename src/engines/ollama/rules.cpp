@@ -317,9 +317,9 @@ std::uint64_t ollama_default_num_ctx(const OllamaVersion& v, const std::vector<O
   for (const OllamaDevice& g : gpus)
     if (!g.cpu) total += g.total_bytes - std::min(g.total_bytes, overhead);
   const std::uint64_t ctx = total >= 47 * GiB ? 262144 : total >= 23 * GiB ? 32768 : 4096;
-  say(fmt::format("num_ctx {}: the VRAM tier of v0.15.5+ (server/routes.go): total VRAM {} - OLLAMA_GPU_OVERHEAD = {} "
+  say(fmt::format("num_ctx {}: the VRAM tier of v0.15.5+ (server/routes.go): total VRAM{} - OLLAMA_GPU_OVERHEAD = {} "
                   "({} 47 GiB: 262144, {} 23 GiB: 32768, else 4096)",
-                  ctx, gpus.size() == 1 ? "" : "of every GPU", human(total), total >= 47 * GiB ? ">=" : "<",
+                  ctx, gpus.size() == 1 ? "" : " of every GPU", human(total), total >= 47 * GiB ? ">=" : "<",
                   total >= 23 * GiB ? ">=" : "<"));
   return ctx;
 }

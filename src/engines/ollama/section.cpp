@@ -75,7 +75,10 @@ void write_ollama_section(const std::vector<const OllamaResult*>& results, Engin
     row["host_kv_bytes"] = r.host_kv_bytes;
     row["estimate"] = r.estimate ? estimate_json(*r.estimate) : nlohmann::ordered_json(nullptr);
     row["exact"] = r.exact;
-    row["llamacpp"] = llamacpp_result_to_json(r.llama);
+    nlohmann::ordered_json llama;
+    llama["row"] = i;
+    llama.update(llamacpp_result_to_json(r.llama));
+    row["llamacpp"] = llama;
     row["rules"] = r.rules;
     section.rows.push_back(row);
 
