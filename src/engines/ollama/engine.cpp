@@ -117,6 +117,9 @@ class OllamaProfile final : public Profile {
     }
     if (const EngineOption* o = option("num-parallel")) {
       parallel_ = parse_positive_u32(o->value, o->shown_as);
+      if (*parallel_ > 256)
+        throw Error(fmt::format("{}: {} sequences; the llama.cpp Ollama runs accepts 1 to 256 (LLAMA_MAX_SEQ)", o->shown_as,
+                                *parallel_));
       if (request.batch_given && request.batch != *parallel_)
         throw Error(fmt::format("{} {} and {} {} disagree: both count sequences", o->shown_as, *parallel_, names.batch,
                                 request.batch));

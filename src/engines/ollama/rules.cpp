@@ -229,7 +229,7 @@ OllamaVersion parse_ollama_version(std::string_view text, std::string_view flag)
     if (dot == std::string_view::npos) break;
     rest.remove_prefix(dot + 1);
   }
-  if (v.major != 0 || !v.at_least(0, 2, 0))
+  if (v.major != 0 || !v.at_least(0, 2, 0) || v.at_least(0, 34, 0))
     throw Error(fmt::format("{}: {} is outside the versions kvplan has read (0.2.0 to 0.33)", flag, text),
                 ExitCode::unsupported_architecture);
   return v;
@@ -532,7 +532,12 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
     tries.clear();
   }
 
-  // --- the cache type and flash attention (§2.4 of docs/engines/ollama.md).
+  // llama.cpp keeps n_ctx = num_ctx x parallel in 32 bits (the largest parallel tried counts).
+  const std::uint32_t widest = tries.empty() ? parallel : *std::max_element(tries.begin(), tries.end());
+  if (num_ctx > std::numeric_limits<std::uint32_t>::max() / widest)
+    throw Error(fmt::format("num_ctx {} x parallel {} is more than llama.cpp's n_ctx can hold (2^32 - 1)", num_ctx, widest));
+
+  // --- the cache type and flash attention (docs/engines/ollama.md).
   out.kv_type_requested = o.kv_cache_type;
   const bool quantized = o.kv_cache_type == "q8_0" || o.kv_cache_type == "q4_0";
   LlamaCppFlashAttn fa = LlamaCppFlashAttn::automatic;
@@ -714,7 +719,8 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
     // E4: Ollama picks the GPUs; llama-server fits the layers.
     const std::uint64_t file = model.weights_bytes.value_or(0);
     const std::uint64_t head_dim = m.heads ? m.embedding / m.heads : 0;
-    const std::uint64_t predicted = file + 2 * m.block_count * m.heads_kv_min * head_dim * num_ctx * parallel * 2;
+    const u128 kv_predicted = u128{2} * m.block_count * m.heads_kv_min * head_dim * num_ctx * parallel * 2;
+    const std::uint64_t predicted = static_cast<std::uint64_t>(std::min<u128>(kv_predicted + file, u128{1} << 62));
     std::vector<std::uint64_t> available;
     for (const OllamaDevice& g : gpus) {
       const std::uint64_t reserved = o.gpu_overhead + g.minimum_bytes;
