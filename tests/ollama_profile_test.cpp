@@ -416,3 +416,32 @@ TEST_CASE("kvplan --runtime ollama: flags, the OLLAMA_* variables and a Modelfil
   kvplan::testing::check_refused(run_kvplan("--runtime ollama --model llama3.1:8b --gpu 4090 --ollama-version 0.1.30"),
                                  "--ollama-version", 3);
 }
+
+TEST_CASE("E3 buildLayout by hand: layers from the last one down, the output layer dropped when not all fit", "[ollama]") {
+  // 8 blocks + output, 9 GiB without a tensor list: 1 GiB each (an even split, labelled an
+  // estimate). qwen3 has no GraphSize formula: kv per layer 1024 x (128 + 128) x 8 x 2 B = 4 MiB,
+  // graph = heads / heads_kv x kv_total / 6 = 32 MiB / 6 = 5,592,405 B.
+  kvplan::ModelSpec m;
+  m.id = m.name = "hand-built";
+  m.architecture = "qwen3";
+  m.attention_heads = 8;
+  m.params = 1;
+  m.weight_dtype = &kvplan::parse_weight_dtype("bf16");
+  m.weights_bytes = 9 * GiB;
+  m.max_context = 4096;
+  for (int i = 0; i < 8; ++i) m.layers.push_back({kvplan::LayerKind::full, 8, 128, 128});
+  kvplan::OllamaOptions options;
+  options.version = version("0.20.0");
+  // 6 GiB free - blk.0 + kv[0] (1 GiB + 4 MiB) - 457 MiB - the graph = 4.547 GiB for layers. The
+  // output (1 GiB) and blocks 7, 6, 5 fit (4.012 GiB) but block 4 does not; without the output
+  // layer, blocks 7 to 4 (4.016 GiB) fit: 4 layers.
+  const kvplan::OllamaResult r = kvplan::plan_ollama(m, cards({6.0}), options, 1024, 1u);
+  REQUIRE(r.estimate);
+  CHECK(r.estimate->graph_partial == 33'554'432 / 6);
+  CHECK(r.estimate->kv_total == 8 * 4 * MiB);
+  CHECK(r.gpu_layers == 4);
+  CHECK(r.partly_on_cpu);
+  CHECK_FALSE(r.exact);
+  // 7 GiB: blocks 7 to 3 (5.020 GiB of 5.547): 5 layers.
+  CHECK(kvplan::plan_ollama(m, cards({7.0}), options, 1024, 1u).gpu_layers == 5);
+}

@@ -706,6 +706,27 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
     est.layers_per_gpu = per_gpu_layers;
     est.layer_buffer = buffer;
     est.fully_loaded = all;
+    // What the layout puts on each GPU (its layers, the graph, the reserve) and what it leaves out.
+    est.allocations.assign(gpus.size(), 0);
+    std::vector<bool> assigned(layers.size(), false);
+    for (std::size_t k = 0; k < assignment.size(); ++k)
+      for (const std::uint32_t l : assignment[k]) {
+        est.allocations[order[k]] += layers[l];
+        assigned[l] = true;
+      }
+    std::uint64_t left = 0;
+    for (std::size_t l = 0; l < layers.size(); ++l)
+      if (!assigned[l]) left += layers[l];
+    for (const std::size_t i : used) {
+      est.allocations[i] += reserve[i];
+      est.required_partial += est.allocations[i];
+    }
+    est.required_full = est.required_partial + left;
+    for (std::uint32_t i = 0; i < m.block_count; ++i) est.weights_repeating += m.blk[i];
+    est.weights_nonrepeating = m.output_layer;
+    est.weights_total = est.weights_repeating + m.output_layer;
+    est.projector_weights = m.vision_weights;
+    est.projector_graph = m.vision_graph;
     est.kv_type = est_type;
     est.layers_requested = num_gpu;
     out.estimate = est;
