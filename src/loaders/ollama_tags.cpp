@@ -308,8 +308,9 @@ ModelSpec load_ollama_tag(std::string_view text, const ModelCatalog& catalog) {
       place(t.layer, bytes);
     }
   }
+  const std::string_view blob = shape->family == Family::gptoss ? "MXFP4" : quant_name(quant);
   file->notes.push_back(fmt::format("Ollama tag {}: the {} blob of {} ({}), tensor sizes from ggml's block sizes{}", text,
-                                    quant_name(quant), shape->catalog_id, shape->gguf_arch,
+                                    blob, shape->catalog_id, shape->gguf_arch,
                                     shape->exact ? " and llama.cpp's quantizer mix"
                                                  : "; tensor types ASSUMED (BF16 attention and embeddings, MXFP4 experts)"));
   if (shape->vision_bytes)
@@ -318,7 +319,7 @@ ModelSpec load_ollama_tag(std::string_view text, const ModelCatalog& catalog) {
   spec.weights_bytes = total + shape->vision_bytes;
   spec.weight_dtype = &parse_weight_dtype(quant == OllamaQuant::q8_0 ? "int8" : quant == OllamaQuant::f16 ? "fp16" : "int4");
   spec.weights_source = fmt::format("{}Ollama {} blob, {} tensors sized from ggml's block sizes{}",
-                                    shape->exact ? "" : "estimate: ", quant_name(quant), file->tensors.size(),
+                                    shape->exact ? "" : "estimate: ", blob, file->tensors.size(),
                                     shape->exact ? " and llama.cpp's quantizer mix" : " (tensor types assumed)");
   spec.source = fmt::format("{} (Ollama tag {})", spec.source, text);
   spec.file = std::move(file);

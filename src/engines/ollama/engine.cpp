@@ -268,9 +268,12 @@ class OllamaProfile final : public Profile {
                               true});
     if (!r.exact)
       row.findings.push_back({"estimate",
-                              "no GGUF tensor list: the layers' sizes are an even split of the checkpoint (give a GGUF file "
-                              "or an Ollama tag such as llama3.1:8b)",
+                              model_.file ? "the layer placement is an estimate: llama-server's --fit moves a MoE model's "
+                                            "expert tensors to host memory before whole layers, which kvplan does not model"
+                                          : "no GGUF tensor list: the layers' sizes are an even split of the checkpoint (give "
+                                            "a GGUF file or an Ollama tag such as llama3.1:8b)",
                               false});
+    if (weights_are_estimate(model_)) row.weights_rule = model_.weights_source + "; " + row.weights_rule;
     if (options_.version.at_least(0, 11, 11) && !options_.version.at_least(0, 12, 11))
       row.findings.push_back({"estimate",
                               "Ollama v0.11.11 - v0.12.10 measures Ollama-engine models at load (E2); kvplan uses the E1 "

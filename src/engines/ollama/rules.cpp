@@ -801,10 +801,19 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
       rules.push_back(fmt::format("num_gpu {}: -ngl {} to llama-server", num_gpu, ngl));
     } else {
       while (ngl > 0 && !fits_all(run_llama(ngl, {}, free, LlamaCppSplitMode::layer, 0))) --ngl;
-      rules.push_back(fmt::format("llama-server --fit (INFERRED, its algorithm not re-read): the most layers from the last "
-                                  "one down whose model buffer, cache and compute estimate leave its 1 GiB margin "
-                                  "(LLAMA_ARG_FIT_TARGET) free: {} of {}",
-                                  ngl, m.block_count + 1));
+      // llama_params_fit (llama.cpp src/llama.cpp): nothing changes while every device keeps the
+      // margin; Ollama's -c is the user's, so the context is not reduced; a dense model then gets
+      // the layers per device extrapolated from measured memory, which kvplan takes as the most
+      // whole layers that keep the margin. A MoE model first moves its expert tensors to host memory.
+      rules.push_back(fmt::format("llama-server --fit (llama_params_fit; the margin of 1 GiB, LLAMA_ARG_FIT_TARGET, is "
+                                  "INFERRED): the most layers from the last one down whose model buffer, cache and "
+                                  "compute estimate keep the margin free: {} of {}{}",
+                                  ngl, m.block_count + 1,
+                                  model.active_params > 0 && ngl < static_cast<std::int64_t>(m.block_count) + 1
+                                      ? "; an ESTIMATE for this MoE model: --fit moves expert tensors to host memory "
+                                        "before whole layers"
+                                      : ""));
+      if (model.active_params > 0 && ngl < static_cast<std::int64_t>(m.block_count) + 1) out.exact = false;
     }
     gpu_layers = static_cast<std::uint32_t>(ngl);
     for (const std::size_t i : used) reserve[i] = kFitMargin;
