@@ -82,6 +82,18 @@ TEST_CASE("O1: Llama-3.x-70B Q8_0 on 4 GPUs, v0.5.12 (msg=offload, server.go:130
   CHECK(hb2(e.weights_nonrepeating) == "1.0 GiB");
   CHECK(hb2(e.graph_full) == "8.2 GiB");
   CHECK(hb2(e.graph_partial) == "8.2 GiB");
+  // The runner line: --n-gpu-layers 44 --tensor-split 11,11,11,11; llama.cpp then puts the output
+  // layer and blocks 37-79 on the GPUs, 11 slots on each (split points 0.25, 0.5, 0.75, 1.0).
+  kvplan::OllamaOptions options;
+  options.version = version("0.5.12");
+  options.flash_attention = true;
+  const kvplan::OllamaResult r =
+      kvplan::plan_ollama(tag("llama3.3:70b-q8_0"), cards({22.0, 22.0, 22.0, 22.0}), options, 64000, 1u);
+  CHECK(r.gpu_layers == 44);
+  CHECK(r.flash_attention == "on");
+  REQUIRE(r.llama.devices.size() == 4);
+  for (const kvplan::LlamaCppDevice& d : r.llama.devices) CHECK(d.layers + (d.output ? 1 : 0) == 11);
+  CHECK(r.partly_on_cpu);
 }
 
 TEST_CASE("O2, O3: gemma3:12b with its projector on the output layer, v0.9.3 - v0.11 (server.go:175)", "[ollama]") {
@@ -123,6 +135,7 @@ TEST_CASE("O4: gemma3:12b on the CPU library, v0.7.0 - v0.9.2: MinimumMemory 0, 
   CHECK(e.layers_model == 49);
   CHECK(hb2(e.required_full) == "10.5 GiB");
   CHECK(hb2(e.required_partial) == "0 B");
+  CHECK(list(e.allocations) == "[10.5 GiB]");  // the CPU device's allocation is still logged
   CHECK(hb2(e.kv_total) == "1.3 GiB");
   CHECK(hb2(e.weights_total) == "6.8 GiB");
   CHECK(hb2(e.graph_full) == "519.5 MiB");
@@ -157,7 +170,11 @@ TEST_CASE("O6: llama3.2:3b, v0.5.0 - v0.5.11: the automatic parallel 4 fits whol
   REQUIRE(r.estimate);
   const OllamaEstimate& e = *r.estimate;
   CHECK(r.parallel == 4);  // defaultParallel 4 of v0.2.0 - v0.6.6, tried first and fitting
+  // The runner line: --ctx-size 8192 --batch-size 512 --n-gpu-layers 29 --parallel 4.
   CHECK(r.llama.n_ctx == 8192);
+  CHECK(r.llama.n_seq_max == 4);
+  CHECK(r.gpu_layers == 29);
+  CHECK(list(e.allocations) == "[3.7 GiB]");
   CHECK(e.layers == 29);
   CHECK(hb2(e.required_full) == "3.7 GiB");
   CHECK(hb2(e.required_partial) == "3.7 GiB");
@@ -182,6 +199,7 @@ TEST_CASE("O7: a Qwen2.5-14B-shaped Q4_K_M (deepseek-r1:14b), v0.5.x, on an RTX 
   CHECK(hb2(e.weights_total) == "7.7 GiB");
   CHECK(hb2(e.weights_repeating) == "7.1 GiB");
   CHECK(hb2(e.weights_nonrepeating) == "609.1 MiB");
+  CHECK(list(e.allocations) == "[9.2 GiB]");
   CHECK(hb2(e.graph_full) == "307.0 MiB");
   CHECK(hb2(e.graph_partial) == "916.1 MiB");
 }
@@ -271,7 +289,10 @@ TEST_CASE("O13, O14: gemma3:27b, v0.6.1 - v0.6.2: no sliding-window estimate yet
   CHECK(hb2(f16.kv_total) == "496.0 MiB");
   CHECK(f16.layers == 28);
   // O14: ROCm, 32.0 GiB, num_ctx 16384 (inferred from the kv figure), everything on the GPU.
-  const OllamaEstimate o14 = estimate("gemma3:27b", cards({32.0}), 16384, 1, "0.6.2");
+  // The scheduler printed the free memory in bytes: available=34336186368.
+  std::vector<OllamaDevice> rocm = cards({32.0});
+  rocm[0].free_bytes = 34'336'186'368;
+  const OllamaEstimate o14 = estimate("gemma3:27b", rocm, 16384, 1, "0.6.2");
   CHECK(o14.layers == 63);
   CHECK(hb2(o14.kv_total) == "7.8 GiB");
   CHECK(hb2(o14.required_full) == "26.8 GiB");
