@@ -257,7 +257,6 @@ class OllamaProfile final : public Profile {
                                           format_gib(static_cast<std::int64_t>(r.host_kv_bytes)),
                                           r.era == OllamaEra::e4 ? " (llama-server's --fit placement, INFERRED)" : ""),
                               true});
-      if (row.per_gpu.empty()) row.per_gpu.clear();
     }
     if (model_.max_context && query.ctx > model_.max_context)
       row.findings.push_back({"beyond_trained_context",
@@ -283,7 +282,7 @@ class OllamaProfile final : public Profile {
     row.engine.available_kv_bytes = used <= row.capacity_bytes ? row.capacity_bytes - static_cast<std::uint64_t>(used) : 0;
     row.engine.kv_cache_tokens = r.llama.n_ctx;
     row.engine.max_concurrency = static_cast<double>(r.parallel);
-    if (row.per_gpu.size() == 1 && !r.partly_on_cpu) row.per_gpu.clear();  // one GPU: the row's own figures
+    if (devices_.size() == 1 && !r.partly_on_cpu) row.per_gpu.clear();  // one GPU: the row's own figures
     if (r.partly_on_cpu && row.per_gpu.size() == 0) {
       GpuShare share;
       share.gpu = gpu_ids_.front();
