@@ -37,6 +37,8 @@ constexpr std::string_view kExamples = R"(Examples:
   kvplan --model llama3.1-8b --ctx 64k --gpu 4090 --kv-dtype fp16 --check   # exit 1: does not fit
   kvplan --runtime llama.cpp --model model.gguf -c 32768 -np 4 -ctk q8_0 -ctv q8_0 -fa on --gpu 4090
   kvplan --runtime vllm --model llama3.1-70b --gpu h100 -tp 4 --max-model-len 32k --kv-cache-dtype fp8
+  kvplan --runtime ollama --model qwen3:32b --gpu 4090 --num-ctx 16384   # OLLAMA_* variables read too
+  kvplan --runtime llama.cpp --model llama3.1:70b -c 32768 --gpu 2x3090   # llama.cpp's layer split
   kvplan models qwen   # the built-in model catalog, filtered by a word
   kvplan gpus          # the built-in GPU catalog
   kvplan spec --model path/to/config.json   # the spec kvplan reads from a file
