@@ -20,6 +20,8 @@
 #include "kvplan/units.h"
 #include "cli/arguments.h"
 #include "support/llamacpp_fixtures.h"
+#include "support/run_binary.h"
+#include "kvplan/plan.h"
 
 using kvplan::GiB;
 using kvplan::LayerKind;
@@ -436,10 +438,118 @@ TEST_CASE("kvplan --runtime llama.cpp: JSON adds llamacpp and keeps every generi
   CHECK_THAT(err, Catch::Contains("--parallel is a llama.cpp flag: add --runtime llama.cpp"));
   CHECK(run({"--runtime", "mlc-llm", "--model", path, "--gpu", "24GiB"}, out, err) == 2);
   CHECK_THAT(err, Catch::Contains("unknown runtime 'mlc-llm' (kvplan knows generic, llama.cpp, vllm") &&
-                      Catch::Contains("sglang") && Catch::Contains("trtllm"));
+                      Catch::Contains("sglang") && Catch::Contains("trtllm") && Catch::Contains("ollama"));
   CHECK(run({"--runtime", "llama.cpp", "--model", path, "--gpu", "24GiB", "--ctx-size", "8k", "--ctx", "4k"}, out, err) == 2);
   CHECK_THAT(err, Catch::Contains("not both"));
   // The generic runtime reads the same file as its spec.
   CHECK(run({"--model", path, "--gpu", "24GiB", "--ctx", "4k", "--format", "json"}, out, err) == 0);
   CHECK(nlohmann::json::parse(out)["model"]["layer_layout"] == "5 sliding(512) + 1 full");
+}
+
+TEST_CASE("llama.cpp on several GPUs: the layer split by free memory, -ts, -sm none, hand-computed", "[llamacpp][multigpu]") {
+  // 7 repeating layers + the output layer = 8 slots; f16 cache of 8 KV heads x 128 at 4096 cells:
+  // K = V = 4096 x 1024 x 2 B = 8 MiB, 16 MiB a layer. No tensor list: 8 GiB split evenly, 1 GiB a slot.
+  ModelSpec model = attention_model(7, 32, 8, 128, 128);
+  model.weights_bytes = 8 * GiB;
+  LlamaCppSettings s = settings(4096, 1);
+  // Free memory 24 GiB and 8 GiB: split points 0.75 and 1.0. Layer il goes to the first device whose
+  // point is above il / 8: il 0-5 (up to 0.625) on GPU 0, il 6 (0.75) and the output (0.875) on GPU 1.
+  s.device_free = {24 * GiB, 8 * GiB};
+  LlamaCppResult r = plan_llamacpp(model, s);
+  REQUIRE(r.devices.size() == 2);
+  CHECK(r.devices[0].split_point == 0.75f);
+  CHECK(r.devices[0].layers == 6);
+  CHECK_FALSE(r.devices[0].output);
+  CHECK(r.devices[1].layers == 1);
+  CHECK(r.devices[1].output);
+  CHECK(r.devices[0].cache_bytes == 6 * 16 * MiB);
+  CHECK(r.devices[1].cache_bytes == 16 * MiB);
+  CHECK(r.devices[0].weights_bytes == 6 * GiB);
+  CHECK(r.devices[1].weights_bytes == 2 * GiB);
+  // -ts 1,1: points 0.5 and 1.0: il 0-3 on GPU 0 (il / 8 < 0.5), il 4-6 and the output on GPU 1.
+  s.tensor_split = {1.0f, 1.0f};
+  r = plan_llamacpp(model, s);
+  CHECK(r.devices[0].layers == 4);
+  CHECK(r.devices[1].layers == 3);
+  CHECK(r.devices[1].output);
+  CHECK(r.devices[1].cache_bytes == 3 * 16 * MiB);
+  // -ngl 4: the output layer and layers 4-6 (i_gpu_start 4, act 4): fractions 0, .25, .5, .75 with
+  // points 0.5/1.0: layers 4, 5 on GPU 0; layer 6 and the output on GPU 1; layers 0-3 in host memory.
+  s.n_gpu_layers = 4;
+  r = plan_llamacpp(model, s);
+  CHECK(r.devices[0].layers == 2);
+  CHECK(r.devices[1].layers == 1);
+  CHECK(r.devices[1].output);
+  CHECK(r.host_cache_bytes == 4 * 16 * MiB);
+  // -sm none -mg 1: every offloaded layer on GPU 1.
+  s.n_gpu_layers = -1;
+  s.tensor_split.clear();
+  s.split_mode = kvplan::LlamaCppSplitMode::none;
+  s.main_gpu = 1;
+  r = plan_llamacpp(model, s);
+  REQUIRE(r.devices.size() == 1);
+  CHECK(r.devices[0].index == 1);
+  CHECK(r.devices[0].layers == 7);
+  CHECK(r.devices[0].cache_bytes == 7 * 16 * MiB);
+  // -sm row is refused (exit 3): ggml's split buffer is not modelled.
+  s.split_mode = kvplan::LlamaCppSplitMode::row;
+  try {
+    plan_llamacpp(model, s);
+    FAIL("row split priced");
+  } catch (const kvplan::Error& error) {
+    CHECK(error.code() == kvplan::ExitCode::unsupported_architecture);
+  }
+}
+
+TEST_CASE("llama.cpp on 24 GiB + 8 GiB: one share per GPU, the row the fullest GPU's", "[llamacpp][multigpu]") {
+  ModelSpec model = attention_model(7, 32, 8, 128, 128);
+  model.weights_bytes = 8 * GiB;
+  model.max_context = 4096;
+  kvplan::PlanRequest request;
+  request.runtime = "llama.cpp";
+  request.contexts = {4096};
+  std::vector<kvplan::GpuSpec> gpus(2);
+  gpus[0].id = "24GiB";
+  gpus[0].memory_bytes = 24 * GiB;
+  gpus[1].id = "8GiB";
+  gpus[1].memory_bytes = 8 * GiB;
+  for (kvplan::GpuSpec& g : gpus) g.memory_basis = "given";
+  const kvplan::Plan plan = kvplan::make_plan(model, gpus, request);
+  const kvplan::Row& row = plan.rows.front();
+  REQUIRE(row.per_gpu.size() == 2);
+  // GPU 0: 6 GiB + 96 MiB + 2 GiB overhead of 24 GiB; GPU 1: 2 GiB + 16 MiB + 2 GiB of 8 GiB (less headroom).
+  CHECK(row.per_gpu[0].weights_bytes == 6 * GiB);
+  CHECK(row.per_gpu[0].kv_bytes == 96 * MiB);
+  CHECK(row.per_gpu[0].capacity_bytes == 24 * GiB);
+  CHECK(row.per_gpu[1].total_bytes == 4 * GiB + 16 * MiB);
+  CHECK(row.per_gpu[1].capacity_bytes == 8 * GiB);
+  CHECK(row.weights_bytes == 2 * GiB);
+  CHECK(row.kv_bytes == 16 * MiB);
+  CHECK(row.capacity_bytes == 8 * GiB);
+  CHECK(row.fits);
+}
+
+TEST_CASE("kvplan --runtime llama.cpp --gpu 2x3090 and 5090+3090: -sm, -ts, -mg", "[llamacpp][multigpu][cli]") {
+  using kvplan::testing::run_kvplan;
+  const auto two = run_kvplan("--runtime llama.cpp --model llama3.1:8b -c 8192 --gpu 2x3090 --format json");
+  INFO(two.err);
+  REQUIRE(two.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(two.out);
+  REQUIRE(j["rows"][0]["per_gpu"].size() == 2);
+  // Equal cards: 33 slots split at 0.5: il / 33 < 0.5 for il 0-16 (17 layers) on GPU 0, 15 + output on GPU 1.
+  CHECK(j["llamacpp"]["rows"][0]["devices"][0]["layers"] == 17);
+  CHECK(j["llamacpp"]["rows"][0]["devices"][1]["layers"] == 15);
+  CHECK(j["llamacpp"]["rows"][0]["devices"][1]["output"] == true);
+  const auto ts = run_kvplan("--runtime llama.cpp --model llama3.1:8b -c 8192 --gpu 5090+3090 -ts 3,1 --format json");
+  INFO(ts.err);
+  REQUIRE(ts.exit_code == 0);
+  // Points 0.75 / 1.0: il / 33 < 0.75 for il 0-24 (25 layers); 7 + output on the 3090.
+  CHECK(nlohmann::json::parse(ts.out)["llamacpp"]["rows"][0]["devices"][0]["layers"] == 25);
+  const auto none = run_kvplan("--runtime llama.cpp --model llama3.1:8b -c 8192 --gpu 2x3090 -sm none -mg 1 --format json");
+  REQUIRE(none.exit_code == 0);
+  CHECK(nlohmann::json::parse(none.out)["llamacpp"]["rows"][0]["devices"][0]["index"] == 1);
+  kvplan::testing::check_refused(run_kvplan("--runtime llama.cpp --model llama3.1:8b -c 8192 --gpu 2x3090 -sm row"),
+                                 "--split-mode row", 3);
+  kvplan::testing::check_refused(run_kvplan("--runtime llama.cpp --model llama3.1:8b -c 8192 --gpu 2x3090 -mg 2"),
+                                 "--main-gpu");
 }

@@ -59,7 +59,8 @@ typedef struct kvplan_request {
   const char* utilization;
   /** MTP layers counted as cached for speculative decoding ("1", "all"); NULL: none (--mtp-layers). */
   const char* mtp_layers;
-  /** The engine profile: "generic" (NULL), "llama.cpp" or "vllm" (kvplan --runtime). */
+  /** The engine profile: "generic" (NULL), "llama.cpp", "vllm" or "ollama" (kvplan --runtime). The C API reads
+      no environment: give Ollama's settings as engine options ("num-parallel=2"). */
   const char* runtime;
   /** The engine's own settings, a NULL-terminated array of "name=value" (a switch: "name"), named
       as the engine's long flags without dashes: {"tensor-parallel-size=4", "max-num-seqs=64", NULL}. */

@@ -74,6 +74,9 @@ struct ModelFile {
   std::vector<ModelFileTensor> tensors;
   bool output_tied = false;            ///< no output tensor: the output layer reuses the token embeddings
   std::uint64_t token_embd_bytes = 0;  ///< size of the token embeddings
+  /// Tensors of a vision tower stored in the same file (an Ollama blob's v.*), which llama.cpp does
+  /// not load from it; 0 when none.
+  std::uint64_t vision_bytes = 0;
   std::vector<std::string> notes;      ///< how the file's keys were read, in words
 };
 

@@ -59,7 +59,7 @@ struct EngineOption {
 
 /// The whole question: every (context, cache dtype) pair of one model on one card, under one engine.
 struct PlanRequest {
-  std::string runtime = "generic";       ///< the engine profile: generic, llama.cpp, vllm, ...
+  std::string runtime = "generic";       ///< the engine profile: generic, llama.cpp, vllm, ollama
   std::vector<std::uint64_t> contexts;   ///< tokens per sequence; empty: the profile's default
   /// The contexts are the engine's total for all sequences (llama.cpp's -c), not per sequence.
   bool contexts_are_totals = false;
@@ -227,7 +227,7 @@ KVPLAN_API Plan make_plan(const ModelSpec& model, const std::vector<GpuSpec>& gp
 /// One GPU.
 KVPLAN_API Plan make_plan(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& request);
 
-/// The engine profiles kvplan has, by name ("generic", "llama.cpp", "vllm").
+/// The engine profiles kvplan has, by name ("generic", "llama.cpp", "vllm", "ollama").
 KVPLAN_API std::vector<std::string> runtime_names();
 
 /// The largest n in [1, limit] for which `holds(n)`, found by bisection; nullopt when not even 1

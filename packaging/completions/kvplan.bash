@@ -37,7 +37,7 @@ _kvplan() {
                  --overhead --util --gpu-memory-utilization --format --no-color --check --mtp-layers --help --version
                  --wide --weights --params --gpus
                  --runtime --ctx-size --parallel --batch-size --ubatch-size --cache-type-k --cache-type-v --flash-attn
-                 --kv-unified --swa-full --n-gpu-layers --gpu-layers
+                 --kv-unified --swa-full --n-gpu-layers --gpu-layers --split-mode --tensor-split --main-gpu
                  --tensor-parallel-size --block-size --max-num-seqs --max-num-batched-tokens --kv-cache-memory
                  --vllm-version --enable-prefix-caching --disable-hybrid-kv-cache-manager --allow-long-max-model-len
                  --mem-fraction-static --context-length --tp-size --tp --pp-size --page-size --attention-backend
@@ -45,7 +45,9 @@ _kvplan() {
                  --sglang-version --sglang-free-before-load --sglang-free-after-load --allow-overwrite-longer-context-len
                  --kv_cache_free_gpu_memory_fraction --kv_cache_free_gpu_mem_fraction --free_gpu_memory_fraction
                  --max_seq_len --max_batch_size --max_num_tokens --tp_size --pp_size --tokens_per_block --max_tokens
-                 --max_gpu_total_bytes --max_attention_window --trtllm-version --trtllm-free-memory"
+                 --max_gpu_total_bytes --max_attention_window --trtllm-version --trtllm-free-memory
+                 --num-ctx --num-parallel --kv-cache-type --flash-attention --gpu-overhead --num-gpu --num-batch
+                 --modelfile --ollama-version"
   local llamacpp_types="f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl"
 
   # The subcommands: models and gpus take --format, spec takes --model.
@@ -92,7 +94,7 @@ _kvplan() {
     -b|--batch) COMPREPLY=($(compgen -W "1 4 8 16 32 64" -- "$cur")); return ;;
     --overhead) COMPREPLY=($(compgen -W "0 1GiB 2GiB 4GiB" -- "$cur")); return ;;
     --mtp-layers) COMPREPLY=($(compgen -W "0 1 all" -- "$cur")); return ;;
-    --runtime) COMPREPLY=($(compgen -W "generic llama.cpp vllm sglang trtllm" -- "$cur")); return ;;
+    --runtime) COMPREPLY=($(compgen -W "generic llama.cpp vllm sglang trtllm ollama" -- "$cur")); return ;;
     --tensor-parallel-size|-tp|--tp-size|--tp|--tp_size|--pp-size|--pp_size) COMPREPLY=($(compgen -W "1 2 4 8" -- "$cur")); return ;;
     --mem-fraction-static|--kv_cache_free_gpu_memory_fraction|--kv_cache_free_gpu_mem_fraction|--free_gpu_memory_fraction|--swa-full-tokens-ratio)
       COMPREPLY=($(compgen -W "0.8 0.85 0.9" -- "$cur")); return ;;
@@ -107,6 +109,19 @@ _kvplan() {
     --sglang-free-before-load|--sglang-free-after-load|--trtllm-free-memory|--max_gpu_total_bytes)
       COMPREPLY=($(compgen -W "16GiB 40GiB 60GiB" -- "$cur")); return ;;
     --max_attention_window) COMPREPLY=($(compgen -W "1024,1024,1024,1024,1024,131072" -- "$cur")); return ;;
+    --split-mode|-sm) COMPREPLY=($(compgen -W "layer row none" -- "$cur")); return ;;
+    --tensor-split|-ts) COMPREPLY=($(compgen -W "1,1 3,1 1,1,1,1" -- "$cur")); return ;;
+    --main-gpu|-mg) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return ;;
+    --num-ctx) COMPREPLY=($(compgen -W "2048 4096 8192 32768 131072" -- "$cur")); return ;;
+    --num-parallel) COMPREPLY=($(compgen -W "1 2 4" -- "$cur")); return ;;
+    --kv-cache-type) COMPREPLY=($(compgen -W "f16 q8_0 q4_0" -- "$cur")); return ;;
+    --flash-attention) COMPREPLY=($(compgen -W "1 0 true false" -- "$cur")); return ;;
+    --gpu-overhead) COMPREPLY=($(compgen -W "0 536870912 1GiB" -- "$cur")); return ;;
+    --num-gpu) COMPREPLY=($(compgen -W "0 20 99" -- "$cur")); return ;;
+    --num-batch) COMPREPLY=($(compgen -W "256 512 1024 2048" -- "$cur")); return ;;
+    --modelfile) _kvplan_files; return ;;
+    --ollama-version) COMPREPLY=($(compgen -W "0.5.12 0.6.8 0.11.3 0.20.0 0.30.0 latest" -- "$cur")); return ;;
+    --tensor-parallel-size|-tp) COMPREPLY=($(compgen -W "1 2 4 8" -- "$cur")); return ;;
     --block-size) COMPREPLY=($(compgen -W "16 32 64 128" -- "$cur")); return ;;
     --max-num-seqs) COMPREPLY=($(compgen -W "64 256 1024" -- "$cur")); return ;;
     --max-num-batched-tokens) COMPREPLY=($(compgen -W "2048 8192 16384" -- "$cur")); return ;;

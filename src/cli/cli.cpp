@@ -39,6 +39,8 @@ constexpr std::string_view kExamples = R"(Examples:
   kvplan --runtime vllm --model llama3.1-70b --gpu h100 -tp 4 --max-model-len 32k --kv-cache-dtype fp8
   kvplan --runtime sglang --model llama3.1-70b --gpu 4xh100 --context-length 32k --mem-fraction-static 0.85
   kvplan --runtime trtllm --model llama3.1-8b --gpu h100 --max_seq_len 8k --kv-cache-dtype fp8
+  kvplan --runtime ollama --model qwen3:32b --gpu 4090 --num-ctx 16384   # OLLAMA_* variables read too
+  kvplan --runtime llama.cpp --model llama3.1:70b -c 32768 --gpu 2x3090   # llama.cpp's layer split
   kvplan models qwen   # the built-in model catalog, filtered by a word
   kvplan gpus          # the built-in GPU catalog
   kvplan spec --model path/to/config.json   # the spec kvplan reads from a file
@@ -211,7 +213,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   PlanTexts& texts = plan.texts;
   app.add_option("-m,--model", plan.model,
                  "Catalog id or alias (llama3.1-8b, meta-llama/Llama-3.1-8B), a config.json or its folder, a GGUF file, "
-                 "or a spec file")
+                 "a spec file, or an Ollama tag of a catalog model (llama3.1:8b, qwen3:32b-q4_K_M: its GGUF blob)")
       ->type_name("NAME|PATH");
   app.add_option("-g,--gpu", plan.gpu, "GPU catalog name or alias (4090, h100, a100-80g) or a memory size with its unit (24GiB, 24GB, 80G = GiB); "
                  "several: 2x4090, 4xh100, 5090+3090")

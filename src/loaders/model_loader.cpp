@@ -8,6 +8,7 @@
 #include "kvplan/error.h"
 #include "loaders/gguf_model.h"
 #include "loaders/hf_config.h"
+#include "loaders/ollama_tags.h"
 #include "loaders/spec_json.h"
 #include "model/suggest.h"
 
@@ -43,12 +44,15 @@ ModelSpec load_model(std::string_view text, const ModelCatalog& catalog) {
   if (is_gguf_path(path)) return load_gguf_model_spec(path);
   std::error_code ec;
   if (std::filesystem::exists(path, ec) || looks_like_path(text)) return load_model_file(path);
+  // An Ollama library tag of a catalog model: the GGUF blob Ollama serves for it.
+  if (looks_like_ollama_tag(text)) return load_ollama_tag(text, catalog);
   throw Error(fmt::format("--model: unknown model '{}'{}; or give a path to a model spec, a config.json or a model folder", text,
                           did_you_mean(text, catalog.names())));
 }
 
 ModelSpec load_model(std::string_view text) {
   if (std::optional<ModelSpec> model = find_builtin_model(text)) return std::move(*model);
+  if (looks_like_ollama_tag(text) && !std::filesystem::exists(std::string(text))) return load_ollama_tag(text, builtin_models());
   return load_model(text, builtin_models());
 }
 

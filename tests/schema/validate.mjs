@@ -68,6 +68,13 @@ const commands = [
   ["--runtime", "trtllm", "--model", "qwen2.5-7b", "--gpu", "a100-40g", "--ctx", "4k", "--trtllm-version", "0.13",
    "--trtllm-free-memory", "21.89GiB", "--kv-dtype", "fp16"],
   ["--runtime", "trtllm", "--model", "llama3.1-8b", "--gpu", "h100", "--ctx", "8k", "--kv-dtype", "fp8,nvfp4"],
+  // Ollama: a tag that fits, one that spills to system RAM (E4), an E1 estimate with a quantized
+  // cache, and llama.cpp's layer split over mixed cards.
+  ["--runtime", "ollama", "--model", "llama3.1:8b", "--gpu", "4090", "--num-ctx", "8192,32768"],
+  ["--runtime", "ollama", "--model", "llama3.1:70b", "--gpu", "4090"],
+  ["--runtime", "ollama", "--model", "gemma3:12b", "--gpu", "3060", "--ollama-version", "0.9.0", "--kv-cache-type", "q8_0", "--flash-attention", "1"],
+  ["--runtime", "ollama", "--model", "qwen3:32b", "--gpu", "2x3090", "--ollama-version", "0.20.0"],
+  ["--runtime", "llama.cpp", "--model", "llama3.1:70b", "-c", "32768", "--gpu", "5090+3090", "-ts", "3,1"],
 ];
 for (const args of commands) {
   const text = execFileSync(kvplan, [...args, "--format", "json"], { encoding: "utf8" });

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstdlib>
 #include <limits>
 
 #include <fmt/format.h>
@@ -20,7 +21,7 @@ namespace kvplan {
 
 namespace {
 
-constexpr std::array<OptionSpec, 10> kOptions = {{
+constexpr std::array<OptionSpec, 13> kOptions = {{
     {"ctx-size", "LIST",
      "-c under --runtime llama.cpp: llama.cpp's n_ctx, the TOTAL for all sequences (split across -np as llama-server "
      "does); 0 = the trained context [default: 0]",
@@ -35,6 +36,9 @@ constexpr std::array<OptionSpec, 10> kOptions = {{
     {"swa-full", "", "Full-size SWA cache (sliding layers hold the whole context)"},
     {"n-gpu-layers", "N", "-ngl: layers on the GPU, of n_layer + 1 (the output layer); a number, all or auto [default: all]",
      "-ngl --gpu-layers"},
+    {"split-mode", "MODE", "-sm: how several GPUs share the model: layer, row or none [default: layer]", "-sm"},
+    {"tensor-split", "LIST", "-ts: each GPU's share of the layers, comma-separated (3,1) [default: by free memory]", "-ts"},
+    {"main-gpu", "N", "-mg: the GPU --split-mode none uses [default: 0]", "-mg"},
 }};
 
 constexpr std::uint64_t kDefaultOverhead = 2 * GiB;
@@ -85,8 +89,8 @@ std::vector<KvBreakdownItem> breakdown_of(const LlamaCppResult& r, const ModelSp
 
 class LlamaCppProfile final : public Profile {
  public:
-  LlamaCppProfile(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& request)
-      : model_(model), gpu_(gpu), facts_(llamacpp_facts(model)) {
+  LlamaCppProfile(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const PlanRequest& request)
+      : model_(model), gpus_(gpus), facts_(llamacpp_facts(model)) {
     const SettingNames& names = request.names;
     if (request.weight_dtype)
       throw Error(fmt::format("{} does not apply to the llama.cpp profile: llama.cpp runs the GGUF file's own tensors "
@@ -146,14 +150,40 @@ class LlamaCppProfile final : public Profile {
     }
     kv_dtype_setting_ = names.kv_dtype;
 
+    // Several GPUs: llama.cpp's layer split (rules.h), by each card's memory unless -ts says.
+    if (const EngineOption* o = option("split-mode")) base_.split_mode = parse_llamacpp_split_mode(o->value);
+    if (const EngineOption* o = option("main-gpu")) base_.main_gpu = static_cast<std::uint32_t>(parse_count(o->value, o->shown_as));
+    if (const EngineOption* o = option("tensor-split")) {
+      for (const std::string& part : split_commas(o->value)) {
+        char* end = nullptr;
+        const float share = std::strtof(part.c_str(), &end);
+        if (part.empty() || end != part.c_str() + part.size() || !(share >= 0.0f) || share > 1e30f)
+          throw Error(fmt::format("{}: '{}' is not a share (a number of at least 0)", o->shown_as, part));
+        base_.tensor_split.push_back(share);
+      }
+      if (base_.tensor_split.size() > gpus.size())
+        throw Error(fmt::format("{}: {} shares for {} GPU{}", o->shown_as, base_.tensor_split.size(), gpus.size(),
+                                gpus.size() == 1 ? "" : "s"));
+      base_.tensor_split.resize(gpus.size(), 0.0f);
+    }
+    if (base_.main_gpu >= gpus.size())
+      throw Error(fmt::format("--main-gpu: {} is not one of the {} GPU{} (llama.cpp: \"invalid value for main_gpu\")",
+                              base_.main_gpu, gpus.size(), gpus.size() == 1 ? "" : "s"));
+
     settings_.batch = parallel_given_ ? base_.n_parallel : request.batch;
     settings_.overhead_bytes = request.overhead_bytes.value_or(kDefaultOverhead);
     settings_.utilization_millionths = request.utilization_millionths.value_or(1'000'000);
-    const std::uint64_t capacity = scale_by_millionths(gpu.memory_bytes, settings_.utilization_millionths);
-    settings_.budget_rule = fmt::format("{} = memory x utilization {}; fits when what llama.cpp puts on the GPU + "
-                                        "overhead <= budget",
-                                        format_gib(static_cast<std::int64_t>(capacity)),
-                                        format_percent(settings_.utilization_millionths));
+    for (const GpuSpec& gpu : gpus)
+      base_.device_free.push_back(scale_by_millionths(gpu.memory_bytes, settings_.utilization_millionths));
+    if (gpus.size() == 1) base_.device_free.clear();
+    const std::uint64_t capacity = scale_by_millionths(gpus.front().memory_bytes, settings_.utilization_millionths);
+    settings_.budget_rule =
+        gpus.size() == 1
+            ? fmt::format("{} = memory x utilization {}; fits when what llama.cpp puts on the GPU + overhead <= budget",
+                          format_gib(static_cast<std::int64_t>(capacity)), format_percent(settings_.utilization_millionths))
+            : fmt::format("each GPU's memory x utilization {}; fits when what llama.cpp puts on every GPU + the overhead "
+                          "(on each GPU) <= its budget; the row's figures are the fullest GPU's",
+                          format_percent(settings_.utilization_millionths));
     settings_.overhead_rule = fmt::format("runtime, {}", names.overhead);
   }
 
@@ -199,7 +229,8 @@ class LlamaCppProfile final : public Profile {
                                    r.model_host_exact ? "sum of GGUF tensor sizes" : "approximate",
                                    static_cast<double>(r.model_host_bytes) / GiB);
     row.overhead_bytes = settings_.overhead_bytes;
-    row.capacity_bytes = scale_by_millionths(gpu_.memory_bytes, settings_.utilization_millionths);
+    row.capacity_bytes = scale_by_millionths(gpus_.front().memory_bytes, settings_.utilization_millionths);
+    if (gpus_.size() > 1) split_row(row, r);
     const u128 used = u128{row.weights_bytes} + row.overhead_bytes;
     row.engine.available_kv_bytes =
         used <= row.capacity_bytes ? row.capacity_bytes - static_cast<std::uint64_t>(used) : 0;
@@ -210,6 +241,44 @@ class LlamaCppProfile final : public Profile {
   }
 
   PlanSettings settings() const override { return settings_; }
+
+  /// One share per GPU of the split (its layers' weights and cache, the overhead on each GPU); the
+  /// row's figures become the fullest GPU's (the least headroom).
+  void split_row(Row& row, const LlamaCppResult& r) const {
+    std::vector<GpuShare> shares;
+    for (std::uint32_t i = 0; i < gpus_.size(); ++i) {
+      GpuShare share;
+      share.rank = i;
+      share.gpu = gpus_[i].id;
+      share.capacity_bytes = scale_by_millionths(gpus_[i].memory_bytes, settings_.utilization_millionths);
+      for (const LlamaCppDevice& d : r.devices)
+        if (d.index == i) {
+          share.weights_bytes = d.weights_bytes;
+          share.kv_bytes = d.cache_bytes;
+          share.other_bytes = settings_.overhead_bytes;
+        }
+      shares.push_back(share);
+    }
+    const auto headroom = [](const GpuShare& s) {
+      return static_cast<std::int64_t>(s.capacity_bytes) - static_cast<std::int64_t>(s.weights_bytes + s.kv_bytes + s.other_bytes);
+    };
+    const GpuShare* fullest = &shares.front();
+    for (const GpuShare& s : shares)
+      if ((s.other_bytes > 0 || s.weights_bytes > 0) && headroom(s) < headroom(*fullest)) fullest = &s;
+    row.weights_bytes = fullest->weights_bytes;
+    row.kv_bytes = fullest->kv_bytes;
+    row.overhead_bytes = fullest->other_bytes;
+    row.capacity_bytes = fullest->capacity_bytes;
+    row.state_bytes = 0;
+    for (const LlamaCppDevice& d : r.devices)
+      if (d.index == fullest->rank) row.state_bytes = d.state_bytes;
+    const u128 used = u128{row.weights_bytes} + row.overhead_bytes;
+    row.engine.available_kv_bytes = used <= row.capacity_bytes ? row.capacity_bytes - static_cast<std::uint64_t>(used) : 0;
+    row.per_gpu = std::move(shares);
+    row.assumptions.push_back(fmt::format("llama.cpp's layer split over {} GPUs: each card's memory stands for the free "
+                                          "memory llama.cpp splits by; the overhead ({}) is on every GPU",
+                                          gpus_.size(), format_gib(static_cast<std::int64_t>(settings_.overhead_bytes))));
+  }
 
   std::vector<std::uint64_t> default_contexts() const override {
     return ctx_totals_.empty() ? std::vector<std::uint64_t>{0} : ctx_totals_;
@@ -249,7 +318,7 @@ class LlamaCppProfile final : public Profile {
   }
 
   const ModelSpec& model_;
-  GpuSpec gpu_;
+  std::vector<GpuSpec> gpus_;
   LlamaCppModelFacts facts_;
   LlamaCppSettings base_;
   bool parallel_given_ = false;
@@ -262,7 +331,8 @@ class LlamaCppProfile final : public Profile {
 
 std::shared_ptr<const Profile> make_llamacpp(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                                              const PlanRequest& request) {
-  return std::make_shared<LlamaCppProfile>(model, single_gpu(gpus, "llama.cpp"), request);
+  if (gpus.empty()) throw Error("no GPU to plan for");
+  return std::make_shared<LlamaCppProfile>(model, gpus, request);
 }
 
 }  // namespace

@@ -102,6 +102,23 @@ LlamaCppFlashAttn parse_llamacpp_flash_attn(std::string_view text) {
   throw Error(fmt::format("--flash-attn: unknown value '{}' (llama.cpp accepts on, off, auto)", text));
 }
 
+LlamaCppSplitMode parse_llamacpp_split_mode(std::string_view text) {
+  const std::string t = lower(text);
+  if (t == "layer") return LlamaCppSplitMode::layer;
+  if (t == "row") return LlamaCppSplitMode::row;
+  if (t == "none") return LlamaCppSplitMode::none;
+  throw Error(fmt::format("--split-mode: unknown value '{}' (llama.cpp accepts none, layer, row)", text));
+}
+
+std::string_view to_string(LlamaCppSplitMode mode) {
+  switch (mode) {
+    case LlamaCppSplitMode::layer: return "layer";
+    case LlamaCppSplitMode::row: return "row";
+    case LlamaCppSplitMode::none: return "none";
+  }
+  return "layer";
+}
+
 std::string_view to_string(LlamaCppFlashAttn mode) {
   switch (mode) {
     case LlamaCppFlashAttn::off: return "off";
@@ -287,9 +304,9 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   // --- placement: llama_model_base::load_tensors. The output layer counts as one of n_layer + 1.
   const std::int64_t ngl = settings.n_gpu_layers < 0 ? std::int64_t{n_layer_all} + 1 : settings.n_gpu_layers;
   const std::int64_t i_gpu_start = std::max<std::int64_t>(std::int64_t{n_layer_all} + 1 - ngl, 0);
-  const auto on_gpu = [&](std::uint32_t il) { return std::int64_t{il} >= i_gpu_start; };
+  const std::int64_t act_gpu_layers = std::min<std::int64_t>(ngl, std::int64_t{n_layer_all} + 1);
   out.output_on_gpu = ngl >= 1;
-  out.gpu_layers = static_cast<std::uint32_t>(std::min<std::int64_t>(ngl, std::int64_t{n_layer_all} + 1));
+  out.gpu_layers = static_cast<std::uint32_t>(act_gpu_layers);
   const std::uint32_t gpu_repeating = out.gpu_layers - (out.output_on_gpu ? 1 : 0);
   {
     std::string which = out.output_on_gpu ? "the output layer" : "nothing";
@@ -301,6 +318,79 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
                                                           : std::to_string(settings.n_gpu_layers),
                                 out.gpu_layers, n_layer_all + 1, which));
   }
+  // The devices (llama_model_load_from_file_impl: --split-mode none keeps the main GPU alone) and
+  // the split points: the tensor split, or each device's free memory, summed and normalized in
+  // float as load_tensors does; layer il (the output layer is il = n_layer) goes to the first
+  // device whose split point is above (il - i_gpu_start) / act_gpu_layers (std::upper_bound).
+  out.split_mode = settings.split_mode;
+  std::vector<std::uint32_t> device_ids;
+  const std::size_t given = std::max<std::size_t>(settings.device_free.size(), 1);
+  if (settings.split_mode == LlamaCppSplitMode::none || given == 1) {
+    if (settings.main_gpu >= given)
+      throw Error(fmt::format("--main-gpu: {} is not one of the {} GPU{} (llama.cpp: \"invalid value for main_gpu\")",
+                              settings.main_gpu, given, given == 1 ? "" : "s"));
+    device_ids.push_back(settings.split_mode == LlamaCppSplitMode::none ? settings.main_gpu : 0);
+  } else {
+    for (std::uint32_t i = 0; i < given; ++i) device_ids.push_back(i);
+  }
+  if (settings.split_mode == LlamaCppSplitMode::row && device_ids.size() > 1)
+    throw Error("--split-mode row: each matrix's rows are split across the GPUs by ggml's split buffer, whose per-device "
+                "rounding kvplan does not model; price --split-mode layer (llama.cpp's default) instead",
+                ExitCode::unsupported_architecture);
+  if (!settings.tensor_split.empty() && settings.tensor_split.size() != given && device_ids.size() > 1)
+    throw Error(fmt::format("--tensor-split: {} shares for {} GPUs", settings.tensor_split.size(), given));
+  std::vector<float> splits(device_ids.size(), 0.0f);
+  const bool all_zero = std::all_of(settings.tensor_split.begin(), settings.tensor_split.end(), [](float x) { return x == 0.0f; });
+  for (std::size_t i = 0; i < device_ids.size(); ++i) {
+    if (!all_zero && device_ids.size() > 1) splits[i] = settings.tensor_split[device_ids[i]];
+    else splits[i] = settings.device_free.empty() ? 1.0f : static_cast<float>(settings.device_free[device_ids[i]]);
+  }
+  float split_sum = 0.0f;
+  for (float& split : splits) {
+    split_sum += split;
+    split = split_sum;
+  }
+  if (!(split_sum > 0.0f)) throw Error("--tensor-split: the shares add up to 0");
+  for (float& split : splits) split /= split_sum;
+  for (std::size_t i = 0; i < device_ids.size(); ++i) out.devices.push_back({device_ids[i], splits[i]});
+  /// The device of layer il (n_layer_all: the output layer), or -1 for host memory.
+  const auto device_of = [&](std::int64_t il) -> std::int32_t {
+    if (il < i_gpu_start || il - i_gpu_start >= act_gpu_layers) return -1;
+    const float at = static_cast<float>(il - i_gpu_start) / static_cast<float>(act_gpu_layers);
+    const auto it = std::upper_bound(splits.begin(), splits.end(), at);
+    return static_cast<std::int32_t>(std::min<std::ptrdiff_t>(it - splits.begin(), static_cast<std::ptrdiff_t>(splits.size()) - 1));
+  };
+  const auto on_gpu = [&](std::uint32_t il) { return device_of(il) >= 0; };
+  for (std::uint32_t il = 0; il <= n_layer_all; ++il) {
+    const std::int32_t d = device_of(il);
+    if (d < 0) continue;
+    if (il == n_layer_all) out.devices[static_cast<std::size_t>(d)].output = true;
+    else ++out.devices[static_cast<std::size_t>(d)].layers;
+  }
+  if (out.devices.size() > 1) {
+    std::string shares;
+    for (const LlamaCppDevice& d : out.devices)
+      shares += fmt::format("{}GPU {}: {} layer{}{}", shares.empty() ? "" : ", ", d.index, d.layers, d.layers == 1 ? "" : "s",
+                            d.output ? " + the output layer" : "");
+    rules.push_back(fmt::format("--split-mode layer across {} GPUs by {} (split points {}): {}", out.devices.size(),
+                                all_zero ? "free memory" : "--tensor-split",
+                                [&] {
+                                  std::string points;
+                                  for (const float p : splits) points += fmt::format("{}{:.4f}", points.empty() ? "" : " ", p);
+                                  return points;
+                                }(),
+                                shares));
+  } else if (settings.split_mode == LlamaCppSplitMode::none && given > 1) {
+    rules.push_back(fmt::format("--split-mode none: every offloaded layer on the main GPU {}", settings.main_gpu));
+  }
+  const auto add_to_device = [&](std::int64_t il, std::uint64_t weights, std::uint64_t cache, std::uint64_t state = 0) {
+    const std::int32_t d = device_of(il);
+    if (d < 0) return;
+    LlamaCppDevice& device = out.devices[static_cast<std::size_t>(d)];
+    device.state_bytes = checked_add(device.state_bytes, state, "state size");
+    device.weights_bytes = checked_add(device.weights_bytes, weights, "weight size");
+    device.cache_bytes = checked_add(device.cache_bytes, cache, "cache size");
+  };
 
   // --- V rows: [TAG_V_CACHE_VARIABLE] in llama-kv-cache.cpp.
   std::uint64_t v_row_max = 0;
@@ -337,6 +427,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
       if (on_gpu(layer.il)) {
         ++cache.gpu_layers;
         cache.gpu_bytes = checked_add(cache.gpu_bytes, k + v, "cache size");
+        add_to_device(layer.il, 0, k + v);
       } else {
         cache.host_bytes = checked_add(cache.host_bytes, k + v, "cache size");
       }
@@ -388,6 +479,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
       if (on_gpu(layer.il)) {
         ++rs.gpu_layers;
         rs.gpu_bytes = checked_add(rs.gpu_bytes, r + s, "state size");
+        add_to_device(layer.il, 0, r + s, r + s);
       } else {
         rs.host_bytes = checked_add(rs.host_bytes, r + s, "state size");
       }
@@ -419,6 +511,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
                                                            : on_gpu(static_cast<std::uint32_t>(t.layer));
       if (gpu) {
         out.model_gpu_bytes = checked_add(out.model_gpu_bytes, t.bytes, "weight size");
+        add_to_device(t.layer == LlamaCppTensor::output ? std::int64_t{n_layer_all} : std::int64_t{t.layer}, t.bytes, 0);
         continue;
       }
       auto [it, inserted] = host_span.try_emplace(t.file, t.offset, t.offset + t.bytes);
@@ -431,6 +524,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     out.model_host_exact = true;
     if (facts.output_tied && out.output_on_gpu) {
       out.model_gpu_bytes = checked_add(out.model_gpu_bytes, facts.token_embd_bytes, "weight size");
+      add_to_device(n_layer_all, facts.token_embd_bytes, 0);
       rules.push_back(fmt::format("no output.weight: the output layer uses a copy of token_embd ({} B) on the GPU",
                                   facts.token_embd_bytes));
     }
@@ -442,11 +536,22 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     if (model.layer_weights_bytes.size() == model.layers.size())
       for (std::uint32_t il = 0; il < n_layer; ++il) {
         in_layers += model.layer_weights_bytes[il];
-        if (on_gpu(il)) out.model_gpu_bytes += model.layer_weights_bytes[il];
+        if (on_gpu(il)) {
+          out.model_gpu_bytes += model.layer_weights_bytes[il];
+          add_to_device(il, model.layer_weights_bytes[il], 0);
+        }
       }
     if (in_layers == 0) {
       // No per-layer sizes: an even split over the n_layer + 1 offloadable layers.
       out.model_gpu_bytes = static_cast<std::uint64_t>(static_cast<u128>(weights) * out.gpu_layers / (n_layer_all + 1));
+      // Per device the same even share of each of its layers; the remainder of the division on the last.
+      std::uint64_t placed = 0;
+      for (LlamaCppDevice& device : out.devices) {
+        const std::uint32_t n = device.layers + (device.output ? 1 : 0);
+        device.weights_bytes += static_cast<std::uint64_t>(static_cast<u128>(weights) * n / (n_layer_all + 1));
+        placed += device.weights_bytes;
+      }
+      if (!out.devices.empty() && out.model_gpu_bytes > placed) out.devices.back().weights_bytes += out.model_gpu_bytes - placed;
       rules.push_back("weights (approximate, no GGUF tensor list): split evenly over the n_layer + 1 offloadable layers");
     } else {
       rules.push_back("weights (approximate, no GGUF tensor list): layers by their sizes; embeddings and output head in host memory");

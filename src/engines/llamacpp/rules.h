@@ -45,6 +45,12 @@ LlamaCppModelFacts llamacpp_facts(const ModelSpec& model);
 
 enum class LlamaCppFlashAttn { off, on, automatic };
 
+/// --split-mode: layer (whole layers per device, the default), row (each matrix's rows across the
+/// devices), none (the main GPU alone).
+enum class LlamaCppSplitMode { layer, row, none };
+LlamaCppSplitMode parse_llamacpp_split_mode(std::string_view text);
+std::string_view to_string(LlamaCppSplitMode mode);
+
 /// "on", "off", "auto" (also llama.cpp's truthy/falsy spellings: 1/0, true/false, enabled/disabled).
 LlamaCppFlashAttn parse_llamacpp_flash_attn(std::string_view text);
 std::string_view to_string(LlamaCppFlashAttn mode);
@@ -65,6 +71,22 @@ struct LlamaCppSettings {
   const GgmlType* type_k = nullptr; ///< -ctk; nullptr = f16
   const GgmlType* type_v = nullptr; ///< -ctv; nullptr = f16
   std::int64_t n_gpu_layers = -1;   ///< -ngl: layers (of n_layer + 1, the output layer) on the GPU; < 0 = all
+  /// The GPUs' free memory, one per device, for the default layer split; empty = one GPU.
+  std::vector<std::uint64_t> device_free;
+  std::vector<float> tensor_split;  ///< --tensor-split: shares per device; empty or all 0 = by free memory
+  LlamaCppSplitMode split_mode = LlamaCppSplitMode::layer;
+  std::uint32_t main_gpu = 0;       ///< --main-gpu: the device --split-mode none keeps
+};
+
+/// One GPU's part of a layer split.
+struct LlamaCppDevice {
+  std::uint32_t index = 0;         ///< the device's index in the settings' device list
+  float split_point = 1.0f;        ///< its upper bound in the normalized prefix sum of the split
+  std::uint32_t layers = 0;        ///< repeating layers on it
+  bool output = false;             ///< the output layer is on it
+  std::uint64_t weights_bytes = 0; ///< its model buffer
+  std::uint64_t cache_bytes = 0;   ///< K+V+R+S of its layers
+  std::uint64_t state_bytes = 0;   ///< R+S of its layers (part of cache_bytes)
 };
 
 /// One llama_kv_cache: the plain cache, or the non-SWA / SWA half of an iSWA cache.
@@ -119,7 +141,10 @@ struct LlamaCppResult {
   std::uint32_t n_layer_all = 0;        ///< repeating layers, MTP/nextn layers included
   std::uint32_t gpu_layers = 0;         ///< of n_layer_all + 1 (the output layer counts as one)
   bool output_on_gpu = false;
-  std::uint64_t model_gpu_bytes = 0;    ///< weights on the GPU
+  /// Every GPU the layers are split across (one when one GPU is given); their sums are the GPU figures.
+  std::vector<LlamaCppDevice> devices;
+  LlamaCppSplitMode split_mode = LlamaCppSplitMode::layer;
+  std::uint64_t model_gpu_bytes = 0;    ///< weights on the GPU(s)
   std::uint64_t model_host_bytes = 0;   ///< weights in host memory (memory-mapped)
   bool model_host_exact = false;        ///< host figure is the mapped span of the file, not an estimate
   std::optional<std::uint64_t> output_buffer_bytes;   ///< host; nullopt when n_vocab is unknown

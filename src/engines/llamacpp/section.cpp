@@ -63,6 +63,17 @@ nlohmann::ordered_json llamacpp_result_to_json(const LlamaCppResult& r) {
   out["n_layer_all"] = r.n_layer_all;
   out["gpu_layers"] = r.gpu_layers;
   out["output_on_gpu"] = r.output_on_gpu;
+  out["split_mode"] = std::string(to_string(r.split_mode));
+  nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+  for (const LlamaCppDevice& d : r.devices)
+    devices.push_back({{"index", d.index},
+                       {"split_point", d.split_point},
+                       {"layers", d.layers},
+                       {"output", d.output},
+                       {"weights_bytes", d.weights_bytes},
+                       {"cache_bytes", d.cache_bytes},
+                       {"state_bytes", d.state_bytes}});
+  out["devices"] = devices;
   out["model_gpu_bytes"] = r.model_gpu_bytes;
   out["model_host_bytes"] = r.model_host_bytes;
   out["model_host_exact"] = r.model_host_exact;
@@ -101,6 +112,10 @@ void write_llamacpp_section(const std::vector<const LlamaCppResult*>& results, E
     lines.push_back(fmt::format("  model buffer: GPU {}, host {} ({}); {} of {} layers on the GPU", mib(r.model_gpu_bytes),
                                 mib(r.model_host_bytes), r.model_host_exact ? "memory-mapped" : "approximate",
                                 r.gpu_layers, r.n_layer_all + 1));
+    if (r.devices.size() > 1)
+      for (const LlamaCppDevice& d : r.devices)
+        lines.push_back(fmt::format("  GPU {}: {}{}, model {}, cache {}", d.index, plural(d.layers, "layer"),
+                                    d.output ? " + output" : "", mib(d.weights_bytes), mib(d.cache_bytes)));
     lines.push_back(fmt::format("  output buffer: {}; compute buffer: {}",
                                 r.output_buffer_bytes ? mib(*r.output_buffer_bytes) + " (host)" : "unknown (no vocabulary size)",
                                 r.compute_estimate_bytes ? "~" + mib(*r.compute_estimate_bytes) + " (ESTIMATE, not counted in total)"

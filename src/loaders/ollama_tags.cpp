@@ -1,0 +1,330 @@
+#include "loaders/ollama_tags.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "kvplan/error.h"
+#include "kvplan/units.h"
+#include "model/ggml_type.h"
+#include "model/suggest.h"
+
+namespace kvplan {
+
+namespace {
+
+enum class Family { dense, deepseek2, gptoss };
+
+/// The shapes of one tag's GGUF that a catalog spec does not carry (config.json of the model, and
+/// the GGUF's own keys where Ollama's blob differs from the Hugging Face checkpoint).
+struct TagShape {
+  std::string_view name;        ///< "llama3.1:8b" (the size tag; variants and quantizations add to it)
+  std::string_view catalog_id;  ///< the catalog model it is
+  std::string_view gguf_arch;   ///< general.architecture of the blob
+  Family family = Family::dense;
+  std::uint64_t n_embd = 0;
+  std::uint64_t n_ff = 0;       ///< dense feed-forward width
+  std::uint64_t n_tokens = 0;   ///< tokenizer.ggml.tokens (the output head's rows)
+  bool tied = false;            ///< no output.weight: token_embd is the output head
+  bool qkv_bias = false;        ///< qwen2: attn_q/k/v biases
+  bool qk_norm = false;         ///< qwen3, gemma3: attn_q_norm and attn_k_norm
+  bool post_norms = false;      ///< gemma3: post_attention_norm and post_ffw_norm
+  bool is_70b = false;          ///< llama.cpp's LLM_TYPE_70B (80 layers of llama / qwen2): attn_v one step up
+  std::uint64_t vision_bytes = 0;  ///< v.* tensors of the vision tower in the same blob (F16)
+  bool exact = true;            ///< false: some tensor types are assumed, not computed from the recipe
+};
+
+/// gemma3's SigLIP tower (27 layers, hidden 1152, F16) as the Ollama blobs carry it: 834,531,264 B,
+/// the printed projector.weights 795.9 MiB of records O2-O4 and O13 (vectors-ollama-vllmpp.jsonl).
+constexpr std::uint64_t kGemma3VisionBytes = 834'531'264;
+
+// config.json of each model (/work/shared/reference/models.jsonl) and the token counts of the GGUF.
+constexpr std::array<TagShape, 16> kTags = {{
+    {"llama3.1:8b", "llama3.1-8b", "llama", Family::dense, 4096, 14336, 128256},
+    {"llama3.1:70b", "llama3.1-70b", "llama", Family::dense, 8192, 28672, 128256, false, false, false, false, true},
+    {"llama3.3:70b", "llama3.3-70b", "llama", Family::dense, 8192, 28672, 128256, false, false, false, false, true},
+    {"llama3.2:1b", "llama3.2-1b", "llama", Family::dense, 2048, 8192, 128256, true},
+    {"llama3.2:3b", "llama3.2-3b", "llama", Family::dense, 3072, 8192, 128256, true},
+    {"qwen2.5:7b", "qwen2.5-7b", "qwen2", Family::dense, 3584, 18944, 152064, false, true},
+    {"qwen2.5:14b", "qwen2.5-14b", "qwen2", Family::dense, 5120, 13824, 152064, false, true},
+    {"qwen2.5:32b", "qwen2.5-32b", "qwen2", Family::dense, 5120, 27648, 152064, false, true},
+    {"qwen2.5:72b", "qwen2.5-72b", "qwen2", Family::dense, 8192, 29568, 152064, false, true, false, false, true},
+    {"qwen3:8b", "qwen3-8b", "qwen3", Family::dense, 4096, 12288, 151936, false, false, true},
+    {"qwen3:14b", "qwen3-14b", "qwen3", Family::dense, 5120, 17408, 151936, false, false, true},
+    {"qwen3:32b", "qwen3-32b", "qwen3", Family::dense, 5120, 25600, 151936, false, false, true},
+    {"gemma3:12b", "gemma3-12b", "gemma3", Family::dense, 3840, 15360, 262144, true, false, true, true, false,
+     kGemma3VisionBytes},
+    {"gemma3:27b", "gemma3-27b", "gemma3", Family::dense, 5376, 21504, 262144, true, false, true, true, false,
+     kGemma3VisionBytes},
+    {"deepseek-r1:671b", "deepseek-r1", "deepseek2", Family::deepseek2, 7168, 18432, 129280},
+    {"gpt-oss:20b", "gpt-oss-20b", "gptoss", Family::gptoss, 2880, 2880, 201088, false, false, false, false, false, 0,
+     false},
+}};
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+/// use_more_bits in llama.cpp's llama-quant.cpp: the first and last eighth, and every third layer between.
+bool use_more_bits(std::uint64_t i, std::uint64_t n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
+
+/// What a tensor is, for the quantizer's choice.
+enum class Role { f32, matrix, attn_v, ffn_down, output, token_embd };
+
+struct QTensor {
+  std::int32_t layer = ModelFileTensor::output;
+  Role role = Role::matrix;
+  std::uint64_t ne0 = 0;   ///< row length
+  std::uint64_t rows = 1;  ///< the other dimensions' product
+};
+
+/// llama_tensor_get_type for the quantizations Ollama's library serves, then the k-quant fallback
+/// for rows that are not a whole number of 256-value super-blocks (llama-quant.cpp:
+/// Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0).
+std::string_view tensor_type(const QTensor& t, OllamaQuant quant, std::uint64_t n_layer, const TagShape& shape) {
+  if (t.role == Role::f32) return "f32";
+  if (quant == OllamaQuant::f16) return "f16";
+  if (quant == OllamaQuant::q8_0) return "q8_0";
+  std::string_view type = "q4_K";
+  const std::uint64_t il = t.layer >= 0 ? static_cast<std::uint64_t>(t.layer) : 0;
+  switch (t.role) {
+    case Role::output: type = "q6_K"; break;
+    case Role::token_embd: type = shape.tied ? "q6_K" : "q4_K"; break;
+    case Role::attn_v:
+      if (quant == OllamaQuant::q4_k_m && use_more_bits(il, n_layer)) type = "q6_K";
+      else if (quant == OllamaQuant::q4_k_s && il < 4) type = "q5_K";
+      if (shape.is_70b && type == "q4_K") type = "q5_K";
+      break;
+    case Role::ffn_down:
+      if (quant == OllamaQuant::q4_k_m && use_more_bits(il, n_layer)) type = "q6_K";
+      else if (quant == OllamaQuant::q4_k_s && il < n_layer / 8) type = "q5_K";
+      break;
+    default: break;
+  }
+  if (t.ne0 % 256 != 0) {
+    if (type == "q4_K") type = "q5_0";
+    else if (type == "q5_K") type = "q5_1";
+    else if (type == "q6_K") type = "q8_0";
+    if (t.ne0 % 32 != 0) type = "f16";
+  }
+  return type;
+}
+
+std::uint64_t tensor_bytes(const QTensor& t, std::string_view type) {
+  const GgmlType& g = ggml_type_by_name(type);
+  return checked_mul(ggml_row_bytes(g.id, t.ne0), t.rows, "tag weights");
+}
+
+/// The blob's tensors in the order of the GGUF (token_embd, the blocks, output_norm, output).
+std::vector<QTensor> tensors_of(const TagShape& s, const ModelSpec& model) {
+  const std::uint64_t e = s.n_embd;
+  const std::uint64_t nh = model.attention_heads;
+  std::vector<QTensor> out;
+  out.push_back({ModelFileTensor::input, Role::token_embd, e, s.n_tokens});
+  for (std::uint32_t il = 0; il < model.layers.size(); ++il) {
+    const auto layer = static_cast<std::int32_t>(il);
+    const auto add = [&](Role role, std::uint64_t ne0, std::uint64_t rows = 1) { out.push_back({layer, role, ne0, rows}); };
+    if (s.family == Family::dense) {
+      const LayerSpec& l = model.layers[il];
+      const std::uint64_t hd = l.k_head_dim;
+      const std::uint64_t nkv = l.kv_heads;
+      add(Role::f32, e);  // attn_norm
+      add(Role::matrix, e, nh * hd);
+      add(Role::matrix, e, nkv * hd);
+      add(Role::attn_v, e, nkv * hd);
+      add(Role::matrix, nh * hd, e);  // attn_output
+      if (s.qkv_bias) {
+        add(Role::f32, nh * hd);
+        add(Role::f32, nkv * hd);
+        add(Role::f32, nkv * hd);
+      }
+      if (s.qk_norm) {
+        add(Role::f32, hd);
+        add(Role::f32, hd);
+      }
+      if (s.post_norms) {
+        add(Role::f32, e);
+        add(Role::f32, e);
+      }
+      add(Role::f32, e);  // ffn_norm
+      add(Role::matrix, e, s.n_ff);
+      add(Role::matrix, e, s.n_ff);
+      add(Role::ffn_down, s.n_ff, e);
+    } else if (s.family == Family::deepseek2) {
+      // DeepSeek-V3 / R1: q_lora_rank 1536, kv_lora_rank 512, qk_nope 128 + qk_rope 64, v_head 128,
+      // 3 dense layers then 256 routed experts of 2048 and one shared expert (config.json).
+      add(Role::f32, e);
+      add(Role::f32, e);
+      add(Role::f32, 1536);
+      add(Role::f32, 512);
+      add(Role::matrix, e, 1536);             // attn_q_a
+      add(Role::matrix, 1536, nh * 192);      // attn_q_b
+      add(Role::matrix, e, 512 + 64);         // attn_kv_a_mqa
+      add(Role::matrix, 512, nh * (128 + 128));  // attn_kv_b
+      add(Role::matrix, nh * 128, e);         // attn_output
+      if (il < 3) {
+        add(Role::matrix, e, s.n_ff);
+        add(Role::matrix, e, s.n_ff);
+        add(Role::ffn_down, s.n_ff, e);
+      } else {
+        add(Role::f32, e, 256);  // ffn_gate_inp stays F32
+        add(Role::f32, 256);     // exp_probs_b
+        add(Role::matrix, e, 2048 * 256);
+        add(Role::matrix, e, 2048 * 256);
+        add(Role::ffn_down, 2048, e * 256);
+        add(Role::matrix, e, 2048);
+        add(Role::matrix, e, 2048);
+        add(Role::ffn_down, 2048, e);
+      }
+    }
+  }
+  out.push_back({ModelFileTensor::output, Role::f32, e, 1});  // output_norm
+  if (!s.tied) out.push_back({ModelFileTensor::output, Role::output, e, s.n_tokens});
+  return out;
+}
+
+/// gpt-oss:20b's blob is not a llama.cpp quantization: attention, router and embeddings BF16,
+/// experts MXFP4, biases, sinks and norms F32 (ASSUMED, as record O10 reproduces with them).
+std::uint64_t gptoss_layer_bytes(const TagShape& s) {
+  const std::uint64_t h = s.n_embd, experts = 32, inter = 2880;
+  const std::uint64_t mxfp4 = ggml_type_by_name("mxfp4").id;
+  return 2 * (h * 4096) * 2 + 2 * (h * 512) * 2 + (4096 + 1024 + 2880) * 4 + 64 * 4 + h * experts * 2 + experts * 4 +
+         ggml_row_bytes(static_cast<std::uint32_t>(mxfp4), experts * 2 * inter * h) +
+         ggml_row_bytes(static_cast<std::uint32_t>(mxfp4), experts * inter * h) + (experts * 2 * inter + experts * h) * 4 +
+         2 * h * 4;
+}
+
+std::string_view quant_name(OllamaQuant q) {
+  switch (q) {
+    case OllamaQuant::q4_k_m: return "Q4_K_M";
+    case OllamaQuant::q4_k_s: return "Q4_K_S";
+    case OllamaQuant::q8_0: return "Q8_0";
+    case OllamaQuant::f16: return "F16";
+  }
+  return "Q4_K_M";
+}
+
+}  // namespace
+
+bool looks_like_ollama_tag(std::string_view text) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) return false;
+  if (text.find('/') != std::string_view::npos || text.find('\\') != std::string_view::npos) return false;
+  const std::string t = lower(text);
+  const auto ends = [&](std::string_view s) { return t.size() >= s.size() && t.compare(t.size() - s.size(), s.size(), s) == 0; };
+  return !ends(".gguf") && !ends(".json");
+}
+
+std::vector<std::string> ollama_tag_names() {
+  std::vector<std::string> names;
+  for (const TagShape& tag : kTags) names.emplace_back(tag.name);
+  return names;
+}
+
+ModelSpec load_ollama_tag(std::string_view text, const ModelCatalog& catalog) {
+  // name:size[-variant...][-quantization]: the size tag is the blob of name:size-...-q4_K_M.
+  const std::string tag = lower(text);
+  OllamaQuant quant = OllamaQuant::q4_k_m;
+  std::string base = tag;
+  static constexpr std::array<std::pair<std::string_view, OllamaQuant>, 5> kQuants = {{
+      {"-q4_k_m", OllamaQuant::q4_k_m}, {"-q4_k_s", OllamaQuant::q4_k_s}, {"-q8_0", OllamaQuant::q8_0},
+      {"-fp16", OllamaQuant::f16}, {"-f16", OllamaQuant::f16}}};
+  for (const auto& [suffix, q] : kQuants)
+    if (base.size() > suffix.size() && base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      quant = q;
+      base.resize(base.size() - suffix.size());
+      break;
+    }
+  for (std::string_view variant : {"-instruct", "-text", "-it", "-qat"})
+    if (base.size() > variant.size() && base.compare(base.size() - variant.size(), variant.size(), variant) == 0)
+      base.resize(base.size() - variant.size());
+  const TagShape* shape = nullptr;
+  for (const TagShape& s : kTags)
+    if (s.name == base) shape = &s;
+  if (!shape) {
+    const std::size_t dash = tag.find('-', tag.find(':'));
+    if (dash != std::string::npos && shape == nullptr)
+      throw Error(fmt::format("--model: Ollama tag '{}': kvplan sizes the quantizations q4_K_M (the default), q4_K_S, "
+                              "q8_0 and fp16 of {}",
+                              text, fmt::join(ollama_tag_names(), ", ")),
+                  ExitCode::unsupported_architecture);
+    throw Error(fmt::format("--model: unknown Ollama tag '{}' (kvplan sizes {}){}", text, fmt::join(ollama_tag_names(), ", "),
+                            did_you_mean(text, ollama_tag_names())),
+                ExitCode::unsupported_architecture);
+  }
+  const ModelSpec* found = catalog.find(shape->catalog_id);
+  if (!found) throw Error(fmt::format("--model: the catalog has no {} for the tag {}", shape->catalog_id, shape->name));
+  ModelSpec spec = *found;
+  spec.id = std::string(text);
+  spec.aliases.clear();
+  spec.architecture = std::string(shape->gguf_arch);
+  spec.vocab_size = shape->n_tokens;
+  spec.mtp_layers = 0;  // Ollama's blobs carry no nextn layers
+  if (shape->family == Family::deepseek2) {
+    // Ollama's deepseek-r1 blob predates llama.cpp's MLA cache: head_count_kv 128, key 192, value
+    // 128 (no key_length_mla), so llama.cpp caches full K and V per head.
+    for (LayerSpec& layer : spec.layers) {
+      layer = LayerSpec{};
+      layer.kv_heads = spec.attention_heads;
+      layer.k_head_dim = 192;
+      layer.v_head_dim = 128;
+    }
+  }
+  if (shape->family == Family::gptoss && quant != OllamaQuant::q4_k_m)
+    throw Error(fmt::format("--model: {} is served as its own MXFP4 blob; kvplan does not size other quantizations of it",
+                            shape->name),
+                ExitCode::unsupported_architecture);
+
+  auto file = std::make_shared<ModelFile>();
+  file->n_embd = shape->n_embd;
+  file->n_ff_max = shape->n_ff;
+  file->output_tied = shape->tied;
+  file->vision_bytes = shape->vision_bytes;
+  spec.layer_weights_bytes.assign(spec.layers.size(), 0);
+  std::uint64_t offset = 0;
+  std::uint64_t total = 0;
+  const auto place = [&](std::int32_t layer, std::uint64_t bytes) {
+    file->tensors.push_back({layer, 0, offset, bytes});
+    offset += (bytes + 31) / 32 * 32;  // GGUF's default alignment of 32 bytes between tensors
+    total = checked_add(total, bytes, "tag weights");
+    if (layer >= 0) spec.layer_weights_bytes[static_cast<std::size_t>(layer)] += bytes;
+  };
+  if (shape->family == Family::gptoss) {
+    const std::uint64_t embd = shape->n_tokens * shape->n_embd * 2;
+    file->token_embd_bytes = embd;
+    place(ModelFileTensor::input, embd);
+    for (std::uint32_t il = 0; il < spec.layers.size(); ++il) place(static_cast<std::int32_t>(il), gptoss_layer_bytes(*shape));
+    place(ModelFileTensor::output, shape->n_embd * 4);
+    place(ModelFileTensor::output, shape->n_tokens * shape->n_embd * 2);
+  } else {
+    const std::uint64_t n_layer = spec.layers.size();
+    for (const QTensor& t : tensors_of(*shape, spec)) {
+      const std::uint64_t bytes = tensor_bytes(t, tensor_type(t, quant, n_layer, *shape));
+      if (t.role == Role::token_embd) file->token_embd_bytes = bytes;
+      place(t.layer, bytes);
+    }
+  }
+  const std::string_view blob = shape->family == Family::gptoss ? "MXFP4" : quant_name(quant);
+  file->notes.push_back(fmt::format("Ollama tag {}: the {} blob of {} ({}), tensor sizes from ggml's block sizes{}", text,
+                                    blob, shape->catalog_id, shape->gguf_arch,
+                                    shape->exact ? " and llama.cpp's quantizer mix"
+                                                 : "; tensor types ASSUMED (BF16 attention and embeddings, MXFP4 experts)"));
+  if (shape->vision_bytes)
+    file->notes.push_back(fmt::format("the blob holds a vision tower of {} B (v.*, F16) that llama.cpp does not load",
+                                      shape->vision_bytes));
+  spec.weights_bytes = total + shape->vision_bytes;
+  spec.weight_dtype = &parse_weight_dtype(quant == OllamaQuant::q8_0 ? "int8" : quant == OllamaQuant::f16 ? "fp16" : "int4");
+  spec.weights_source = fmt::format("{}Ollama {} blob, {} tensors sized from ggml's block sizes{}",
+                                    shape->exact ? "" : "estimate: ", blob, file->tensors.size(),
+                                    shape->exact ? " and llama.cpp's quantizer mix" : " (tensor types assumed)");
+  spec.source = fmt::format("{} (Ollama tag {})", spec.source, text);
+  spec.file = std::move(file);
+  validate(spec);
+  return spec;
+}
+
+}  // namespace kvplan
