@@ -16,6 +16,7 @@
 #include "engines/ollama/section.h"
 #include "kvplan/error.h"
 #include "kvplan/units.h"
+#include "model/wide_int.h"
 
 namespace kvplan {
 

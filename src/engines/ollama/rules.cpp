@@ -12,6 +12,7 @@
 #include "kvplan/error.h"
 #include "kvplan/units.h"
 #include "model/ggml_type.h"
+#include "model/wide_int.h"
 
 namespace kvplan {
 
