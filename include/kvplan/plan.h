@@ -204,6 +204,9 @@ struct PlanSettings {
 
 class Profile;
 
+/// The most rows (contexts x cache dtypes) one plan holds; more is an Error (exit 2).
+inline constexpr std::size_t kMaxPlanRows = 4096;
+
 struct Plan {
   std::string runtime;                       ///< the profile's name
   PlanSettings settings;

@@ -111,7 +111,8 @@ std::vector<std::string> split_words(std::string_view text) {
   return words;
 }
 
-std::vector<std::string> rewrite_engine_spellings(const std::vector<std::string>& args) {
+std::vector<std::string> rewrite_engine_spellings(const std::vector<std::string>& args,
+                                                  const std::function<bool(const std::string&)>& takes_value) {
   std::vector<Spelling> always;
   std::vector<Spelling> under_runtime;
   const EngineEntry* runtime = runtime_on_line(args);
@@ -129,7 +130,8 @@ std::vector<std::string> rewrite_engine_spellings(const std::vector<std::string>
   bool after_terminator = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    if (i == 0 || after_terminator || arg.size() < 2 || arg[0] != '-' || arg[1] == '-') {
+    const bool is_value = i > 1 && takes_value && args[i - 1].find('=') == std::string::npos && takes_value(out.back());
+    if (i == 0 || after_terminator || is_value || arg.size() < 2 || arg[0] != '-' || arg[1] == '-') {
       after_terminator = after_terminator || arg == "--";
       out.push_back(arg);
       continue;
@@ -171,6 +173,18 @@ void refuse_unknown_flags(const CLI::App& app, const std::vector<std::string>& a
                             close.empty() ? "" : fmt::format(" (did you mean {}?)", close.front()),
                             command == &app ? "" : command->get_name() + " "));
   }
+}
+
+void refuse_empty_values(const CLI::App& app) {
+  std::vector<const CLI::App*> commands{&app};
+  for (const CLI::App* sub : app.get_subcommands({})) commands.push_back(sub);
+  for (const CLI::App* command : commands)
+    for (const CLI::Option* option : command->get_options()) {
+      if (option->count() == 0 || option->get_items_expected_min() == 0) continue;
+      for (const std::string& value : option->results())
+        if (value.empty())
+          throw Error(fmt::format("{}: an empty value (give one, or leave the flag out)", option->get_name()));
+    }
 }
 
 std::string one_line(std::string text) {

@@ -2,6 +2,7 @@
 // The command line's handling of arguments before and after CLI11: engines' own short spellings,
 // unknown flags with the closest known one, and output that must be written or fail loudly.
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -22,7 +23,10 @@ struct EngineEntry;
 /// -fa -ngl -kvu, vLLM's -tp: OptionSpec::spellings) are rewritten to long names before parsing.
 /// An engine's runtime_spellings (llama.cpp's -c and -b) take its meaning only with its --runtime on
 /// the line; otherwise they stay kvplan's --ctx and --batch. Arguments after "--" are left alone.
-std::vector<std::string> rewrite_engine_spellings(const std::vector<std::string>& args);
+/// An argument that is the value of the flag before it (`--gpu -tp`) is left alone: `takes_value`
+/// says which flags take one.
+std::vector<std::string> rewrite_engine_spellings(const std::vector<std::string>& args,
+                                                  const std::function<bool(const std::string&)>& takes_value = {});
 
 /// Throws for the first --flag (in the order typed) that neither the command nor its subcommand
 /// has, naming the closest: "--kv-dtpye: unknown flag (did you mean --kv-dtype?)".
@@ -34,6 +38,10 @@ const EngineEntry* runtime_on_line(const std::vector<std::string>& args, bool ge
 
 /// True when the line asks for --help (or -h) before "--".
 bool asks_for_help(const std::vector<std::string>& args);
+
+/// Throws for a flag given an empty value (`--format ''`, `-ctk ''`): it meant the default
+/// silently before; now it is exit 2 naming the flag.
+void refuse_empty_values(const CLI::App& app);
 
 /// "-tp --tp" -> {"-tp", "--tp"}.
 std::vector<std::string> split_words(std::string_view text);

@@ -273,17 +273,27 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   try {
     // Engines' multi-letter short flags (-ctk, -np, -tp, ...) become long names CLI11 can parse;
     // a flag no command has is refused with the closest one, in the order typed.
-    const std::vector<std::string> args = rewrite_engine_spellings(typed);
+    const auto takes_value = [&](const std::string& flag) {
+      const CLI::Option* option = app.get_option_no_throw(flag);
+      return option != nullptr && option->get_items_expected_min() > 0;
+    };
+    const std::vector<std::string> args = rewrite_engine_spellings(typed, takes_value);
     refuse_unknown_flags(app, args);
     std::vector<const char*> arg_pointers;
     for (const std::string& arg : args) arg_pointers.push_back(arg.c_str());
     app.parse(static_cast<int>(arg_pointers.size()), arg_pointers.data());
+    refuse_empty_values(app);
   } catch (const CLI::Success& success) {
     // --help and --version print to stdout and succeed.
     std::ostringstream text;
     std::ostringstream ignored;
     const int code = app.exit(success, text, ignored);
-    write_output(out, text.str());
+    try {
+      write_output(out, text.str());
+    } catch (const OutputError& error) {
+      if (!error.quiet()) err << "kvplan: error: " << one_line(error.what()) << "\n";
+      return static_cast<int>(ExitCode::write_failed);
+    }
     return code;
   } catch (const CLI::ParseError& error) {
     err << "kvplan: error: " << one_line(error.what()) << " (see kvplan --help)\n";

@@ -172,6 +172,10 @@ Plan make_plan(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const P
   const std::vector<std::uint64_t> contexts = request.contexts.empty() ? profile.default_contexts() : request.contexts;
   const std::vector<CacheDtypes> caches = request.caches.empty() ? profile.default_caches() : request.caches;
   if (contexts.empty() || caches.empty()) throw Error("nothing to plan: no context or no cache dtype");
+  // 3,000 contexts x 300 dtypes once took 900 MB; a plan is for people and CI, a sweep is not.
+  if (contexts.size() > kMaxPlanRows || caches.size() > kMaxPlanRows || contexts.size() * caches.size() > kMaxPlanRows)
+    throw Error(fmt::format("{} contexts x {} cache dtypes are more rows than one plan holds (at most {})",
+                            contexts.size(), caches.size(), kMaxPlanRows));
 
   RowQuery query;
   query.batch = request.batch_given ? request.batch : profile.default_batch().value_or(request.batch);
