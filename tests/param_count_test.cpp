@@ -399,13 +399,13 @@ TEST_CASE("errors name the field or the architecture") {
   CHECK_THROWS_WITH(count_params(config), Catch::Contains("'hidden_size'"));
 
   config = json::parse(fields_of("llama3.1-8b"));
-  config["model_type"] = "falcon_h1";
+  config["model_type"] = "futurenet";
   try {
     count_params(config);
     FAIL("no error");
   } catch (const kvplan::Error& e) {
     CHECK(e.code() == kvplan::ExitCode::unsupported_architecture);
-    CHECK_THAT(e.what(), Catch::Contains("model_type = falcon_h1"));
+    CHECK_THAT(e.what(), Catch::Contains("model_type = futurenet"));
   }
   config.erase("model_type");
   CHECK_THROWS_WITH(count_params(config), Catch::Contains("'model_type'"));

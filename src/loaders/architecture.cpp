@@ -341,6 +341,10 @@ Layout read_layout(ConfigFields& fields) {
   std::vector<u64> kv_heads(layers, layout.heads);
   if (const auto groups = fields.uint("num_attention_groups"); groups && !fields.has("num_key_value_heads"))
     std::fill(kv_heads.begin(), kv_heads.end(), *groups);
+  if (const auto fallback = fields.has("num_key_value_heads") ? std::nullopt : fields.default_of("num_key_value_heads")) {
+    fields.note(fmt::format("num_key_value_heads absent: the config class default {} used", *fallback));
+    std::fill(kv_heads.begin(), kv_heads.end(), *fallback);
+  }
   if (const nlohmann::json* value = fields.find("num_key_value_heads")) {
     if (value->is_array()) {
       if (value->size() != layers) fields.fail("num_key_value_heads", fmt::format("expected {} entries", layers));
@@ -416,7 +420,7 @@ Layout read_layout(ConfigFields& fields) {
     if (layer.kind == LayerKind::sliding) layer.window = window;
     if (layer.kind == LayerKind::chunked) layer.window = chunk;
   }
-  if (family && family->indexer) family->indexer(fields, layout);
+  if (family && family->finish_layout) family->finish_layout(fields, layout);
   fields.ignore({"use_sliding_window", "max_window_layers", "sliding_window_pattern", "attn_layer_offset",
                  "no_rope_layer_interval"});
   return layout;

@@ -87,8 +87,9 @@ struct Family {
   bool (*default_kinds)(ConfigFields&, Layout&) = nullptr;
   /// The KV heads of the attention layers by the family's own rule (Falcon's multi_query).
   std::optional<u64> (*kv_heads)(ConfigFields&, const Layout&) = nullptr;
-  /// Marks the layers that keep a DSA indexer key (LayerPlan::index_head_dim).
-  void (*indexer)(ConfigFields&, Layout&) = nullptr;
+  /// After the standard reading: the family's own cache fields (DeepSeek's DSA indexer keys in
+  /// LayerPlan::index_head_dim, refusals such as Hunyuan's use_cla, fields read only to be known).
+  void (*finish_layout)(ConfigFields&, Layout&) = nullptr;
   /// The fixed state one linear layer keeps per sequence.
   std::vector<StateTensor> (*linear_state)(ConfigFields&, const Layout&, const Dtype& model_dtype) = nullptr;
   /// Every parameter of the language model its modelling code creates; null: not counted.

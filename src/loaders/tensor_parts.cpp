@@ -115,12 +115,29 @@ LayerParams plus(LayerParams moe, u64 params) {
   return moe;
 }
 
-u64 mla_params(ConfigFields& fields, u64 hidden) {
+Counted dense_decoder(const Layout& layout, const DenseDecoder& d) {
+  const u64 mlp = mlp_params(layout.hidden, d.intermediate, d.gated, d.mlp_bias);
+  Counted counted;
+  for (std::size_t i = 0; i < layout.count(); ++i) {
+    const LayerPlan& layer = layout.layers[i];
+    if (!layer.attends())
+      throw unsupported_architecture(fmt::format("layer {}", i), fmt::format("{} (a decoder of attention layers)", to_string(layer.kind)));
+    Sum sum;
+    sum.add(attention_params(layout, layer, d.attention), "layer");
+    sum.add(mlp, "layer");
+    sum.add(d.layer_norms, "layer");
+    sum.add(d.layer_extra, "layer");
+    counted.layers.push_back({sum.value, 0, 0});
+  }
+  return counted;
+}
+
+u64 mla_params(ConfigFields& fields, u64 hidden, std::optional<u64> v_default) {
   const u64 heads = fields.positive("num_attention_heads");
   const u64 kv_lora = fields.positive("kv_lora_rank");
   const u64 nope = fields.positive("qk_nope_head_dim");
   const u64 rope = fields.positive("qk_rope_head_dim");
-  const u64 v_dim = fields.positive("v_head_dim");
+  const u64 v_dim = v_default && !fields.has("v_head_dim") ? *v_default : fields.positive("v_head_dim");
   const std::optional<u64> q_lora = fields.uint("q_lora_rank");
   const bool bias = fields.flag("attention_bias", false);
   const u64 q_head = checked_add(nope, rope, "qk head dim");

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -80,13 +81,26 @@ LayerParams moe_layer(u64 experts, u64 top_k, u64 width, u64 intermediate, u64 a
 /// A layer of `params` beside an optional routed-expert block.
 LayerParams plus(LayerParams moe, u64 params);
 
+/// A decoder whose every layer is attention, a dense MLP and its norms: Llama and its descendants.
+struct DenseDecoder {
+  Attention attention;
+  u64 intermediate = 0;  ///< MLP width
+  bool gated = true;     ///< gate, up, down (else up and down, or fc1 and fc2)
+  bool mlp_bias = false;
+  u64 layer_norms = 0;   ///< norm parameters per layer (2 x hidden for two RMSNorms)
+  u64 layer_extra = 0;   ///< other per-layer parameters (Apertus's xIELU scalars)
+};
+/// Its layers; an unsupported-architecture Error names a layer that does not attend.
+Counted dense_decoder(const Layout& layout, const DenseDecoder& decoder);
+
 /// DeepSeek multi-head latent attention (DeepseekV2Attention / DeepseekV3Attention):
 ///   q_lora_rank set:  q_a_proj H x q_lora, q_a_layernorm q_lora, q_b_proj q_lora x heads*(nope+rope)
 ///   q_lora_rank null: q_proj H x heads*(nope+rope)
 ///   kv_a_proj_with_mqa H x (kv_lora + rope), kv_a_layernorm kv_lora,
 ///   kv_b_proj kv_lora x heads*(nope + v), o_proj heads*v x H.
 /// attention_bias adds biases to q_a_proj (or q_proj), kv_a_proj_with_mqa and o_proj.
-u64 mla_params(ConfigFields& fields, u64 hidden);
+/// `v_default`: v_head_dim when the config leaves it out (MiniMax3: hidden / heads).
+u64 mla_params(ConfigFields& fields, u64 hidden, std::optional<u64> v_default = std::nullopt);
 
 /// DeepSeek-V3.2's sparse-attention indexer (DeepseekV32Indexer; GLM-5's GlmMoeDsaIndexer is the
 /// same module): wq_b q_lora x n*d, wk H x d, k_norm (LayerNorm) weight + bias d each, weights_proj H x n.

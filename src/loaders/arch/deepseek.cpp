@@ -124,7 +124,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
 /// top-k, no indexer); without it GlmMoeDsaConfig derives the pattern from index_topk_freq and
 /// index_skip_topk_offset (defaults 1 and 2: every layer). index_head_dim defaults to 128 in
 /// GlmMoeDsaConfig. DeepSeek-V4's compressed indexer is not read here (compress_ratios stays exit 3).
-void indexer(ConfigFields& fields, Layout& layout) {
+void finish_layout(ConfigFields& fields, Layout& layout) {
   const bool glm = fields.model_type() == "glm_moe_dsa";
   if (!glm && fields.model_type() != "deepseek_v32") return;
   fields.ignore({"index_n_heads", "index_topk", "indexer_rope_interleave", "index_share_for_mtp_iteration"});
@@ -184,7 +184,7 @@ const Family& family_deepseek() {
                "mlp_layer_types, shared experts, e_score_correction_bias with noaux_tc; num_nextn_predict_layers MTP "
                "layers counted apart (with the embedding and head copies the checkpoint stores beside each).",
       .defaults = {{"glm_moe_dsa", "index_n_heads", 32}, {"glm_moe_dsa", "index_head_dim", 128}},
-      .indexer = indexer,
+      .finish_layout = finish_layout,
       .count = count,
   };
   return family;

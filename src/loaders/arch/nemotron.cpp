@@ -1,5 +1,6 @@
-// NVIDIA Nemotron-H and Nemotron 3 (transformers modeling_nemotron_h.py): one mixer per block
-// (Mamba2, attention, a relu^2 MLP or routed experts), one norm per block.
+// NVIDIA Nemotron-4 / Minitron (nemotron: transformers modeling_nemotron.py) and Nemotron-H /
+// Nemotron 3 (nemotron_h, modeling_nemotron_h.py: one mixer per block, Mamba2, attention, a relu^2
+// MLP or routed experts, and one norm per block).
 
 #include <fmt/format.h>
 
@@ -82,13 +83,32 @@ ParamCount nemotron_h(ConfigFields& fields, const Layout& layout) {
   return count;
 }
 
+/// Nemotron: q, k, v, o (attention_bias) of the given head_dim, an up / down relu^2 MLP
+/// (mlp_bias), NemotronLayerNorm1P (weight and bias) as input and post-attention norms and the
+/// final norm; untied by default.
+ParamCount nemotron(ConfigFields& fields, const Layout& layout) {
+  check_attention(fields, layout);
+  ParamCount count = start_count(fields, layout);
+  DenseDecoder decoder;
+  decoder.attention.qkv_bias = decoder.attention.o_bias = fields.flag("attention_bias", false);
+  decoder.gated = false;
+  decoder.mlp_bias = fields.flag("mlp_bias", false);
+  decoder.intermediate = fields.positive("intermediate_size");
+  decoder.layer_norms = 4 * layout.hidden;
+  Counted counted = dense_decoder(layout, decoder);
+  counted.final_norm = 2 * layout.hidden;
+  finish_count(count, fields, counted);
+  return count;
+}
+
 ParamCount count(ConfigFields& fields, const Layout& layout) {
   if (fields.model_type() == "nemotron_h") return nemotron_h(fields, layout);
-  not_counted(fields);
+  return nemotron(fields, layout);
 }
 
 /// vLLM's NemotronH config keeps the SSM state in float32 unless the config says otherwise.
 std::vector<StateTensor> state(ConfigFields& fields, const Layout&, const Dtype& dtype) {
+  if (fields.model_type() != "nemotron_h") throw unsupported_architecture(fields.origin() + ": model_type", fields.model_type() + " (linear layers of a kind kvplan cannot size)");
   return mamba2_config_state(fields, dtype, parse_weight_dtype("fp32"));
 }
 
@@ -97,15 +117,16 @@ std::vector<StateTensor> state(ConfigFields& fields, const Layout&, const Dtype&
 const Family& family_nemotron() {
   static const Family family{
       .name = "nemotron",
-      .types = {{"nemotron_h"}},
-      .gguf = "nemotron_h, nemotron_h_moe",
-      .fixtures = {"nemotron3-nano", "nemotron3-ultra", "nemotron-h-8b"},
-      .rules = "One block per layer from hybrid_override_pattern (M Mamba2, * attention, - MLP, E MoE) or "
+      .types = {{"nemotron"}, {"nemotron_h"}},
+      .gguf = "nemotron, nemotron_h, nemotron_h_moe",
+      .fixtures = {"nemotron3-nano", "nemotron3-ultra"},
+      .rules = "nemotron: full attention of the given head_dim (not always hidden_size / heads). nemotron_h: one block per layer from hybrid_override_pattern (M Mamba2, * attention, - MLP, E MoE) or "
                "layers_block_type (whose length is the layer count when num_hidden_layers is absent); only attention "
                "blocks grow with the context, Mamba2 blocks keep a conv and an ssm state (float32 unless "
                "mamba_ssm_cache_dtype says otherwise, as vLLM does), MLP and MoE blocks nothing. MTP modules "
                "(mtp_layers_block_type / mtp_hybrid_override_pattern) cache only their attention blocks.",
-      .spellings = {},
+      .unverified = "nemotron (Minitron): no config.json was found; the counter follows the modelling code and is "
+                    "checked only on the Llama 3.1 8B shapes.",
       .linear_state = state,
       .count = count,
   };

@@ -1,0 +1,52 @@
+// The architecture registry (src/loaders/arch/): every model_type in one family, and every family
+// with its rules in words and real fixtures that load as its own.
+
+#include <filesystem>
+#include <set>
+
+#include <catch2/catch.hpp>
+
+#include "kvplan/error.h"
+#include "loaders/architecture.h"
+#include "loaders/hf_config.h"
+#include "support/run_binary.h"
+
+using namespace kvplan;
+using kvplan::testing::read_file;
+using kvplan::testing::source_path;
+
+TEST_CASE("every model_type belongs to exactly one family") {
+  std::set<std::string_view> seen;
+  for (const arch::Family* family : arch::families()) {
+    INFO(family->name);
+    CHECK_FALSE(family->types.empty());
+    for (const arch::ModelType& type : family->types) {
+      INFO(type.name);
+      CHECK(seen.insert(type.name).second);
+      CHECK(arch::find_family(type.name) == family);
+    }
+  }
+  CHECK(arch::find_family("futurenet") == nullptr);
+}
+
+TEST_CASE("every family says what it reads and is tested on real configs that load as its own") {
+  const std::string sources = read_file(source_path("tests/fixtures/hf/SOURCES.md"));
+  for (const arch::Family* family : arch::families()) {
+    INFO(family->name);
+    CHECK(std::filesystem::exists(source_path("src/loaders/arch/" + std::string(family->name) + ".cpp")));
+    CHECK_FALSE(family->rules.empty());
+    CHECK_FALSE(family->gguf.empty());
+    REQUIRE_FALSE(family->fixtures.empty());
+    for (const std::string_view id : family->fixtures) {
+      INFO(id);
+      const std::string folder = source_path("tests/fixtures/hf/" + std::string(id));
+      REQUIRE(std::filesystem::exists(folder + "/config.json"));
+      CHECK(sources.find("| `" + std::string(id) + "` |") != std::string::npos);
+      const ModelSpec spec = load_hf_model(folder);
+      CHECK(arch::find_family(spec.architecture) == family);
+      // Counted, unless the family counts nothing (its params then say why).
+      if (family->count) CHECK(spec.params > 0);
+      else CHECK_THAT(spec.params_source, Catch::Contains("not counted"));
+    }
+  }
+}
