@@ -35,7 +35,7 @@ _kvplan() {
   local formats="table json csv markdown"
   local options="--model --ctx --max-model-len --gpu --kv-dtype --kv-cache-dtype --weight-dtype --batch
                  --overhead --util --gpu-memory-utilization --format --no-color --check --mtp-layers --help --version
-                 --wide --weights --params --gpus
+                 --wide --weights --params --gpus --text-only
                  --runtime --ctx-size --parallel --batch-size --ubatch-size --cache-type-k --cache-type-v --flash-attn
                  --kv-unified --swa-full --n-gpu-layers --gpu-layers
                  --tensor-parallel-size --block-size --max-num-seqs --max-num-batched-tokens --kv-cache-memory

@@ -63,7 +63,7 @@ constexpr std::string_view kSpecExamples = R"(Examples:
 /// The CLI names every setting by its flag.
 constexpr SettingNames kFlagNames{"--ctx",       "--batch",        "--overhead", "--util",     "--mtp-layers",
                                   "--kv-dtype",  "--weight-dtype", "--weights",  "--params",   "--runtime",
-                                  "--gpu"};
+                                  "--gpu",       "--text-only"};
 
 struct CatalogFlags {
   std::string format = "table";
@@ -220,6 +220,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   app.add_option("--weights", texts.weights, "The checkpoint's size, for a model whose weights kvplan cannot count (60GB, 55.9GiB)")
       ->type_name("SIZE");
   app.add_option("--params", texts.params, "The model's parameter count, overriding its own (32.5B, 494M)")->type_name("N");
+  app.add_flag("--text-only", texts.text_only,
+               "Leave a multimodal checkpoint's vision / audio towers and projectors out of the weights "
+               "(as vLLM loads them without, with limit-mm-per-prompt 0 for every modality)");
   app.add_option("-b,--batch", texts.batch, "Concurrent sequences, each holding ctx tokens [default: 1]")->type_name("N");
   app.add_option("--overhead", texts.overhead,
                  "Runtime memory beyond weights and KV (CUDA context, activations), with its unit; 0 allowed [default: 2GiB]")

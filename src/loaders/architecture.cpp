@@ -25,6 +25,12 @@ const Family* find_family(std::string_view model_type) {
   return nullptr;
 }
 
+const Family* find_wrapper(std::string_view model_type) {
+  for (const Family* family : families())
+    if (std::find(family->wrappers.begin(), family->wrappers.end(), model_type) != family->wrappers.end()) return family;
+  return nullptr;
+}
+
 std::string language_model_type(ConfigFields& fields) {
   const auto type = fields.string("model_type");
   if (!type) fields.fail("model_type", "is missing (is this a Hugging Face config.json?)");

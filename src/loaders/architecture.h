@@ -69,6 +69,9 @@ struct FieldDefault {
   std::string_view model_type;  ///< "" = every type of the family
   std::string_view field;
   u64 value;
+  /// Only in a multimodal wrapper's text_config (LlavaConfig builds it from LlamaConfig's
+  /// defaults); a top-level config without the field stays an error.
+  bool nested_only = false;
 };
 
 /// Everything kvplan knows about one model family.
@@ -94,6 +97,13 @@ struct Family {
   std::vector<StateTensor> (*linear_state)(ConfigFields&, const Layout&, const Dtype& model_dtype) = nullptr;
   /// Every parameter of the language model its modelling code creates; null: not counted.
   ParamCount (*count)(ConfigFields&, const Layout&) = nullptr;
+  /// model_type values of the multimodal wrappers (the top level of config.json) whose towers the
+  /// family counts: gemma3, llava, qwen2_vl, ...
+  std::vector<std::string_view> wrappers = {};
+  /// The parts beside the language model, counted from vision_config (and audio_config) by the
+  /// tensors their modelling code creates; `fields` reads the whole config.json, `layout` is the
+  /// language model's. Bytes are filled in by the caller.
+  std::vector<ModelPart> (*towers)(ConfigFields& fields, const Layout& layout) = nullptr;
 
   const ModelType* type(std::string_view model_type) const;
 };
@@ -103,6 +113,9 @@ std::span<const Family* const> families();
 
 /// The family reading `model_type`; nullptr for one kvplan does not know.
 const Family* find_family(std::string_view model_type);
+
+/// The family counting the towers of the multimodal wrapper `model_type`; nullptr when none does.
+const Family* find_wrapper(std::string_view model_type);
 
 /// The language model's model_type (text_config's, else the top level's), or an Error.
 std::string language_model_type(ConfigFields& fields);

@@ -71,7 +71,8 @@ std::optional<std::uint64_t> ConfigFields::uint(const std::string& key) {
 std::optional<std::uint64_t> ConfigFields::default_of(const std::string& field) const {
   if (!family_) return std::nullopt;
   for (const arch::FieldDefault& entry : family_->defaults)
-    if ((entry.model_type.empty() || entry.model_type == model_type_) && entry.field == field) return entry.value;
+    if ((entry.model_type.empty() || entry.model_type == model_type_) && entry.field == field && (!entry.nested_only || nested()))
+      return entry.value;
   return std::nullopt;
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvplan/error.h"
+#include "kvplan/units.h"
 #include "loaders/architecture.h"
 #include "loaders/config_fields.h"
 #include "loaders/hf_quantization.h"
@@ -94,7 +95,7 @@ LayerSpec layer_spec(ConfigFields& fields, const arch::Layout& layout, const arc
                      const std::vector<StateTensor>& state) {
   LayerSpec layer;
   layer.kind = plan.cache_kind();
-  if (plan.attends() && !plan.kv_shared) {
+  if ((plan.attends() || plan.kind == LayerKind::cross) && !plan.kv_shared) {
     layer.kv_heads = narrow(fields, "num_key_value_heads", plan.kv_heads);
     layer.k_head_dim = narrow(fields, "head_dim", plan.k_dim);
     layer.v_head_dim = narrow(fields, "v_head_dim", plan.v_dim);
@@ -117,6 +118,7 @@ LayerSpec layer_spec(ConfigFields& fields, const arch::Layout& layout, const arc
     if (plan.window == 0) fields.fail("attention_chunk_size", "is missing or zero for a chunked layer");
     layer.window = plan.window;
   }
+  if (layer.kind == LayerKind::cross) layer.window = plan.window;
   return layer;
 }
 
@@ -126,6 +128,35 @@ ParamCount count_family(ConfigFields& fields, const arch::Layout& layout) {
   const arch::Family* family = fields.family();
   if (!family || !family->count) throw unsupported_architecture("model_type", fields.model_type());
   return family->count(fields, layout);
+}
+
+/// Bytes of `params` values at `dtype`, partial blocks rounded up.
+std::uint64_t bytes_at(std::uint64_t params, const Dtype& dtype) {
+  const std::uint64_t blocks = params / dtype.block_elements + (params % dtype.block_elements != 0 ? 1 : 0);
+  return checked_mul(blocks, dtype.block_bytes, "weight size");
+}
+
+/// The parts of a multimodal checkpoint beside its language model: the towers and projectors the
+/// wrapper's family counts from vision_config / audio_config (arch::Family::towers), at the
+/// checkpoint's own dtype (towers are kept unquantized); a tower kvplan does not count is a part of
+/// 0 parameters, shown as not counted.
+std::vector<ModelPart> read_parts(ConfigFields& fields, const arch::Layout& layout, const Dtype& dtype) {
+  const nlohmann::json& root = fields.root();
+  const auto present = [&](const char* key) {
+    const auto it = root.find(key);
+    return it != root.end() && it->is_object();
+  };
+  if (!present("vision_config") && !present("audio_config")) return {};
+  const std::string wrapper = root.contains("model_type") && root["model_type"].is_string() ? root["model_type"].get<std::string>() : "";
+  const arch::Family* family = arch::find_wrapper(wrapper);
+  std::vector<ModelPart> parts = family && family->towers ? family->towers(fields, layout) : std::vector<ModelPart>{};
+  const auto named = [&](const std::string& name) {
+    return std::any_of(parts.begin(), parts.end(), [&](const ModelPart& part) { return part.name == name; });
+  };
+  if (present("vision_config") && !named("vision tower")) parts.push_back({"vision tower", 0, 0});
+  if (present("audio_config") && !named("audio tower")) parts.push_back({"audio tower", 0, 0});
+  for (ModelPart& part : parts) part.bytes = bytes_at(part.params, dtype);
+  return parts;
 }
 
 }  // namespace
@@ -196,6 +227,7 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
   }
   spec.params = count.total;
   spec.active_params = count.active != count.total ? count.active : 0;
+  spec.parts = read_parts(fields, layout, dtype);
   if (safetensors_total_size) {
     const nlohmann::json* quantization = fields.find("quantization_config");
     spec.weight_dtype = count.total ? weights_from_quantization(quantization, count, dtype, fields.origin()).dtype : &dtype;
@@ -205,7 +237,7 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
     const QuantizedWeights quantized =
         weights_from_quantization(fields.find("quantization_config"), count, dtype, fields.origin());
     spec.weight_dtype = quantized.dtype;
-    spec.weights_bytes = quantized.bytes;
+    spec.weights_bytes = checked_add(quantized.bytes, parts_bytes(spec), "weight size");
     spec.weights_source = quantized.rule;
   }
   validate(spec);

@@ -26,7 +26,7 @@ std::optional<std::uint64_t> config_field_default(std::string_view model_type, s
   const arch::Family* family = arch::find_family(model_type);
   if (!family) return std::nullopt;
   for (const arch::FieldDefault& entry : family->defaults)
-    if ((entry.model_type.empty() || entry.model_type == model_type) && entry.field == field) return entry.value;
+    if ((entry.model_type.empty() || entry.model_type == model_type) && entry.field == field && !entry.nested_only) return entry.value;
   return std::nullopt;
 }
 

@@ -235,6 +235,55 @@ const Dtype& state_dtype(ConfigFields& fields, std::initializer_list<const char*
   return fallback;
 }
 
+std::optional<ConfigFields> nested_fields(ConfigFields& fields, const char* key) {
+  const auto it = fields.root().find(key);
+  if (it == fields.root().end() || it->is_null()) return std::nullopt;
+  fields.ignore({key});
+  return std::optional<ConfigFields>(std::in_place, *it, fields.origin() + ": " + key);
+}
+
+u64 vit_layer_params(u64 hidden, u64 intermediate) {
+  Sum sum;
+  sum.add(product({4, checked_add(product({hidden, hidden}, "vision attention"), hidden, "vision attention")}, "vision attention"),
+          "vision layer");
+  sum.add(product({4, hidden}, "vision norms"), "vision layer");
+  sum.add(mlp_params(hidden, intermediate, false, true), "vision layer");
+  return sum.value;
+}
+
+u64 clip_vision_params(ConfigFields& v) {
+  const u64 h = v.positive("hidden_size");
+  const u64 patch = v.positive("patch_size");
+  const u64 grid = v.positive("image_size") / patch;
+  Sum sum;
+  sum.add(h, "CLIP");  // class_embedding
+  sum.add(product({h, v.uint_or("num_channels", 3), patch, patch}, "CLIP patch_embedding"), "CLIP");
+  sum.add(product({grid * grid + 1, h}, "CLIP position_embedding"), "CLIP");
+  sum.add(product({4, h}, "CLIP pre/post layernorm"), "CLIP");
+  sum.add(product({v.positive("num_hidden_layers"), vit_layer_params(h, v.positive("intermediate_size"))}, "CLIP layers"), "CLIP");
+  return sum.value;
+}
+
+u64 siglip_vision_params(ConfigFields& v) {
+  const u64 h = v.positive("hidden_size");
+  const u64 i = v.positive("intermediate_size");
+  const u64 patch = v.positive("patch_size");
+  const u64 grid = v.positive("image_size") / patch;
+  Sum sum;
+  sum.add(checked_add(product({h, v.uint_or("num_channels", 3), patch, patch}, "SigLIP patch_embedding"), h, "SigLIP"), "SigLIP");
+  sum.add(product({grid * grid, h}, "SigLIP position_embedding"), "SigLIP");
+  sum.add(product({v.positive("num_hidden_layers"), vit_layer_params(h, i)}, "SigLIP layers"), "SigLIP");
+  sum.add(product({2, h}, "SigLIP post_layernorm"), "SigLIP");
+  if (v.flag("vision_use_head", true)) {
+    sum.add(h, "SigLIP head");  // probe
+    sum.add(checked_add(product({3, h, h}, "SigLIP head in_proj"), 3 * h, "SigLIP head"), "SigLIP head");
+    sum.add(checked_add(product({h, h}, "SigLIP head out_proj"), h, "SigLIP head"), "SigLIP head");
+    sum.add(2 * h, "SigLIP head");
+    sum.add(mlp_params(h, i, false, true), "SigLIP head");
+  }
+  return sum.value;
+}
+
 void check_attention(ConfigFields& fields, const Layout& layout) {
   if (!layout.head_dim_stated && layout.hidden % layout.heads != 0)
     fields.fail("head_dim", "is absent and hidden_size is not a multiple of num_attention_heads");

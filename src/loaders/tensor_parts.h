@@ -144,6 +144,24 @@ std::vector<StateTensor> mamba2_config_state(ConfigFields& fields, const Dtype& 
 /// The dtype a recurrent state is kept in: the config's own field when it names one, else `fallback`.
 const Dtype& state_dtype(ConfigFields& fields, std::initializer_list<const char*> keys, const Dtype& fallback);
 
+/// A reader of one nested block of config.json (vision_config, audio_config); nullopt when the
+/// config has none. Its errors name "<origin>: <key>: field ...".
+std::optional<ConfigFields> nested_fields(ConfigFields& fields, const char* key);
+
+/// A transformer layer of a vision encoder as CLIP, SigLIP and Llama 4 build it: q, k, v, o of
+/// h x h with biases, two LayerNorms with biases, fc1 h x i + i and fc2 i x h + h.
+u64 vit_layer_params(u64 hidden, u64 intermediate);
+
+/// CLIP's vision transformer (CLIPVisionModel): class_embedding h, patch_embedding h x C x p x p
+/// (no bias), position_embedding ((image / p)^2 + 1) x h, pre_layrnorm, num_hidden_layers ViT
+/// layers, post_layernorm. num_channels defaults to 3.
+u64 clip_vision_params(ConfigFields& vision);
+
+/// SigLIP's (SiglipVisionModel): patch_embedding with bias, position_embedding (image / p)^2 x h,
+/// the ViT layers, post_layernorm, and with vision_use_head (default true) the attention-pooling
+/// head: probe h, in_proj 3h x h + 3h, out_proj h x h + h, a LayerNorm and an fc1 / fc2 MLP.
+u64 siglip_vision_params(ConfigFields& vision);
+
 /// The attention geometry a counter relies on: KV heads and head widths of at least 1, and without
 /// an explicit head_dim, a hidden_size that num_attention_heads divides.
 void check_attention(ConfigFields& fields, const Layout& layout);

@@ -5,7 +5,7 @@
 using namespace kvplan;
 using namespace kvplan::testing;
 
-TEST_CASE("olmo: OLMo-1B's norms have no parameters; the copy found omits tie_word_embeddings") {
+TEST_CASE("olmo: OLMo-1B's norms have no parameters, the copy found omits tie_word_embeddings") {
   // 16 x (4 x 2048^2 + 3 x 2048 x 8192) = 1,073,741,824; norms 0; embedding 50,304 x 2,048 =
   // 103,022,592. The published 1,176,764,416 ("unique parameters", the native OLMo-1B with
   // weight_tying) is the tied count; the trimmed copy has no tie_word_embeddings, so OlmoConfig's

@@ -158,6 +158,39 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   return count;
 }
 
+/// Gemma 3 (Gemma3ForConditionalGeneration): a SigLIP vision tower (siglip_vision_params; Gemma 3
+/// sets vision_use_head false) and Gemma3MultiModalProjector: mm_input_projection_weight
+/// vision h x text h and mm_soft_emb_norm over vision h. Gemma 4 (Gemma4VisionModel): patch_embedder
+/// input_proj h x 3 p^2 (no bias) and position_embedding_table 2 x position_embedding_size x h,
+/// std_bias and std_scale with standardize, per layer q, k, v, o (heads, num_key_value_heads x
+/// head_dim, no bias), q_norm and k_norm over head_dim, 4 norms, gate / up / down; the projector
+/// embed_vision.embedding_projection text h x vision h. Gemma 4's clipped linears
+/// (use_clipped_linears: scalars whose placement is not verified) are left uncounted.
+std::vector<ModelPart> towers(ConfigFields& fields, const Layout& layout) {
+  std::optional<ConfigFields> v = nested_fields(fields, "vision_config");
+  if (!v) return {};
+  const u64 vh = v->positive("hidden_size");
+  const std::string type = fields.root().value("model_type", "");
+  if (type == "gemma3")
+    return {{"vision tower", siglip_vision_params(*v)}, {"projector", checked_add(product({vh, layout.hidden}, "projector"), vh, "projector")}};
+  if (v->flag("use_clipped_linears", false)) return {{"vision tower", 0}, {"projector", product({layout.hidden, vh}, "projector")}};
+  const u64 layers = v->positive("num_hidden_layers");
+  const u64 heads = v->positive("num_attention_heads");
+  const u64 kv = v->uint_or("num_key_value_heads", heads);
+  const u64 hd = v->positive("head_dim");
+  const u64 patch = v->positive("patch_size");
+  Sum tower;
+  tower.add(product({vh, 3, patch, patch}, "vision input_proj"), "vision tower");
+  tower.add(product({2, v->positive("position_embedding_size"), vh}, "vision position table"), "vision tower");
+  if (v->flag("standardize", false)) tower.add(2 * vh, "vision tower");
+  Sum layer;
+  layer.add(gqa_params(vh, heads, kv, hd, hd), "vision layer");
+  layer.add(2 * hd + 4 * vh, "vision layer");
+  layer.add(mlp_params(vh, v->positive("intermediate_size"), true, false), "vision layer");
+  tower.add(product({layers, layer.value}, "vision layers"), "vision tower");
+  return {{"vision tower", tower.value}, {"projector", product({layout.hidden, vh}, "projector")}};
+}
+
 }  // namespace
 
 const Family& family_gemma() {
@@ -176,6 +209,8 @@ const Family& family_gemma() {
       .defaults = {{"", "head_dim", 256}, {"gemma3_text", "vocab_size", 262'208}},
       .default_kinds = default_kinds,
       .count = count,
+      .wrappers = {"gemma3", "gemma4"},
+      .towers = towers,
   };
   return family;
 }

@@ -93,7 +93,14 @@ const Family& family_llama() {
       .unverified = "arcee and apertus: no config.json was found; their counters follow the modelling code and are "
                     "checked only on the Llama 3.1 8B shapes (apertus: a published exact count matches dimensions "
                     "recalled, not read).",
-      .defaults = {{"seed_oss", "head_dim", 128}},
+      // LlamaConfig's and MistralConfig's defaults, which a LLaVA text_config relies on (llava-1.5
+      // states only vocab_size, max_position_embeddings and rms_norm_eps).
+      .defaults = {{"seed_oss", "head_dim", 128},
+                   {"llama", "hidden_size", 4096, true}, {"llama", "intermediate_size", 11008, true},
+                   {"llama", "num_hidden_layers", 32, true}, {"llama", "num_attention_heads", 32, true},
+                   {"mistral", "hidden_size", 4096, true}, {"mistral", "intermediate_size", 14336, true},
+                   {"mistral", "num_hidden_layers", 32, true}, {"mistral", "num_attention_heads", 32, true},
+                   {"mistral", "num_key_value_heads", 8, true}},
       .default_kinds = default_kinds,
       .finish_layout = finish_layout,
       .count = count,

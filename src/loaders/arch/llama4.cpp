@@ -71,6 +71,33 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   return count;
 }
 
+/// Llama4VisionModel: patch_embedding.linear h x C p^2 (no bias), class_embedding h,
+/// positional_embedding_vlm ((image / p)^2 + 1) x h, layernorm_pre and _post, num_hidden_layers ViT
+/// layers (vit_layer_params), and the pixel-shuffle vision_adapter (its tensors live under
+/// vision_model): fc1 projector_input_dim x intermediate_size and fc2 projector_output_dim x
+/// projector_input_dim, with biases when multi_modal_projector_bias; the projector
+/// multi_modal_projector.linear_1 text h x vision_output_dim, no bias.
+std::vector<ModelPart> towers(ConfigFields& fields, const Layout& layout) {
+  std::optional<ConfigFields> v = nested_fields(fields, "vision_config");
+  if (!v) return {};
+  const u64 h = v->positive("hidden_size");
+  const u64 i = v->positive("intermediate_size");
+  const u64 patch = v->positive("patch_size");
+  const u64 grid = v->positive("image_size") / patch;
+  const u64 in = v->positive("projector_input_dim");
+  const u64 out = v->positive("projector_output_dim");
+  const bool bias = v->flag("multi_modal_projector_bias", false);
+  Sum tower;
+  tower.add(product({h, v->uint_or("num_channels", 3), patch, patch}, "vision patch_embedding"), "vision tower");
+  tower.add(h, "vision tower");
+  tower.add(product({grid * grid + 1, h}, "vision positional_embedding_vlm"), "vision tower");
+  tower.add(4 * h, "vision tower");
+  tower.add(product({v->positive("num_hidden_layers"), vit_layer_params(h, i)}, "vision layers"), "vision tower");
+  tower.add(checked_add(product({in, i}, "vision_adapter fc1"), bias ? in : 0, "vision_adapter"), "vision tower");
+  tower.add(checked_add(product({out, in}, "vision_adapter fc2"), bias ? out : 0, "vision_adapter"), "vision tower");
+  return {{"vision tower", tower.value}, {"projector", product({layout.hidden, v->positive("vision_output_dim")}, "projector")}};
+}
+
 }  // namespace
 
 const Family& family_llama4() {
@@ -85,6 +112,8 @@ const Family& family_llama4() {
                "intermediate_size_mlp-wide dense MLPs elsewhere.",
       .default_kinds = default_kinds,
       .count = count,
+      .wrappers = {"llama4"},
+      .towers = towers,
   };
   return family;
 }
