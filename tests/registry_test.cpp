@@ -64,3 +64,14 @@ TEST_CASE("every family says what it reads and is tested on real configs that lo
     }
   }
 }
+
+TEST_CASE("docs/architectures.md is the registry's own listing") {
+  const std::string docs = read_file(source_path("docs/architectures.md"));
+  const std::string listing = kvplan::testing::run_kvplan("models --architectures").out;
+  REQUIRE_FALSE(listing.empty());
+  INFO("regenerate the listing in docs/architectures.md with: build/kvplan models --architectures");
+  CHECK(docs.find(listing) != std::string::npos);
+  CHECK(listing == arch::architectures_markdown());
+  for (const arch::Family* family : arch::families())
+    for (const arch::ModelType& type : family->types) CHECK(listing.find("| `" + std::string(type.name) + "` |") != std::string::npos);
+}

@@ -46,9 +46,11 @@ _kvplan() {
   local word
   for word in "${words[@]:1:cword-1}"; do
     if [[ "$word" == models || "$word" == gpus ]]; then
+      local sub_options="--format --help"
+      [[ "$word" == models ]] && sub_options="--format --architectures --help"
       case "$prev" in
         -f|--format) COMPREPLY=($(compgen -W "table json markdown" -- "$cur")) ;;
-        *) COMPREPLY=($(compgen -W "--format --help" -- "$cur")) ;;
+        *) COMPREPLY=($(compgen -W "$sub_options" -- "$cur")) ;;
       esac
       return
     fi

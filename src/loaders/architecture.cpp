@@ -31,6 +31,53 @@ const Family* find_wrapper(std::string_view model_type) {
   return nullptr;
 }
 
+namespace {
+
+std::string joined(const std::vector<std::string_view>& items, std::string_view format) {
+  std::string out;
+  for (const std::string_view item : items) {
+    if (!out.empty()) out += ", ";
+    out += fmt::format(fmt::runtime(format), item);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string architectures_markdown() {
+  struct Row {
+    std::string_view type;
+    const Family* family;
+    std::string what;
+  };
+  std::vector<Row> rows;
+  for (const Family* family : families()) {
+    for (const ModelType& type : family->types) {
+      std::string what = family->count && !type.cache_only ? "cache, params" : "cache";
+      if (!type.note.empty()) what += fmt::format(" ({})", type.note);
+      rows.push_back({type.name, family, what});
+    }
+    for (const std::string_view wrapper : family->wrappers) {
+      const auto same = std::find_if(rows.begin(), rows.end(), [&](const Row& row) { return row.type == wrapper; });
+      if (same != rows.end()) same->what += "; towers and projector";
+      else rows.push_back({wrapper, family, "towers and projector (a wrapper: the language model is its text_config's)"});
+    }
+  }
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.type < b.type; });
+  std::string out = "| model_type | family | what kvplan sizes |\n|---|---|---|\n";
+  for (const Row& row : rows)
+    out += fmt::format("| `{}` | [{}](#{}) | {} |\n", row.type, row.family->name, row.family->name, row.what);
+  for (const Family* family : families()) {
+    out += fmt::format("\n### {}\n\n", family->name);
+    out += fmt::format("`src/loaders/arch/{}.cpp`, tested in `tests/arch/` on {}; llama.cpp: {}.\n\n", family->name,
+                       family->fixtures.empty() ? std::string("fields given inline") : joined(family->fixtures, "`{}`"),
+                       family->gguf);
+    out += std::string(family->rules) + "\n";
+    if (!family->unverified.empty()) out += fmt::format("\n*Unverified:* {}\n", family->unverified);
+  }
+  return out;
+}
+
 std::string language_model_type(ConfigFields& fields) {
   const auto type = fields.string("model_type");
   if (!type) fields.fail("model_type", "is missing (is this a Hugging Face config.json?)");

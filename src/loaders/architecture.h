@@ -56,6 +56,7 @@ struct ModelType {
   std::string_view name;
   bool ties = false;            ///< tie_word_embeddings when the config leaves it out
   std::string_view note = {};   ///< e.g. "original remote-code spelling of hunyuan_v1_moe"
+  bool cache_only = false;      ///< the family sizes its cache but does not count its parameters
 };
 
 /// Another spelling of a standard field: transformers' attribute_map or a remote-code name.
@@ -125,6 +126,11 @@ std::string language_model_type(ConfigFields& fields);
 /// DSA indexer. Throws an Error naming the field, and an unsupported-architecture Error (exit 3)
 /// for a layer kind kvplan does not know.
 Layout read_layout(ConfigFields& fields);
+
+/// The registry as Markdown (`kvplan models --architectures`, docs/architectures.md): every
+/// model_type with its family, llama.cpp's name and the fixtures it is tested on, then each
+/// family's rules and what is unverified.
+std::string architectures_markdown();
 
 /// Spellings of `layer_types` entries across model families; nullopt for one kvplan does not know.
 std::optional<LayerKind> kind_from_layer_type(const std::string& type);

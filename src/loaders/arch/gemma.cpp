@@ -198,14 +198,19 @@ const Family& family_gemma() {
       .name = "gemma",
       .types = {{"gemma", true}, {"gemma2", true}, {"gemma3_text", true}, {"gemma3n_text", true}, {"gemma4_text", true}},
       .gguf = "gemma, gemma2, gemma3, gemma3n, gemma4",
-      .fixtures = {"gemma2-9b", "gemma3-27b", "gemma3-1b", "gemma3n-e2b", "gemma4-31b", "gemma4-26b-a4b", "gemma4-e2b"},
+      .fixtures = {"gemma2-9b", "gemma3-27b", "gemma3-1b", "gemma3-4b", "gemma3n-e2b", "gemma4-31b", "gemma4-26b-a4b", "gemma4-e2b"},
       .rules = "Gemma 2 without layer_types: even layers slide over sliding_window, odd ones are global; Gemma 3: every "
                "sliding_window_pattern-th (default 6) layer is global, the rest slide; Gemma 3n / 4: layer_types, and "
                "the last num_kv_shared_layers read an earlier layer's cache (shared, no cache of their own). Gemma 4's "
                "global layers use global_head_dim and, with attention_k_eq_v, num_global_key_value_heads. head_dim "
                "defaults to 256, gemma3_text's vocab_size to 262,208; the output head is tied unless stated. Counted "
-               "with AltUp, LAuReL and per-layer embeddings (3n), K=V and the parallel MoE block (4).",
-      .unverified = "Gemma 3n: no exact published count of the language model alone (keras-hub's figures include the towers).",
+               "with AltUp, LAuReL and per-layer embeddings (3n), K=V and the parallel MoE block (4). Towers (gemma3, gemma4 "
+               "wrappers): Gemma 3's SigLIP encoder and Gemma 4's vision encoder, each with its projector, as their own "
+               "lines in the weights.",
+      .unverified = "Gemma 3n: no exact published count of the language model alone (keras-hub's figures include the towers). "
+                    "Gemma 4's layer_scalar (one parameter per decoder layer) is not counted: Gemma 4 31B is 60 short of "
+                    "the sum over its checkpoint's tensors. Not counted (shown as such): Gemma 3n's vision and audio towers, "
+                    "Gemma 4's audio tower and clipped-linear vision towers (E-models).",
       .defaults = {{"", "head_dim", 256}, {"gemma3_text", "vocab_size", 262'208}},
       .default_kinds = default_kinds,
       .count = count,

@@ -103,13 +103,14 @@ std::vector<ModelPart> towers(ConfigFields& fields, const Layout& layout) {
 const Family& family_llama4() {
   static const Family family{
       .name = "llama4",
-      .types = {{"llama4_text"}, {"llama4", false, "the wrapper; its text_config is llama4_text"}},
+      .types = {{"llama4_text"}, {"llama4", false, "without a text_config", true}},
       .gguf = "llama4",
       .fixtures = {"llama4-scout", "llama4-maverick"},
       .rules = "RoPE layers attend over chunks of attention_chunk_size tokens (chunked); the NoPE layers "
                "(no_rope_layers 0, by default every no_rope_layer_interval = 4th) attend globally. Counted: routed "
                "experts and a shared expert on the moe_layers (every interleave_moe_layer_step-th), "
-               "intermediate_size_mlp-wide dense MLPs elsewhere.",
+               "intermediate_size_mlp-wide dense MLPs elsewhere. The vision tower (with its pixel-shuffle adapter) and the "
+               "projector are their own lines in the weights.",
       .default_kinds = default_kinds,
       .count = count,
       .wrappers = {"llama4"},

@@ -51,7 +51,7 @@ std::vector<StateTensor> state(ConfigFields&, const Layout& layout, const Dtype&
 const Family& family_minimax() {
   static const Family family{
       .name = "minimax",
-      .types = {{"minimax_m2"}, {"minimax"}, {"minimax_text_01"}, {"minimax_m1"}},
+      .types = {{"minimax_m2"}, {"minimax", false, "", true}, {"minimax_text_01", false, "", true}, {"minimax_m1", false, "", true}},
       .gguf = "minimax-m2",
       .fixtures = {"minimax-m2.7"},
       .rules = "attn_type_list: 1 = softmax attention (K and V cached), 0 = lightning attention (a heads x head_dim x "

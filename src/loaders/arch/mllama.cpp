@@ -99,7 +99,7 @@ std::vector<ModelPart> towers(ConfigFields& fields, const Layout& layout) {
 const Family& family_mllama() {
   static const Family family{
       .name = "mllama",
-      .types = {{"mllama_text_model"}, {"mllama", false, "the wrapper; its text_config is mllama_text_model"}},
+      .types = {{"mllama_text_model"}},
       .gguf = "mllama (Ollama's own converter; upstream llama.cpp has no mllama)",
       .fixtures = {},
       .rules = "The layers in cross_attention_layers are cross layers: no text cache, but K and V (num_key_value_heads x "

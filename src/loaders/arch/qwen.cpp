@@ -169,7 +169,10 @@ const Family& family_qwen() {
                "Qwen3.5: layer_types (or every full_attention_interval-th layer full), the others Gated DeltaNet with a "
                "conv and a recurrent state (mamba_ssm_dtype when given); head_dim defaults 128 (qwen3) and 256 "
                "(Qwen3-Next, 3.5). MoE layers per mlp_only_layers and decoder_sparse_step, with a gated shared "
-               "expert; MTP layers (mtp_num_hidden_layers) are not counted.",
+               "expert; MTP layers (mtp_num_hidden_layers) are not counted. Qwen2-VL, Qwen2.5-VL "
+               "(their language model at the top level) and Qwen3-VL: the vision tower and its merger (Qwen3-VL: + the "
+               "deepstack mergers) as their own lines in the weights.",
+      .unverified = "Qwen3.5's vision tower (qwen3_5 / qwen3_5_moe wrappers) is not counted: shown as not counted.",
       .defaults = {{"qwen3", "head_dim", 128}, {"qwen3_moe", "head_dim", 128}, {"qwen3_next", "head_dim", 256},
                    {"qwen3_5_text", "head_dim", 256}, {"qwen3_5_moe_text", "head_dim", 256}, {"qwen3_5", "head_dim", 256},
                    {"qwen3_5_moe", "head_dim", 256}, {"qwen3_vl_text", "head_dim", 128}, {"qwen3_vl_moe_text", "head_dim", 128}},

@@ -8,7 +8,7 @@ namespace kvplan::arch {
 const Family& family_step() {
   static const Family family{
       .name = "step",
-      .types = {{"step3p5"}, {"step3p7", false, "the wrapper; its text_config is step3p5"}},
+      .types = {{"step3p5"}, {"step3p7", false, "without a text_config"}},
       .gguf = "step35",
       .fixtures = {"step-3.7-flash-full"},
       .rules = "num_attention_groups KV heads on full layers; the sliding layers' own heads in attention_other_setting "
