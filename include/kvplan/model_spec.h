@@ -25,6 +25,7 @@ enum class LayerKind {
   linear,   ///< a fixed-size recurrent state per sequence (Mamba, Gated DeltaNet, ...), no per-token cache
   none,     ///< no cache at all (e.g. an MTP layer an engine skips)
   shared,   ///< reads the cache of an earlier layer (Gemma 3n / Gemma 4 num_kv_shared_layers): costs nothing
+  cross,    ///< K and V of `window` image tokens, whatever the context (Llama 3.2 Vision's cross-attention layers)
 };
 
 KVPLAN_API std::string_view to_string(LayerKind kind);
@@ -47,13 +48,22 @@ struct LayerSpec {
   /// DSA lightning indexer (DeepSeek-V3.2, GLM-5): one key of this many values per token beside
   /// the layer's own cache, stored at the K cache dtype in the generic profile; 0 = no indexer.
   std::uint32_t index_head_dim = 0;
-  /// Tokens held by a sliding or chunked layer.
+  /// Tokens held by a sliding or chunked layer; the image tokens a cross layer holds.
   std::uint64_t window = 0;
   /// Fixed state of a linear layer; also of an attention layer in a parallel hybrid (Falcon-H1).
   std::vector<StateTensor> state;
 
   /// Elements of K plus V (and the indexer key) cached per token (0 for linear, none and shared layers).
   std::uint64_t elements_per_token() const;
+};
+
+/// A part of a multimodal checkpoint beside its language model: a vision or audio tower, or the
+/// projector from it into the language model. Counted from the config's vision_config /
+/// audio_config by the tensors its modelling code creates.
+struct ModelPart {
+  std::string name;             ///< "vision tower", "projector", "audio tower"
+  std::uint64_t params = 0;     ///< 0: present in the config but not counted by kvplan
+  std::uint64_t bytes = 0;      ///< stored at the checkpoint's own dtype (towers are not quantized)
 };
 
 /// One weight tensor of a model file, with the layer it belongs to: what places weights layer by
@@ -94,11 +104,15 @@ struct ModelSpec {
   std::string architecture;  ///< Hugging Face model_type or GGUF general.architecture, when known
 
   std::uint32_t attention_heads = 0;
-  std::uint64_t params = 0;         ///< total parameters (all experts for MoE)
+  std::uint64_t params = 0;         ///< the language model's parameters (all experts for MoE); parts aside
   std::uint64_t active_params = 0;  ///< per token, for MoE; 0 when the same as params
   const Dtype* weight_dtype = nullptr;
-  /// Exact checkpoint size when known (e.g. safetensors total_size); otherwise params x dtype.
+  /// Exact checkpoint size when known (e.g. safetensors total_size); otherwise params x dtype,
+  /// plus the parts' bytes.
   std::optional<std::uint64_t> weights_bytes;
+  /// The checkpoint's parts beside the language model (vision / audio towers, projectors), in
+  /// weights_bytes, not in params. Empty for a text-only model (or with --text-only).
+  std::vector<ModelPart> parts;
   /// How weights_bytes was obtained, in words ("safetensors total_size", "sum of GGUF tensors").
   /// "estimate: ..." marks figures that are not exact (a vendor's rounded count).
   std::string weights_source;
@@ -132,6 +146,9 @@ KVPLAN_API std::string describe_layers(const ModelSpec& spec);
 /// model's last full-attention or MLA layer (the kind that grows with the context), else its last
 /// layer that holds tokens; nullptr when no layer holds tokens.
 KVPLAN_API const LayerSpec* mtp_cache_layer(const ModelSpec& spec);
+
+/// The bytes of the parts beside the language model (0 for a text-only model).
+std::uint64_t parts_bytes(const ModelSpec& spec);
 
 /// True when the spec's weights are an estimate (weights_source starts with "estimate:").
 KVPLAN_API bool weights_are_estimate(const ModelSpec& spec);

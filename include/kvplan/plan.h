@@ -47,6 +47,7 @@ struct SettingNames {
   std::string_view params = "params";
   std::string_view runtime = "runtime";
   std::string_view gpu = "gpu";
+  std::string_view text_only = "text_only";
 };
 
 /// One of an engine's own settings as given: the engine's long flag name without dashes

@@ -35,7 +35,7 @@ _kvplan() {
   local formats="table json csv markdown"
   local options="--model --ctx --max-model-len --gpu --kv-dtype --kv-cache-dtype --weight-dtype --batch
                  --overhead --util --gpu-memory-utilization --format --no-color --check --mtp-layers --help --version
-                 --wide --weights --params --gpus
+                 --wide --weights --params --gpus --text-only
                  --runtime --ctx-size --parallel --batch-size --ubatch-size --cache-type-k --cache-type-v --flash-attn
                  --kv-unified --swa-full --n-gpu-layers --gpu-layers --split-mode --tensor-split --main-gpu
                  --tensor-parallel-size --block-size --max-num-seqs --max-num-batched-tokens --kv-cache-memory
@@ -54,9 +54,11 @@ _kvplan() {
   local word
   for word in "${words[@]:1:cword-1}"; do
     if [[ "$word" == models || "$word" == gpus ]]; then
+      local sub_options="--format --help"
+      [[ "$word" == models ]] && sub_options="--format --architectures --help"
       case "$prev" in
         -f|--format) COMPREPLY=($(compgen -W "table json markdown" -- "$cur")) ;;
-        *) COMPREPLY=($(compgen -W "--format --help" -- "$cur")) ;;
+        *) COMPREPLY=($(compgen -W "$sub_options" -- "$cur")) ;;
       esac
       return
     fi

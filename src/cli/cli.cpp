@@ -19,6 +19,7 @@
 #include "kvplan/plan.h"
 #include "kvplan/report.h"
 #include "kvplan/version.h"
+#include "loaders/architecture.h"
 #include "loaders/spec_json.h"
 
 namespace kvplan {
@@ -53,7 +54,8 @@ constexpr std::string_view kModelsExamples = R"(Examples:
   kvplan models                    # id, name, params, max context, fp16 KV bytes per token, kinds, layout
   kvplan models qwen               # only the models whose id, name or aliases hold "qwen"
   kvplan models --format markdown  # bytes per token and 128K sizes per dtype
-  kvplan models --format json      # every spec, in the model-spec format)";
+  kvplan models --format json      # every spec, in the model-spec format
+  kvplan models --architectures    # the config.json architectures kvplan reads (docs/architectures.md))";
 
 constexpr std::string_view kGpusExamples = R"(Examples:
   kvplan gpus                 # id, name, memory as the driver reports it, fp8 support, ~$/h
@@ -67,11 +69,12 @@ constexpr std::string_view kSpecExamples = R"(Examples:
 /// The CLI names every setting by its flag.
 constexpr SettingNames kFlagNames{"--ctx",       "--batch",        "--overhead", "--util",     "--mtp-layers",
                                   "--kv-dtype",  "--weight-dtype", "--weights",  "--params",   "--runtime",
-                                  "--gpu"};
+                                  "--gpu",       "--text-only"};
 
 struct CatalogFlags {
   std::string format = "table";
   std::string word;
+  bool architectures = false;  ///< models --architectures: the config.json architectures, not the catalog
 };
 
 struct PlanFlags {
@@ -107,6 +110,12 @@ int run_plan(const PlanFlags& flags, const TableStyle& style, std::ostream& out)
 
 /// `kvplan models [WORD]`: the catalog, or the entries whose id, name or aliases hold the word.
 int run_models(const CatalogFlags& flags, std::ostream& out) {
+  if (flags.architectures) {
+    // Markdown whatever --format says: docs/architectures.md is this text.
+    if (!flags.word.empty()) throw Error("models --architectures: takes no WORD");
+    write_output(out, arch::architectures_markdown());
+    return 0;
+  }
   const OutputFormat format = parse_output_format(flags.format, "--format");
   if (flags.word.empty()) {
     write_output(out, format_model_catalog(builtin_models(), format));
@@ -232,6 +241,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   app.add_option("--weights", texts.weights, "The checkpoint's size, for a model whose weights kvplan cannot count (60GB, 55.9GiB)")
       ->type_name("SIZE");
   app.add_option("--params", texts.params, "The model's parameter count, overriding its own (32.5B, 494M)")->type_name("N");
+  app.add_flag("--text-only", texts.text_only,
+               "Leave a multimodal checkpoint's vision / audio towers and projectors out of the weights "
+               "(as vLLM loads them without, with limit-mm-per-prompt 0 for every modality)");
   app.add_option("-b,--batch", texts.batch, "Concurrent sequences, each holding ctx tokens [default: 1]")->type_name("N");
   app.add_option("--overhead", texts.overhead,
                  "Runtime memory beyond weights and KV (CUDA context, activations), with its unit; 0 allowed [default: 2GiB]")
@@ -260,6 +272,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   CLI::App* models = app.add_subcommand("models", "List the built-in model catalog, one line each (a WORD filters it)");
   models->add_option("word", models_flags.word, "Only models whose id, name or aliases hold this word")->type_name("WORD");
   models->add_option("-f,--format", models_flags.format, "Output: table, json or markdown")->type_name("FORMAT");
+  models->add_flag("--architectures", models_flags.architectures,
+                   "Every config.json model_type kvplan reads, its family's rules and fixtures (Markdown; docs/architectures.md)");
   models->footer(std::string(kModelsExamples));
   CatalogFlags gpus_flags;
   CLI::App* gpus = app.add_subcommand("gpus", "List the built-in GPU catalog with driver-reported memory");

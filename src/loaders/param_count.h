@@ -28,15 +28,11 @@ struct ParamCount {
   std::string notes;  ///< assumptions made, in words (e.g. "tie_word_embeddings absent: gemma2 defaults to tied")
 };
 
-/// Counts the parameters of the model `config` describes. `config` is the language-model part of a
-/// Hugging Face config.json (`text_config` when nested, with top-level fields such as
-/// tie_word_embeddings merged in). Supported model_type values: llama, mistral, mixtral, phi3,
-/// qwen2, qwen2_moe, qwen3, qwen3_moe, qwen3_next, qwen3_5_text, qwen3_5_moe_text, gemma, gemma2,
-/// gemma3_text, gemma3n_text, gemma4_text, deepseek_v2, deepseek_v3, deepseek_v32, glm_moe_dsa,
-/// kimi_k2, kimi_linear, glm4_moe, glm4_moe_lite, gpt_oss, llama4_text, nemotron_h, lfm2, lfm2_moe,
-/// minimax_m2, mimo_v2_flash, mimo_v2. Throws kvplan::Error naming the field when a needed field is missing
-/// or malformed, and an unsupported-architecture Error (exit code 3) for a model_type or layer
-/// kind it does not understand.
+/// Counts the parameters of the model `config` describes. `config` is a Hugging Face config.json
+/// (the language model's `text_config` is read first, then the top level). The model_type values
+/// counted are the architecture registry's (src/loaders/arch/, listed in docs/architectures.md).
+/// Throws kvplan::Error naming the field when a needed field is missing or malformed, and an
+/// unsupported-architecture Error (exit code 3) for a model_type or layer kind it does not understand.
 ParamCount count_params(const nlohmann::json& config);
 
 /// The value a model_type's config class gives `field` when an official config.json leaves it out

@@ -16,7 +16,7 @@ namespace {
 
 LayerKind parse_layer_kind(const std::string& text, const std::string& context) {
   for (const LayerKind kind : {LayerKind::full, LayerKind::sliding, LayerKind::chunked, LayerKind::mla,
-                               LayerKind::linear, LayerKind::none, LayerKind::shared})
+                               LayerKind::linear, LayerKind::none, LayerKind::shared, LayerKind::cross})
     if (to_string(kind) == text) return kind;
   throw unsupported_architecture(context, text);
 }
@@ -64,7 +64,25 @@ std::vector<StateTensor> read_linear_state(JsonObjectReader& reader) {
 }
 
 bool is_attention(LayerKind kind) {
-  return kind == LayerKind::full || kind == LayerKind::sliding || kind == LayerKind::chunked;
+  return kind == LayerKind::full || kind == LayerKind::sliding || kind == LayerKind::chunked || kind == LayerKind::cross;
+}
+
+/// `parts`: [{name, params, bytes}], the checkpoint's parts beside the language model.
+std::vector<ModelPart> read_parts(JsonObjectReader& reader) {
+  const nlohmann::json* list = reader.find("parts");
+  if (!list) return {};
+  if (!list->is_array()) reader.fail("parts", "expected an array of {name, params, bytes}");
+  std::vector<ModelPart> parts;
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    JsonObjectReader item((*list)[i], fmt::format("{}: parts[{}]", reader.context(), i));
+    ModelPart part;
+    part.name = item.required_string("name");
+    part.params = item.required_uint("params");
+    part.bytes = item.required_uint("bytes");
+    item.reject_unknown_keys();
+    parts.push_back(part);
+  }
+  return parts;
 }
 
 /// KV heads and head widths of the attention layers of one kind.
@@ -176,7 +194,9 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
   if (vocab_size == 0u) reader.fail("vocab_size", "must be at least 1");
   spec.vocab_size = vocab_size.value_or(0);
 
+  spec.parts = read_parts(reader);
   const std::optional<std::uint64_t> window = reader.optional_uint("sliding_window");
+  const std::optional<std::uint64_t> cross_tokens = reader.optional_uint("cross_attention_tokens");
   const std::optional<std::uint64_t> chunk = reader.optional_uint("attention_chunk_size");
   std::optional<std::uint64_t> mla_width;
   std::uint64_t mla_rope = 0;
@@ -210,7 +230,8 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
     switch (layer.kind) {
       case LayerKind::full:
       case LayerKind::sliding:
-      case LayerKind::chunked: {
+      case LayerKind::chunked:
+      case LayerKind::cross: {
         const auto shape = kind_shapes.find(layer.kind);
         const KindShape own = shape != kind_shapes.end() ? shape->second : KindShape{};
         const std::optional<std::uint64_t> k = own.head_dim ? own.head_dim : head_dim;
@@ -244,6 +265,10 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
       if (!chunk) reader.fail("attention_chunk_size", "is missing for a chunked layer");
       layer.window = *chunk;
     }
+    if (layer.kind == LayerKind::cross) {
+      if (!cross_tokens) reader.fail("cross_attention_tokens", "is missing for a cross layer");
+      layer.window = *cross_tokens;
+    }
     spec.layers.push_back(std::move(layer));
   }
   if (indexer) {
@@ -268,6 +293,11 @@ nlohmann::json to_spec_json(const ModelSpec& spec) {
   out["params"] = spec.params;
   if (spec.active_params) out["active_params"] = spec.active_params;
   if (spec.weights_bytes) out["weights_bytes"] = *spec.weights_bytes;
+  if (!spec.parts.empty()) {
+    nlohmann::json parts = nlohmann::json::array();
+    for (const ModelPart& part : spec.parts) parts.push_back({{"name", part.name}, {"params", part.params}, {"bytes", part.bytes}});
+    out["parts"] = parts;
+  }
   if (!spec.weights_source.empty()) out["weights_source"] = spec.weights_source;
   if (spec.mtp_layers) out["mtp_layers"] = spec.mtp_layers;
   out["weight_dtype"] = spec.weight_dtype->name;
@@ -311,6 +341,7 @@ nlohmann::json to_spec_json(const ModelSpec& spec) {
     }
     if (layer.kind == LayerKind::sliding) out["sliding_window"] = layer.window;
     if (layer.kind == LayerKind::chunked) out["attention_chunk_size"] = layer.window;
+    if (layer.kind == LayerKind::cross) out["cross_attention_tokens"] = layer.window;
     if (layer.kind == LayerKind::mla)
       out["mla"] = {{"kv_lora_rank", layer.k_head_dim - layer.mla_rope_dim}, {"qk_rope_head_dim", layer.mla_rope_dim}};
     if (layer.kind != LayerKind::linear && !layer.state.empty()) out["linear_state_on_every_layer"] = true;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "kvplan/error.h"
+#include "kvplan/units.h"
 
 namespace kvplan {
 
@@ -17,6 +18,7 @@ std::string_view to_string(LayerKind kind) {
     case LayerKind::linear: return "linear";
     case LayerKind::none: return "none";
     case LayerKind::shared: return "shared";
+    case LayerKind::cross: return "cross";
   }
   return "?";
 }
@@ -24,7 +26,8 @@ std::string_view to_string(LayerKind kind) {
 namespace {
 
 bool holds_tokens(LayerKind kind) {
-  return kind == LayerKind::full || kind == LayerKind::sliding || kind == LayerKind::chunked || kind == LayerKind::mla;
+  return kind == LayerKind::full || kind == LayerKind::sliding || kind == LayerKind::chunked || kind == LayerKind::mla ||
+         kind == LayerKind::cross;
 }
 
 void validate_layer(const ModelSpec& spec, const LayerSpec& layer, std::size_t index) {
@@ -38,7 +41,8 @@ void validate_layer(const ModelSpec& spec, const LayerSpec& layer, std::size_t i
   }
   if (layer.index_head_dim != 0 && !holds_tokens(layer.kind))
     throw Error(where(fmt::format("a {} layer cannot keep an indexer cache", to_string(layer.kind))));
-  if ((layer.kind == LayerKind::sliding || layer.kind == LayerKind::chunked) && layer.window == 0)
+  if ((layer.kind == LayerKind::sliding || layer.kind == LayerKind::chunked || layer.kind == LayerKind::cross) &&
+      layer.window == 0)
     throw Error(where(fmt::format("a {} layer needs a window of at least 1 token", to_string(layer.kind))));
   if (layer.kind == LayerKind::linear) {
     if (layer.state.empty()) throw Error(where("a linear layer needs its state sizes"));
@@ -109,8 +113,14 @@ const LayerSpec* mtp_cache_layer(const ModelSpec& spec) {
   });
   if (growing != spec.layers.rend()) return &*growing;
   const auto any = std::find_if(spec.layers.rbegin(), spec.layers.rend(),
-                                [](const LayerSpec& layer) { return holds_tokens(layer.kind); });
+                                [](const LayerSpec& layer) { return holds_tokens(layer.kind) && layer.kind != LayerKind::cross; });
   return any != spec.layers.rend() ? &*any : nullptr;
+}
+
+std::uint64_t parts_bytes(const ModelSpec& spec) {
+  std::uint64_t bytes = 0;
+  for (const ModelPart& part : spec.parts) bytes = checked_add(bytes, part.bytes, "weight size");
+  return bytes;
 }
 
 bool weights_are_estimate(const ModelSpec& spec) { return spec.weights_source.rfind("estimate:", 0) == 0; }

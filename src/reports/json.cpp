@@ -30,6 +30,12 @@ nlohmann::ordered_json model_to_json(const ModelSpec& model, const CacheFacts& f
   out["max_context"] = model.max_context;
   if (model.vocab_size) out["vocab_size"] = model.vocab_size;
   out["layer_layout"] = describe_layers(model);
+  if (!model.parts.empty()) {
+    nlohmann::ordered_json parts = nlohmann::ordered_json::array();
+    for (const ModelPart& part : model.parts)
+      parts.push_back({{"name", part.name}, {"params", part.params}, {"bytes", part.bytes}});
+    out["parts"] = parts;
+  }
   if (model.mtp_layers) out["mtp_layers"] = model.mtp_layers;
   // The DSA indexer: its key width, the layers that keep one, and vLLM's own row size for it.
   if (facts.indexer_layers) {
@@ -62,7 +68,7 @@ std::string describe_breakdown(const Row& row) {
     if (item.window) text += fmt::format("({})", item.window);
     if (item.mtp) text += " (MTP)";
     if (item.kind != LayerKind::linear && item.kind != LayerKind::none && item.kind != LayerKind::shared)
-      text += fmt::format(" x {} tokens", format_thousands(item.tokens_held));
+      text += fmt::format(" x {} {}tokens", format_thousands(item.tokens_held), item.kind == LayerKind::cross ? "image " : "");
     if (item.indexer_layers) text += fmt::format(" (indexer on {})", item.indexer_layers);
   }
   return text;

@@ -124,6 +124,8 @@ std::string describe_params(const ModelSpec& model) {
   const std::string approx = weights_are_estimate(model) ? "~" : "";
   std::string text = approx + format_param_count(model.params);
   if (model.active_params) text += fmt::format(" ({}{} active)", approx, format_param_count(model.active_params));
+  for (const ModelPart& part : model.parts)
+    text += part.params ? fmt::format(" + {} {}", format_param_count(part.params), part.name) : fmt::format(" + {} (not counted)", part.name);
   return text;
 }
 

@@ -20,6 +20,7 @@ std::uint64_t tokens_held(const LayerSpec& layer, std::uint64_t ctx) {
     case LayerKind::mla: return ctx;
     case LayerKind::sliding:
     case LayerKind::chunked: return std::min(ctx, layer.window);
+    case LayerKind::cross: return layer.window;  // the image tokens, whatever the context
     case LayerKind::linear:
     case LayerKind::none:
     case LayerKind::shared: return 0;
@@ -70,7 +71,8 @@ namespace {
 /// creating it on first use. `indexer` is the part of `bytes` the layers' DSA indexer keys take.
 void add_to_breakdown(std::vector<KvBreakdownItem>& items, const LayerSpec& layer, bool mtp, std::uint32_t count,
                       std::uint64_t tokens, std::uint64_t bytes, std::uint64_t indexer) {
-  const std::uint64_t window = (layer.kind == LayerKind::sliding || layer.kind == LayerKind::chunked) ? layer.window : 0;
+  const std::uint64_t window =
+      (layer.kind == LayerKind::sliding || layer.kind == LayerKind::chunked || layer.kind == LayerKind::cross) ? layer.window : 0;
   auto it = std::find_if(items.begin(), items.end(), [&](const KvBreakdownItem& item) {
     return item.kind == layer.kind && item.window == window && item.mtp == mtp;
   });
@@ -148,8 +150,10 @@ CacheCost cache_cost(const ModelSpec& model, std::uint64_t ctx, std::uint64_t ba
     const std::uint64_t state = layer_state_bytes(layer);
     const std::uint64_t layer_bytes = checked_add(checked_mul(per_token, tokens, "cache size"), state, "cache size");
     const std::uint64_t indexer = checked_mul(indexer_bytes_per_token(layer, cache), tokens, "cache size");
-    cost.kv_bytes_per_token =
-        checked_add(cost.kv_bytes_per_token, checked_mul(per_token, count, "cache size"), "cache size");
+    // A cross layer's tokens are the image's, not the sequence's: they add nothing per token.
+    if (layer.kind != LayerKind::cross)
+      cost.kv_bytes_per_token =
+          checked_add(cost.kv_bytes_per_token, checked_mul(per_token, count, "cache size"), "cache size");
     per_sequence = checked_add(per_sequence, checked_mul(layer_bytes, count, "cache size"), "cache size");
     state_per_sequence = checked_add(state_per_sequence, checked_mul(state, count, "state size"), "state size");
     add_to_breakdown(cost.breakdown, layer, mtp, count, tokens,

@@ -101,6 +101,22 @@ ModelSpec apply_weight_overrides(ModelSpec model, const PlanTexts& texts, const 
     model.weights_bytes = parse_memory_size(texts.weights, names.weights);
     model.weights_source = fmt::format("{} {} (given: the checkpoint's size)", names.weights, texts.weights);
   }
+  if (texts.text_only && !model.parts.empty()) {
+    // The parts' bytes come off the checkpoint's size; a count is priced without them anyway.
+    const std::uint64_t parts = parts_bytes(model);
+    std::string left_out;
+    for (const ModelPart& part : model.parts) left_out += (left_out.empty() ? "" : ", ") + part.name;
+    if (model.weights_bytes) {
+      if (*model.weights_bytes < parts)
+        throw Error(fmt::format("{}: the weights ({}) are smaller than the {} they would leave out ({})", names.text_only,
+                                format_gib(static_cast<std::int64_t>(*model.weights_bytes)), left_out,
+                                format_gib(static_cast<std::int64_t>(parts))));
+      model.weights_bytes = *model.weights_bytes - parts;
+    }
+    model.weights_source = fmt::format("{}{}{} leaves out the {} ({})", model.weights_source, model.weights_source.empty() ? "" : "; ",
+                                       names.text_only, left_out, format_gib(static_cast<std::int64_t>(parts)));
+    model.parts.clear();
+  }
   return model;
 }
 

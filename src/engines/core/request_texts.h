@@ -24,6 +24,7 @@ struct PlanTexts {
   std::string mtp_layers;
   std::string weights;                 ///< the checkpoint's size, overriding the model's
   std::string params;                  ///< the parameter count ("32.5B"), overriding the model's
+  bool text_only = false;              ///< leave the model's towers and projectors (ModelSpec::parts) out
   std::vector<EngineOption> engine_options;
 };
 
@@ -34,7 +35,8 @@ std::vector<std::string> split_list(const std::vector<std::string>& values);
 PlanRequest build_plan_request(const PlanTexts& texts, const ModelSpec& model, const SettingNames& names);
 
 /// The model with the user's own weight figures (--weights, --params) in place of its own, each
-/// labelled as given. Unchanged when neither is given.
+/// labelled as given, and with text_only its parts (towers, projectors) taken out of the weights.
+/// Unchanged when none is given.
 ModelSpec apply_weight_overrides(ModelSpec model, const PlanTexts& texts, const SettingNames& names);
 
 /// "32.5B", "7b", "405B", "494M", "8030261248": a parameter count. Errors name `setting`.

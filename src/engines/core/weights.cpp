@@ -2,6 +2,7 @@
 
 #include "kvplan/error.h"
 #include "kvplan/plan.h"
+#include "kvplan/units.h"
 #include "model/wide_int.h"
 
 namespace kvplan {
@@ -19,17 +20,30 @@ std::string per_value(const Dtype& type) {
                                   : fmt::format("{}/{} B", type.block_bytes, type.block_elements);
 }
 
-}  // namespace
+/// "<rule>; language model 25.60 GiB + vision tower 0.80 GiB + projector 0.01 GiB" for a
+/// multimodal checkpoint (the rule first: an estimate stays marked), `rule` alone for a text-only one.
+std::string with_parts(const ModelSpec& model, std::uint64_t total, const std::string& rule) {
+  if (model.parts.empty()) return rule;
+  const std::uint64_t parts = parts_bytes(model);
+  std::string split = fmt::format("language model {}", format_gib(static_cast<std::int64_t>(total > parts ? total - parts : 0)));
+  for (const ModelPart& part : model.parts)
+    split += part.params ? fmt::format(" + {} {}", part.name, format_gib(static_cast<std::int64_t>(part.bytes)))
+                         : fmt::format(" + {} (not counted)", part.name);
+  return rule + "; " + split;
+}
 
-WeightsEstimate estimate_weights(const ModelSpec& model, const Dtype* dtype) {
+/// The whole checkpoint's bytes (the language model at `dtype`, the parts at their own) and the rule.
+WeightsEstimate estimate_language_and_parts(const ModelSpec& model, const Dtype* dtype) {
   const Dtype& own = *model.weight_dtype;
   const Dtype& target = dtype ? *dtype : own;
   const bool same = target.name == own.name;
   if (model.weights_bytes && same)
     return {*model.weights_bytes, model.weights_source.empty() ? fmt::format("checkpoint size ({} as published)", target.name)
                                                                : model.weights_source};
+  // The parts (towers, projectors) stay at the checkpoint's own dtype whatever the language
+  // model's weights are priced at.
   if (model.params > 0)
-    return {bytes_of(model.params, target, "weight size"),
+    return {checked_add(bytes_of(model.params, target, "weight size"), parts_bytes(model), "weight size"),
             fmt::format("params x {} ({}){}", per_value(target), target.name,
                         model.params_source.empty() ? "" : "; " + model.params_source)};
   if (model.weights_bytes) {
@@ -47,6 +61,14 @@ WeightsEstimate estimate_weights(const ModelSpec& model, const Dtype* dtype) {
                           "or its parameter count (--params N), or put model.safetensors.index.json beside its config.json",
                           model.id, model.params_source.empty() ? "no parameter count and no checkpoint size" : model.params_source),
               ExitCode::unsupported_architecture);
+}
+
+}  // namespace
+
+WeightsEstimate estimate_weights(const ModelSpec& model, const Dtype* dtype) {
+  WeightsEstimate estimate = estimate_language_and_parts(model, dtype);
+  estimate.rule = with_parts(model, estimate.bytes, estimate.rule);
+  return estimate;
 }
 
 }  // namespace kvplan

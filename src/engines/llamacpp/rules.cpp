@@ -162,6 +162,9 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   bool window_ignored = false;
   for (std::uint32_t il = 0; il < model.layers.size(); ++il) {
     const LayerSpec& spec = model.layers[il];
+    if (spec.kind == LayerKind::cross)
+      throw unsupported_architecture("layer " + std::to_string(il),
+                                     "cross-attention to image tokens (Llama 3.2 Vision): llama.cpp has no mllama");
     CacheLayer layer{il, spec.kind};
     if (is_windowed(spec.kind) && ignores_window(model.architecture)) {
       window_ignored = true;

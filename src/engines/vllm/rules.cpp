@@ -132,6 +132,9 @@ std::vector<LayerType> layer_types(const ModelSpec& model, const Dtype& dtype, c
         break;
       case LayerKind::none:
       case LayerKind::shared: continue;  // no KV spec: nothing allocated
+      case LayerKind::cross:
+        throw unsupported_architecture("vLLM profile: cross-attention layers (Llama 3.2 Vision)",
+                                       "MllamaForConditionalGeneration was removed from vLLM after 0.10.2");
     }
     if (layer.index_head_dim)
       throw unsupported_architecture("vLLM profile: DSA indexer cache (index_head_dim)", "not modelled");
