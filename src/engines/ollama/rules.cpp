@@ -18,8 +18,6 @@ namespace kvplan {
 
 namespace {
 
-constexpr std::uint64_t kMinimumCuda = 457 * MiB;  // gpu/gpu.go, later ml/device.go MinimumMemory
-
 std::string lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -47,7 +47,7 @@ struct OllamaDevice {
   std::string id;
   std::uint64_t total_bytes = 0;
   std::uint64_t free_bytes = 0;
-  std::uint64_t minimum_bytes = 457 * 1024 * 1024;  ///< MinimumMemory: 457 MiB CUDA/ROCm, 0 for the CPU
+  std::uint64_t minimum_bytes = 457 * 1024 * 1024;  ///< MinimumMemory (gpu/gpu.go, later ml/device.go): 457 MiB CUDA/ROCm, 0 for the CPU
   bool cpu = false;                                 ///< the CPU pseudo-device (library=cpu)
 };
 

@@ -170,6 +170,8 @@ SglangResult::Layout layout_of(const ModelSpec& model, const SglangSettings& s) 
       case LayerKind::shared:
         throw unsupported_architecture("SGLang profile: layers that read an earlier layer's cache (KV sharing)",
                                        "not modelled");
+      case LayerKind::cross:
+        throw unsupported_architecture("SGLang profile: cross-attention layers (Llama 3.2 Vision)", "not modelled");
     }
     if (layer.kind != LayerKind::linear && !layer.state.empty())
       throw unsupported_architecture("SGLang profile: attention with recurrent state in the same layer (Falcon-H1)",

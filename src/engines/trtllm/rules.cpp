@@ -133,6 +133,8 @@ Shape shape_of(const ModelSpec& model) {
       case LayerKind::shared:
         throw unsupported_architecture("TensorRT-LLM profile: layers that read an earlier layer's cache (KV sharing)",
                                        "not modelled");
+      case LayerKind::cross:
+        throw unsupported_architecture("TensorRT-LLM profile: cross-attention layers (Llama 3.2 Vision)", "not modelled");
     }
     if (!layer.state.empty())
       throw unsupported_architecture("TensorRT-LLM profile: attention with recurrent state in the same layer", "not modelled");
