@@ -159,7 +159,8 @@ TEST_CASE("boundary values in every numeric field of a spec file, under every en
   TempDir dir("kvplan_boundary");
   const std::vector<std::string> fields = {"params",      "weights_bytes",   "max_context",   "vocab_size",
                                            "layers",      "attention_heads", "kv_heads",      "head_dim",
-                                           "v_head_dim",  "hidden_size",     "active_params", "sliding_window"};
+                                           "v_head_dim",  "hidden_size",     "active_params", "sliding_window",
+                                           "mtp_layers"};
   for (const std::string& field : fields)
     for (const std::string& value : kBoundary) {
       json spec = base_spec();
@@ -183,7 +184,7 @@ TEST_CASE("boundary values in every numeric field of a config.json, under every 
                   {"torch_dtype", "bfloat16"}};
   const std::vector<std::string> fields = {"hidden_size",         "intermediate_size", "num_hidden_layers",
                                            "num_attention_heads", "num_key_value_heads", "head_dim",
-                                           "max_position_embeddings", "vocab_size"};
+                                           "max_position_embeddings", "vocab_size", "num_nextn_predict_layers"};
   for (const std::string& field : fields)
     for (const std::string& value : kBoundary) {
       write(dir.file("config.json"), with_number(base, field, value));

@@ -82,3 +82,10 @@ TEST_CASE("an error quoting a 100 KB value keeps what is wrong with it, in a sho
   CHECK(path.err.find(".gguf") != std::string::npos);  // the end of the name is kept
   CHECK(path.err.size() < 400);
 }
+
+TEST_CASE("a config.json declaring 2^32 - 1 MTP layers is refused, not built (out of memory)", "[hostile]") {
+  // num_nextn_predict_layers 4294967295: the llama.cpp profile built a cache layer for each and
+  // ran out of memory (exit 4 after about 1 GB). MTP layers are bounded like layers.
+  check_refused(run_kvplan("--model " + input("hf-mtp-2p32-1") + " --ctx 1k --gpu 24GiB --runtime llama.cpp"),
+                "4294967295 MTP layers are more than kvplan plans (at most 4096)");
+}
