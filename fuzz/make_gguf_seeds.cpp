@@ -145,6 +145,44 @@ GgufWriter every_type() {
   return w;
 }
 
+/// The shapes of issue #11, small on disk: a count declared far beyond the file (2^37 strings,
+/// 8 million keys), boundary values in the model's keys, an architecture with an escape sequence
+/// and a long name. The fuzzer mutates from them towards the sizes random bytes rarely reach.
+GgufWriter huge_string_array() {
+  GgufWriter w = llama();
+  ByteWriter array;
+  array.type(kvplan::GgufType::string);
+  array.u64(std::uint64_t{1} << 37);
+  for (int i = 0; i < 4; ++i) array.str("");
+  w.add_raw_value("tokenizer.ggml.added", kvplan::GgufType::array, array.bytes);
+  return w;
+}
+
+GgufWriter boundary_values() {
+  GgufWriter w;
+  w.add_string("general.architecture", "llama");
+  w.add_uint64("llama.block_count", 4294967296ull);
+  w.add_uint64("llama.context_length", 18446744073709551615ull);
+  w.add_uint64("llama.embedding_length", 9007199254740993ull);
+  w.add_uint32("llama.attention.head_count", 4294967295u);
+  w.add_int64("llama.attention.head_count_kv", -1);
+  w.add_uint64("llama.attention.key_length", 2147483648ull);
+  w.add_uint64("llama.attention.value_length", 2147483648ull);
+  w.add_uint64("llama.attention.sliding_window", 9223372036854775808ull);
+  w.add_uint64("llama.vocab_size", 4294967296ull);
+  add_blocks(w, 1, 64, 32);
+  return w;
+}
+
+GgufWriter hostile_strings() {
+  GgufWriter w;
+  w.add_string("general.architecture", "\x1b[2J");
+  w.add_string("general.name", std::string(26000, 'a') + ".gguf");
+  w.add_uint32("\x1b[2J.block_count", 2);
+  add_blocks(w, 2, 64, 32);
+  return w;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -161,6 +199,12 @@ int main(int argc, char** argv) {
     gemma2().write((directory / "gemma2.gguf").string());
     deepseek2().write((directory / "deepseek2.gguf").string());
     every_type().write((directory / "every-type-v2.gguf").string());
+    huge_string_array().write((directory / "strings-2p37.gguf").string());
+    boundary_values().write((directory / "boundary-values.gguf").string());
+    hostile_strings().write((directory / "hostile-strings.gguf").string());
+    GgufWriter many_keys = llama();
+    many_keys.set_kv_count(8000000);
+    many_keys.write((directory / "keys-8m-declared.gguf").string());
   } catch (const kvplan::Error& error) {
     std::fprintf(stderr, "kvplan_fuzz_gguf_seeds: %s\n", error.what());
     return 1;

@@ -46,7 +46,7 @@ for dir in tests/fixtures/hf/*/; do
 done
 
 declare -A seed_dirs=(
-  [spec_json]="$root/models $root/tests/fixtures/specs"
+  [spec_json]="$root/models $root/tests/fixtures/specs $root/tests/hostile/inputs"
   [gguf_header]="$seeds/gguf"
   [gguf_model]="$seeds/gguf"
   [units]="$root/fuzz/corpus/units"

@@ -192,7 +192,7 @@ std::string one_line(std::string text) {
     if (c == '\n' || c == '\r') c = ' ';
   while (!text.empty() && text.back() == ' ') text.pop_back();
   // Whatever a message quotes (a value, a key, a path) reaches the terminal escaped and bounded.
-  return printable(text, 1000);
+  return printable(shorten_words(text), 1000);
 }
 
 bool mentions(const ModelSpec& model, std::string_view word) {

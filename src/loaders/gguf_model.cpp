@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "model/checked.h"
 #include "kvplan/dtype.h"
 #include "kvplan/error.h"
 #include "model/ggml_type.h"
@@ -175,8 +176,10 @@ void read_ssm(KeyReader& r, Hparams& hp) {
   hp.ssm_heads = r.required_u32("ssm.time_step_rank", why);
   const std::uint64_t n_group = r.required_u32("ssm.group_count", why);
   const std::uint64_t conv_rows = d_conv > 0 ? d_conv - 1 : 0;
-  hp.n_embd_r = conv_rows * (d_inner + 2 * n_group * d_state);
-  hp.n_embd_s = d_state * d_inner;
+  // Checked: 2 x n_group x d_state of 32-bit values passes 2^64 (it wrapped past the check below).
+  const char* what = "recurrent state";
+  hp.n_embd_r = (Checked(conv_rows, what) * (Checked(d_inner, what) + (Checked(2, what) * n_group * d_state))).value();
+  hp.n_embd_s = checked_mul(d_state, d_inner, what);
   // llama.cpp computes both in uint32_t; past that it would wrap, so such a file is refused.
   if (hp.n_embd_r > std::numeric_limits<std::uint32_t>::max() || hp.n_embd_s > std::numeric_limits<std::uint32_t>::max())
     r.fail("ssm.inner_size", "makes the recurrent state larger than 2^32 - 1 elements per sequence");
@@ -328,7 +331,7 @@ std::uint64_t element_count(const GgufTensorInfo& tensor) {
 /// come from the tensors; this label only names the checkpoint's precision).
 const Dtype& nearest_weight_dtype(const GgufHeader& header, std::uint64_t bytes, std::uint64_t params) {
   std::map<std::uint32_t, std::uint64_t> by_type;
-  for (const GgufTensorInfo& t : header.tensors) by_type[t.type] += t.bytes;
+  for (const GgufTensorInfo& t : header.tensors) by_type[t.type] = checked_add(by_type[t.type], t.bytes, "weight size");
   const auto dominant = std::max_element(by_type.begin(), by_type.end(),
                                          [](const auto& a, const auto& b) { return a.second < b.second; });
   if (dominant != by_type.end()) {
@@ -484,7 +487,8 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
         throw Error(fmt::format("{}: tensor '{}' belongs to block {}, but block_count is {}", header.path, t.name,
                                 *block, n_layer_all));
       placed.layer = static_cast<std::int32_t>(*block);
-      if (*block < hp.n_layer) spec.layer_weights_bytes[*block] += t.bytes;
+      if (*block < hp.n_layer)
+        spec.layer_weights_bytes[*block] = checked_add(spec.layer_weights_bytes[*block], t.bytes, "weight size");
     } else if (is_input_tensor(t.name)) {
       placed.layer = ModelFileTensor::input;
       if (t.name == "token_embd.weight") {

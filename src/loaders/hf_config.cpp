@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "model/checked.h"
 #include "kvplan/error.h"
 #include "kvplan/units.h"
 #include "loaders/architecture.h"
@@ -77,9 +78,9 @@ std::uint64_t read_mtp_layers(ConfigFields& fields) {
   const auto modules = fields.uint("num_mtp_modules");
   const std::uint64_t per_module = fields.uint("mtp_transformer_layers").value_or(1);
   const bool used = fields.boolean("use_mtp").value_or(true);
-  if (nextn) return *nextn * cached_per_module;
+  if (nextn) return checked_mul(*nextn, cached_per_module, "MTP layers");
   if (qwen) return *qwen;
-  return modules && used ? *modules * per_module : 0;
+  return modules && used ? checked_mul(*modules, per_module, "MTP layers") : 0;
 }
 
 std::string display_name(ConfigFields& fields, std::string_view origin) {

@@ -1,16 +1,18 @@
 #include "loaders/hf_quantization.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "kvplan/error.h"
 #include "kvplan/units.h"
+#include "model/checked.h"
 
 namespace kvplan {
 
 namespace {
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 /// Bytes of `params` values at `dtype`, partial blocks rounded up.
 std::uint64_t bytes_at(std::uint64_t params, const Dtype& dtype) {
@@ -23,11 +25,13 @@ std::string billions(std::uint64_t params) { return fmt::format("{:.2f}B", stati
 /// keeps `bits`-bit values, an fp16 scale and a `bits`-bit zero point.
 QuantizedWeights grouped_integer(const ParamCount& count, std::uint64_t bits, std::uint64_t group,
                                  const Dtype& model_dtype, const std::string& method) {
-  const std::uint64_t kept = count.embedding + count.lm_head;  // embeddings and head stay unquantized
-  const std::uint64_t quantized = count.total - kept;
+  const std::uint64_t kept = checked_add(count.embedding, count.lm_head, "weight size");  // embeddings and head stay unquantized
+  const std::uint64_t quantized = count.total - std::min(count.total, kept);
   const std::uint64_t groups = ceil_div(quantized, group);
-  const std::uint64_t bytes = ceil_div(checked_mul(quantized, bits, "weight size"), 8) + groups * 2 +
-                              ceil_div(groups * bits, 8) + bytes_at(kept, model_dtype);
+  const std::uint64_t bytes = (Checked(ceil_div(checked_mul(quantized, bits, "weight size"), 8), "weight size") +
+                               checked_mul(groups, 2, "weight size") + ceil_div(checked_mul(groups, bits, "weight size"), 8) +
+                               bytes_at(kept, model_dtype))
+                                  .value();
   const Dtype& dtype = parse_weight_dtype(bits <= 4 ? "int4" : "int8");
   return {&dtype, bytes,
           fmt::format("computed ({}): {} params at {} bits + an fp16 scale and zero per {}; {} embedding/head params {}",
@@ -36,9 +40,11 @@ QuantizedWeights grouped_integer(const ParamCount& count, std::uint64_t bits, st
 
 /// FP8 with block scales (DeepSeek-V3: 128x128 blocks, one fp32 scale each).
 QuantizedWeights block_fp8(const ParamCount& count, std::uint64_t block_elements, const Dtype& model_dtype) {
-  const std::uint64_t kept = count.embedding + count.lm_head;
-  const std::uint64_t quantized = count.total - kept;
-  const std::uint64_t bytes = quantized + ceil_div(quantized, block_elements) * 4 + bytes_at(kept, model_dtype);
+  const std::uint64_t kept = checked_add(count.embedding, count.lm_head, "weight size");
+  const std::uint64_t quantized = count.total - std::min(count.total, kept);
+  const std::uint64_t bytes =
+      (Checked(quantized, "weight size") + checked_mul(ceil_div(quantized, block_elements), 4, "weight size") + bytes_at(kept, model_dtype))
+          .value();
   return {&parse_weight_dtype("fp8"), bytes,
           fmt::format("computed (fp8): {} params x 1 B + an fp32 scale per {} values; {} embedding/head params {}",
                       billions(quantized), block_elements, billions(kept), model_dtype.name)};
@@ -48,7 +54,7 @@ QuantizedWeights block_fp8(const ParamCount& count, std::uint64_t block_elements
 /// everything else at the model's dtype: gpt-oss, and Kimi K3's compressed-tensors checkpoint.
 QuantizedWeights experts_mxfp4(const ParamCount& count, const Dtype& model_dtype, const std::string& method) {
   const Dtype& mxfp4 = parse_weight_dtype("mxfp4");
-  const std::uint64_t rest = count.total - count.expert;
+  const std::uint64_t rest = count.total - std::min(count.total, count.expert);
   const std::uint64_t bytes = bytes_at(count.expert, mxfp4) + bytes_at(rest, model_dtype);
   return {&mxfp4, bytes,
           fmt::format("computed ({}): {} expert params x 17/32 B + {} other params {}", method, billions(count.expert),

@@ -8,6 +8,7 @@
 
 #include "kvplan/error.h"
 #include "kvplan/units.h"
+#include "model/checked.h"
 #include "model/ggml_type.h"
 #include "model/suggest.h"
 
@@ -289,9 +290,12 @@ ModelSpec load_ollama_tag(std::string_view text, const ModelCatalog& catalog) {
   std::uint64_t total = 0;
   const auto place = [&](std::int32_t layer, std::uint64_t bytes) {
     file->tensors.push_back({layer, 0, offset, bytes});
-    offset += (bytes + 31) / 32 * 32;  // GGUF's default alignment of 32 bytes between tensors
+    offset = checked_add(offset, round_up_to(bytes, 32, "tag weights"), "tag weights");  // GGUF's alignment of 32 B
     total = checked_add(total, bytes, "tag weights");
-    if (layer >= 0) spec.layer_weights_bytes[static_cast<std::size_t>(layer)] += bytes;
+    if (layer >= 0) {
+      std::uint64_t& sum = spec.layer_weights_bytes[static_cast<std::size_t>(layer)];
+      sum = checked_add(sum, bytes, "tag weights");
+    }
   };
   if (shape->family == Family::gptoss) {
     const std::uint64_t embd = shape->n_tokens * shape->n_embd * 2;

@@ -62,6 +62,10 @@ std::uint64_t LayerSpec::elements_per_token() const {
 void validate(const ModelSpec& spec) {
   if (spec.layers.size() > kMaxLayers)
     throw Error(fmt::format("{}: {} layers are more than kvplan plans (at most {})", spec.id, spec.layers.size(), kMaxLayers));
+  // MTP layers are priced as extra layers (llama.cpp's nextn): bounded like the layers, so that a
+  // config.json's num_nextn_predict_layers of 2^32 - 1 cannot build four billion of them.
+  if (spec.mtp_layers > kMaxLayers)
+    throw Error(fmt::format("{}: {} MTP layers are more than kvplan plans (at most {})", spec.id, spec.mtp_layers, kMaxLayers));
   for (const LayerSpec& layer : spec.layers)
     if (layer.state.size() > kMaxStateTensors)
       throw Error(fmt::format("{}: a layer with {} state tensors (kvplan reads at most {})", spec.id, layer.state.size(),

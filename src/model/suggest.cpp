@@ -44,7 +44,10 @@ std::vector<std::string> closest_names(std::string_view typed, const std::vector
   const std::size_t max_distance = needle.size() <= 4 ? 1 : std::max<std::size_t>(2, needle.size() / 3);
   std::vector<std::pair<std::size_t, std::string>> scored;
   for (const std::string& candidate : candidates) {
-    std::size_t distance = edit_distance(needle, candidate);
+    // The distance is at least the difference in length: a candidate that much shorter or longer
+    // is no typo, and its quadratic distance is not computed (a 100 KB value against the catalog).
+    const std::size_t gap = needle.size() > candidate.size() ? needle.size() - candidate.size() : candidate.size() - needle.size();
+    std::size_t distance = gap > max_distance ? gap : edit_distance(needle, candidate);
     const std::string haystack = folded(candidate);
     if (needle.size() >= 3 && haystack.find(needle) != std::string::npos)
       distance = std::min<std::size_t>(distance, 1);  // "llama3" should find "llama3.1-8b"

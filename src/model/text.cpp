@@ -1,5 +1,7 @@
 #include "model/text.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace kvplan {
@@ -19,6 +21,28 @@ std::size_t sequence_length(std::string_view text, std::size_t i) {
 }
 
 }  // namespace
+
+std::string shorten_words(std::string_view text, std::size_t max_word) {
+  constexpr std::size_t kHead = 100, kTail = 40;
+  std::string out;
+  out.reserve(std::min(text.size(), std::size_t{4096}));
+  while (!text.empty()) {
+    const std::size_t space = text.find(' ');
+    const std::string_view word = text.substr(0, space);
+    if (word.size() <= std::max(max_word, kHead + kTail + 3)) {
+      out.append(word);
+    } else {
+      std::size_t head = kHead, tail = word.size() - kTail;
+      while (head > 0 && is_continuation(static_cast<unsigned char>(word[head]))) --head;
+      while (tail < word.size() && is_continuation(static_cast<unsigned char>(word[tail]))) ++tail;
+      out.append(word.substr(0, head)).append("...").append(word.substr(tail));
+    }
+    if (space == std::string_view::npos) break;
+    out += ' ';
+    text.remove_prefix(space + 1);
+  }
+  return out;
+}
 
 std::string printable(std::string_view text, std::size_t max_bytes) {
   std::string out;

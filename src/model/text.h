@@ -12,4 +12,9 @@ namespace kvplan {
 /// to `max_bytes` with "..." when longer. Other UTF-8 is kept as it is.
 std::string printable(std::string_view text, std::size_t max_bytes = 200);
 
+/// `text` with every word (a run without spaces: a quoted value, a path) longer than `max_word`
+/// bytes cut to its first 100 and last 40 bytes around "...", so that a message quoting a 100 KB
+/// value still says what is wrong with it. Cuts fall between UTF-8 characters.
+std::string shorten_words(std::string_view text, std::size_t max_word = 160);
+
 }  // namespace kvplan

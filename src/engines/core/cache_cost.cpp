@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "model/checked.h"
 #include "kvplan/error.h"
 #include "kvplan/units.h"
 
@@ -41,7 +42,7 @@ std::uint64_t indexer_bytes_per_token(const LayerSpec& layer, const CacheDtypes&
 /// them. An MLA layer's one latent "head" is whole on every rank.
 std::uint64_t heads_per_rank(const LayerSpec& layer, std::uint32_t tp) {
   if (layer.kind == LayerKind::mla || tp <= 1) return layer.kv_heads;
-  return (std::uint64_t{layer.kv_heads} + tp - 1) / tp;
+  return ceil_div(layer.kv_heads, tp);
 }
 
 std::uint64_t layer_bytes_per_token(const LayerSpec& layer, const CacheDtypes& cache, std::uint32_t tp) {
@@ -211,7 +212,11 @@ CacheFacts cache_facts(const ModelSpec& model) {
     if (layer.kind == LayerKind::shared) ++facts.shared_layers;
   }
   // vLLM's DeepseekV32IndexerCache row: fp8 values and one fp32 scale per 128 of them.
-  if (facts.indexer_head_dim) facts.vllm_indexer_bytes_per_token = facts.indexer_head_dim + (facts.indexer_head_dim + 127) / 128 * 4;
+  if (facts.indexer_head_dim) {
+    const std::uint64_t row = std::uint64_t{facts.indexer_head_dim} + ceil_div(facts.indexer_head_dim, 128) * 4;
+    if (row > UINT32_MAX) throw OverflowError(fmt::format("DSA indexer row overflows 32 bits ({} values)", facts.indexer_head_dim));
+    facts.vllm_indexer_bytes_per_token = static_cast<std::uint32_t>(row);
+  }
   facts.mtp_like = mtp_cache_layer(model);
   return facts;
 }

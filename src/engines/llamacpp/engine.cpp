@@ -13,6 +13,7 @@
 
 #include "engines/llamacpp/rules.h"
 #include "engines/llamacpp/section.h"
+#include "model/checked.h"
 #include "kvplan/error.h"
 #include "kvplan/units.h"
 #include "model/wide_int.h"
@@ -260,7 +261,10 @@ class LlamaCppProfile final : public Profile {
       shares.push_back(share);
     }
     const auto headroom = [](const GpuShare& s) {
-      return static_cast<std::int64_t>(s.capacity_bytes) - static_cast<std::int64_t>(s.weights_bytes + s.kv_bytes + s.other_bytes);
+      const std::uint64_t used = (Checked(s.weights_bytes, "total memory") + s.kv_bytes + s.other_bytes).value();
+      if (used > (std::uint64_t{1} << 62) || s.capacity_bytes > (std::uint64_t{1} << 62))
+        throw Error("total memory is too large to compare (over 2^62 bytes)");
+      return static_cast<std::int64_t>(s.capacity_bytes) - static_cast<std::int64_t>(used);
     };
     const GpuShare* fullest = &shares.front();
     for (const GpuShare& s : shares)

@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "model/checked.h"
 #include "kvplan/error.h"
+#include "kvplan/plan.h"
 #include "model/suggest.h"
 #include "kvplan/units.h"
 #include "model/wide_int.h"
@@ -21,7 +23,7 @@ namespace {
 constexpr std::uint32_t kMaxSeq = 256;
 
 /// GGML_PAD(x, 256): llama.cpp pads n_ctx, n_ctx_seq and the SWA cache to 256 cells.
-std::uint64_t pad256(std::uint64_t x) { return (x + 255) / 256 * 256; }
+std::uint64_t pad256(std::uint64_t x) { return round_up_to(x, 256, "context size"); }
 
 std::string lower(std::string_view text) {
   std::string out(text);
@@ -177,7 +179,10 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
       layer.v_row = std::uint64_t{spec.kv_heads} * layer.v_head;
       (spec.kind == LayerKind::mla ? any_mla : any_plain) = true;
     }
-    for (const StateTensor& state : spec.state) (state.name == "conv" ? layer.r_row : layer.s_row) += state.elements;
+    for (const StateTensor& state : spec.state) {
+      std::uint64_t& row = state.name == "conv" ? layer.r_row : layer.s_row;
+      row = checked_add(row, state.elements, "state size");
+    }
     if (spec.index_head_dim != 0)
       throw unsupported_architecture("layer " + std::to_string(il) + " index_head_dim",
                                      std::to_string(spec.index_head_dim) +
@@ -429,17 +434,21 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
       cache.v_bytes = checked_add(cache.v_bytes, v, "cache size");
       if (on_gpu(layer.il)) {
         ++cache.gpu_layers;
-        cache.gpu_bytes = checked_add(cache.gpu_bytes, k + v, "cache size");
-        add_to_device(layer.il, 0, k + v);
+        cache.gpu_bytes = checked_add(cache.gpu_bytes, checked_add(k, v, "cache size"), "cache size");
+        add_to_device(layer.il, 0, checked_add(k, v, "cache size"));
       } else {
-        cache.host_bytes = checked_add(cache.host_bytes, k + v, "cache size");
+        cache.host_bytes = checked_add(cache.host_bytes, checked_add(k, v, "cache size"), "cache size");
       }
     }
     return cache;
   };
   const bool any_attention = std::any_of(layers.begin(), layers.end(), [](const CacheLayer& l) { return holds_tokens(l.kind); });
   if (iswa) {
-    std::uint64_t swa_cells = pad256(std::min(out.n_ctx_seq, n_swa * (settings.kv_unified ? n_seq : 1) + out.n_ubatch));
+    // Saturating: a window near 2^64 holds the whole context (a wrapped product held almost none).
+    const std::uint64_t swa_span = n_swa > (UINT64_MAX - out.n_ubatch) / (settings.kv_unified ? n_seq : 1)
+                                       ? UINT64_MAX
+                                       : n_swa * (settings.kv_unified ? n_seq : 1) + out.n_ubatch;
+    std::uint64_t swa_cells = pad256(std::min(out.n_ctx_seq, swa_span));
     if (settings.swa_full) {
       rules.push_back(fmt::format("--swa-full: the SWA cache holds n_ctx_seq = {} cells", out.n_ctx_seq));
       swa_cells = out.n_ctx_seq;
@@ -481,10 +490,11 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
       rs.s_bytes = checked_add(rs.s_bytes, s, "state size");
       if (on_gpu(layer.il)) {
         ++rs.gpu_layers;
-        rs.gpu_bytes = checked_add(rs.gpu_bytes, r + s, "state size");
-        add_to_device(layer.il, 0, r + s, r + s);
+        const std::uint64_t both = checked_add(r, s, "state size");
+        rs.gpu_bytes = checked_add(rs.gpu_bytes, both, "state size");
+        add_to_device(layer.il, 0, both, both);
       } else {
-        rs.host_bytes = checked_add(rs.host_bytes, r + s, "state size");
+        rs.host_bytes = checked_add(rs.host_bytes, checked_add(r, s, "state size"), "state size");
       }
     }
     rules.push_back(fmt::format("recurrent state: {} cells (max(1, n_seq_max)) x {} recurrent layers, f32 whatever -ctk/-ctv: "
@@ -495,12 +505,12 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   }
 
   for (const LlamaCppKvCache& cache : out.caches) {
-    out.kv_bytes = checked_add(out.kv_bytes, cache.k_bytes + cache.v_bytes, "cache size");
+    out.kv_bytes = checked_add(out.kv_bytes, checked_add(cache.k_bytes, cache.v_bytes, "cache size"), "cache size");
     out.gpu_cache_bytes = checked_add(out.gpu_cache_bytes, cache.gpu_bytes, "cache size");
     out.host_cache_bytes = checked_add(out.host_cache_bytes, cache.host_bytes, "cache size");
   }
   if (out.recurrent) {
-    out.recurrent_bytes = out.recurrent->r_bytes + out.recurrent->s_bytes;
+    out.recurrent_bytes = checked_add(out.recurrent->r_bytes, out.recurrent->s_bytes, "state size");
     out.gpu_cache_bytes = checked_add(out.gpu_cache_bytes, out.recurrent->gpu_bytes, "cache size");
     out.host_cache_bytes = checked_add(out.host_cache_bytes, out.recurrent->host_bytes, "cache size");
   }
@@ -517,13 +527,15 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
         add_to_device(t.layer == LlamaCppTensor::output ? std::int64_t{n_layer_all} : std::int64_t{t.layer}, t.bytes, 0);
         continue;
       }
-      auto [it, inserted] = host_span.try_emplace(t.file, t.offset, t.offset + t.bytes);
+      const std::uint64_t end = checked_add(t.offset, t.bytes, "weight size");
+      auto [it, inserted] = host_span.try_emplace(t.file, t.offset, end);
       if (!inserted) {
         it->second.first = std::min(it->second.first, t.offset);
-        it->second.second = std::max(it->second.second, t.offset + t.bytes);
+        it->second.second = std::max(it->second.second, end);
       }
     }
-    for (const auto& [file, span] : host_span) out.model_host_bytes += span.second - span.first;
+    for (const auto& [file, span] : host_span)
+      out.model_host_bytes = checked_add(out.model_host_bytes, span.second - span.first, "weight size");
     out.model_host_exact = true;
     if (facts.output_tied && out.output_on_gpu) {
       out.model_gpu_bytes = checked_add(out.model_gpu_bytes, facts.token_embd_bytes, "weight size");
@@ -534,13 +546,15 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     rules.push_back("weights: the GPU buffer is the sum of its tensors; the host buffer is memory-mapped: the span of "
                     "the file from the first to the last host tensor (alignment padding included)");
   } else {
-    const std::uint64_t weights = model.weights_bytes.value_or(0);
+    // A spec with a parameter count and no checkpoint size: params x the weight dtype, as the
+    // generic profile prices it (weights of 0 answered "fits" for any model).
+    const std::uint64_t weights = model.weights_bytes ? *model.weights_bytes : estimate_weights(model, nullptr).bytes;
     std::uint64_t in_layers = 0;
     if (model.layer_weights_bytes.size() == model.layers.size())
       for (std::uint32_t il = 0; il < n_layer; ++il) {
-        in_layers += model.layer_weights_bytes[il];
+        in_layers = checked_add(in_layers, model.layer_weights_bytes[il], "weight size");
         if (on_gpu(il)) {
-          out.model_gpu_bytes += model.layer_weights_bytes[il];
+          out.model_gpu_bytes = checked_add(out.model_gpu_bytes, model.layer_weights_bytes[il], "weight size");
           add_to_device(il, model.layer_weights_bytes[il], 0);
         }
       }
@@ -581,15 +595,18 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     for (const LlamaCppKvCache& cache : out.caches) {
       if (cache.layers == 0) continue;
       max_cells = std::max(max_cells, cache.cells);
-      mask += cache.cells * ub * (out.flash_attn ? 2 : 4);
+      mask = (Checked(cache.cells, "compute buffer") * ub * (out.flash_attn ? 2 : 4) + mask).value();
     }
-    const std::uint64_t n_head = model.attention_heads;
+    // Checked: with -c, -b and -ub near 2^32 and a wide model these products pass 2^64 (they
+    // wrapped, and the estimate shrank as the context grew).
+    const Checked n_head(model.attention_heads, "compute buffer");
     const std::uint64_t qkv = first_attention == layers.end()
                                   ? 0
-                                  : n_head * (2 * first_attention->k_head + first_attention->v_head);
-    const std::uint64_t scores = out.flash_attn ? 0 : 4 * ub * n_head * max_cells;
-    const std::uint64_t logits_phase = 4 * ub * (facts.n_vocab + facts.n_embd);
-    const std::uint64_t layer_phase = 4 * ub * (facts.n_embd + qkv) + mask + scores;
+                                  : (n_head * (Checked(2, "compute buffer") * first_attention->k_head + first_attention->v_head)).value();
+    const std::uint64_t scores = out.flash_attn ? 0 : (Checked(4, "compute buffer") * ub * n_head * max_cells).value();
+    const std::uint64_t logits_phase = (Checked(4, "compute buffer") * ub * (Checked(facts.n_vocab, "compute buffer") + facts.n_embd)).value();
+    const std::uint64_t layer_phase =
+        (Checked(4, "compute buffer") * ub * (Checked(facts.n_embd, "compute buffer") + qkv) + mask + scores).value();
     out.compute_estimate_bytes = std::max(logits_phase, layer_phase);
     rules.push_back(fmt::format(
         "compute buffer ESTIMATE (not llama.cpp's figure): the larger of the logits phase 4 x n_ubatch x (n_vocab + "

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "model/checked.h"
 #include "kvplan/error.h"
 #include "kvplan/units.h"
 #include "model/ggml_type.h"
@@ -60,78 +61,88 @@ struct Graph {
 
 /// GraphSize (llm/ggml.go, later fs/ggml/ggml.go): Ollama's KV estimate per layer and its compute
 /// graph for a partial and a full offload, by architecture and version. ctx is num_ctx x parallel.
-Graph graph_size(const OllamaModelView& m, std::uint64_t ctx, std::uint64_t batch, std::uint32_t parallel,
+Graph graph_size(const OllamaModelView& m, std::uint64_t ctx_in, std::uint64_t batch_in, std::uint32_t parallel,
                  std::string_view kv_type, const OllamaVersion& v) {
+  // Ollama computes these in Go's uint64, which wraps; every term here is Checked, so a model or
+  // a context that large is an error instead of a small figure.
+  using C = Checked;
+  const char* what = "Ollama's memory estimate";
   Graph g;
-  const std::uint64_t e = m.embedding, heads = m.heads, hkv = m.heads_kv_max, V = m.tokens;
-  const std::uint64_t hk = m.head_k, hv = m.head_v, hd = heads ? e / heads : 0, L = m.block_count;
+  const C e(m.embedding, what), heads(m.heads, what), hkv(m.heads_kv_max, what), V(m.tokens, what);
+  const C hk(m.head_k, what), hv(m.head_v, what), hd(m.heads ? m.embedding / m.heads : 0, what);
+  const C ctx(ctx_in, what), batch(batch_in, what);
+  const std::uint64_t L = m.block_count;
   const double bpe = bytes_per_element(kv_type);
   g.kv.assign(L, 0);
   if (!v.at_least(0, 5, 0)) {
     // v0.2 - v0.4: one fp16 figure, split evenly (layerSize = blk + kv / BlockCount).
-    const std::uint64_t kv = 2 * ctx * L * (hk + hv) * hkv;
+    const std::uint64_t kv = (2 * ctx * L * (hk + hv) * hkv).value();
     std::fill(g.kv.begin(), g.kv.end(), kv / L);
   } else if (!v.at_least(0, 6, 3)) {
-    const auto kv = static_cast<std::uint64_t>(static_cast<double>(ctx * L * (hk + hv) * hkv) * bpe);
+    const auto kv = static_cast<std::uint64_t>(static_cast<double>((ctx * L * (hk + hv) * hkv).value()) * bpe);
     std::fill(g.kv.begin(), g.kv.end(), kv / L);
   } else {
-    for (std::uint64_t& kv : g.kv) kv = static_cast<std::uint64_t>(static_cast<double>(ctx * (hk + hv) * hkv) * bpe);
+    for (std::uint64_t& kv : g.kv) kv = static_cast<std::uint64_t>(static_cast<double>((ctx * (hk + hv) * hkv).value()) * bpe);
   }
+  C full(0, what), partial(0, what);
   const std::string& a = m.arch;
   if (a == "llama" || a == "llama4") {
-    const std::uint64_t layer_full = 4 * batch * (1 + 4 * e + ctx * (1 + heads));
-    g.full = v.at_least(0, 5, 0) ? std::max(layer_full, 4 * batch * (e + V)) : layer_full;
-    g.partial = 4 * batch * e + std::max(4 * batch * (1 + e + std::max(ctx, e)) + e * e * 9 / 16 +
-                                             4 * ctx * (batch * heads + hd * hkv),
-                                         4 * batch * (e + V) + e * V * 105 / 128);
+    const C layer_full = 4 * batch * (1 + 4 * e + ctx * (1 + heads));
+    full = v.at_least(0, 5, 0) ? std::max(layer_full, 4 * batch * (e + V)) : layer_full;
+    partial = 4 * batch * e + std::max(4 * batch * (1 + e + std::max(ctx, e)) + e * e * 9 / 16 +
+                                           4 * ctx * (batch * heads + hd * hkv),
+                                       4 * batch * (e + V) + e * V * 105 / 128);
   } else if (a == "gemma" || a == "gemma2" || a == "gemma3") {
-    g.full = std::max(4 * batch * (e + V), 4 * batch * (2 + ctx + ctx * heads + 2 * e + 2 * hk * heads));
-    g.partial = std::max(4 * e * batch + e * V * 105 / 128 + 4 * V * batch,
-                         4 * batch * (2 * e + 1 + 2 * hk * heads + ctx + ctx * heads) + 4 * hk * ctx * 8 +
-                             e * hk * heads * 9 / 16);
+    full = std::max(4 * batch * (e + V), 4 * batch * (2 + ctx + ctx * heads + 2 * e + 2 * hk * heads));
+    partial = std::max(4 * e * batch + e * V * 105 / 128 + 4 * V * batch,
+                       4 * batch * (2 * e + 1 + 2 * hk * heads + ctx + ctx * heads) + 4 * hk * ctx * 8 +
+                           e * hk * heads * 9 / 16);
     if (a == "gemma3" && v.at_least(0, 6, 3)) {
       // Every 6th layer is global; the others hold numParallel x sliding_window + batch tokens.
-      const std::uint64_t window = std::uint64_t{parallel} * m.sliding_window + batch;
+      const C window = C(parallel, what) * m.sliding_window + batch;
       for (std::uint64_t i = 0; i < L; ++i)
-        if ((i + 1) % 6 != 0) g.kv[i] = static_cast<std::uint64_t>(static_cast<double>(window * (hk + hv) * hkv) * bpe);
+        if ((i + 1) % 6 != 0)
+          g.kv[i] = static_cast<std::uint64_t>(static_cast<double>((window * (hk + hv) * hkv).value()) * bpe);
     }
   } else if (a == "command-r") {
-    g.full = std::max(4 * batch * (e + V), 4 * batch * (2 + 4 * e + ctx * (1 + heads)));
-    g.partial = std::max(4 * batch * (e + V) + e * V * 105 / 128,
-                         4 * batch * (1 + 2 * e + ctx * (1 + heads)) + 4 * e * ctx + e * e * 9 / 16);
+    full = std::max(4 * batch * (e + V), 4 * batch * (2 + 4 * e + ctx * (1 + heads)));
+    partial = std::max(4 * batch * (e + V) + e * V * 105 / 128,
+                       4 * batch * (1 + 2 * e + ctx * (1 + heads)) + 4 * e * ctx + e * e * 9 / 16);
   } else if (a == "qwen2") {
-    g.full = std::max(4 * batch * (e + V), 4 * batch * (1 + 2 * e + ctx + ctx * heads));
-    g.partial = std::max(4 * batch * (e + V) + e * V * 105 / 128, 4 * (batch * (1 + 2 * e + ctx * (1 + heads)) + e * (1 + ctx)));
+    full = std::max(4 * batch * (e + V), 4 * batch * (1 + 2 * e + ctx + ctx * heads));
+    partial = std::max(4 * batch * (e + V) + e * V * 105 / 128, 4 * (batch * (1 + 2 * e + ctx * (1 + heads)) + e * (1 + ctx)));
   } else if (a == "phi2") {
-    g.full = std::max(4 * batch * (e + V), 4 * batch * (1 + 4 * e + ctx + ctx * heads));
-    g.partial = std::max(4 * batch * (2 * e + V) + e * V * 105 / 128, 4 * batch * (2 + 3 * e + ctx + ctx * heads));
+    full = std::max(4 * batch * (e + V), 4 * batch * (1 + 4 * e + ctx + ctx * heads));
+    partial = std::max(4 * batch * (2 * e + V) + e * V * 105 / 128, 4 * batch * (2 + 3 * e + ctx + ctx * heads));
   } else if (a == "stablelm") {
-    g.full = 4 * batch * (ctx * (1 + heads) + 3 * e + 2);
-    g.partial = std::max(4 * batch * (V + 2 * e), g.full);
+    full = 4 * batch * (ctx * (1 + heads) + 3 * e + 2);
+    partial = std::max(4 * batch * (V + 2 * e), full);
   } else if (a == "deepseek2") {
-    g.full = std::max(4 * batch * (3 * e + V), 4 * batch * (3 * e + 2 + ctx * (1 + hkv) + 2 * hk * hkv));
-    g.partial = std::max(4 * batch * (3 * e + V) + e * V * 105 / 128,
-                         4 * batch * (2 * e + 1 + 2 * hk * hkv + ctx + ctx * hkv) + 4 * hk * ctx * hkv + e * hk * hkv * 9 / 16);
+    full = std::max(4 * batch * (3 * e + V), 4 * batch * (3 * e + 2 + ctx * (1 + hkv) + 2 * hk * hkv));
+    partial = std::max(4 * batch * (3 * e + V) + e * V * 105 / 128,
+                       4 * batch * (2 * e + 1 + 2 * hk * hkv + ctx + ctx * hkv) + 4 * hk * ctx * hkv + e * hk * hkv * 9 / 16);
   } else if (a == "gptoss" && v.at_least(0, 11, 0)) {
     // The graph is computed from kvTotal before the per-layer overrides.
-    std::uint64_t kv_total = 0;
+    C kv_total(0, what);
     for (const std::uint64_t kv : g.kv) kv_total += kv;
     for (std::uint64_t i = 0; i < L; ++i) {
-      const auto per_token = static_cast<std::uint64_t>(static_cast<double>((hk + hv) * hkv) * bpe);
-      g.kv[i] = per_token * (i % 2 == 0 ? std::uint64_t{parallel} * 4096 + batch : ctx);
+      const auto per_token = static_cast<std::uint64_t>(static_cast<double>(((hk + hv) * hkv).value()) * bpe);
+      g.kv[i] = (C(per_token, what) * (i % 2 == 0 ? (C(parallel, what) * 4096 + batch).value() : ctx_in)).value();
     }
-    g.full = 4 * heads / std::max<std::uint64_t>(m.heads_kv_min, 1) * kv_total / 6;
-    g.partial = g.full;
+    full = 4 * heads / std::max<std::uint64_t>(m.heads_kv_min, 1) * kv_total.value() / 6;
+    partial = full;
   }
+  g.full = full.value();
+  g.partial = partial.value();
   return g;
 }
 
 /// The runner's reply to "how much does this cost" when GraphSize has no formula for the arch:
 /// partial = GQA x kvTotal / 6, full = partial (llm/memory.go).
 void fill_unknown_graph(Graph& g, const OllamaModelView& m) {
-  std::uint64_t kv_total = 0;
+  Checked kv_total(0, "Ollama's memory estimate");
   for (const std::uint64_t kv : g.kv) kv_total += kv;
-  if (g.partial == 0) g.partial = m.heads / std::max<std::uint64_t>(m.heads_kv_min, 1) * kv_total / 6;
+  if (g.partial == 0) g.partial = (m.heads / std::max<std::uint64_t>(m.heads_kv_min, 1) * kv_total / 6).value();
   if (g.full == 0) g.full = g.partial;
 }
 
@@ -314,7 +325,7 @@ std::uint64_t ollama_default_num_ctx(const OllamaVersion& v, const std::vector<O
   }
   std::uint64_t total = 0;
   for (const OllamaDevice& g : gpus)
-    if (!g.cpu) total += g.total_bytes - std::min(g.total_bytes, overhead);
+    if (!g.cpu) total = checked_add(total, g.total_bytes - std::min(g.total_bytes, overhead), "total VRAM");
   const std::uint64_t ctx = total >= 47 * GiB ? 262144 : total >= 23 * GiB ? 32768 : 4096;
   say(fmt::format("num_ctx {}: the VRAM tier of v0.15.5+ (server/routes.go): total VRAM{} - OLLAMA_GPU_OVERHEAD = {} "
                   "({} 47 GiB: 262144, {} 23 GiB: 32768, else 4096)",
@@ -338,17 +349,25 @@ OllamaEstimate estimate_gpu_layers(const OllamaModelView& m, const std::vector<O
     if (v.at_least(0, 7, 1)) ctx = std::max<std::uint64_t>(ctx, 2048);
     est.projector_weights = m.vision_weights;
     est.projector_graph = m.vision_graph;
-    (v.at_least(0, 7, 1) ? projector_last : projector_gzo) = m.vision_weights + m.vision_graph;
+    (v.at_least(0, 7, 1) ? projector_last : projector_gzo) = checked_add(m.vision_weights, m.vision_graph, "Ollama's memory estimate");
   }
   Graph g = graph_size(m, ctx, std::min<std::uint64_t>(ctx, batch_opt), parallel, kv_type, v);
   fill_unknown_graph(g, m);
   if (gpus.size() > 1) g.full = g.partial;  // multigpu always uses the partial graph size
   est.kv = g.kv;
-  for (const std::uint64_t kv : g.kv) est.kv_total += kv;
+  for (const std::uint64_t kv : g.kv) est.kv_total = checked_add(est.kv_total, kv, "Ollama's memory estimate");
   est.graph_full = g.full;
   est.graph_partial = g.partial;
   const std::uint64_t graph = std::max(g.full, g.partial);
   const std::uint32_t L = m.block_count;
+  {
+    // One checked bound for the sums below (Ollama's uint64 arithmetic, which wraps): none adds
+    // more than L + GPUs + 2 times everything there is to place, so when that fits none wraps.
+    Checked bound = Checked(overhead, "Ollama's memory estimate") + projector_gzo + projector_last + m.output_layer + graph;
+    for (std::uint32_t i = 0; i < L; ++i) bound = bound + m.blk[i] + g.kv[i];
+    for (const OllamaDevice& gpu : gpus) bound = bound + gpu.minimum_bytes;
+    checked_mul(bound.value(), std::uint64_t{L} + gpus.size() + 2, "Ollama's memory estimate");
+  }
   std::uint64_t layer_size = m.blk.front() + g.kv.front();
   est.layer_buffer = layer_size;
 
@@ -499,7 +518,7 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
   }
   if (m.arch == "gptoss" && v.at_least(0, 11, 1) && !v.at_least(0, 15, 5) && num_ctx < 8192) {
     std::uint64_t total = 0;
-    for (const OllamaDevice& g : gpus) total += g.total_bytes - std::min(g.total_bytes, o.gpu_overhead);
+    for (const OllamaDevice& g : gpus) total = checked_add(total, g.total_bytes - std::min(g.total_bytes, o.gpu_overhead), "total VRAM");
     if (!v.at_least(0, 11, 4) || total >= 20 * GiB) {
       rules.push_back(fmt::format("gpt-oss: num_ctx raised from {} to 8192 (v0.11.1 - v0.15.4{})", num_ctx,
                                   v.at_least(0, 11, 4) ? "; not in low-VRAM mode, < 20 GiB" : ""));
@@ -697,7 +716,7 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
     full_reserve = gpus.front().minimum_bytes + o.gpu_overhead + buffer + g.full;
     OllamaEstimate est;
     est.kv = g.kv;
-    for (const std::uint64_t kv : g.kv) est.kv_total += kv;
+    for (const std::uint64_t kv : g.kv) est.kv_total = checked_add(est.kv_total, kv, "Ollama's memory estimate");
     est.graph_full = g.full;
     est.graph_partial = g.partial;
     est.layers_model = m.block_count + 1;

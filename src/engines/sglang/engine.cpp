@@ -12,6 +12,7 @@
 #include "engines/core/serving.h"
 #include "engines/sglang/rules.h"
 #include "engines/sglang/section.h"
+#include "model/checked.h"
 #include "kvplan/error.h"
 #include "kvplan/units.h"
 
@@ -97,7 +98,7 @@ SglangSettings base_settings(const PlanRequest& request) {
   return s;
 }
 
-std::uint64_t round_up(std::uint64_t tokens, std::uint64_t page) { return (tokens + page - 1) / page * page; }
+std::uint64_t round_up(std::uint64_t tokens, std::uint64_t page) { return round_up_to(tokens, page, "KV cache"); }
 
 class SglangProfile final : public Profile {
  public:
@@ -171,7 +172,7 @@ class SglangProfile final : public Profile {
     // What the requests take from the pool: whole pages of every token, the sliding pool only its window.
     const std::uint64_t page = r.page_size;
     const std::uint64_t full_tokens = round_up(row.ctx, page);
-    const std::uint64_t swa_tokens = round_up(std::min(row.ctx, r.window + r.chunked_prefill_size), page);
+    const std::uint64_t swa_tokens = round_up(std::min(row.ctx, saturating_add(r.window, r.chunked_prefill_size)), page);
     std::uint64_t needed_full = checked_mul(full_tokens, query.batch, "KV cache");
     std::uint64_t needed_swa = 0;
     const auto add = [&](LayerKind kind, std::uint64_t window, std::uint32_t layers, std::uint64_t tokens,

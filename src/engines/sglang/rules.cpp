@@ -11,6 +11,7 @@
 
 #include "engines/core/cache_cost.h"
 #include "engines/core/serving.h"
+#include "model/checked.h"
 #include "kvplan/error.h"
 #include "kvplan/plan.h"
 #include "kvplan/units.h"
@@ -26,7 +27,8 @@ namespace {
 
 constexpr double kGiB = 1073741824.0;
 
-std::uint64_t cdiv(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+/// total += bytes, checked: per-token sums over thousands of layers may pass 2^64.
+void add_bytes(std::uint64_t& total, std::uint64_t bytes) { total = checked_add(total, bytes, "KV cache per token"); }
 
 std::int64_t floor_div(std::int64_t a, std::int64_t b) {
   const std::int64_t q = a / b;
@@ -214,7 +216,7 @@ std::uint64_t mamba_layer_bytes(const LayerSpec& layer) {
   for (const StateTensor& tensor : layer.state) {
     const bool temporal = tensor.name != "conv";
     const Dtype& dtype = temporal ? parse_weight_dtype("fp32") : *tensor.dtype;
-    bytes = checked_add(bytes, checked_mul(cdiv(tensor.elements, dtype.block_elements), dtype.block_bytes, "state"),
+    bytes = checked_add(bytes, checked_mul(ceil_div(tensor.elements, dtype.block_elements), dtype.block_bytes, "state"),
                         "state");
   }
   return bytes;
@@ -251,9 +253,9 @@ SglangStage stage_cells(const ModelSpec& model, const SglangSettings& s, const C
         }
         const std::uint64_t k = dtype_bytes(dtype, n * layer.k_head_dim);
         const std::uint64_t v = dtype_bytes(dtype, n * layer.v_head_dim);
-        st.k_bytes_per_token += k;
-        st.v_bytes_per_token += v;
-        (layer.kind == LayerKind::sliding ? st.swa_bytes_per_token : st.full_bytes_per_token) += k + v;
+        add_bytes(st.k_bytes_per_token, k);
+        add_bytes(st.v_bytes_per_token, v);
+        add_bytes(layer.kind == LayerKind::sliding ? st.swa_bytes_per_token : st.full_bytes_per_token, checked_add(k, v, "KV cache per token"));
         break;
       }
       case LayerKind::mla: {
@@ -264,8 +266,8 @@ SglangStage stage_cells(const ModelSpec& model, const SglangSettings& s, const C
             throw unsupported_architecture("SGLang profile: an fp4_e2m1 cache with a DSA indexer or recurrent layers",
                                            "not modelled");
           // cell // 2 + (latent // 16) x kv_size per layer, kv_size 1 (MLA fp4 branch).
-          st.k_bytes_per_token += latent / 2 + latent / 16;
-          st.pool_bytes_per_token += latent / 2 + latent / 16;
+          add_bytes(st.k_bytes_per_token, latent / 2 + latent / 16);
+          add_bytes(st.pool_bytes_per_token, latent / 2 + latent / 16);
           break;
         }
         if (layout == SglangResult::Layout::dsa && fp8) {
@@ -276,37 +278,39 @@ SglangStage stage_cells(const ModelSpec& model, const SglangSettings& s, const C
             throw unsupported_architecture("SGLang profile: a DSA latent rank that is not a multiple of 128", "not modelled");
           const std::uint64_t pool = rank + rank / 128 * 4 + layer.mla_rope_dim * 2;
           // Before 0.5.16 the profiling cell still counts kv_lora_rank + rope at 1 B.
-          st.k_bytes_per_token += s.version.configurator() ? pool : latent;
-          st.pool_bytes_per_token += pool;
+          add_bytes(st.k_bytes_per_token, s.version.configurator() ? pool : latent);
+          add_bytes(st.pool_bytes_per_token, pool);
         } else {
-          st.k_bytes_per_token += dtype_bytes(dtype, latent);
-          st.pool_bytes_per_token += dtype_bytes(dtype, latent);
+          add_bytes(st.k_bytes_per_token, dtype_bytes(dtype, latent));
+          add_bytes(st.pool_bytes_per_token, dtype_bytes(dtype, latent));
         }
         if (layer.index_head_dim) {
           // The indexer key: fp8 values + an fp32 scale per 128, uint8 whatever the cache dtype.
-          st.indexer_bytes_per_token += layer.index_head_dim + layer.index_head_dim / 128 * 4;
+          add_bytes(st.indexer_bytes_per_token, std::uint64_t{layer.index_head_dim} + layer.index_head_dim / 128 * 4);
         }
         break;
       }
-      case LayerKind::linear: st.mamba_bytes_per_request += mamba_layer_bytes(layer); break;
+      case LayerKind::linear: add_bytes(st.mamba_bytes_per_request, mamba_layer_bytes(layer)); break;
       default: break;
     }
   }
   if (fp4 && full_layers) {
     // MHA fp4 (get_cell_size_per_token): cell // 2 + (n x head_dim x L x 2 x kv_size) // 16 with
     // kv_size 1, and from 0.5.16 one shared fp8 dequant workspace of n x head_dim x 2 x kv_size.
-    const std::uint64_t cell = fp4_heads * (fp4_k + fp4_v) * full_layers;
-    st.k_bytes_per_token = cell / 2 + fp4_heads * fp4_k * full_layers * 2 / 16 +
-                           (s.version.configurator() ? fp4_heads * fp4_k * 2 : 0);
+    const char* what = "KV cache per token";
+    const std::uint64_t cell = (Checked(fp4_heads, what) * (Checked(fp4_k, what) + fp4_v) * full_layers).value();
+    st.k_bytes_per_token = (Checked(cell / 2, what) + (Checked(fp4_heads, what) * fp4_k * full_layers * 2).value() / 16 +
+                            (s.version.configurator() ? (Checked(fp4_heads, what) * fp4_k * 2).value() : 0))
+                               .value();
     st.full_bytes_per_token = st.k_bytes_per_token;
   }
   if (layout == SglangResult::Layout::mha || layout == SglangResult::Layout::swa || layout == SglangResult::Layout::mamba) {
     // Only the attention layers hold tokens; a Mamba model's MLA layers (Kimi Linear) add their latent to K.
-    st.cell_bytes = fp4 ? st.k_bytes_per_token : st.k_bytes_per_token + st.v_bytes_per_token;
+    st.cell_bytes = fp4 ? st.k_bytes_per_token : checked_add(st.k_bytes_per_token, st.v_bytes_per_token, "KV cache per token");
     st.pool_bytes_per_token = st.cell_bytes;
   } else {
-    st.cell_bytes = st.k_bytes_per_token + st.indexer_bytes_per_token;
-    st.pool_bytes_per_token += st.indexer_bytes_per_token;
+    st.cell_bytes = checked_add(st.k_bytes_per_token, st.indexer_bytes_per_token, "KV cache per token");
+    add_bytes(st.pool_bytes_per_token, st.indexer_bytes_per_token);
   }
   return st;
 }
@@ -398,7 +402,7 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     const auto [first, count] = stage_layers(model.layer_count(), stage, s.pp);
     SglangStage st = stage_cells(model, s, cache, r.layout, first, count);
     st.stage = stage;
-    st.weights = cdiv(static_cast<std::uint64_t>(static_cast<u128>(weights.bytes) * count / model.layer_count()), s.tp);
+    st.weights = ceil_div(static_cast<std::uint64_t>(static_cast<u128>(weights.bytes) * count / model.layer_count()), s.tp);
     if (st.cell_bytes == 0) throw unsupported_architecture("SGLang profile: a pipeline stage without attention layers", "not modelled");
     r.stages.push_back(st);
   }
@@ -561,19 +565,19 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   r.starts = r.refusal.empty() && r.dtype_supported;
 
   // The buffers as allocated: one more page than #tokens in every K, V and latent buffer.
-  const std::uint64_t rows = r.max_total_num_tokens + page;
+  const std::uint64_t rows = checked_add(r.max_total_num_tokens, page, "KV pool");
   if (r.layout == SglangResult::Layout::swa) {
     std::uint64_t full_k = 0, full_v = 0, swa_k = 0, swa_v = 0;
     for (std::uint32_t i = decisive.first_layer; i < decisive.first_layer + decisive.layers; ++i) {
       const LayerSpec& layer = model.layers[i];
       const std::uint64_t n = sglang_kv_heads(layer.kv_heads, s.tp);
-      (layer.kind == LayerKind::sliding ? swa_k : full_k) += dtype_bytes(*cache.dtype, n * layer.k_head_dim);
-      (layer.kind == LayerKind::sliding ? swa_v : full_v) += dtype_bytes(*cache.dtype, n * layer.v_head_dim);
+      add_bytes(layer.kind == LayerKind::sliding ? swa_k : full_k, dtype_bytes(*cache.dtype, n * layer.k_head_dim));
+      add_bytes(layer.kind == LayerKind::sliding ? swa_v : full_v, dtype_bytes(*cache.dtype, n * layer.v_head_dim));
     }
     r.k_bytes = checked_mul(rows, full_k, "KV pool");
     r.v_bytes = checked_mul(rows, full_v, "KV pool");
-    r.swa_k_bytes = checked_mul(r.swa_tokens + page, swa_k, "KV pool");
-    r.swa_v_bytes = checked_mul(r.swa_tokens + page, swa_v, "KV pool");
+    r.swa_k_bytes = checked_mul(checked_add(r.swa_tokens, page, "KV pool"), swa_k, "KV pool");
+    r.swa_v_bytes = checked_mul(checked_add(r.swa_tokens, page, "KV pool"), swa_v, "KV pool");
   } else if (latent) {
     r.kv_bytes = checked_mul(rows, decisive.pool_bytes_per_token - decisive.indexer_bytes_per_token, "KV pool");
     r.indexer_bytes = checked_mul(rows, decisive.indexer_bytes_per_token, "KV pool");
@@ -582,7 +586,7 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     r.v_bytes = checked_mul(rows, cache.dtype->name == "nvfp4" ? 0 : decisive.v_bytes_per_token, "KV pool");
     if (cache.dtype->name == "nvfp4") r.kv_bytes = checked_mul(rows, decisive.cell_bytes, "KV pool");
   }
-  r.pool_bytes = r.k_bytes + r.v_bytes + r.kv_bytes + r.swa_k_bytes + r.swa_v_bytes + r.indexer_bytes + r.mamba_bytes;
+  r.pool_bytes = (Checked(r.k_bytes, "KV pool") + r.v_bytes + r.kv_bytes + r.swa_k_bytes + r.swa_v_bytes + r.indexer_bytes + r.mamba_bytes).value();
 
   // The lines SGLang prints (memory_pool.py, scheduler.py), GB meaning GiB; none when it stops
   // before allocating the pools.

@@ -13,6 +13,7 @@
 #include "engines/core/serving.h"
 #include "engines/trtllm/rules.h"
 #include "engines/trtllm/section.h"
+#include "model/checked.h"
 #include "kvplan/error.h"
 #include "kvplan/units.h"
 
@@ -80,7 +81,7 @@ TrtllmSettings base_settings(const PlanRequest& request) {
   return s;
 }
 
-std::uint64_t round_up(std::uint64_t tokens, std::uint64_t block) { return (tokens + block - 1) / block * block; }
+std::uint64_t round_up(std::uint64_t tokens, std::uint64_t block) { return round_up_to(tokens, block, "KV cache"); }
 
 class TrtllmProfile final : public Profile {
  public:
@@ -123,7 +124,7 @@ class TrtllmProfile final : public Profile {
     settings_.budget_rule = fmt::format(
         "{} per GPU = weights + the dry run's peak + {} free x free_gpu_memory_fraction {}{}; fits when TensorRT-LLM "
         "starts and the requests' blocks fit in its pool",
-        format_gib(static_cast<std::int64_t>(b.weights + overhead_of(b) + b.kv_budget)),
+        format_gib(static_cast<std::int64_t>((Checked(b.weights, "TensorRT-LLM memory") + overhead_of(b) + b.kv_budget).value())),
         format_gib(static_cast<std::int64_t>(b.free_memory)), b.fraction, b.measured ? "" : " (ESTIMATED free memory)");
     settings_.overhead_rule = b.measured ? "the CUDA total - the weights - the free memory given"
                                          : "ESTIMATED: the dry run's activations, CUDA context, graphs and NCCL";
@@ -156,7 +157,7 @@ class TrtllmProfile final : public Profile {
       const std::uint64_t tokens = round_up(std::min(row.ctx, w.window), tpb);
       const std::uint64_t bytes = checked_mul(checked_mul(tokens, w.pool_bytes_per_token, "KV cache"), query.batch, "KV cache");
       row.kv_bytes = checked_add(row.kv_bytes, bytes, "KV cache");
-      row.kv_bytes_per_token += w.pool_bytes_per_token;
+      row.kv_bytes_per_token = checked_add(row.kv_bytes_per_token, w.pool_bytes_per_token, "KV cache per token");
       const LayerKind kind = r.mla ? LayerKind::mla : w.window < row.ctx ? LayerKind::sliding : LayerKind::full;
       row.breakdown.push_back({kind, kind == LayerKind::sliding ? w.window : 0, w.layers, tokens, bytes});
       const std::uint64_t blocks = checked_mul(tokens / tpb, query.batch, "KV cache");
@@ -224,8 +225,8 @@ class TrtllmProfile final : public Profile {
   /// The memory besides weights and the KV pool: the dry run's peak, estimated or what the given
   /// free memory implies.
   static std::uint64_t overhead_of(const TrtllmBudget& b) {
-    if (!b.measured) return b.activation + b.non_torch;
-    const std::uint64_t used = b.weights + b.free_memory;
+    if (!b.measured) return checked_add(b.activation, b.non_torch, "TensorRT-LLM memory");
+    const std::uint64_t used = checked_add(b.weights, b.free_memory, "TensorRT-LLM memory");
     return b.cuda_total > used ? b.cuda_total - used : 0;
   }
 

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "engines/core/serving.h"
+#include "model/checked.h"
 #include "kvplan/error.h"
 #include "kvplan/plan.h"
 #include "kvplan/units.h"
@@ -27,7 +28,6 @@ namespace {
 
 constexpr double kGiB = 1073741824.0;
 
-std::uint64_t cdiv(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 std::string gib(std::uint64_t bytes) { return format_gib(static_cast<std::int64_t>(bytes)); }
 
@@ -167,22 +167,22 @@ void stage_bytes(const ModelSpec& model, const Shape& shape, const Dtype& dtype,
     const LayerSpec& layer = model.layers[i];
     if (layer.kind == LayerKind::none) continue;
     ++attention_layers;
-    head_sum += shape.mla ? 1 : cdiv(layer.kv_heads, tp);  // num_kv_heads_per_layer: ceil(kv / tp)
+    head_sum += shape.mla ? 1 : ceil_div(layer.kv_heads, tp);  // num_kv_heads_per_layer: ceil(kv / tp)
     if (layer.index_head_dim) ++indexer_layers, indexer_dim = layer.index_head_dim;
   }
   const std::uint64_t layers = std::max<std::uint64_t>(attention_layers, 1);
   if (shape.mla) {
     // MLA: one latent of kv_lora_rank + qk_rope_head_dim, kv_factor 1, not divided by TP.
     const std::uint64_t latent = checked_mul(layers, shape.head_dim, "cache size");
-    const std::uint64_t per = shape.dsa ? (dtype.block_bytes == 1 && dtype.block_elements == 1 ? latent : latent * 2)
+    const std::uint64_t per = shape.dsa ? (dtype.block_bytes == 1 && dtype.block_elements == 1 ? latent : checked_mul(latent, 2, "cache size"))
                                         : pool_bytes_of(dtype, latent);
     // DSA (DSACacheManager): + the indexer key, fp8 values and an fp32 scale per 128, raw bytes.
-    const std::uint64_t indexer = indexer_layers * (indexer_dim + indexer_dim / 128 * 4);
-    st.bytes_per_token = per + indexer;
+    const std::uint64_t indexer = checked_mul(indexer_layers, indexer_dim + indexer_dim / 128 * 4, "cache size");
+    st.bytes_per_token = checked_add(per, indexer, "cache size");
     st.estimate_bytes_per_token = (shape.dsa ? per : estimate_bytes_of(dtype, static_cast<double>(latent))) + indexer;
     return;
   }
-  st.bytes_per_token = pool_bytes_of(dtype, checked_mul(2 * head_sum, shape.head_dim, "cache size"));
+  st.bytes_per_token = pool_bytes_of(dtype, checked_mul(checked_mul(2, head_sum, "cache size"), shape.head_dim, "cache size"));
   const double mean_heads = heads_total / static_cast<double>(std::max<std::uint64_t>(heads_count, 1));
   const double head = std::floor(static_cast<double>(shape.head_dim) * mean_heads / tp);
   st.estimate_bytes_per_token = estimate_bytes_of(dtype, 2.0 * static_cast<double>(layers) * head);
@@ -197,7 +197,7 @@ void estimate_peak(const ModelSpec& model, const TrtllmSettings& s, std::uint32_
     throw Error("the TensorRT-LLM profile estimates the dry run's logits from the vocabulary size, which this model does "
                 "not state (vocab_size); give --trtllm-free-memory",
                 ExitCode::unsupported_architecture);
-  b.activation = checked_add(checked_mul(4 * std::min(s.max_batch_size, s.max_num_tokens), model.vocab_size, "activation"),
+  b.activation = checked_add(checked_mul(checked_mul(4, std::min(s.max_batch_size, s.max_num_tokens), "activation"), model.vocab_size, "activation"),
                              checked_mul(s.max_num_tokens, 64 * KiB, "activation"), "activation");
   b.non_torch = 7 * GiB / 4 + (world > 1 ? 3 * GiB / 2 : 0);
 }
@@ -280,7 +280,7 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     TrtllmStage st;
     st.stage = stage;
     std::tie(st.first_layer, st.layers) = stage_layers(model.layer_count(), stage, s.pp);
-    st.weights = cdiv(static_cast<std::uint64_t>(static_cast<u128>(weights.bytes) * st.layers / model.layer_count()), s.tp);
+    st.weights = ceil_div(static_cast<std::uint64_t>(static_cast<u128>(weights.bytes) * st.layers / model.layer_count()), s.tp);
     stage_bytes(model, shape, *cache.dtype, s.tp, st);
     r.stages.push_back(st);
   }
@@ -358,7 +358,7 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     r.max_tokens = decisive;  // allreduce(MIN) over every rank
     const bool ceil = s.version == TrtllmVersion::v0_19 || !pytorch(s.version);
     r.blocks = ceil ? to_u64(std::ceil(r.max_tokens / tpb)) : to_u64(std::floor(r.max_tokens / tpb));
-    r.tokens = r.blocks * tpb;
+    r.tokens = checked_mul(r.blocks, tpb, "KV pool");
     const TrtllmStage& st = r.stages[r.decisive_stage];
     TrtllmWindow w;
     w.window = r.max_seq_len;
@@ -366,7 +366,7 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     w.bytes_per_token = st.bytes_per_token;
     w.pool_bytes_per_token = st.bytes_per_token;
     w.blocks = r.blocks;
-    w.blocks_per_sequence = cdiv(r.max_seq_len, tpb);
+    w.blocks_per_sequence = ceil_div(r.max_seq_len, tpb);
     r.windows.push_back(w);
     r.pool_bytes = checked_mul(r.tokens, st.bytes_per_token, "KV pool");
     r.rules.push_back(fmt::format("bytes a token {} (the pool's: ceil(kv_heads / tp) a layer{}); the creator divides by {}",
@@ -408,10 +408,10 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
         std::uint32_t layers = 0;
         for (std::uint32_t i = st.first_layer; i < st.first_layer + st.layers; ++i)
           if (layer_window[i] == window && model.layers[i].kind != LayerKind::none)
-            heads += cdiv(model.layers[i].kv_heads, s.tp), ++layers;
+            heads += ceil_div(model.layers[i].kv_heads, s.tp), ++layers;
         if (!layers) continue;
         // bytes_w: the layers' K+V at the dtype's data size, without NVFP4's scales.
-        const std::uint64_t values = checked_mul(2 * heads, shape.head_dim, "cache size");
+        const std::uint64_t values = checked_mul(checked_mul(2, heads, "cache size"), shape.head_dim, "cache size");
         const std::uint64_t bytes = cache.dtype->name == "nvfp4" ? values / 2 : dtype_bytes(*cache.dtype, values);
         const std::uint64_t blocks =
             to_u64(std::floor(static_cast<double>(pool) * share / static_cast<double>(bytes) / tpb));
@@ -419,14 +419,14 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
       }
       w.blocks = worst_blocks;  // MIN-allreduce per window
       w.pool_bytes_per_token = pool_bytes_of(*cache.dtype, worst_values);
-      w.blocks_per_sequence = cdiv(window, tpb);
+      w.blocks_per_sequence = ceil_div(window, tpb);
       sequence_bytes = checked_add(sequence_bytes, checked_mul(window, w.bytes_per_token, "KV pool"), "KV pool");
       r.pool_bytes = checked_add(
-          r.pool_bytes, checked_mul(w.blocks * tpb, pool_bytes_of(*cache.dtype, worst_values), "KV pool"), "KV pool");
+          r.pool_bytes, checked_mul(checked_mul(w.blocks, tpb, "KV pool"), pool_bytes_of(*cache.dtype, worst_values), "KV pool"), "KV pool");
       if (window >= largest) largest = window, r.blocks = w.blocks;
       r.windows.push_back(w);
     }
-    r.tokens = r.blocks * tpb;
+    r.tokens = checked_mul(r.blocks, tpb, "KV pool");
     r.max_tokens = static_cast<double>(r.tokens);
     r.creator_max_tokens = 0;
     r.rules.push_back(fmt::format("VSWA: {} distinct windows share the pool {} equally (TRTLLM_WINDOW_SIZE_SHARES not "

@@ -10,6 +10,7 @@
 
 #include "engines/vllm/rules.h"
 #include "engines/vllm/section.h"
+#include "model/checked.h"
 #include "kvplan/error.h"
 #include "kvplan/units.h"
 
@@ -92,7 +93,8 @@ class VllmProfile final : public Profile {
     const VllmBudget b = plan_vllm(model, gpu_, probe).budget;
     settings_.batch = request.batch;
     settings_.utilization_millionths = base_.utilization_millionths;
-    settings_.overhead_bytes = b.activation + b.non_torch + (b.cuda_graphs_subtracted ? b.cuda_graphs : 0);
+    settings_.overhead_bytes =
+        (Checked(b.activation, "vLLM memory") + b.non_torch + (b.cuda_graphs_subtracted ? b.cuda_graphs : 0)).value();
     if (b.from_kv_cache_memory) {
       settings_.budget_rule = fmt::format(
           "{} per GPU ({}); --kv-cache-memory gives the cache {} whatever the rows need, so fits when weights + that "

@@ -10,6 +10,7 @@
 #include "kvplan/plan.h"
 #include "kvplan/error.h"
 #include "kvplan/units.h"
+#include "model/checked.h"
 
 // Every rule names the vLLM source it follows (vllm-project/vllm, V1 engine; shared/reference/
 // vllm-rules.md has the versions and the log records each was checked against).
@@ -18,7 +19,6 @@ namespace kvplan {
 
 namespace {
 
-std::uint64_t cdiv(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 std::string gib(std::uint64_t bytes) { return format_gib(static_cast<std::int64_t>(bytes)); }
 
@@ -107,7 +107,8 @@ std::vector<LayerType> layer_types(const ModelSpec& model, const Dtype& dtype, c
           throw unsupported_architecture("vLLM profile: attention with recurrent state in the same layer (Falcon-H1)",
                                          "not modelled");
         const std::uint64_t heads = kv_heads_per_rank(layer.kv_heads, settings.tensor_parallel);
-        type.bytes_per_token = dtype_bytes(dtype, heads * (layer.k_head_dim + layer.v_head_dim));
+        type.bytes_per_token = dtype_bytes(
+            dtype, (Checked(heads, "KV bytes per token") * (Checked(layer.k_head_dim, "KV bytes per token") + layer.v_head_dim)).value());
         // unify_hybrid_kv_cache_specs: without the hybrid manager every layer keeps every token.
         // Chunked-local layers needed VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE, off
         // before 0.21 (envs.py).
@@ -156,10 +157,11 @@ std::vector<LayerType> layer_types(const ModelSpec& model, const Dtype& dtype, c
 /// max_memory_usage_bytes / page).
 std::uint64_t blocks_per_request(const VllmGroup& group, std::uint64_t max_len, std::uint64_t mnbt, bool prefix_caching) {
   switch (group.kind) {
-    case LayerKind::sliding: return cdiv(std::min(group.window - 1 + mnbt, max_len), group.block_size) + 1;
-    case LayerKind::chunked: return cdiv(std::min(group.window + mnbt, max_len), group.block_size);
+    // Saturating sums: a window near 2^64 holds every token (a wrapped sum held almost none).
+    case LayerKind::sliding: return ceil_div(std::min(saturating_add(group.window - 1, mnbt), max_len), group.block_size) + 1;
+    case LayerKind::chunked: return ceil_div(std::min(saturating_add(group.window, mnbt), max_len), group.block_size);
     case LayerKind::linear: return prefix_caching ? 2 : 1;
-    default: return cdiv(max_len, group.block_size);
+    default: return ceil_div(max_len, group.block_size);
   }
 }
 
@@ -173,7 +175,7 @@ void form_groups(std::vector<LayerType>& types, const GpuSpec& gpu, const VllmSe
   for (LayerType& type : types) {
     if (type.kind == LayerKind::linear) linear = &type;
     else attention.push_back(&type);
-    r.kv_bytes_per_token += type.bytes_per_token * type.layers;
+    r.kv_bytes_per_token = (Checked(type.bytes_per_token, "KV bytes per token") * type.layers + r.kv_bytes_per_token).value();
   }
   if (attention.empty()) throw unsupported_architecture("vLLM profile: a model without attention layers", "not modelled");
   for (LayerType* type : attention) {
@@ -189,16 +191,16 @@ void form_groups(std::vector<LayerType>& types, const GpuSpec& gpu, const VllmSe
       if (type->bytes_per_token != per_token)
         throw unsupported_architecture("vLLM profile: attention layers of different sizes beside recurrent state",
                                        "not modelled");
-    const std::uint64_t grown = 16 * cdiv(linear->state_bytes, 16 * per_token);
+    const std::uint64_t grown = checked_mul(16, ceil_div(linear->state_bytes, checked_mul(16, per_token, "KV page")), "KV page");
     if (grown > std::numeric_limits<std::uint32_t>::max())
       throw Error(fmt::format("vLLM cannot fit {} B of recurrent state in attention blocks of {} B a token",
                               linear->state_bytes, per_token));
     for (LayerType* type : attention) {
       type->block_size = static_cast<std::uint32_t>(grown);
-      type->page = grown * per_token;
+      type->page = checked_mul(grown, per_token, "KV page");
     }
     linear->block_size = static_cast<std::uint32_t>(grown);
-    linear->page = grown * per_token;
+    linear->page = checked_mul(grown, per_token, "KV page");
     r.rules.push_back(fmt::format("attention block size {} tokens: 16 x cdiv({} B of recurrent state, 16 x {} B per token); "
                                   "the state page padded from {} B to {} B",
                                   grown, format_thousands(linear->state_bytes), format_thousands(per_token),
@@ -215,8 +217,8 @@ void form_groups(std::vector<LayerType>& types, const GpuSpec& gpu, const VllmSe
     std::uint64_t page_sum = 0;
     std::uint32_t layers = 0;
     for (const LayerType& type : types) {
-      page_sum += type.page * type.layers;
-      layers += type.layers;
+      page_sum = (Checked(type.page, "KV page") * type.layers + page_sum).value();
+      layers += type.layers;  // at most kMaxLayers
     }
     const LayerType& first = types.front();
     r.page_bytes = types.size() == 1 ? first.page : page_sum;
@@ -254,7 +256,7 @@ void form_groups(std::vector<LayerType>& types, const GpuSpec& gpu, const VllmSe
   r.layers_per_block = group_size;
   std::uint32_t padding_total = 0;
   for (const LayerType& type : types) {
-    const std::uint32_t count = static_cast<std::uint32_t>(cdiv(type.layers, group_size));
+    const std::uint32_t count = static_cast<std::uint32_t>(ceil_div(type.layers, group_size));
     for (std::uint32_t g = 0; g < count; ++g) {
       const std::uint32_t real = g + 1 < count ? group_size : type.layers - (count - 1) * group_size;
       r.groups.push_back({type.kind, type.window, real, group_size - real, type.block_size, 0});
@@ -281,7 +283,7 @@ void estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const VllmSetti
                                 b.total_is_cuda_visible ? " (the CUDA-visible total vLLM sees on this GPU)"
                                                         : " (the driver's total: vLLM sees a little less, ~0.46 GiB on an H100)"));
   const std::uint32_t tp = settings.tensor_parallel;
-  b.weights = cdiv(estimate_weights(model, nullptr).bytes, tp);
+  b.weights = ceil_div(estimate_weights(model, nullptr).bytes, tp);
   if (model.vocab_size == 0)
     throw Error("the vLLM profile estimates the sampler's memory from the vocabulary size, which this model does not "
                 "state (vocab_size)",
@@ -289,7 +291,7 @@ void estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const VllmSetti
   // The torch peak of profile_run is the dummy sampler's: fp32 logits, sorted logits and int64
   // indices of max_num_seqs rows (16 B per vocabulary entry); the forward pass is smaller for
   // dense models. It does not shrink with TP.
-  b.activation = checked_mul(16 * std::min<std::uint64_t>(r.max_num_seqs, r.max_num_batched_tokens), model.vocab_size,
+  b.activation = checked_mul(checked_mul(16, std::min<std::uint64_t>(r.max_num_seqs, r.max_num_batched_tokens), "activation estimate"), model.vocab_size,
                              "activation estimate");
   // Non-torch memory allocated during profiling, as vLLM's logs show it (H100): NCCL buffers at TP > 1.
   const double non_torch_gib = settings.version == VllmVersion::v0_10 ? (tp > 1 ? 0.1 : 0.0) : (tp > 1 ? 2.1 : 0.25);
@@ -396,14 +398,15 @@ VllmResult plan_vllm(const ModelSpec& model, const GpuSpec& gpu, const VllmSetti
   form_groups(types, gpu, settings, r);
   for (VllmGroup& group : r.groups) {
     group.blocks_per_request = blocks_per_request(group, r.max_model_len, r.max_num_batched_tokens, settings.prefix_caching);
-    r.blocks_per_request += group.blocks_per_request;
+    r.blocks_per_request = checked_add(r.blocks_per_request, group.blocks_per_request, "blocks per request");
   }
   estimate_budget(model, gpu, settings, r);
 
   // num_blocks = avail // page // layers per block (get_num_blocks); every rank alike.
-  const std::uint64_t block_bytes = r.page_bytes * r.layers_per_block;
+  const std::uint64_t block_bytes = checked_mul(r.page_bytes, r.layers_per_block, "KV block");
+  if (block_bytes == 0) throw Error("vLLM profile: a KV block of 0 bytes (a layer whose cache is empty)");
   r.num_blocks = r.budget.available > 0 ? static_cast<std::uint64_t>(r.budget.available) / block_bytes : 0;
-  r.cache_bytes = r.num_blocks * block_bytes * (r.uniform ? 1 : r.groups.size());
+  r.cache_bytes = (Checked(r.num_blocks, "KV cache") * block_bytes * (r.uniform ? 1 : r.groups.size())).value();
   if (settings.version == VllmVersion::v0_21) {
     // As vLLM computes it, in floating point; clamped so that absurd inputs cannot overflow the cast.
     r.gpu_kv_cache_tokens = static_cast<std::uint64_t>(

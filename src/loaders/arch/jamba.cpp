@@ -3,6 +3,7 @@
 
 #include "loaders/json_reader.h"
 #include "loaders/tensor_parts.h"
+#include "model/checked.h"
 
 namespace kvplan::arch {
 
@@ -34,7 +35,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   const u64 d_inner = product({fields.positive("mamba_expand"), hidden}, "mamba d_inner");
   const u64 d_state = fields.positive("mamba_d_state");
   const nlohmann::json* rank = fields.find("mamba_dt_rank");
-  const u64 dt_rank = rank && !rank->is_string() ? json_to_uint(*rank, fields.where("mamba_dt_rank")) : (hidden + 15) / 16;
+  const u64 dt_rank = rank && !rank->is_string() ? json_to_uint(*rank, fields.where("mamba_dt_rank")) : ceil_div(hidden, 16);
   const bool proj_bias = fields.flag("mamba_proj_bias", false);
   Sum mamba;
   mamba.add(product({2, d_inner, hidden}, "mamba in_proj"), "Mamba");

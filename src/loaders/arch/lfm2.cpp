@@ -5,6 +5,7 @@
 
 #include "kvplan/error.h"
 #include "loaders/tensor_parts.h"
+#include "model/checked.h"
 
 namespace kvplan::arch {
 
@@ -40,7 +41,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
         dense_width = static_cast<u64>(factor * static_cast<double>(dense_width));
         const u64 multiple = fields.uint_or("block_multiple_of", 256);
         if (multiple == 0) fields.fail("block_multiple_of", "must be at least 1");
-        dense_width = (dense_width + multiple - 1) / multiple * multiple;
+        dense_width = round_up_to(dense_width, multiple, "feed-forward width");
       }
     }
   }
