@@ -242,7 +242,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                  "KV cache dtype(s): fp32 fp16 bf16 fp8 (=fp8_e4m3) fp8_e5m2 int8 int4 nvfp4 (=fp4_e2m1) q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl, "
                  "auto (= the model's compute dtype: its own float type, bf16 for quantized weights) [default: fp16,fp8,int8,int4]")
       ->type_name("LIST");
-  app.add_option("-w,--weight-dtype", texts.weight_dtype, "Weight dtype: fp32 fp16 bf16 fp8 int8 int4 [default: the model's own]")
+  app.add_option("-w,--weight-dtype", texts.weight_dtype, "Weight dtype: fp32 fp16 bf16 fp8 int8 int4, or a format: q4_k_m q8_0 iq4_xs ... awq gptq nvfp4 "
+                 "[default: the model's own]")
       ->type_name("DTYPE");
   app.add_option("--weights", texts.weights, "The checkpoint's size, for a model whose weights kvplan cannot count (60GB, 55.9GiB)")
       ->type_name("SIZE");
