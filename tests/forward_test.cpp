@@ -1,6 +1,7 @@
 // A way forward when kvplan does not know (issue #12): weight formats by name, the Hugging Face
 // cache on the machine, unified-memory Macs.
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -74,13 +75,13 @@ TEST_CASE("GGUF mixes that raise attention and ffn_down differently", "[weight-f
   CHECK(priced(model, "q4_k_s") == q4_all + 4 * (4'194'304 + 58'720'256) / 256 * (176 - 144));
   // q2_k: matrices q2_K (84 B / 256) but attn_v q4_K (n_gqa 4), ffn_down and attn_output q3_K (110 B),
   // token_embd q2_K, output q6_K.
-  const std::uint64_t q2 = (32 * (16'777'216 + 4'194'304 + 2 * 58'720'256) + kEmbedding) / 256 * 84 +
-                           32 * 4'194'304 / 256 * 144 + 32 * (58'720'256 + 16'777'216) / 256 * 110 +
+  const std::uint64_t q2 = (32ull * (16'777'216 + 4'194'304 + 2 * 58'720'256) + kEmbedding) / 256 * 84 +
+                           32ull * 4'194'304 / 256 * 144 + 32ull * (58'720'256 + 16'777'216) / 256 * 110 +
                            kEmbedding / 256 * 210 + kNormValues * 4;
   CHECK(priced(model, "q2_k") == q2);
   // iq4_xs: 136 B / 256; attn_v q5_K (n_gqa 4 >= 4); ffn_down q5_K in layers 0-3 (no imatrix: the larger).
-  const std::uint64_t iq4 = (32 * (2 * 16'777'216 + 4'194'304 + 2 * 58'720'256) + 28 * 58'720'256 + kEmbedding) / 256 * 136 +
-                            (32 * 4'194'304 + 4 * 58'720'256) / 256 * 176 + kEmbedding / 256 * 210 + kNormValues * 4;
+  const std::uint64_t iq4 = (32ull * (2 * 16'777'216 + 4'194'304 + 2 * 58'720'256) + 28ull * 58'720'256 + kEmbedding) / 256 * 136 +
+                            (32ull * 4'194'304 + 4ull * 58'720'256) / 256 * 176 + kEmbedding / 256 * 210 + kNormValues * 4;
   CHECK(priced(model, "iq4_xs") == iq4);
 }
 
@@ -251,4 +252,25 @@ TEST_CASE("--gpu m3-max-128gb and --gpu 64GiB --unified through the binary", "[u
   REQUIRE(given.exit_code == 0);
   CHECK(nlohmann::json::parse(given.out)["gpu"]["memory_bytes"] == 48 * GiB);
   kvplan::testing::check_refused(run_kvplan("--model llama3.1-8b --gpu 4090 --unified"), "--unified: takes a memory size");
+}
+
+TEST_CASE("an unknown model_type with standard cache fields: its cache sized, its weights asked for", "[weight-formats]") {
+  kvplan::testing::TempDir dir;
+  // Plain attention kvplan reads with the standard fields; a model_type no family knows.
+  std::ofstream(dir.file("config.json")) << R"({"model_type": "mystery", "num_hidden_layers": 4, "hidden_size": 1024,
+    "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 128, "max_position_embeddings": 8192,
+    "torch_dtype": "bfloat16"})";
+  const std::string model = "--model " + dir.file("config.json") + " --gpu 24GiB -c 8192 --kv-dtype fp16";
+  // Neither a count nor a size: one line naming the three ways forward.
+  const auto refused = run_kvplan(model);
+  kvplan::testing::check_refused(refused, "model_type = mystery", 3);
+  CHECK(refused.err.find("--weights SIZE") != std::string::npos);
+  CHECK(refused.err.find("--params N") != std::string::npos);
+  CHECK(refused.err.find("model.safetensors.index.json") != std::string::npos);
+  // With one of them, the cache: 4 layers x 2 heads x (128 + 128) x 2 B x 8192 tokens = 33,554,432 B.
+  const auto given = run_kvplan(model + " --params 1B --format json");
+  REQUIRE(given.exit_code == 0);
+  CHECK(nlohmann::json::parse(given.out)["rows"][0]["kv_bytes"] == 4ull * 2 * 256 * 2 * 8192);
+  // A named format needs the widths of a known family: exit 3, not a guess.
+  kvplan::testing::check_refused(run_kvplan(model + " --params 1B --weight-dtype q4_k_m"), "its model_type is mystery", 3);
 }
