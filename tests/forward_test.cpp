@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engines/core/weight_formats.h"
+#include "kvplan/catalog.h"
 #include "kvplan/error.h"
 #include "kvplan/model_loader.h"
 #include "kvplan/plan.h"
@@ -54,6 +55,8 @@ TEST_CASE("--weight-dtype q4_k_m: llama.cpp's mix over a dense decoder's tensors
   // tokenizer and metadata).
   CHECK(priced(model, "q4_k_m") == 4'912'898'048ull);
   CHECK(priced(model, "Q4_K_M") == 4'912'898'048ull);
+  // The catalog entry carries the same widths (hidden_size, intermediate_size, tie_word_embeddings).
+  CHECK(priced(kvplan::load_model("llama3.1-8b"), "q4_k_m") == 4'912'898'048ull);
   // The Ollama tag's blob is the same mix, tensor by tensor (the same rules, not a second copy).
   CHECK(*kvplan::load_model("llama3.1:8b").weights_bytes == 4'912'898'048ull);
   const kvplan::WeightsEstimate estimate = kvplan::estimate_weights(model, &kvplan::parse_requested_weight_dtype("q4_k_m"));
@@ -273,4 +276,17 @@ TEST_CASE("an unknown model_type with standard cache fields: its cache sized, it
   CHECK(nlohmann::json::parse(given.out)["rows"][0]["kv_bytes"] == 4ull * 2 * 256 * 2 * 8192);
   // A named format needs the widths of a known family: exit 3, not a guess.
   kvplan::testing::check_refused(run_kvplan(model + " --params 1B --weight-dtype q4_k_m"), "its model_type is mystery", 3);
+}
+
+TEST_CASE("every catalog entry with widths prices as every named format", "[weight-formats]") {
+  // The widths must add up to the entry's parameter count within 1% (biases and norms), or the
+  // pricing refuses: a wrong tie_word_embeddings (one vocabulary x hidden off) would fail here.
+  std::size_t priced_models = 0;
+  for (const kvplan::ModelSpec& model : kvplan::builtin_models().models) {
+    if (model.hidden_size == 0) continue;
+    INFO(model.id);
+    for (const kvplan::Dtype& format : kvplan::weight_formats()) CHECK_NOTHROW(kvplan::estimate_weights(model, &format));
+    ++priced_models;
+  }
+  CHECK(priced_models == 26);  // the dense llama, mistral, qwen2, qwen3 and gemma entries
 }

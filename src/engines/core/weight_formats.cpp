@@ -90,8 +90,8 @@ struct DenseTensors {
 };
 
 [[noreturn]] void refuse(const ModelSpec& model, const Dtype& format, const std::string& why) {
-  throw Error(fmt::format("{}: kvplan prices {} tensor by tensor only for dense decoders ({}) whose widths it read from "
-                          "config.json; {}. Give the size of the {} file as the weights instead (--weights SIZE, "
+  throw Error(fmt::format("{}: kvplan prices {} tensor by tensor only for dense decoders ({}) whose widths it "
+                          "knows; {}. Give the size of the {} file as the weights instead (--weights SIZE, "
                           "without --weight-dtype)",
                           model.id, format.name, fmt::join(kDenseTypes, ", "), why, format.name),
               ExitCode::unsupported_architecture);
