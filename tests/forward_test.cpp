@@ -178,6 +178,7 @@ TEST_CASE("--model org/name: the Hugging Face cache before the catalog alias", "
 
   const kvplan::ModelSpec model = kvplan::load_model("meta-llama/Llama-3.1-8B", hub.string());
   CHECK(model.id == "meta-llama/Llama-3.1-8B");
+  CHECK(model.name == "meta-llama/Llama-3.1-8B");  // not the revision folder's name
   CHECK(model.max_context == 4096);
   CHECK(model.source.find("Hugging Face cache: meta-llama/Llama-3.1-8B revision aaa111, refs/main") != std::string::npos);
   // The index beside it, reached through its symlink: the exact checkpoint size.

@@ -64,6 +64,8 @@ ModelSpec load_model(std::string_view text, std::string_view hf_hub_cache) {
       ModelSpec spec = load_hf_model(snapshot->folder.string());
       spec.source = fmt::format("{} (Hugging Face cache: {} revision {}, {})", spec.source, text, snapshot->revision,
                                 snapshot->chosen_by);
+      // The folder is named by its revision: the repository names the model unless config.json does.
+      if (spec.name == snapshot->revision) spec.name = std::string(text);
       spec.id = std::string(text);
       return spec;
     }
