@@ -51,8 +51,7 @@ TEST_CASE("--weight-dtype q4_k_m: llama.cpp's mix over a dense decoder's tensors
   // each + k, v 2,359,296 each + gate, up, down 33,030,144 each = 122,716,160 B; a q6_K layer adds
   // attn_v 4,194,304 x (210 - 144) / 256 = 1,081,344 and ffn_down 58,720,256 x 66 / 256 = 15,138,816.
   // 32 x 122,716,160 + 16 x 16,220,160 = 4,186,439,680; token_embd q4_K 295,501,824, output q6_K
-  // 430,940,160, output_norm 16,384: 4,912,898,048 B (bartowski's Q4_K_M GGUF: 4.92 GB with its
-  // tokenizer and metadata).
+  // 430,940,160, output_norm 16,384: 4,912,898,048 B.
   CHECK(priced(model, "q4_k_m") == 4'912'898'048ull);
   CHECK(priced(model, "Q4_K_M") == 4'912'898'048ull);
   // The catalog entry carries the same widths (hidden_size, intermediate_size, tie_word_embeddings).
@@ -93,7 +92,7 @@ TEST_CASE("awq, gptq, nvfp4: every linear layer quantized, embeddings and head 1
   // Groups of 128 inputs per output: q, o 32 x 4096; k, v 32 x 1024; gate, up 32 x 14336; down
   // 112 x 4096: 1,703,936 a layer, 54,525,952 in all. AWQ: 4 bits a value + per group an fp16
   // scale (2 B) and a 4-bit zero (1/2 B): 3,489,660,928 + 136,314,880; embeddings and head
-  // 2,101,346,304; norms 532,480: 5,727,854,592 (hugging-quants' Llama 3.1 8B AWQ INT4: 5.73 GB).
+  // 2,101,346,304; norms 532,480: 5,727,854,592.
   const std::uint64_t groups = 32ull * 1'703'936;
   const std::uint64_t kept = 2 * kEmbedding * 2 + kNormValues * 2;
   CHECK(priced(model, "awq") == kLinearValues / 2 + groups / 2 + groups * 2 + kept);
