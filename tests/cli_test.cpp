@@ -149,7 +149,8 @@ TEST_CASE("bad input: one line on stderr, exit 2, never a crash") {
   check_rejected("--model llama3.1-8bb --gpu 4090", "unknown model 'llama3.1-8bb' (did you mean: llama3.1-8b");
   check_rejected("--model llama3.1-8b --gpu rtx4900", "unknown GPU 'rtx4900' (did you mean: rtx4090");
   check_rejected("--model llama3.1-8b --gpu 4090 --kv-dtype fp9", "unknown KV cache dtype 'fp9' (did you mean:");
-  check_rejected("--model llama3.1-8b --gpu 4090 --weight-dtype q8_0", "unknown weight dtype 'q8_0'");
+  // A cache-only type is not a weight format (q8_0 is both: llama.cpp's GGUF mix of that name).
+  check_rejected("--model llama3.1-8b --gpu 4090 --weight-dtype fp8_e5m2", "unknown weight dtype 'fp8_e5m2'");
   check_rejected("--model llama3.1-8b --gpu 4090 --ctx=-5", "--ctx: '-5' is not a token count");
   check_rejected("--model llama3.1-8b --gpu 4090 --ctx 0", "--ctx: must be at least 1 token");
   check_rejected("--model llama3.1-8b --gpu 4090 --ctx abc", "--ctx: 'abc' is not a token count");

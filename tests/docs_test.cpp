@@ -124,6 +124,7 @@ TEST_CASE("every command in the README and docs runs, and shows its real output"
     if (fs::exists(source_path(shared))) fs::create_directory_symlink(source_path(shared), work / shared);
   fs::create_symlink(KVPLAN_BINARY, work / "bin" / "kvplan");
 
+  // The Hugging Face cache the examples see is tests/fixtures/hub, never the machine's.
   // KVPLAN_UPDATE_GOLDEN=1 writes the real output into examples that show a whole output (not
   // those with "..."), as for the golden files; review the diff.
   const bool update = std::getenv("KVPLAN_UPDATE_GOLDEN") != nullptr;
@@ -136,8 +137,8 @@ TEST_CASE("every command in the README and docs runs, and shows its real output"
       if (example.command.find('<') != std::string::npos && example.command.find("< ") == std::string::npos)
         continue;  // a placeholder such as <model.gguf>
       INFO(example.file << ":" << example.line << ": kvplan " << example.command);
-      const std::string shell = "cd '" + work.string() + "' && env -u NO_COLOR PATH='" + (work / "bin").string() +
-                                ":/usr/bin:/bin' COLUMNS=100 sh -c 'kvplan " +
+      const std::string shell = "cd '" + work.string() + "' && env -u NO_COLOR -u HF_HOME PATH='" + (work / "bin").string() +
+                                ":/usr/bin:/bin' COLUMNS=100 HF_HUB_CACHE=tests/fixtures/hub sh -c 'kvplan " +
                                 std::regex_replace(example.command, std::regex("'"), "'\\''") + "' 2>/dev/null";
       FILE* pipe = popen(shell.c_str(), "r");
       REQUIRE(pipe != nullptr);

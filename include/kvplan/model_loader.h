@@ -18,4 +18,11 @@ KVPLAN_API ModelSpec load_model(std::string_view text, const ModelCatalog& catal
 /// The same against the built-in catalog, parsing only the catalog file the name is in.
 KVPLAN_API ModelSpec load_model(std::string_view text);
 
+/// The same, but a Hugging Face id ("org/name") that names no local path is first looked up in the
+/// Hugging Face hub cache folder `hf_hub_cache` (the folder holding models--org--name/), offline:
+/// the config.json and model.safetensors.index.json of the snapshot refs/main names (else the
+/// only or newest snapshot). Not there: as load_model(text). Empty `hf_hub_cache`: not looked up.
+/// The library reads no environment; the CLI passes HF_HUB_CACHE's folder.
+KVPLAN_API ModelSpec load_model(std::string_view text, std::string_view hf_hub_cache);
+
 }  // namespace kvplan

@@ -126,6 +126,13 @@ struct ModelSpec {
   std::uint32_t mtp_layers = 0;
   std::uint64_t max_context = 0;    ///< 0 when unknown
   std::uint64_t vocab_size = 0;  ///< rows of the output head (logits per token); 0 = unknown
+  /// The widths a weight format prices tensor by tensor (`--weight-dtype q4_k_m`, awq, nvfp4): the
+  /// hidden width, the dense MLP's intermediate width (0 for MoE and hybrids) and the embedding and
+  /// output head parameters (lm_head 0 when tied). 0 = unknown: such formats are then refused.
+  std::uint64_t hidden_size = 0;
+  std::uint64_t intermediate_size = 0;
+  std::uint64_t embedding_params = 0;
+  std::uint64_t lm_head_params = 0;
 
   std::vector<LayerSpec> layers;    ///< in model order, one per decoder layer
 

@@ -31,11 +31,11 @@ _kvplan() {
 
   local kvplan_bin="${words[0]}"
   local kv_dtypes="fp32 fp16 bf16 fp8 fp8_e4m3 fp8_e5m2 int8 int4 nvfp4 fp4_e2m1 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl auto f16 f32"
-  local weight_dtypes="fp32 fp16 bf16 fp8 int8 int4"
+  local weight_dtypes="fp32 fp16 bf16 fp8 int8 int4 q4_k_m q4_k_s q5_k_m q5_k_s q6_k q8_0 q4_0 q3_k_m q2_k iq4_xs awq gptq nvfp4"
   local formats="table json csv markdown"
   local options="--model --ctx --max-model-len --gpu --kv-dtype --kv-cache-dtype --weight-dtype --batch
                  --overhead --util --gpu-memory-utilization --format --no-color --check --mtp-layers --help --version
-                 --wide --weights --params --gpus --text-only
+                 --wide --weights --params --gpus --text-only --unified
                  --runtime --ctx-size --parallel --batch-size --ubatch-size --cache-type-k --cache-type-v --flash-attn
                  --kv-unified --swa-full --n-gpu-layers --gpu-layers --split-mode --tensor-split --main-gpu
                  --tensor-parallel-size --block-size --max-num-seqs --max-num-batched-tokens --kv-cache-memory

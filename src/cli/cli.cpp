@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/arguments.h"
+#include "cli/hf_hub_cache.h"
+#include "cli/unified_flag.h"
 #include "engines/core/profile.h"
 #include "engines/core/request_texts.h"
 #include "kvplan/catalog.h"
@@ -82,6 +84,7 @@ struct PlanFlags {
   std::string gpu;
   std::string format;
   std::string gpu_count;  ///< --gpus N
+  bool unified = false;   ///< --unified: --gpu's memory is a unified-memory machine's RAM
   PlanTexts texts;
   bool check = false;
   bool wide = false;
@@ -93,7 +96,7 @@ int run_plan(const PlanFlags& flags, const TableStyle& style, std::ostream& out)
   if (flags.gpu.empty()) throw Error("--gpu is required (a catalog name such as 4090, or a memory size such as 24GiB)");
   const OutputFormat format = parse_output_format(flags.format.empty() ? "table" : flags.format, "--format");
   Report report;
-  const ModelSpec model = apply_weight_overrides(load_model(flags.model), flags.texts, kFlagNames);
+  const ModelSpec model = apply_weight_overrides(load_model(flags.model, hf_hub_cache_from_environment()), flags.texts, kFlagNames);
   report.model = &model;
   report.gpus = resolve_builtin_gpus(flags.gpu, "--gpu");
   if (!flags.gpu_count.empty()) {
@@ -103,6 +106,7 @@ int run_plan(const PlanFlags& flags, const TableStyle& style, std::ostream& out)
     if (count > 4096) throw Error("--gpus: more than 4096 GPUs");
     report.gpus.assign(count, report.gpus.front());
   }
+  if (flags.unified) report.gpus = unified_memory_gpus(report.gpus);
   report.plan = make_plan(model, report.gpus, build_plan_request(flags.texts, model, kFlagNames));
   write_output(out, format_report(report, format, style));
   return flags.check && !report.plan.all_fit() ? static_cast<int>(ExitCode::does_not_fit) : 0;
@@ -139,7 +143,7 @@ int run_gpus(const CatalogFlags& flags, std::ostream& out) {
 /// file that can be edited and passed back with --model.
 int run_spec(const std::string& model, std::ostream& out) {
   if (model.empty()) throw Error("spec: --model is required");
-  write_output(out, to_spec_json(load_model(model)).dump(2) + "\n");
+  write_output(out, to_spec_json(load_model(model, hf_hub_cache_from_environment())).dump(2) + "\n");
   return 0;
 }
 
@@ -227,6 +231,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   app.add_option("-g,--gpu", plan.gpu, "GPU catalog name or alias (4090, h100, a100-80g) or a memory size with its unit (24GiB, 24GB, 80G = GiB); "
                  "several: 2x4090, 4xh100, 5090+3090")
       ->type_name("NAME|SIZE");
+  app.add_flag("--unified", plan.unified,
+               "--gpu's memory size is the RAM of a unified-memory Mac: plan against the GPU working set macOS grants");
   app.add_option("--gpus", plan.gpu_count, "How many of the --gpu card (same as --gpu 4xh100) [default: 1]")->type_name("N");
   app.add_option("-c,--ctx,--max-model-len", texts.contexts,
                  "Context length(s) per sequence, comma-separated: 32768, 32k (=32768), 1M (=1048576) "
@@ -236,7 +242,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                  "KV cache dtype(s): fp32 fp16 bf16 fp8 (=fp8_e4m3) fp8_e5m2 int8 int4 nvfp4 (=fp4_e2m1) q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl, "
                  "auto (= the model's compute dtype: its own float type, bf16 for quantized weights) [default: fp16,fp8,int8,int4]")
       ->type_name("LIST");
-  app.add_option("-w,--weight-dtype", texts.weight_dtype, "Weight dtype: fp32 fp16 bf16 fp8 int8 int4 [default: the model's own]")
+  app.add_option("-w,--weight-dtype", texts.weight_dtype, "Weight dtype: fp32 fp16 bf16 fp8 int8 int4, or a format: q4_k_m q8_0 iq4_xs ... awq gptq nvfp4 "
+                 "[default: the model's own]")
       ->type_name("DTYPE");
   app.add_option("--weights", texts.weights, "The checkpoint's size, for a model whose weights kvplan cannot count (60GB, 55.9GiB)")
       ->type_name("SIZE");

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kvplan/error.h"
+#include "loaders/unified_memory.h"
 #include "kvplan/catalog.h"
 #include "kvplan/gpu.h"
 #include "kvplan/units.h"
@@ -131,6 +132,7 @@ GpuCatalog parse_gpu_catalog(std::string_view json_text, std::string_view origin
 }
 
 GpuSpec resolve_gpu(std::string_view text, const GpuCatalog& catalog, std::string_view setting) {
+  if (std::optional<GpuSpec> mac = apple_silicon_gpu(text, setting)) return std::move(*mac);  // "m3-max-128gb"
   if (const GpuSpec* found = catalog.find(text)) {
     std::vector<const GpuSpec*> cards = also_meant(text, *found, catalog);
     if (cards.empty()) return *found;

@@ -228,6 +228,14 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
   }
   spec.params = count.total;
   spec.active_params = count.active != count.total ? count.active : 0;
+  // What a weight format priced tensor by tensor needs (--weight-dtype q4_k_m): the widths of a
+  // dense decoder; none for MoE, whose expert widths have other names.
+  spec.embedding_params = count.embedding;
+  spec.lm_head_params = count.lm_head;
+  if (count.expert == 0 && count.total) {
+    spec.hidden_size = fields.uint("hidden_size").value_or(0);
+    spec.intermediate_size = fields.uint("intermediate_size").value_or(0);
+  }
   spec.parts = read_parts(fields, layout, dtype);
   if (safetensors_total_size) {
     const nlohmann::json* quantization = fields.find("quantization_config");

@@ -7,6 +7,7 @@
 #include "loaders/json_reader.h"
 #include "kvplan/error.h"
 #include "loaders/gguf_model.h"
+#include "loaders/hf_cache.h"
 #include "loaders/hf_config.h"
 #include "loaders/ollama_tags.h"
 #include "loaders/spec_json.h"
@@ -54,6 +55,21 @@ ModelSpec load_model(std::string_view text) {
   if (std::optional<ModelSpec> model = find_builtin_model(text)) return std::move(*model);
   if (looks_like_ollama_tag(text) && !std::filesystem::exists(std::string(text))) return load_ollama_tag(text, builtin_models());
   return load_model(text, builtin_models());
+}
+
+ModelSpec load_model(std::string_view text, std::string_view hf_hub_cache) {
+  std::error_code ec;
+  if (!hf_hub_cache.empty() && looks_like_hf_repo_id(text) && !std::filesystem::exists(std::string(text), ec))
+    if (const std::optional<HfCacheSnapshot> snapshot = find_hf_cache_snapshot(text, std::filesystem::path(hf_hub_cache))) {
+      ModelSpec spec = load_hf_model(snapshot->folder.string());
+      spec.source = fmt::format("{} (Hugging Face cache: {} revision {}, {})", spec.source, text, snapshot->revision,
+                                snapshot->chosen_by);
+      // The folder is named by its revision: the repository names the model unless config.json does.
+      if (spec.name == snapshot->revision) spec.name = std::string(text);
+      spec.id = std::string(text);
+      return spec;
+    }
+  return load_model(text);
 }
 
 }  // namespace kvplan

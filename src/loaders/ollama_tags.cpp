@@ -10,6 +10,7 @@
 #include "kvplan/units.h"
 #include "model/checked.h"
 #include "model/ggml_type.h"
+#include "model/gguf_mix.h"
 #include "model/suggest.h"
 
 namespace kvplan {
@@ -70,121 +71,46 @@ std::string lower(std::string_view text) {
   return out;
 }
 
-/// use_more_bits in llama.cpp's llama-quant.cpp: the first and last eighth, and every third layer between.
-bool use_more_bits(std::uint64_t i, std::uint64_t n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
-
-/// What a tensor is, for the quantizer's choice.
-enum class Role { f32, matrix, attn_v, ffn_down, output, token_embd };
-
-struct QTensor {
-  std::int32_t layer = ModelFileTensor::output;
-  Role role = Role::matrix;
-  std::uint64_t ne0 = 0;   ///< row length
-  std::uint64_t rows = 1;  ///< the other dimensions' product
-};
-
-/// llama_tensor_get_type for the quantizations Ollama's library serves, then the k-quant fallback
-/// for rows that are not a whole number of 256-value super-blocks (llama-quant.cpp:
-/// Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0).
-std::string_view tensor_type(const QTensor& t, OllamaQuant quant, std::uint64_t n_layer, const TagShape& shape) {
-  if (t.role == Role::f32) return "f32";
-  if (quant == OllamaQuant::f16) return "f16";
-  if (quant == OllamaQuant::q8_0) return "q8_0";
-  std::string_view type = "q4_K";
-  const std::uint64_t il = t.layer >= 0 ? static_cast<std::uint64_t>(t.layer) : 0;
-  switch (t.role) {
-    case Role::output: type = "q6_K"; break;
-    case Role::token_embd: type = shape.tied ? "q6_K" : "q4_K"; break;
-    case Role::attn_v:
-      if (quant == OllamaQuant::q4_k_m && use_more_bits(il, n_layer)) type = "q6_K";
-      else if (quant == OllamaQuant::q4_k_s && il < 4) type = "q5_K";
-      if (shape.is_70b && type == "q4_K") type = "q5_K";
-      break;
-    case Role::ffn_down:
-      if (quant == OllamaQuant::q4_k_m && use_more_bits(il, n_layer)) type = "q6_K";
-      else if (quant == OllamaQuant::q4_k_s && il < n_layer / 8) type = "q5_K";
-      break;
-    default: break;
-  }
-  if (t.ne0 % 256 != 0) {
-    if (type == "q4_K") type = "q5_0";
-    else if (type == "q5_K") type = "q5_1";
-    else if (type == "q6_K") type = "q8_0";
-    if (t.ne0 % 32 != 0) type = "f16";
-  }
-  return type;
-}
-
-std::uint64_t tensor_bytes(const QTensor& t, std::string_view type) {
-  const GgmlType& g = ggml_type_by_name(type);
-  return checked_mul(ggml_row_bytes(g.id, t.ne0), t.rows, "tag weights");
-}
-
 /// The blob's tensors in the order of the GGUF (token_embd, the blocks, output_norm, output).
-std::vector<QTensor> tensors_of(const TagShape& s, const ModelSpec& model) {
+std::vector<MixTensor> tensors_of(const TagShape& s, const ModelSpec& model) {
+  if (s.family == Family::dense)
+    return dense_decoder_tensors({s.n_embd, s.n_ff, s.n_tokens, s.tied, s.qkv_bias, s.qk_norm, s.post_norms},
+                                 model.attention_heads, model.layers);
   const std::uint64_t e = s.n_embd;
   const std::uint64_t nh = model.attention_heads;
-  std::vector<QTensor> out;
-  out.push_back({ModelFileTensor::input, Role::token_embd, e, s.n_tokens});
+  std::vector<MixTensor> out;
+  out.push_back({ModelFileTensor::input, MixRole::token_embd, e, s.n_tokens});
   for (std::uint32_t il = 0; il < model.layers.size(); ++il) {
     const auto layer = static_cast<std::int32_t>(il);
-    const auto add = [&](Role role, std::uint64_t ne0, std::uint64_t rows = 1) { out.push_back({layer, role, ne0, rows}); };
-    if (s.family == Family::dense) {
-      const LayerSpec& l = model.layers[il];
-      const std::uint64_t hd = l.k_head_dim;
-      const std::uint64_t nkv = l.kv_heads;
-      add(Role::f32, e);  // attn_norm
-      add(Role::matrix, e, nh * hd);
-      add(Role::matrix, e, nkv * hd);
-      add(Role::attn_v, e, nkv * hd);
-      add(Role::matrix, nh * hd, e);  // attn_output
-      if (s.qkv_bias) {
-        add(Role::f32, nh * hd);
-        add(Role::f32, nkv * hd);
-        add(Role::f32, nkv * hd);
-      }
-      if (s.qk_norm) {
-        add(Role::f32, hd);
-        add(Role::f32, hd);
-      }
-      if (s.post_norms) {
-        add(Role::f32, e);
-        add(Role::f32, e);
-      }
-      add(Role::f32, e);  // ffn_norm
-      add(Role::matrix, e, s.n_ff);
-      add(Role::matrix, e, s.n_ff);
-      add(Role::ffn_down, s.n_ff, e);
-    } else if (s.family == Family::deepseek2) {
-      // DeepSeek-V3 / R1: q_lora_rank 1536, kv_lora_rank 512, qk_nope 128 + qk_rope 64, v_head 128,
-      // 3 dense layers then 256 routed experts of 2048 and one shared expert (config.json).
-      add(Role::f32, e);
-      add(Role::f32, e);
-      add(Role::f32, 1536);
-      add(Role::f32, 512);
-      add(Role::matrix, e, 1536);             // attn_q_a
-      add(Role::matrix, 1536, nh * 192);      // attn_q_b
-      add(Role::matrix, e, 512 + 64);         // attn_kv_a_mqa
-      add(Role::matrix, 512, nh * (128 + 128));  // attn_kv_b
-      add(Role::matrix, nh * 128, e);         // attn_output
-      if (il < 3) {
-        add(Role::matrix, e, s.n_ff);
-        add(Role::matrix, e, s.n_ff);
-        add(Role::ffn_down, s.n_ff, e);
-      } else {
-        add(Role::f32, e, 256);  // ffn_gate_inp stays F32
-        add(Role::f32, 256);     // exp_probs_b
-        add(Role::matrix, e, 2048 * 256);
-        add(Role::matrix, e, 2048 * 256);
-        add(Role::ffn_down, 2048, e * 256);
-        add(Role::matrix, e, 2048);
-        add(Role::matrix, e, 2048);
-        add(Role::ffn_down, 2048, e);
-      }
+    const auto add = [&](MixRole role, std::uint64_t ne0, std::uint64_t rows = 1) { out.push_back({layer, role, ne0, rows}); };
+    // DeepSeek-V3 / R1: q_lora_rank 1536, kv_lora_rank 512, qk_nope 128 + qk_rope 64, v_head 128,
+    // 3 dense layers then 256 routed experts of 2048 and one shared expert (config.json).
+    add(MixRole::f32, e);
+    add(MixRole::f32, e);
+    add(MixRole::f32, 1536);
+    add(MixRole::f32, 512);
+    add(MixRole::matrix, e, 1536);             // attn_q_a
+    add(MixRole::matrix, 1536, nh * 192);      // attn_q_b
+    add(MixRole::matrix, e, 512 + 64);         // attn_kv_a_mqa
+    add(MixRole::matrix, 512, nh * (128 + 128));  // attn_kv_b
+    add(MixRole::matrix, nh * 128, e);         // attn_output
+    if (il < 3) {
+      add(MixRole::matrix, e, s.n_ff);
+      add(MixRole::matrix, e, s.n_ff);
+      add(MixRole::ffn_down, s.n_ff, e);
+    } else {
+      add(MixRole::f32, e, 256);  // ffn_gate_inp stays F32
+      add(MixRole::f32, 256);     // exp_probs_b
+      add(MixRole::matrix, e, 2048 * 256);
+      add(MixRole::matrix, e, 2048 * 256);
+      add(MixRole::ffn_down, 2048, e * 256);
+      add(MixRole::matrix, e, 2048);
+      add(MixRole::matrix, e, 2048);
+      add(MixRole::ffn_down, 2048, e);
     }
   }
-  out.push_back({ModelFileTensor::output, Role::f32, e, 1});  // output_norm
-  if (!s.tied) out.push_back({ModelFileTensor::output, Role::output, e, s.n_tokens});
+  out.push_back({ModelFileTensor::output, MixRole::f32, e, 1});  // output_norm
+  if (!s.tied) out.push_back({ModelFileTensor::output, MixRole::output, e, s.n_tokens});
   return out;
 }
 
@@ -197,6 +123,16 @@ std::uint64_t gptoss_layer_bytes(const TagShape& s) {
          ggml_row_bytes(static_cast<std::uint32_t>(mxfp4), experts * 2 * inter * h) +
          ggml_row_bytes(static_cast<std::uint32_t>(mxfp4), experts * inter * h) + (experts * 2 * inter + experts * h) * 4 +
          2 * h * 4;
+}
+
+GgufMix mix_of(OllamaQuant q) {
+  switch (q) {
+    case OllamaQuant::q4_k_m: return GgufMix::q4_k_m;
+    case OllamaQuant::q4_k_s: return GgufMix::q4_k_s;
+    case OllamaQuant::q8_0: return GgufMix::q8_0;
+    case OllamaQuant::f16: return GgufMix::f16;
+  }
+  return GgufMix::q4_k_m;
 }
 
 std::string_view quant_name(OllamaQuant q) {
@@ -306,9 +242,10 @@ ModelSpec load_ollama_tag(std::string_view text, const ModelCatalog& catalog) {
     place(ModelFileTensor::output, shape->n_tokens * shape->n_embd * 2);
   } else {
     const std::uint64_t n_layer = spec.layers.size();
-    for (const QTensor& t : tensors_of(*shape, spec)) {
-      const std::uint64_t bytes = tensor_bytes(t, tensor_type(t, quant, n_layer, *shape));
-      if (t.role == Role::token_embd) file->token_embd_bytes = bytes;
+    const MixModel mix_model{n_layer, shape->tied, shape->is_70b, spec.attention_heads / std::max<std::uint32_t>(1, spec.layers.front().kv_heads)};
+    for (const MixTensor& t : tensors_of(*shape, spec)) {
+      const std::uint64_t bytes = mix_tensor_bytes(t, gguf_mix_type(t, mix_of(quant), mix_model));
+      if (t.role == MixRole::token_embd) file->token_embd_bytes = bytes;
       place(t.layer, bytes);
     }
   }

@@ -9,6 +9,7 @@
 
 #include "loaders/json_reader.h"
 #include "kvplan/error.h"
+#include "kvplan/units.h"
 
 namespace kvplan {
 
@@ -193,6 +194,15 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
   const std::optional<std::uint64_t> vocab_size = reader.optional_uint("vocab_size");
   if (vocab_size == 0u) reader.fail("vocab_size", "must be at least 1");
   spec.vocab_size = vocab_size.value_or(0);
+  // The widths a weight format priced tensor by tensor reads (--weight-dtype q4_k_m): all four, or none.
+  const std::optional<std::uint64_t> intermediate_size = reader.optional_uint("intermediate_size");
+  const std::optional<bool> tied = reader.optional_bool("tie_word_embeddings");
+  if (intermediate_size && hidden_size && vocab_size && tied) {
+    spec.hidden_size = *hidden_size;
+    spec.intermediate_size = *intermediate_size;
+    spec.embedding_params = checked_mul(*vocab_size, *hidden_size, "embedding parameters");
+    spec.lm_head_params = *tied ? 0 : spec.embedding_params;
+  }
 
   spec.parts = read_parts(reader);
   const std::optional<std::uint64_t> window = reader.optional_uint("sliding_window");

@@ -34,7 +34,8 @@ ProcessResult run_kvplan(const std::string& arguments, const std::string& enviro
   char err_path[] = "/tmp/kvplan-test-stderr-XXXXXX";
   const int fd = mkstemp(err_path);
   if (fd >= 0) close(fd);
-  const std::string command = "env -u NO_COLOR " + environment + " '" + KVPLAN_BINARY + "' " + arguments + " 2>" +
+  // No Hugging Face cache of the machine's: a test that wants one says so in `environment`.
+  const std::string command = "env -u NO_COLOR -u HF_HOME HF_HUB_CACHE=/nonexistent/kvplan-test-hub " + environment + " '" + KVPLAN_BINARY + "' " + arguments + " 2>" +
                               err_path + " </dev/null";
   ProcessResult result;
   FILE* pipe = popen(command.c_str(), "r");

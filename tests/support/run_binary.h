@@ -12,7 +12,8 @@ struct ProcessResult {
 };
 
 /// Runs `kvplan <arguments>` through /bin/sh (arguments are shell words, quote as needed), with
-/// NO_COLOR unset unless `environment` sets it, and returns its exit code, stdout and stderr.
+/// NO_COLOR unset unless `environment` sets it and HF_HUB_CACHE naming no folder (no Hugging Face
+/// cache of the machine's), and returns its exit code, stdout and stderr.
 ProcessResult run_kvplan(const std::string& arguments, const std::string& environment = "");
 
 /// The contract for a refused input (README "Exit codes"): exit `code`, nothing on stdout, and

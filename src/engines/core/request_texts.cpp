@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "engines/core/weight_formats.h"
 #include "kvplan/dtype.h"
 #include "kvplan/error.h"
 #include "kvplan/units.h"
@@ -42,7 +43,7 @@ PlanRequest build_plan_request(const PlanTexts& texts, const ModelSpec& model, c
     request.batch = parse_positive_integer(texts.batch, names.batch);
     request.batch_given = true;
   }
-  if (!texts.weight_dtype.empty()) request.weight_dtype = &parse_weight_dtype(texts.weight_dtype);
+  if (!texts.weight_dtype.empty()) request.weight_dtype = &parse_requested_weight_dtype(texts.weight_dtype);
   if (!texts.overhead.empty()) request.overhead_bytes = parse_memory_size_or_zero(texts.overhead, names.overhead);
   if (!texts.utilization.empty())
     request.utilization_millionths = parse_fraction_millionths(texts.utilization, names.utilization);

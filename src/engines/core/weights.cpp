@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "engines/core/weight_formats.h"
 #include "kvplan/error.h"
 #include "kvplan/plan.h"
 #include "kvplan/units.h"
@@ -37,6 +38,12 @@ WeightsEstimate estimate_language_and_parts(const ModelSpec& model, const Dtype*
   const Dtype& own = *model.weight_dtype;
   const Dtype& target = dtype ? *dtype : own;
   const bool same = target.name == own.name;
+  // A named format (q4_k_m, awq, nvfp4) is priced tensor by tensor; the parts stay at their own dtype.
+  if (!same)
+    if (std::optional<WeightsEstimate> format = price_weight_format(model, target)) {
+      format->bytes = checked_add(format->bytes, parts_bytes(model), "weight size");
+      return *format;
+    }
   if (model.weights_bytes && same)
     return {*model.weights_bytes, model.weights_source.empty() ? fmt::format("checkpoint size ({} as published)", target.name)
                                                                : model.weights_source};
