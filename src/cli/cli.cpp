@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/arguments.h"
+#include "cli/max_command.h"
+#include "cli/sweep_command.h"
 #include "engines/core/profile.h"
 #include "engines/core/request_texts.h"
 #include "kvplan/catalog.h"
@@ -86,6 +88,7 @@ struct PlanFlags {
   bool check = false;
   bool wide = false;
   bool no_color = false;
+  bool speed = false;  ///< --speed
 };
 
 int run_plan(const PlanFlags& flags, const TableStyle& style, std::ostream& out) {
@@ -251,6 +254,11 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   app.add_option("-u,--util,--gpu-memory-utilization", texts.utilization,
                  "Fraction of GPU memory the budget may use [default: 1.0; vLLM 0.9]")
       ->type_name("FRACTION");
+  app.add_option("--budget", texts.budget, "An absolute memory limit per GPU the engine must stay within (10GiB: a Kubernetes "
+                 "slice, an agreed share)")->type_name("SIZE");
+  app.add_option("--free", texts.free, "Memory free on each GPU before the engine starts (others hold the rest)")->type_name("SIZE");
+  app.add_option("--used", texts.used, "Memory other processes already hold on each GPU")->type_name("SIZE");
+  app.add_flag("--speed", plan.speed, "Table: a decode-speed roofline bound per row (bandwidth; not a prediction)");
   app.add_option("-f,--format", plan.format, "Output: table, json, csv, markdown [default: table]")->type_name("FORMAT");
   app.add_flag("--wide", plan.wide, "Table: a memory bar per row (about 125 columns)");
   app.add_flag("--no-color", plan.no_color, "No colour (also off when stdout is not a terminal or NO_COLOR is set)");
@@ -283,6 +291,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   CLI::App* spec = app.add_subcommand("spec", "Print the resolved model spec (e.g. of a config.json) in kvplan's spec format");
   spec->add_option("-m,--model", spec_model, "Catalog name, spec file, config.json or model folder")->type_name("NAME|PATH");
   spec->footer(std::string(kSpecExamples));
+  const MaxCommand max_command(app);
+  const SweepCommand sweep_command(app);
 
   try {
     // Engines' multi-letter short flags (-ctk, -np, -tp, ...) become long names CLI11 can parse;
@@ -323,9 +333,12 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (spec->parsed()) return run_spec(spec_model, out);
     texts.engine_options =
         engine_options(option_values, switches, app, env, asks_for_help(typed) ? nullptr : runtime_on_line(typed, true));
+    if (max_command.parsed()) return max_command.run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts}, out);
+    if (sweep_command.parsed()) return sweep_command.run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts}, out, err);
     TableStyle style;
     style.color = terminal.stdout_is_tty && !terminal.no_color_env && !plan.no_color;
     style.wide = plan.wide;
+    style.speed = plan.speed;
     style.columns = terminal.stdout_is_tty ? terminal.columns : 0;
     return run_plan(plan, style, out);
   } catch (const OutputError& error) {
