@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <span>
 
 #include <fmt/format.h>
@@ -51,12 +52,6 @@ std::optional<Row> try_settle(const Profile& profile, const RowQuery& query, con
   }
 }
 
-bool fits(const Profile& profile, const RowQuery& query, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
-          const std::optional<MemoryRoom>& room) {
-  const std::optional<Row> row = try_settle(profile, query, model, gpus, room);
-  return row && row->fits;
-}
-
 /// Why the row one step past an answer does not fit: a blocking finding (the engine's own limit)
 /// or memory.
 SearchStop stop_of(const std::optional<Row>& past) {
@@ -71,32 +66,26 @@ SearchStop stop_of(const std::optional<Row>& past) {
   return {SearchBound::memory, ""};
 }
 
-/// The largest value of `RowQuery::*field` in [1, limit] that fits, the row there and what stops
-/// the next step (`at_limit` when the answer is the limit itself).
+/// The row at n (a context or a batch), or nullopt when the engine cannot price it.
+using RowAt = std::function<std::optional<Row>(std::uint64_t)>;
+
+/// The largest n in [1, limit] whose row fits, the row there and what stops the next step
+/// (`at_limit` when the answer is the limit itself).
 struct Found {
   std::optional<std::uint64_t> value;
   std::optional<Row> row;
   SearchStop stop;
 };
 
-Found search(const Profile& profile, RowQuery query, std::uint64_t RowQuery::*field, std::uint64_t limit,
-             SearchBound at_limit, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
-             const std::optional<MemoryRoom>& room) {
+Found search(const RowAt& row_at, std::uint64_t limit, SearchBound at_limit) {
   Found found;
   found.value = largest_holding(limit, [&](std::uint64_t n) {
-    query.*field = n;
-    return fits(profile, query, model, gpus, room);
+    const std::optional<Row> row = row_at(n);
+    return row && row->fits;
   });
-  if (found.value == limit) {
-    found.stop = {at_limit, ""};
-  } else {
-    query.*field = found.value.value_or(0) + 1;
-    found.stop = stop_of(try_settle(profile, query, model, gpus, room));
-  }
-  if (found.value) {
-    query.*field = *found.value;
-    found.row = settle(profile, query, model, gpus, room);
-  }
+  if (found.value == limit) found.stop = {at_limit, ""};
+  else found.stop = stop_of(row_at(found.value.value_or(0) + 1));
+  if (found.value) found.row = row_at(*found.value);
   return found;
 }
 
@@ -222,14 +211,32 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
     query.batch = limits.batch;
     query.ctx = limits.ctx;
 
-    Found ctx = search(*profile, query, &RowQuery::ctx, limits.ctx_cap, limits.cap_kind, model, gpus, room);
+    const RowAt at_ctx = [&](std::uint64_t ctx) {
+      RowQuery q = query;
+      q.ctx = ctx;
+      return try_settle(*profile, q, model, gpus, room);
+    };
+    // An engine may size itself by the batch it is given (Ollama's parallel slots), so each batch
+    // is a profile of its own, as make_plan would build it.
+    const RowAt at_batch = [&](std::uint64_t batch) -> std::optional<Row> {
+      PlanRequest with_batch = searchable;
+      with_batch.batch = batch;
+      RowQuery q = query;
+      q.batch = batch;
+      try {
+        return try_settle(*engine.make(model, gpus, with_batch), q, model, gpus, room);
+      } catch (const Error& error) {
+        if (error.code() == ExitCode::unsupported_architecture) throw;
+        return std::nullopt;
+      }
+    };
+    Found ctx = search(at_ctx, limits.ctx_cap, limits.cap_kind);
     out.max_ctx = ctx.value;
     out.ctx_stop = ctx.stop;
     out.max_ctx_row = std::move(ctx.row);
     if (ctx.stop.bound == SearchBound::trained_context || ctx.stop.bound == SearchBound::cap) {
       // The cap bound it: what would memory allow?
-      Found uncapped =
-          search(*profile, query, &RowQuery::ctx, engine_limit, SearchBound::search_limit, model, gpus, room);
+      Found uncapped = search(at_ctx, engine_limit, SearchBound::search_limit);
       out.uncapped_max_ctx = uncapped.value;
       out.uncapped_stop = uncapped.stop;
     } else {
@@ -237,8 +244,7 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
       out.uncapped_stop = out.ctx_stop;
     }
 
-    Found batch =
-        search(*profile, query, &RowQuery::batch, request.batch_limit, SearchBound::search_limit, model, gpus, room);
+    Found batch = search(at_batch, request.batch_limit, SearchBound::search_limit);
     out.max_batch = batch.value;
     out.batch_stop = batch.stop;
     out.max_batch_row = std::move(batch.row);
