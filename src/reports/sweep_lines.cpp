@@ -1,5 +1,7 @@
 #include "reports/sweep_lines.h"
 
+#include <fmt/format.h>
+
 #include "reports/fields.h"
 
 namespace kvplan {
@@ -12,8 +14,8 @@ std::string deployment_name(const std::vector<GpuSpec>& gpus) {
   for (std::size_t i = 0; i < gpus.size();) {
     std::size_t same = i + 1;
     while (same < gpus.size() && gpus[same].id == gpus[i].id) ++same;
-    out += (out.empty() ? "" : "+") + (same - i > 1 ? std::to_string(same - i) + "x" : "") +
-           (gpus[i].id.empty() ? gpus[i].name : gpus[i].id);
+    out += fmt::format("{}{}{}", out.empty() ? "" : "+", same - i > 1 ? fmt::format("{}x", same - i) : "",
+                       gpus[i].id.empty() ? gpus[i].name : gpus[i].id);
     i = same;
   }
   return out;
@@ -38,10 +40,11 @@ std::string SweepLines::line(const ModelSpec& model, const std::vector<GpuSpec>&
   report_.plan.runtime = runtime;
   report_.plan.rows.clear();
   report_.plan.rows.push_back(std::move(row));
-  std::string text = format_csv(report_);
-  if (header_written_) text.erase(0, text.find('\n') + 1);
+  const std::string text = format_csv(report_);
+  const std::size_t header_end = text.find('\n');
+  const bool with_header = !header_written_;
   header_written_ = true;
-  return text;
+  return with_header || header_end == std::string::npos ? text : text.substr(header_end + 1);
 }
 
 }  // namespace kvplan
