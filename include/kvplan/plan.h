@@ -74,6 +74,13 @@ struct PlanRequest {
   std::string mtp_layers;
   std::vector<EngineOption> engine_options;
   SettingNames names;
+  /// An absolute memory limit per GPU (a Kubernetes slice, a share agreed with others): what the
+  /// engine takes must stay within it. nullopt: none.
+  std::optional<std::uint64_t> budget_bytes;
+  /// Memory other processes already hold on each GPU (co-tenants). nullopt: none.
+  std::optional<std::uint64_t> used_bytes;
+  /// Or the memory free on each GPU before the engine starts: the card's memory less it is used.
+  std::optional<std::uint64_t> free_bytes;
 };
 
 /// A fact about a row that a user (or CI) must know: a stable code and a sentence. A blocking
@@ -126,6 +133,18 @@ struct GpuShare {
   bool fits = false;
 };
 
+/// A decode-speed upper bound from the card's memory bandwidth: a decode step reads the weights
+/// (an MoE's active ones) and every sequence's cache once, so it takes at least bytes / bandwidth.
+/// A roofline bound, not a prediction: compute, kernels and communication only make it slower.
+struct DecodeBound {
+  std::uint64_t weights_bytes_read = 0;  ///< per step, on the slowest path (the stages' fullest GPUs)
+  std::uint64_t kv_bytes_read = 0;       ///< per step, every sequence's cache at the row's context
+  double bandwidth_gbps = 0;             ///< the card's, GB/s (10^9 bytes)
+  double tokens_per_s_per_sequence = 0;  ///< each sequence of the batch: 1 / step time
+  double tokens_per_s_batch = 0;         ///< all sequences: batch / step time
+  std::string rule;                      ///< how it was computed, in words
+};
+
 /// An engine's own figures for one row, for its report section (vLLM's blocks, llama.cpp's
 /// buffers). Defined by each engine profile; opaque here.
 struct EngineDetail;
@@ -164,6 +183,9 @@ struct Row {
   std::uint32_t pp = 1;
   std::vector<GpuShare> per_gpu;      ///< empty from a profile: one GPU, the row's figures
   std::vector<std::string> assumptions;  ///< what the engine's rules take for granted here
+
+  /// Set by the core from the card's bandwidth; nullopt when the catalog has none for it.
+  std::optional<DecodeBound> decode_bound;
 };
 
 /// The largest context that fits with one cache dtype, everything else as requested.

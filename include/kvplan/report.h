@@ -38,6 +38,8 @@ struct TableStyle {
   bool wide = false;   ///< a memory bar per row (the table then needs about 125 columns)
   /// Wrap longer lines to this width (a terminal's); 0: never wrap (files, pipes).
   std::size_t columns = 0;
+  /// A line per row under the table with its decode-speed roofline bound (Row::decode_bound).
+  bool speed = false;
 };
 
 /// The human table with its header, rows, warnings and ways out. Its rows fit in 100 columns

@@ -160,7 +160,12 @@ void refuse_unknown_flags(const CLI::App& app, const std::vector<std::string>& a
     std::vector<std::string> known = long_names(*command);
     if (command == &app) known.emplace_back("--version");
     if (std::find(known.begin(), known.end(), name) != known.end()) continue;
-    if (const EngineEntry* engine = engine_declaring(name); engine && command == &app)
+    // A subcommand that plans (kvplan max) takes the main command's flags too.
+    if (command != &app && command->get_fallthrough()) {
+      const std::vector<std::string> main_names = long_names(app);
+      if (std::find(main_names.begin(), main_names.end(), name) != main_names.end()) continue;
+    }
+    if (const EngineEntry* engine = engine_declaring(name); engine && (command == &app || command->get_fallthrough()))
       throw Error(fmt::format("{} is a {} flag: add --runtime {}", name, engine->display, engine->name));
     // A flag of the main command given to a subcommand (or the other way round) is still unknown
     // there, but the suggestion may come from both.

@@ -12,7 +12,9 @@
 
 #include "cli/arguments.h"
 #include "cli/hf_hub_cache.h"
-#include "cli/unified_flag.h"
+#include "cli/max_command.h"
+#include "cli/sweep_command.h"
+#include "cli/plan_inputs.h"
 #include "engines/core/profile.h"
 #include "engines/core/request_texts.h"
 #include "kvplan/catalog.h"
@@ -68,11 +70,6 @@ constexpr std::string_view kSpecExamples = R"(Examples:
   kvplan spec --model ./config.json > my.json # what kvplan read from a config.json, as an editable spec
   kvplan --model ./my.json --gpu 4090         # plan with it)";
 
-/// The CLI names every setting by its flag.
-constexpr SettingNames kFlagNames{"--ctx",       "--batch",        "--overhead", "--util",     "--mtp-layers",
-                                  "--kv-dtype",  "--weight-dtype", "--weights",  "--params",   "--runtime",
-                                  "--gpu",       "--text-only"};
-
 struct CatalogFlags {
   std::string format = "table";
   std::string word;
@@ -89,6 +86,7 @@ struct PlanFlags {
   bool check = false;
   bool wide = false;
   bool no_color = false;
+  bool speed = false;  ///< --speed
 };
 
 int run_plan(const PlanFlags& flags, const TableStyle& style, std::ostream& out) {
@@ -96,17 +94,9 @@ int run_plan(const PlanFlags& flags, const TableStyle& style, std::ostream& out)
   if (flags.gpu.empty()) throw Error("--gpu is required (a catalog name such as 4090, or a memory size such as 24GiB)");
   const OutputFormat format = parse_output_format(flags.format.empty() ? "table" : flags.format, "--format");
   Report report;
-  const ModelSpec model = apply_weight_overrides(load_model(flags.model, hf_hub_cache_from_environment()), flags.texts, kFlagNames);
+  const ModelSpec model = load_model_for_cli(flags.model, flags.texts);
   report.model = &model;
-  report.gpus = resolve_builtin_gpus(flags.gpu, "--gpu");
-  if (!flags.gpu_count.empty()) {
-    // --gpus N: N of the card --gpu names.
-    if (report.gpus.size() != 1) throw Error("--gpus: give one card with --gpu (or write --gpu 4xh100)");
-    const std::uint64_t count = parse_positive_integer(flags.gpu_count, "--gpus");
-    if (count > 4096) throw Error("--gpus: more than 4096 GPUs");
-    report.gpus.assign(count, report.gpus.front());
-  }
-  if (flags.unified) report.gpus = unified_memory_gpus(report.gpus);
+  report.gpus = resolve_gpus_for_cli(flags.gpu, flags.gpu_count, flags.unified);
   report.plan = make_plan(model, report.gpus, build_plan_request(flags.texts, model, kFlagNames));
   write_output(out, format_report(report, format, style));
   return flags.check && !report.plan.all_fit() ? static_cast<int>(ExitCode::does_not_fit) : 0;
@@ -258,6 +248,11 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   app.add_option("-u,--util,--gpu-memory-utilization", texts.utilization,
                  "Fraction of GPU memory the budget may use [default: 1.0; vLLM 0.9]")
       ->type_name("FRACTION");
+  app.add_option("--budget", texts.budget, "An absolute memory limit per GPU the engine must stay within (10GiB: a Kubernetes "
+                 "slice, an agreed share)")->type_name("SIZE");
+  app.add_option("--free", texts.free, "Memory free on each GPU before the engine starts (others hold the rest)")->type_name("SIZE");
+  app.add_option("--used", texts.used, "Memory other processes already hold on each GPU")->type_name("SIZE");
+  app.add_flag("--speed", plan.speed, "Table: a decode-speed roofline bound per row (bandwidth; not a prediction)");
   app.add_option("-f,--format", plan.format, "Output: table, json, csv, markdown [default: table]")->type_name("FORMAT");
   app.add_flag("--wide", plan.wide, "Table: a memory bar per row (about 125 columns)");
   app.add_flag("--no-color", plan.no_color, "No colour (also off when stdout is not a terminal or NO_COLOR is set)");
@@ -290,6 +285,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   CLI::App* spec = app.add_subcommand("spec", "Print the resolved model spec (e.g. of a config.json) in kvplan's spec format");
   spec->add_option("-m,--model", spec_model, "Catalog name, spec file, config.json or model folder")->type_name("NAME|PATH");
   spec->footer(std::string(kSpecExamples));
+  const MaxCommand max_command(app);
+  const SweepCommand sweep_command(app);
 
   try {
     // Engines' multi-letter short flags (-ctk, -np, -tp, ...) become long names CLI11 can parse;
@@ -330,9 +327,12 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (spec->parsed()) return run_spec(spec_model, out);
     texts.engine_options =
         engine_options(option_values, switches, app, env, asks_for_help(typed) ? nullptr : runtime_on_line(typed, true));
+    if (max_command.parsed()) return max_command.run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified}, out);
+    if (sweep_command.parsed()) return sweep_command.run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified}, out, err);
     TableStyle style;
     style.color = terminal.stdout_is_tty && !terminal.no_color_env && !plan.no_color;
     style.wide = plan.wide;
+    style.speed = plan.speed;
     style.columns = terminal.stdout_is_tty ? terminal.columns : 0;
     return run_plan(plan, style, out);
   } catch (const OutputError& error) {

@@ -48,6 +48,14 @@ std::string format_csv(const Report& report) {
     for (const auto& [key, value] : row_fields.items()) fields[key] = value;
     fields["kv_breakdown"] = describe_breakdown(row);  // one cell: the nested list as a phrase
     fields.erase("per_gpu");  // one line per row: the worst GPU's figures are the row's own
+    // The roofline bound as two plain cells (empty when the card's bandwidth is unknown).
+    fields.erase("decode_bound");
+    fields["decode_tokens_per_s_per_sequence"] = row_fields.at("decode_bound").is_null()
+                                                     ? nlohmann::ordered_json()
+                                                     : row_fields.at("decode_bound")["tokens_per_s_per_sequence"];
+    fields["decode_tokens_per_s_batch"] = row_fields.at("decode_bound").is_null()
+                                              ? nlohmann::ordered_json()
+                                              : row_fields.at("decode_bound")["tokens_per_s_batch"];
     std::string assumed;
     for (const std::string& assumption : row.assumptions) assumed += (assumed.empty() ? "" : "; ") + assumption;
     fields["assumptions"] = assumed;

@@ -142,6 +142,17 @@ nlohmann::ordered_json row_to_json(const Row& row) {
     breakdown.push_back(entry);
   }
   out["kv_breakdown"] = breakdown;
+  if (row.decode_bound) {
+    const DecodeBound& bound = *row.decode_bound;
+    out["decode_bound"] = {{"tokens_per_s_per_sequence", bound.tokens_per_s_per_sequence},
+                           {"tokens_per_s_batch", bound.tokens_per_s_batch},
+                           {"weights_bytes_read", bound.weights_bytes_read},
+                           {"kv_bytes_read", bound.kv_bytes_read},
+                           {"bandwidth_gbps", bound.bandwidth_gbps},
+                           {"rule", bound.rule}};
+  } else {
+    out["decode_bound"] = nullptr;
+  }
   return out;
 }
 

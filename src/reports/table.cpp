@@ -87,6 +87,21 @@ std::string format_table(const Report& report, const TableStyle& style) {
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
   }
+  if (style.speed) {
+    // One line per row: the roofline bound, never a prediction (docs/planning.md, "Speed bound").
+    out += "\n";
+    for (const Row& row : report.plan.rows) {
+      const std::string which = fmt::format("ctx {} {}", format_thousands(row.ctx), row.cache.label());
+      if (!row.decode_bound) {
+        out += wrapped(fmt::format("Speed   {}: no bound (the catalog has no memory bandwidth for this card)", which), style.columns);
+        continue;
+      }
+      const DecodeBound& bound = *row.decode_bound;
+      out += wrapped(fmt::format("Speed   {}: at most {:.1f} tokens/s per sequence, {:.1f} for the batch of {} ({})", which,
+                                 bound.tokens_per_s_per_sequence, bound.tokens_per_s_batch, row.batch, bound.rule),
+                     style.columns);
+    }
+  }
   std::vector<std::string> under = findings_lines(report);
   const std::vector<std::string> ways = ways_out_lines(report);
   under.insert(under.end(), ways.begin(), ways.end());

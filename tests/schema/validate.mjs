@@ -17,6 +17,7 @@ const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false }
 const loadSchema = (name) => JSON.parse(readFileSync(join(root, "schema", name), "utf8"));
 const validateOutput = ajv.compile(loadSchema("output.schema.json"));
 const validateSpec = ajv.compile(loadSchema("model-spec.schema.json"));
+const validateMax = ajv.compile(loadSchema("max.schema.json"));  // refers to output.schema.json's row
 
 let passed = 0;
 let failed = 0;
@@ -79,6 +80,19 @@ const commands = [
 for (const args of commands) {
   const text = execFileSync(kvplan, [...args, "--format", "json"], { encoding: "utf8" });
   check(`kvplan ${args.join(" ")}`, validateOutput, JSON.parse(text));
+}
+
+// kvplan max: the generic profile, vLLM, a pipeline-stage engine, llama.cpp's slots, a MIG instance.
+const maxCommands = [
+  ["max", "--model", "qwen3-8b", "--gpu", "24GB", "--util", "0.9", "--overhead", "0", "--ctx", "4700", "--batch", "8"],
+  ["max", "--model", "qwen3-8b", "--gpu", "4090", "--runtime", "vllm", "--ctx", "4700"],
+  ["max", "--model", "llama3.1-70b", "--gpu", "h100", "--runtime", "sglang", "--ctx", "32k"],
+  ["max", "--model", "llama3.1-8b", "--gpu", "4090", "--runtime", "llama.cpp", "-np", "4", "--ctx", "8k"],
+  ["max", "--model", "qwen3-8b", "--gpu", "h100-1g.10gb", "--kv-dtype", "fp8"],
+];
+for (const args of maxCommands) {
+  const text = execFileSync(kvplan, [...args, "--format", "json"], { encoding: "utf8" });
+  check(`kvplan ${args.join(" ")}`, validateMax, JSON.parse(text));
 }
 
 for (const file of readdirSync(join(root, "models")).filter((name) => name.endsWith(".json")).sort()) {

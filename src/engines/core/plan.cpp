@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 
 #include "engines/core/cache_cost.h"
+#include "engines/core/decode_bound.h"
 #include "engines/core/profile.h"
+#include "engines/core/settle.h"
 #include "kvplan/error.h"
 #include "kvplan/plan.h"
 
@@ -93,26 +95,19 @@ void decide(Row& row, const GpuSpec& first) {
   row.fits = row.verdict == Verdict::fits;
 }
 
-Row settle(const Profile& profile, const RowQuery& query, const ModelSpec& model, const std::vector<GpuSpec>& gpus) {
-  Row row = profile.price(query);
-  add_common_findings(row, model, gpus);
-  decide(row, gpus.front());
-  return row;
-}
-
 bool is_wider_than_fp8(const Dtype& type) { return type.block_bytes > type.block_elements; }
 
 /// The largest context per sequence (at most `limit`) at which `query` still fits, as the engine
 /// prices it. Memory never shrinks as a context grows, so bisection finds the exact boundary.
 ContextLimit context_limit(const Profile& profile, RowQuery query, std::uint64_t limit, const ModelSpec& model,
-                           const std::vector<GpuSpec>& gpus) {
+                           const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room) {
   ContextLimit out;
   out.cache = query.cache;
   query.ctx_is_total = false;
   out.max_ctx = largest_holding(limit, [&](std::uint64_t ctx) {
     query.ctx = ctx;
     try {
-      return settle(profile, query, model, gpus).fits;
+      return settle(profile, query, model, gpus, room).fits;
     } catch (const Error& error) {
       if (error.code() == ExitCode::unsupported_architecture) throw;
       return false;  // a size past 64 bits certainly does not fit
@@ -123,6 +118,58 @@ ContextLimit context_limit(const Profile& profile, RowQuery query, std::uint64_t
 }
 
 }  // namespace
+
+std::optional<MemoryRoom> memory_room(const PlanRequest& request, const GpuSpec& gpu) {
+  std::optional<MemoryRoom> room;
+  const auto consider = [&](std::uint64_t bytes, bool co_tenants, std::string why) {
+    if (!room || bytes < room->bytes) room = MemoryRoom{bytes, co_tenants, std::move(why)};
+  };
+  const std::int64_t memory = static_cast<std::int64_t>(std::min(gpu.memory_bytes, kMaxComparable));
+  if (request.budget_bytes) consider(*request.budget_bytes, false, "a budget of " + format_gib(static_cast<std::int64_t>(std::min(*request.budget_bytes, kMaxComparable))));
+  if (request.used_bytes) {
+    if (*request.used_bytes > gpu.memory_bytes)
+      throw Error(fmt::format("{} used by other processes is more than {}'s {}", format_gib(static_cast<std::int64_t>(std::min(*request.used_bytes, kMaxComparable))),
+                              gpu.name, format_gib(memory)));
+    consider(gpu.memory_bytes - *request.used_bytes, true,
+             fmt::format("{} held by other processes of {}", format_gib(static_cast<std::int64_t>(*request.used_bytes)), format_gib(memory)));
+  }
+  if (request.free_bytes) {
+    if (*request.free_bytes > gpu.memory_bytes)
+      throw Error(fmt::format("{} free is more than {}'s {}", format_gib(static_cast<std::int64_t>(std::min(*request.free_bytes, kMaxComparable))),
+                              gpu.name, format_gib(memory)));
+    consider(*request.free_bytes, true, fmt::format("{} free of {}", format_gib(static_cast<std::int64_t>(*request.free_bytes)), format_gib(memory)));
+  }
+  return room;
+}
+
+Row settle(const Profile& profile, const RowQuery& query, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+           const std::optional<MemoryRoom>& room) {
+  Row row = profile.price(query);
+  add_common_findings(row, model, gpus);
+  decide(row, gpus.front());
+  if (room) {
+    // An engine that takes what the rows need fits in the room: its budget shrinks to it. One that
+    // takes a pool whatever the rows need (vLLM's utilization x total) must find the pool's room.
+    const std::uint64_t takes = profile.footprint(row);
+    if (takes == row.total_bytes && room->bytes < row.capacity_bytes) {
+      row.capacity_bytes = room->bytes;
+      for (GpuShare& share : row.per_gpu) share.capacity_bytes = std::min(share.capacity_bytes, room->bytes);
+      decide(row, gpus.front());
+    }
+    if (takes > room->bytes) {
+      const bool refuses = room->co_tenants && profile.refuses_when_short();
+      row.findings.push_back({refuses ? "engine_refuses_start" : "over_budget",
+                              fmt::format("the engine takes {} on its fullest GPU ({}); {} leaves {}{}",
+                                          format_gib(static_cast<std::int64_t>(takes)), profile.budget_semantics(), room->why,
+                                          format_gib(static_cast<std::int64_t>(room->bytes)),
+                                          refuses ? ": it refuses to start" : ""),
+                              true});
+      decide(row, gpus.front());
+    }
+  }
+  row.decode_bound = decode_bound(row, model, gpus.front());
+  return row;
+}
 
 std::string CacheDtypes::label() const {
   if (!k || !v) return "auto";
@@ -168,6 +215,11 @@ Plan make_plan(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const P
   plan.settings = profile.settings();
   if (!gpu.resolution_note.empty()) plan.settings.notes.push_back(gpu.resolution_note);
   plan.facts = cache_facts(model);
+  const std::optional<MemoryRoom> room = memory_room(request, gpu);
+  if (room)
+    plan.settings.notes.push_back(fmt::format("at most {} per GPU ({}); {} {}",
+                                              format_gib(static_cast<std::int64_t>(std::min(room->bytes, kMaxComparable))),
+                                              room->why, engine.display, profile.budget_semantics()));
 
   const std::vector<std::uint64_t> contexts = request.contexts.empty() ? profile.default_contexts() : request.contexts;
   const std::vector<CacheDtypes> caches = request.caches.empty() ? profile.default_caches() : request.caches;
@@ -186,7 +238,7 @@ Plan make_plan(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const P
     for (const CacheDtypes& cache : caches) {
       query.ctx = ctx;
       query.cache = cache;
-      plan.rows.push_back(settle(profile, query, model, gpus));
+      plan.rows.push_back(settle(profile, query, model, gpus, room));
       longest = std::max(longest, plan.rows.back().ctx);
     }
   }
@@ -195,7 +247,7 @@ Plan make_plan(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const P
   const std::uint64_t limit = std::min(std::max(model.max_context, longest), profile.search_cap());
   for (const CacheDtypes& cache : caches) {
     query.cache = cache;
-    ContextLimit found = context_limit(profile, query, limit, model, gpus);
+    ContextLimit found = context_limit(profile, query, limit, model, gpus, room);
     // Report the cache as the rows resolved it ("auto" becomes the dtype it meant).
     for (std::size_t i = 0; i < caches.size(); ++i)
       if (caches[i].k == cache.k && caches[i].v == cache.v) found.cache = plan.rows[i].cache;
@@ -212,7 +264,7 @@ Plan make_plan(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const P
       fp8.ctx = contexts[i / caches.size()];
       fp8.cache = caches[i % caches.size()];
       fp8.weight_dtype = &parse_weight_dtype("fp8");
-      way.with_fp8_weights = settle(profile, fp8, model, gpus);
+      way.with_fp8_weights = settle(profile, fp8, model, gpus, room);
     }
     plan.ways_out.push_back(std::move(way));
   }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -50,6 +51,16 @@ class Profile {
   virtual bool default_contexts_are_totals() const { return false; }
   virtual std::vector<CacheDtypes> default_caches() const = 0;
   virtual std::optional<std::uint64_t> default_batch() const { return std::nullopt; }
+
+  /// What the engine takes on its fullest GPU for this row: what it needs (the default), or the
+  /// pool it allocates whatever the rows need (vLLM's utilization x total). A budget or co-tenants'
+  /// memory (PlanRequest::budget_bytes, used_bytes) must leave room for it.
+  virtual std::uint64_t footprint(const Row& row) const { return row.total_bytes; }
+  /// How the engine's memory fraction reads (vLLM: of the card's total), for the report.
+  virtual std::string budget_semantics() const { return "it takes what the rows need"; }
+  /// True when the engine refuses to start (rather than running short) when co-tenants leave it
+  /// less than its footprint (vLLM checks the free memory at start-up).
+  virtual bool refuses_when_short() const { return false; }
 
   /// The largest context per sequence the searches may try (an engine's own limit).
   virtual std::uint64_t search_cap() const { return std::uint64_t{1} << 40; }

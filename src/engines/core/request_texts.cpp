@@ -49,6 +49,16 @@ PlanRequest build_plan_request(const PlanTexts& texts, const ModelSpec& model, c
     request.utilization_millionths = parse_fraction_millionths(texts.utilization, names.utilization);
   request.mtp_layers = texts.mtp_layers;
   request.engine_options = texts.engine_options;
+  // The budget settings are named as the caller names the others: flags on the command line.
+  const bool flags = names.ctx.rfind("--", 0) == 0;
+  const std::string budget = flags ? "--budget" : "budget";
+  const std::string free = flags ? "--free" : "free";
+  const std::string used = flags ? "--used" : "used";
+  if (!texts.budget.empty()) request.budget_bytes = parse_memory_size(texts.budget, budget);
+  if (!texts.free.empty() && !texts.used.empty())
+    throw Error(fmt::format("{} and {}: give one (free = the card's memory - used)", free, used));
+  if (!texts.free.empty()) request.free_bytes = parse_memory_size(texts.free, free);
+  if (!texts.used.empty()) request.used_bytes = parse_memory_size_or_zero(texts.used, used);
   return request;
 }
 

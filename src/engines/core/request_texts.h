@@ -25,6 +25,9 @@ struct PlanTexts {
   std::string weights;                 ///< the checkpoint's size, overriding the model's
   std::string params;                  ///< the parameter count ("32.5B"), overriding the model's
   bool text_only = false;              ///< leave the model's towers and projectors (ModelSpec::parts) out
+  std::string budget;                  ///< an absolute memory limit per GPU ("10GiB")
+  std::string free;                    ///< memory free on each GPU before the engine starts
+  std::string used;                    ///< memory other processes hold on each GPU
   std::vector<EngineOption> engine_options;
 };
 

@@ -88,6 +88,10 @@ class GenericProfile final : public Profile {
 
   PlanSettings settings() const override { return settings_; }
 
+  std::string budget_semantics() const override {
+    return "takes what the rows need: weights + cache + overhead, within memory x utilization";
+  }
+
   std::vector<std::uint64_t> default_contexts() const override { return {32 * 1024, 64 * 1024, 128 * 1024}; }
 
   std::vector<CacheDtypes> default_caches() const override {

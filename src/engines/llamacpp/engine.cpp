@@ -243,6 +243,10 @@ class LlamaCppProfile final : public Profile {
 
   PlanSettings settings() const override { return settings_; }
 
+  std::string budget_semantics() const override {
+    return "allocates what the rows need (model, cache and compute buffers)";
+  }
+
   /// One share per GPU of the split (its layers' weights and cache, the overhead on each GPU); the
   /// row's figures become the fullest GPU's (the least headroom).
   void split_row(Row& row, const LlamaCppResult& r) const {

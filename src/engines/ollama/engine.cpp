@@ -298,6 +298,10 @@ class OllamaProfile final : public Profile {
 
   PlanSettings settings() const override { return settings_; }
 
+  std::string budget_semantics() const override {
+    return "allocates what the rows need and fits layers to the memory it finds free";
+  }
+
   std::vector<std::uint64_t> default_contexts() const override {
     return contexts_.empty() ? std::vector<std::uint64_t>{default_ctx_} : contexts_;
   }

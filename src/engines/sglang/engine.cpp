@@ -251,6 +251,13 @@ class SglangProfile final : public Profile {
 
   PlanSettings settings() const override { return settings_; }
 
+  // SGLang sizes its pools to fill mem_fraction_static of the memory free before the weights load.
+  std::uint64_t footprint(const Row& row) const override { return row.capacity_bytes; }
+  std::string budget_semantics() const override {
+    return "takes weights + pools sized from mem_fraction_static of the memory FREE BEFORE LOAD (what other processes "
+           "hold shrinks its pools: --sglang-free-before-load gives the figure it would measure)";
+  }
+
   std::vector<std::uint64_t> default_contexts() const override {
     if (!contexts_.empty()) return contexts_;
     if (model_.max_context == 0)

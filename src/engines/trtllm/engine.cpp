@@ -206,6 +206,13 @@ class TrtllmProfile final : public Profile {
 
   PlanSettings settings() const override { return settings_; }
 
+  // TensorRT-LLM gives the cache kv_cache_free_gpu_memory_fraction of what is free after the weights.
+  std::uint64_t footprint(const Row& row) const override { return row.capacity_bytes; }
+  std::string budget_semantics() const override {
+    return "gives the cache kv_cache_free_gpu_memory_fraction of the memory FREE AFTER THE WEIGHTS and its dry run "
+           "(what other processes hold shrinks it: --trtllm-free-memory gives the figure it would measure)";
+  }
+
   std::vector<std::uint64_t> default_contexts() const override {
     if (!contexts_.empty()) return contexts_;
     if (model_.max_context == 0)

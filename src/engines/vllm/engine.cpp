@@ -179,6 +179,15 @@ class VllmProfile final : public Profile {
 
   PlanSettings settings() const override { return settings_; }
 
+  // vLLM sizes its cache from gpu_memory_utilization x the card's total, whatever the rows need
+  // (unless --kv-cache-memory gives the pool), and checks at start-up that this much is free.
+  std::uint64_t footprint(const Row& row) const override { return row.kv_pool_bytes ? row.total_bytes : row.capacity_bytes; }
+  std::string budget_semantics() const override {
+    return "takes gpu_memory_utilization x the card's TOTAL memory whatever the rows need, and refuses to start when "
+           "less is free";
+  }
+  bool refuses_when_short() const override { return true; }
+
   std::vector<std::uint64_t> default_contexts() const override {
     if (model_.max_context == 0)
       throw Error("--max-model-len (--ctx) is required: the model does not state its trained context");

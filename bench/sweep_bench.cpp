@@ -1,0 +1,63 @@
+// Sweep throughput: 1,000,000 rows (Qwen3-8B on an H100 under the generic profile, 125,000
+// contexts x 8 cache dtypes) settled by the core, then the same rows written as NDJSON lines into
+// memory. Prints rows per second for each; the target is 1,000,000 rows in under a second on one
+// core. A figure, never a test.
+//
+// Usage: kvplan_sweep_bench [rows, default 1000000] [runtime, default generic]
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "kvplan/catalog.h"
+#include "kvplan/sweep.h"
+#include "reports/sweep_lines.h"
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::uint64_t rows = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1'000'000;
+  const std::string runtime = argc > 2 ? argv[2] : "generic";
+  const kvplan::ModelSpec& model = *kvplan::builtin_models().find("qwen3-8b");
+  const std::vector<kvplan::GpuSpec> gpus{*kvplan::builtin_gpus().find("h100")};
+  kvplan::PlanRequest request;
+  request.runtime = runtime;
+  for (const char* name : {"fp16", "bf16", "fp8", "fp8_e5m2", "int8", "int4", "q8_0", "q4_0"}) {
+    const kvplan::Dtype& type = kvplan::parse_kv_dtype(name, *model.weight_dtype);
+    request.caches.push_back({&type, &type});
+  }
+  for (std::uint64_t ctx = 1; request.contexts.size() * request.caches.size() < rows; ++ctx) request.contexts.push_back(ctx);
+
+  std::uint64_t settled = 0;
+  std::uint64_t fitting = 0;
+  auto start = std::chrono::steady_clock::now();
+  kvplan::sweep_rows(model, gpus, request, [&](kvplan::Row&& row) {
+    ++settled;
+    fitting += row.fits ? 1 : 0;
+  });
+  const double settle_s = seconds_since(start);
+  std::printf("sweep (%s): %llu rows settled in %.3f s: %.0f rows/s (%llu fit)\n", runtime.c_str(),
+              static_cast<unsigned long long>(settled), settle_s, static_cast<double>(settled) / settle_s,
+              static_cast<unsigned long long>(fitting));
+
+  kvplan::SweepLines lines(false);
+  std::size_t bytes = 0;
+  std::uint64_t written = 0;
+  start = std::chrono::steady_clock::now();
+  kvplan::sweep_rows(model, gpus, request, [&](kvplan::Row&& row) {
+    bytes += lines.line(model, gpus, runtime, std::move(row)).size();
+    ++written;
+  });
+  const double ndjson_s = seconds_since(start);
+  std::printf("sweep (%s) + NDJSON: %llu rows, %.1f MB, in %.3f s: %.0f rows/s\n", runtime.c_str(),
+              static_cast<unsigned long long>(written), static_cast<double>(bytes) / 1e6, ndjson_s,
+              static_cast<double>(written) / ndjson_s);
+  return 0;
+}

@@ -1,0 +1,29 @@
+#include "cli/plan_inputs.h"
+
+#include "cli/hf_hub_cache.h"
+#include "cli/unified_flag.h"
+#include "kvplan/catalog.h"
+#include "kvplan/error.h"
+#include "kvplan/model_loader.h"
+#include "kvplan/units.h"
+
+namespace kvplan {
+
+ModelSpec load_model_for_cli(const std::string& model, const PlanTexts& texts) {
+  return apply_weight_overrides(load_model(model, hf_hub_cache_from_environment()), texts, kFlagNames);
+}
+
+std::vector<GpuSpec> resolve_gpus_for_cli(const std::string& gpu, const std::string& gpu_count, bool unified,
+                                          std::string_view setting) {
+  std::vector<GpuSpec> gpus = resolve_builtin_gpus(gpu, setting);
+  if (!gpu_count.empty()) {
+    // --gpus N: N of the card --gpu names.
+    if (gpus.size() != 1) throw Error("--gpus: give one card with --gpu (or write --gpu 4xh100)");
+    const std::uint64_t count = parse_positive_integer(gpu_count, "--gpus");
+    if (count > 4096) throw Error("--gpus: more than 4096 GPUs");
+    gpus.assign(count, gpus.front());
+  }
+  return unified ? unified_memory_gpus(std::move(gpus)) : gpus;
+}
+
+}  // namespace kvplan

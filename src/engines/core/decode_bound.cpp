@@ -1,0 +1,69 @@
+// A decode step of a memory-bound LLM reads every weight it uses and every sequence's cache once;
+// nothing can make the step faster than those bytes over the card's bandwidth. Tensor-parallel
+// ranks read their shares at once; pipeline stages (and a layer split) one after the other.
+
+#include "engines/core/decode_bound.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "kvplan/units.h"
+#include "model/wide_int.h"
+
+namespace kvplan {
+
+namespace {
+
+/// The weights a token reads: all of them, or an MoE's active share (params scaled, rounded up:
+/// the router picks different experts per token, and shared parts are read in full either way).
+std::uint64_t active_share(std::uint64_t weights, const ModelSpec& model) {
+  if (!model.active_params || !model.params || model.active_params >= model.params) return weights;
+  const u128 scaled = (u128{weights} * model.active_params + model.params - 1) / model.params;
+  return static_cast<std::uint64_t>(scaled);
+}
+
+}  // namespace
+
+std::optional<DecodeBound> decode_bound(const Row& row, const ModelSpec& model, const GpuSpec& gpu) {
+  if (!gpu.bandwidth_gbps || *gpu.bandwidth_gbps <= 0) return std::nullopt;
+  DecodeBound bound;
+  bound.bandwidth_gbps = *gpu.bandwidth_gbps;
+  if (row.per_gpu.size() <= 1) {
+    bound.weights_bytes_read = active_share(row.weights_bytes, model);
+    bound.kv_bytes_read = row.kv_bytes;
+  } else {
+    // Each stage takes as long as its fullest GPU; the stages run one after the other. A GPU's
+    // cache share is what the sequences use, not a pool allocated whole.
+    std::map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> stages;  // stage -> (weights, kv)
+    for (const GpuShare& share : row.per_gpu) {
+      const std::uint64_t weights = active_share(share.weights_bytes, model);
+      const std::uint64_t kv = std::min(share.kv_bytes, row.kv_bytes);
+      auto& [w, k] = stages[share.stage];
+      if (u128{weights} + kv > u128{w} + k) {
+        w = weights;
+        k = kv;
+      }
+    }
+    for (const auto& [stage, bytes] : stages) {
+      bound.weights_bytes_read = checked_add(bound.weights_bytes_read, bytes.first, "decode bytes");
+      bound.kv_bytes_read = checked_add(bound.kv_bytes_read, bytes.second, "decode bytes");
+    }
+  }
+  const double bytes = static_cast<double>(bound.weights_bytes_read) + static_cast<double>(bound.kv_bytes_read);
+  if (bytes <= 0) return std::nullopt;
+  const double step_seconds = bytes / (bound.bandwidth_gbps * 1e9);
+  bound.tokens_per_s_per_sequence = 1.0 / step_seconds;
+  bound.tokens_per_s_batch = static_cast<double>(row.batch) / step_seconds;
+  const bool moe = active_share(1'000'000'000, model) != 1'000'000'000;
+  bound.rule = fmt::format("roofline bound, not a prediction: {} read per decode step ({} {}weights + {} cache of {} "
+                           "sequence{}) / {:g} GB/s",
+                           format_gib(static_cast<std::int64_t>(bound.weights_bytes_read + bound.kv_bytes_read)),
+                           format_gib(static_cast<std::int64_t>(bound.weights_bytes_read)), moe ? "active " : "",
+                           format_gib(static_cast<std::int64_t>(bound.kv_bytes_read)), row.batch,
+                           row.batch == 1 ? "" : "s", bound.bandwidth_gbps);
+  return bound;
+}
+
+}  // namespace kvplan

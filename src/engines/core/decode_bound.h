@@ -1,0 +1,15 @@
+#pragma once
+// The decode-speed roofline of a row (Row::decode_bound), set by the core for every row.
+
+#include <optional>
+
+#include "kvplan/gpu.h"
+#include "kvplan/model_spec.h"
+#include "kvplan/plan.h"
+
+namespace kvplan {
+
+/// bytes read per decode step / the card's bandwidth; nullopt when the card's bandwidth is unknown.
+std::optional<DecodeBound> decode_bound(const Row& row, const ModelSpec& model, const GpuSpec& gpu);
+
+}  // namespace kvplan

@@ -1,0 +1,267 @@
+// The inverse searches (kvplan max): the largest context, the largest batch and the fewest GPUs at
+// which a row still fits. Each asks the same settle() as make_plan, so an answer is a verdict of
+// the engine's own rules, and each is exact: memory never shrinks as the context, the batch or the
+// GPU count's pressure grows (tests/property_test.cpp), so bisection finds the boundary.
+
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <span>
+
+#include <fmt/format.h>
+
+#include "engines/core/cache_cost.h"
+#include "engines/core/profile.h"
+#include "engines/core/settle.h"
+#include "kvplan/error.h"
+#include "kvplan/search.h"
+#include "kvplan/units.h"
+
+namespace kvplan {
+
+namespace {
+
+/// The names engines give their tensor- and pipeline-parallel flags (OptionSpec::name). The GPU
+/// search sets these itself, so the request's own are dropped from its deployments.
+constexpr std::array<std::string_view, 3> kTensorParallelOptions = {"tensor-parallel-size", "tp-size", "tp_size"};
+constexpr std::array<std::string_view, 3> kPipelineOptions = {"pp-size", "pp_size", "pipeline-parallel-size"};
+/// The engines' flags that set the batch themselves (llama.cpp's -np, Ollama's OLLAMA_NUM_PARALLEL):
+/// the batch search varies the batch, so their value becomes the request's batch instead.
+constexpr std::array<std::string_view, 2> kBatchOptions = {"parallel", "num-parallel"};
+
+bool is_one_of(std::string_view name, std::span<const std::string_view> names) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+/// The engine's pipeline-stage option, or nullptr when it has none.
+const OptionSpec* pipeline_option(const EngineEntry& engine) {
+  for (const OptionSpec& spec : engine.options)
+    if (is_one_of(spec.name, kPipelineOptions)) return &spec;
+  return nullptr;
+}
+
+/// A row `query` asks for, or nullopt when the engine cannot price it (a size past 64 bits).
+/// Unsupported architectures are not a "does not fit": they propagate (exit 3).
+std::optional<Row> try_settle(const Profile& profile, const RowQuery& query, const ModelSpec& model,
+                              const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room) {
+  try {
+    return settle(profile, query, model, gpus, room);
+  } catch (const Error& error) {
+    if (error.code() == ExitCode::unsupported_architecture) throw;
+    return std::nullopt;
+  }
+}
+
+/// Why the row one step past an answer does not fit: a blocking finding (the engine's own limit)
+/// or memory.
+SearchStop stop_of(const std::optional<Row>& past) {
+  if (!past) return {SearchBound::memory, ""};  // a size past 64 bits
+  for (const Finding& finding : past->findings) {
+    if (!finding.blocking) continue;
+    // A budget or a pool too small is memory, the budget's or the pool's.
+    if (finding.code == "over_budget" || finding.code == "kv_pool_too_small") return {SearchBound::memory, finding.code};
+    return {SearchBound::engine, finding.code};
+  }
+  if (past->verdict == Verdict::engine_refuses) return {SearchBound::engine, "engine_refuses_start"};
+  return {SearchBound::memory, ""};
+}
+
+/// The row at n (a context or a batch), or nullopt when the engine cannot price it.
+using RowAt = std::function<std::optional<Row>(std::uint64_t)>;
+
+/// The largest n in [1, limit] whose row fits, the row there and what stops the next step
+/// (`at_limit` when the answer is the limit itself).
+struct Found {
+  std::optional<std::uint64_t> value;
+  std::optional<Row> row;
+  SearchStop stop;
+};
+
+Found search(const RowAt& row_at, std::uint64_t limit, SearchBound at_limit) {
+  Found found;
+  found.value = largest_holding(limit, [&](std::uint64_t n) {
+    const std::optional<Row> row = row_at(n);
+    return row && row->fits;
+  });
+  if (found.value == limit) found.stop = {at_limit, ""};
+  else found.stop = stop_of(row_at(found.value.value_or(0) + 1));
+  if (found.value) found.row = row_at(*found.value);
+  return found;
+}
+
+/// The request for a deployment of `d`: the engine's own tp / pp flags replaced by the search's.
+PlanRequest deployment_request(const PlanRequest& base, const EngineEntry& engine, const GpuDeployment& d) {
+  PlanRequest request = base;
+  std::erase_if(request.engine_options, [](const EngineOption& option) {
+    return is_one_of(option.name, kTensorParallelOptions) || is_one_of(option.name, kPipelineOptions);
+  });
+  if (d.pp > 1)
+    if (const OptionSpec* pp = pipeline_option(engine))
+      request.engine_options.push_back({std::string(pp->name), std::to_string(d.pp), "--" + std::string(pp->name)});
+  return request;
+}
+
+/// The first deployment in `order` on which the row fits; the ones before it that the engine
+/// cannot plan are listed in `skipped`.
+void fewest_gpus(const ModelSpec& model, const GpuSpec& card, const EngineEntry& engine, const PlanRequest& base,
+                 const std::vector<GpuDeployment>& order, RowQuery query, const std::optional<MemoryRoom>& room,
+                 CacheLimits& out) {
+  for (const GpuDeployment& d : order) {
+    const std::vector<GpuSpec> gpus(d.gpus, card);
+    const PlanRequest request = deployment_request(base, engine, d);
+    std::optional<Row> row;
+    try {
+      const std::shared_ptr<const Profile> profile = engine.make(model, gpus, request);
+      row = try_settle(*profile, query, model, gpus, room);
+    } catch (const Error& error) {
+      // Not a deployment this engine runs (its tp must divide the heads, it plans one GPU, ...).
+      out.skipped.push_back(fmt::format("{} GPUs (tp {}, pp {}): {}", d.gpus, d.tp, d.pp, error.what()));
+      continue;
+    }
+    if (row && row->fits) {
+      out.min_gpus = d;  // as tried; the row says how the engine ran it (a layer split is its own)
+      out.min_gpus_row = std::move(row);
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(SearchBound bound) {
+  switch (bound) {
+    case SearchBound::memory: return "memory";
+    case SearchBound::trained_context: return "trained_context";
+    case SearchBound::cap: return "cap";
+    case SearchBound::engine: return "engine";
+    case SearchBound::search_limit: return "search_limit";
+  }
+  return "memory";
+}
+
+std::vector<GpuDeployment> gpu_search_order(bool has_pipeline, std::uint32_t max_pp) {
+  std::vector<GpuDeployment> order;
+  for (const std::uint32_t tp : {1u, 2u, 4u, 8u})
+    for (std::uint32_t pp = 1; pp <= (has_pipeline ? std::max(max_pp, 1u) : 1u); ++pp) order.push_back({tp * pp, tp, pp});
+  std::stable_sort(order.begin(), order.end(), [](const GpuDeployment& a, const GpuDeployment& b) {
+    return a.gpus != b.gpus ? a.gpus < b.gpus : a.pp < b.pp;
+  });
+  return order;
+}
+
+Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const LimitsRequest& request) {
+  const PlanRequest& base = request.plan;
+  if (gpus.empty()) throw Error(fmt::format("{}: no GPU to plan for", base.names.gpu));
+  const EngineEntry& engine = find_engine(base.runtime, base.names.runtime);
+  refuse_foreign_options(base, engine);
+  if (base.batch == 0) throw Error(fmt::format("{}: must be at least 1", base.names.batch));
+  if (base.contexts.size() > 1)
+    throw Error(fmt::format("{}: give one context for the batch and GPU searches", base.names.ctx));
+  if (base.contexts_are_totals)
+    throw Error(fmt::format("{}: the searches take tokens per sequence, not a total for all sequences", base.names.ctx));
+  if (request.ctx_cap && *request.ctx_cap == 0) throw Error("the context cap must be at least 1");
+
+  // The batch an engine option sets (-np) becomes the request's own, so that the searches may vary it.
+  PlanRequest searchable = base;
+  searchable.batch = base.batch_given ? base.batch : engine.make(model, gpus, base)->default_batch().value_or(base.batch);
+  searchable.batch_given = true;
+  std::erase_if(searchable.engine_options,
+                [](const EngineOption& option) { return is_one_of(option.name, kBatchOptions); });
+  const std::shared_ptr<const Profile> profile = engine.make(model, gpus, searchable);
+  Limits limits;
+  limits.runtime = std::string(engine.name);
+  limits.settings = profile->settings();
+  limits.facts = cache_facts(model);
+  const std::optional<MemoryRoom> room = memory_room(searchable, gpus.front());
+  if (room)
+    limits.settings.notes.push_back(fmt::format("at most {} per GPU ({}); {} {}",
+                                                format_gib(static_cast<std::int64_t>(std::min(room->bytes, std::uint64_t{1} << 62))),
+                                                room->why, engine.display, profile->budget_semantics()));
+  const std::uint64_t engine_limit = profile->search_cap();
+  if (request.ctx_cap) {
+    limits.ctx_cap = std::min(*request.ctx_cap, engine_limit);
+    limits.cap_kind = *request.ctx_cap <= engine_limit ? SearchBound::cap : SearchBound::search_limit;
+  } else if (model.max_context) {
+    limits.ctx_cap = std::min(model.max_context, engine_limit);
+    limits.cap_kind = model.max_context <= engine_limit ? SearchBound::trained_context : SearchBound::search_limit;
+  } else {
+    limits.ctx_cap = engine_limit;
+    limits.cap_kind = SearchBound::search_limit;
+  }
+  if (base.contexts.empty() && limits.cap_kind == SearchBound::search_limit)
+    throw Error(fmt::format("{}: give the context of the batch and GPU searches (the model states no trained context)",
+                            base.names.ctx));
+  limits.ctx = base.contexts.empty() ? limits.ctx_cap : base.contexts.front();
+  if (limits.ctx == 0) throw Error(fmt::format("{}: must be at least 1 token", base.names.ctx));
+  limits.batch = searchable.batch;
+  limits.tried = gpu_search_order(pipeline_option(engine) != nullptr, request.max_pp);
+  if (gpus.front().arch.find("MIG") != std::string::npos) {
+    // MIG instances have no peer-to-peer path between them: an engine runs in one.
+    limits.tried = {GpuDeployment{}};
+    limits.settings.notes.push_back(gpus.front().name + " is a MIG instance: the GPU search tries one (instances are not "
+                                                        "split across)");
+  }
+
+  const std::vector<CacheDtypes> caches = searchable.caches.empty() ? profile->default_caches() : base.caches;
+  for (const CacheDtypes& cache : caches) {
+    CacheLimits out;
+    RowQuery query;
+    query.cache = cache;
+    query.weight_dtype = searchable.weight_dtype;
+    query.batch = limits.batch;
+    query.ctx = limits.ctx;
+
+    const RowAt at_ctx = [&](std::uint64_t ctx) {
+      RowQuery q = query;
+      q.ctx = ctx;
+      return try_settle(*profile, q, model, gpus, room);
+    };
+    // An engine may size itself by the batch it is given (Ollama's parallel slots), so each batch
+    // is a profile of its own, as make_plan would build it.
+    const RowAt at_batch = [&](std::uint64_t batch) -> std::optional<Row> {
+      PlanRequest with_batch = searchable;
+      with_batch.batch = batch;
+      RowQuery q = query;
+      q.batch = batch;
+      try {
+        return try_settle(*engine.make(model, gpus, with_batch), q, model, gpus, room);
+      } catch (const Error& error) {
+        if (error.code() == ExitCode::unsupported_architecture) throw;
+        return std::nullopt;
+      }
+    };
+    Found ctx = search(at_ctx, limits.ctx_cap, limits.cap_kind);
+    out.max_ctx = ctx.value;
+    out.ctx_stop = ctx.stop;
+    out.max_ctx_row = std::move(ctx.row);
+    if (ctx.stop.bound == SearchBound::trained_context || ctx.stop.bound == SearchBound::cap) {
+      // The cap bound it: what would memory allow?
+      Found uncapped = search(at_ctx, engine_limit, SearchBound::search_limit);
+      out.uncapped_max_ctx = uncapped.value;
+      out.uncapped_stop = uncapped.stop;
+    } else {
+      out.uncapped_max_ctx = out.max_ctx;
+      out.uncapped_stop = out.ctx_stop;
+    }
+
+    Found batch = search(at_batch, request.batch_limit, SearchBound::search_limit);
+    out.max_batch = batch.value;
+    out.batch_stop = batch.stop;
+    out.max_batch_row = std::move(batch.row);
+
+    fewest_gpus(model, gpus.front(), engine, searchable, limits.tried, query, room, out);
+    // The cache as the rows resolved it ("auto" becomes the dtype it meant).
+    out.cache = cache;
+    for (const std::optional<Row>* row : {&out.max_ctx_row, &out.max_batch_row, &out.min_gpus_row})
+      if (*row) out.cache = (*row)->cache;
+    if (!out.cache.k) {
+      query.ctx = 1;
+      query.batch = 1;
+      if (const std::optional<Row> one = try_settle(*profile, query, model, gpus, room)) out.cache = one->cache;
+    }
+    limits.caches.push_back(std::move(out));
+  }
+  return limits;
+}
+
+}  // namespace kvplan

@@ -1,0 +1,31 @@
+#pragma once
+// The core's one verdict, for make_plan and the searches of engines/core/search.cpp: a profile
+// prices a row, the common findings are added, and total, headroom and verdict are settled, within
+// the memory a budget or co-tenants leave (plan.cpp).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engines/core/profile.h"
+
+namespace kvplan {
+
+/// What a budget or other processes leave the engine on each GPU.
+struct MemoryRoom {
+  std::uint64_t bytes = 0;
+  bool co_tenants = false;  ///< other processes' memory binds (not the budget)
+  std::string why;          ///< "a budget of 10.00 GiB", "36.00 GiB held by other processes of 79.65 GiB"
+};
+
+/// The room `request` leaves on `gpu` (PlanRequest::budget_bytes, used_bytes, free_bytes), the
+/// smallest when several are given; nullopt when none is. Throws Error for free or used memory
+/// beyond the card's.
+std::optional<MemoryRoom> memory_room(const PlanRequest& request, const GpuSpec& gpu);
+
+/// The row `query` asks for, priced by `profile` and decided; within `room` when there is one.
+/// Throws Error as the profile does.
+Row settle(const Profile& profile, const RowQuery& query, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+           const std::optional<MemoryRoom>& room = std::nullopt);
+
+}  // namespace kvplan
