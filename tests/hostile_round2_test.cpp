@@ -73,9 +73,9 @@ TEST_CASE("llama.cpp: a spec with a parameter count and no checkpoint size is pr
 }
 
 TEST_CASE("an error quoting a 100 KB value keeps what is wrong with it, in a short line", "[hostile]") {
-  // The line was cut at 1,000 bytes inside the echoed value: "is not a memory size" was lost.
+  // The line was cut at 1,000 bytes inside the echoed value: "not in the catalog" was lost.
   const ProcessResult r = run_kvplan("--model llama3.1-8b --ctx 1k --gpu " + std::string(100000, 'x'));
-  check_refused(r, "is not a memory size");
+  check_refused(r, "not in the catalog");
   CHECK(r.err.size() < 400);
   const ProcessResult path = run_kvplan("--model " + std::string(26000, 'a') + ".gguf --ctx 1k --gpu 24GiB");
   check_refused(path, "...");
