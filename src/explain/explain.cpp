@@ -18,6 +18,7 @@ std::string_view to_string(Agreement agreement) {
     case Agreement::exact: return "exact";
     case Agreement::estimate: return "estimate";
     case Agreement::differs: return "differs";
+    case Agreement::not_in_log: return "not_in_log";
     case Agreement::engine_only: break;
   }
   return "engine_only";

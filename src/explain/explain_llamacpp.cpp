@@ -105,16 +105,18 @@ void explain_llamacpp(const logs::EngineLog& log, const ModelSpec& model, const 
   if (!gpu_weights.empty())
     out.rows.push_back(memory_row("weights on the GPU", "weights", gpu_weights, weights, same_file,
                                   same_file ? "the GGUF's tensors of the layers on the GPU (load_tensors' model buffers)"
-                                            : fmt::format("kvplan's weights are {}, not the GGUF this log loaded: give "
-                                                          "--model FILE.gguf to compare them exactly",
-                                                          row.weights_rule)));
+                                            : fmt::format("kvplan priced {} ({}), not the GGUF this log loaded: give "
+                                                          "--model FILE.gguf to compare exactly; tensors the engine kept "
+                                                          "in host memory (-ngl, --n-cpu-moe, -ot) show below",
+                                                          model.id, row.weights_rule)));
   if (!host_weights.empty())
     out.rows.push_back(memory_row("weights in host memory", "weights_host", host_weights, std::nullopt, false,
                                   "layers and tensors kept in host memory (memory-mapped): not on the GPU"));
   if (!gpu_compute.empty())
     out.rows.push_back(memory_row("compute buffers", "overhead", gpu_compute, row.overhead_bytes, false,
-                                  fmt::format("llama.cpp reserves its graph's worst case; kvplan's overhead is {}",
-                                              plan.settings.overhead_rule)));
+                                  fmt::format("llama.cpp reserves its graph's worst case per device; kvplan's flat "
+                                              "overhead of {} (--overhead) stands in for it",
+                                              format_gib(static_cast<std::int64_t>(row.overhead_bytes)))));
   if (!host_compute.empty())
     out.rows.push_back(memory_row("host compute buffers", "compute_host", host_compute, std::nullopt, false,
                                   "the graph's part on the host (CUDA_Host, CPU): not on the GPU"));

@@ -194,7 +194,7 @@ Reconciled memory_row(std::string component, std::string key, std::vector<const 
     if (exact_rule) row.agreement = *kvplan_bytes >= low && *kvplan_bytes <= high ? Agreement::exact : Agreement::differs;
     else row.agreement = Agreement::estimate;
   } else {
-    row.agreement = Agreement::engine_only;
+    row.agreement = any ? Agreement::engine_only : Agreement::not_in_log;
   }
   return row;
 }

@@ -28,7 +28,10 @@ std::string settings_line(const logs::EngineLog& log) {
 std::string line_numbers(const Reconciled& row) {
   std::string out;
   std::size_t shown = 0;
+  std::size_t last = 0;
   for (const LogFact& fact : row.from) {
+    if (fact.line == last) continue;  // a sum of two figures of one line
+    last = fact.line;
     if (++shown > 3) {
       out += ",...";
       break;

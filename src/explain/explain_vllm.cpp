@@ -102,7 +102,10 @@ Reconciled count_row(std::string component, std::string key, const LogFact* fact
   };
   row.kvplan = *low == *high ? shown(*low) : fmt::format("{} - {}", shown(*low), shown(*high));
   row.kvplan_value = *low;
-  if (!fact) return row;
+  if (!fact) {
+    row.agreement = Agreement::not_in_log;
+    return row;
+  }
   const auto printed = logs::parse_decimal(fact->value);
   if (!printed) return row;
   std::uint64_t value = printed->digits;
@@ -121,6 +124,12 @@ Reconciled count_row(std::string component, std::string key, const LogFact* fact
     row.difference = "0";
   }
   return row;
+}
+
+/// A row, unless neither the log nor kvplan has a figure for it.
+void add(Explanation& out, Reconciled row) {
+  if (row.from.empty() && row.kvplan.empty()) return;
+  out.rows.push_back(std::move(row));
 }
 
 std::uint64_t hundredths(double x) { return static_cast<std::uint64_t>(std::llround(x * 100.0)); }
@@ -144,27 +153,27 @@ void explain_vllm(const logs::EngineLog& log, const ModelSpec& model, const std:
 
   // The memory vLLM measured, beside kvplan's estimates of it.
   const std::uint32_t tp_n = row.tp;
-  out.rows.push_back(memory_row("weights", "weights", {first(log, "weights")}, row.weights_bytes, false,
+  add(out, memory_row("weights", "weights", {first(log, "weights")}, row.weights_bytes, false,
                                 fmt::format("kvplan: {}; vLLM: what torch allocated loading them on one GPU", row.weights_rule)));
   const LogFact* activation = first(log, "activation");
   const LogFact* non_torch = first(log, "non_torch");
-  out.rows.push_back(memory_row("activation peak", "activation", {activation}, std::nullopt, false,
+  add(out, memory_row("activation peak", "activation", {activation}, std::nullopt, false,
                                 "vLLM's profiling run (torch peak memory increase); in kvplan's vLLM memory below"));
-  out.rows.push_back(memory_row("non-torch memory", "non_torch", {non_torch}, std::nullopt, false,
+  add(out, memory_row("non-torch memory", "non_torch", {non_torch}, std::nullopt, false,
                                 "NCCL, cuBLAS workspaces and the CUDA context's growth while profiling; in kvplan's vLLM memory below"));
   std::vector<const LogFact*> own{activation, non_torch};
   const std::string version = value_of(log, "vllm_version");
   const bool graphs_subtracted = estimated.settings.overhead_rule.find("CUDA-graph") != std::string::npos;
   if (graphs_subtracted) own.push_back(first(log, "cuda_graphs_estimated"));
-  out.rows.push_back(memory_row("vLLM's own memory", "overhead", own, row.overhead_bytes, false,
+  add(out, memory_row("vLLM's own memory", "overhead", own, row.overhead_bytes, false,
                                 graphs_subtracted ? "activation + non-torch + the CUDA-graph estimate, subtracted from the "
                                                     "budget from vLLM 0.21; kvplan ESTIMATES them"
                                                   : "activation + non-torch, subtracted from the budget; kvplan ESTIMATES "
                                                     "them (CUDA graphs come after the cache is sized)"));
-  out.rows.push_back(memory_row("CUDA graphs", "cuda_graphs", {first(log, "cuda_graphs")}, std::nullopt, false,
+  add(out, memory_row("CUDA graphs", "cuda_graphs", {first(log, "cuda_graphs")}, std::nullopt, false,
                                 graphs_subtracted ? "captured after the cache is sized (the estimate above is what was subtracted)"
                                                   : "captured after the cache is sized: outside gpu_memory_utilization's budget"));
-  out.rows.push_back(memory_row("available KV memory", "available_kv", {first(log, "available_kv")},
+  add(out, memory_row("available KV memory", "available_kv", {first(log, "available_kv")},
                                 row.engine.available_kv_bytes, false,
                                 fmt::format("total x gpu_memory_utilization - weights{} - vLLM's own memory, per GPU; "
                                             "kvplan's differs by its estimates above",
@@ -201,11 +210,11 @@ void explain_vllm(const logs::EngineLog& log, const ModelSpec& model, const std:
   Reconciled capacity = count_row("KV capacity", "kv_cache_tokens", tokens, tokens_low, tokens_high, "tokens",
                                   paging_rule + ": \"GPU KV cache size\"");
   if (!available) capacity.agreement = capacity.from.empty() ? Agreement::engine_only : Agreement::estimate;
-  out.rows.push_back(std::move(capacity));
+  add(out, std::move(capacity));
   Reconciled conc = count_row("max concurrency", "max_concurrency", concurrency, conc_low, conc_high, "x",
                               fmt::format("blocks / the blocks one {}-token request needs", format_thousands(row.ctx)));
   if (!available) conc.agreement = conc.from.empty() ? Agreement::engine_only : Agreement::estimate;
-  out.rows.push_back(std::move(conc));
+  add(out, std::move(conc));
   if (const LogFact* blocks = first(log, "num_gpu_blocks")) {
     Reconciled r;
     r.component = "GPU blocks";
@@ -215,11 +224,12 @@ void explain_vllm(const logs::EngineLog& log, const ModelSpec& model, const std:
     r.engine = blocks->value;
     r.engine_value = logs::whole_number(blocks->value);
     r.rule = "vLLM's block count (its /metrics cache_config_info or the engine's line); x block_size = its token capacity";
-    out.rows.push_back(std::move(r));
+    add(out, std::move(r));
   }
   if (const LogFact* total = first(log, "total_memory")) {
-    out.rows.push_back(memory_row("GPU memory", "total_memory", {total}, cards.front().cuda_total_bytes.value_or(cards.front().memory_bytes),
-                                  false,
+    add(out, memory_row("GPU memory", "total_memory", {total},
+                                  cards.front().cuda_total_bytes.value_or(cards.front().memory_bytes),
+                                  cards.front().cuda_total_bytes.has_value(),
                                   cards.front().cuda_total_bytes
                                       ? "the card's CUDA-visible total (torch.cuda.mem_get_info) in kvplan's catalog"
                                       : "vLLM prints the CUDA-visible total; kvplan's card is the driver's (nvidia-smi) "

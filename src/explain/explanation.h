@@ -25,8 +25,10 @@ enum class Agreement {
   estimate,     ///< kvplan estimates what the engine measures: the difference is the estimate's error
   differs,      ///< an exact rule disagrees with the engine: a setting kvplan did not see, or a bug
   engine_only,  ///< the engine printed it; kvplan has no separate figure for it
+  not_in_log,   ///< kvplan has a figure; this log did not print the engine's
 };
-std::string_view to_string(Agreement agreement);  ///< "exact", "estimate", "differs", "engine_only"
+/// "exact", "estimate", "differs", "engine_only", "not_in_log"
+std::string_view to_string(Agreement agreement);
 
 /// One component of the comparison.
 struct Reconciled {

@@ -127,6 +127,24 @@ EngineLog read_engine_log(std::string_view text) {
   }
   FactSink sink(log);
   std::array<std::size_t, 6> votes{};
+  const auto offer = [&](const std::string& clean, std::size_t number) {
+    const CleanLine parts = split_prefix(clean);
+    const LogLine line{parts.body, parts.source, clean, number};
+    // Each reader is tried in turn; Ollama's runner prints llama.cpp's lines too, and those count
+    // for llama.cpp, while a single scheduler line says the log is Ollama's.
+    if (read_vllm_line(line, sink) || read_vllm_metrics_line(line, sink)) ++votes[static_cast<std::size_t>(LogEngine::vllm)];
+    else if (read_ollama_line(line, sink)) votes[static_cast<std::size_t>(LogEngine::ollama)] += 100;
+    else if (read_llamacpp_line(line, sink)) ++votes[static_cast<std::size_t>(LogEngine::llamacpp)];
+    else if (read_sglang_line(line, sink)) ++votes[static_cast<std::size_t>(LogEngine::sglang)];
+    else if (read_trtllm_line(line, sink)) ++votes[static_cast<std::size_t>(LogEngine::trtllm)];
+  };
+  // A terminal or a paste hard-wraps long lines: a line with no prefix of its own that follows a
+  // long line with a process tag ("(EngineCore pid=1) ...") is that line's continuation, joined
+  // back (without a separator: the wrap cut mid-word). Facts keep the first line's number.
+  std::string pending;
+  std::size_t pending_number = 0;
+  bool pending_tagged = false;
+  std::size_t previous_length = 0;
   std::size_t start = 0;
   while (start < text.size()) {
     std::size_t end = text.find('\n', start);
@@ -138,17 +156,25 @@ EngineLog read_engine_log(std::string_view text) {
       raw = raw.substr(0, kMaxLineChars);
       ++log.cut_lines;
     }
-    const std::string clean = strip_control(raw);
+    std::string clean = strip_control(raw);
     const CleanLine parts = split_prefix(clean);
-    const LogLine line{parts.body, parts.source, clean, log.lines};
-    // Each reader is tried in turn; Ollama's runner prints llama.cpp's lines too, and those count
-    // for llama.cpp, while its scheduler lines say the log is Ollama's.
-    if (read_vllm_line(line, sink) || read_vllm_metrics_line(line, sink)) ++votes[static_cast<std::size_t>(LogEngine::vllm)];
-    else if (read_ollama_line(line, sink)) votes[static_cast<std::size_t>(LogEngine::ollama)] += 100;
-    else if (read_llamacpp_line(line, sink)) ++votes[static_cast<std::size_t>(LogEngine::llamacpp)];
-    else if (read_sglang_line(line, sink)) ++votes[static_cast<std::size_t>(LogEngine::sglang)];
-    else if (read_trtllm_line(line, sink)) ++votes[static_cast<std::size_t>(LogEngine::trtllm)];
+    // Leading blanks are no prefix: a wrap may cut just before a space.
+    const std::size_t blanks = clean.find_first_not_of(" \t");
+    const std::size_t unblanked = blanks == std::string::npos ? 0 : clean.size() - blanks;
+    const bool has_prefix = !parts.source.empty() || parts.body.size() != unblanked;
+    const bool continues = !has_prefix && !clean.empty() && pending_tagged && previous_length >= 100 &&
+                           pending.size() + clean.size() <= kMaxLineChars;
+    previous_length = raw.size();
+    if (continues) {
+      pending += clean;
+      continue;
+    }
+    if (pending_number) offer(pending, pending_number);
+    pending_tagged = !parts.source.empty();
+    pending = std::move(clean);
+    pending_number = log.lines;
   }
+  if (pending_number) offer(pending, pending_number);
   std::size_t best = 0;
   for (std::size_t i = 1; i < votes.size(); ++i)
     if (votes[i] > votes[best]) best = i;
