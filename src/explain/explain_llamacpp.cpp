@@ -81,7 +81,7 @@ void explain_llamacpp(const logs::EngineLog& log, const ModelSpec& model, const 
   std::uint64_t kv = row.kv_bytes;
   if (!row.per_gpu.empty()) {
     kv = 0;
-    for (const GpuShare& share : row.per_gpu) kv += share.kv_bytes;
+    for (const GpuShare& share : row.per_gpu) kv = checked_add(kv, share.kv_bytes, "KV cache");
   }
   const std::uint64_t state = row.state_bytes;
   std::string cells;
@@ -100,7 +100,7 @@ void explain_llamacpp(const logs::EngineLog& log, const ModelSpec& model, const 
   std::uint64_t weights = row.weights_bytes;
   if (!row.per_gpu.empty()) {
     weights = 0;
-    for (const GpuShare& share : row.per_gpu) weights += share.weights_bytes;
+    for (const GpuShare& share : row.per_gpu) weights = checked_add(weights, share.weights_bytes, "weights");
   }
   if (!gpu_weights.empty())
     out.rows.push_back(memory_row("weights on the GPU", "weights", gpu_weights, weights, same_file,

@@ -36,9 +36,10 @@ std::string in_unit(std::uint64_t bytes, std::string_view unit, int decimals) {
 
 namespace {
 
-std::string signed_in_unit(std::int64_t bytes, std::string_view unit, int decimals) {
+/// `to - from` in `unit`, signed; for display only (the exact bytes are in the JSON).
+std::string difference_in_unit(std::uint64_t to, std::uint64_t from, std::string_view unit, int decimals) {
   const std::uint64_t one = unit_bytes(unit);
-  const double value = static_cast<double>(bytes) / static_cast<double>(one == 0 ? 1 : one);
+  const double value = (static_cast<double>(to) - static_cast<double>(from)) / static_cast<double>(one == 0 ? 1 : one);
   return fmt::format("{:+.{}f} {}", value, decimals, unit);
 }
 
@@ -166,7 +167,8 @@ Reconciled memory_row(std::string component, std::string key, std::vector<const 
   for (const logs::LogFact* fact : facts) {
     if (!fact) continue;
     const auto band = logs::byte_band(*fact);
-    if (!band) continue;
+    // A sum past 64 bits is no figure (a log can print anything): the fact is left out of it.
+    if (!band || band->high > ~std::uint64_t{0} - high) continue;
     if (!any) {
       unit = fact->unit;
       decimals = decimals_of(fact->value);
@@ -189,8 +191,7 @@ Reconciled memory_row(std::string component, std::string key, std::vector<const 
     row.kvplan = in_unit(*kvplan_bytes, unit, decimals);
   }
   if (any && kvplan_bytes) {
-    const std::int64_t diff = static_cast<std::int64_t>(*kvplan_bytes) - static_cast<std::int64_t>(mid);
-    row.difference = signed_in_unit(diff, unit, decimals);
+    row.difference = difference_in_unit(*kvplan_bytes, mid, unit, decimals);
     if (exact_rule) row.agreement = *kvplan_bytes >= low && *kvplan_bytes <= high ? Agreement::exact : Agreement::differs;
     else row.agreement = Agreement::estimate;
   } else {

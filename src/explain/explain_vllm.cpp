@@ -117,9 +117,12 @@ Reconciled count_row(std::string component, std::string key, const LogFact* fact
   row.engine_value = value;
   row.agreement = value >= *low && value <= *high ? Agreement::exact : Agreement::differs;
   if (row.agreement == Agreement::differs) {
-    const std::int64_t off = static_cast<std::int64_t>(value < *low ? *low : *high) - static_cast<std::int64_t>(value);
-    row.difference = row.unit == "x" ? fmt::format("{:+.2f}x", static_cast<double>(off) / 100.0)
-                                     : fmt::format("{:+}", off);
+    // kvplan's nearest end minus the engine's figure, signed.
+    const bool below = value < *low;
+    const std::uint64_t off = below ? *low - value : value - *high;
+    const char sign = below ? '+' : '-';
+    row.difference = row.unit == "x" ? fmt::format("{}{}.{:02}x", sign, off / 100, off % 100)
+                                     : fmt::format("{}{}", sign, format_thousands(off));
   } else {
     row.difference = "0";
   }
@@ -132,7 +135,13 @@ void add(Explanation& out, Reconciled row) {
   out.rows.push_back(std::move(row));
 }
 
-std::uint64_t hundredths(double x) { return static_cast<std::uint64_t>(std::llround(x * 100.0)); }
+/// vLLM prints concurrency with 2 decimals: x in hundredths, rounded; bounded so that a figure
+/// from an absurd log cannot overflow the conversion.
+std::uint64_t hundredths(double x) {
+  if (!(x > 0)) return 0;
+  if (x > 1e15) return 100'000'000'000'000'000u;
+  return static_cast<std::uint64_t>(std::llround(x * 100.0));
+}
 
 }  // namespace
 
