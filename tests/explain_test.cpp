@@ -2,6 +2,7 @@
 // settings and figures read from each, by line, and the comparison with kvplan's plan, whose
 // exact figures are checked against what the engine printed or against hand arithmetic.
 
+#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -74,9 +75,9 @@ TEST_CASE("printed memory figures as byte bands", "[explain]") {
   fact.unit = "GiB";
   const auto band = logs::byte_band(fact);
   REQUIRE(band);
-  // 58.11 GiB = 5,811 x 2^30 / 100 = 62,394,952,581.12 B; half a last digit either side:
+  // 58.11 GiB = 5,811 x 2^30 / 100 = 62,395,137,392.64 B; half a last digit either side:
   // 11,621 x 2^30 / 200 = 62,389,768,683.52 (down) and 11,623 x 2^30 / 200 = 62,400,506,101.76 (up).
-  CHECK(band->mid == 62'394'952'581u);
+  CHECK(band->mid == 62'395'137'393u);
   CHECK(band->low == 62'389'768'683u);
   CHECK(band->high == 62'400'506'102u);
   fact.value = "3072.00";
@@ -334,9 +335,18 @@ TEST_CASE("kvplan explain through the binary: table, JSON, stdin and refusals", 
   CHECK(table.out.find("KV capacity") != std::string::npos);
   CHECK(table.out.find("476,016") != std::string::npos);
 
-  const ProcessResult json = run_kvplan("explain - --gpu h100 --format json < " + vllm_log);
-  REQUIRE(json.exit_code == 0);
-  const auto doc = nlohmann::json::parse(json.out);
+  // stdin: run_kvplan gives the binary /dev/null, so the log is piped here.
+  std::string piped;
+  {
+    const std::string command = std::string("'") + KVPLAN_BINARY + "' explain - --gpu h100 --format json < '" + vllm_log + "'";
+    FILE* pipe = popen(command.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    char buffer[4096];
+    std::size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) piped.append(buffer, n);
+    CHECK(pclose(pipe) == 0);
+  }
+  const auto doc = nlohmann::json::parse(piped);
   CHECK(doc["engine"] == "vllm");
   CHECK(doc["source"] == "stdin");
   CHECK(doc["lines"] == 46);
@@ -345,7 +355,7 @@ TEST_CASE("kvplan explain through the binary: table, JSON, stdin and refusals", 
     if (f["name"] == "available_kv") {
       found = true;
       CHECK(f["line"] == 34);
-      CHECK(f["bytes"] == 62'394'952'581u);
+      CHECK(f["bytes"] == 62'395'137'393u);
       CHECK(f["value"] == "58.11");
     }
   CHECK(found);
@@ -361,4 +371,5 @@ TEST_CASE("kvplan explain through the binary: table, JSON, stdin and refusals", 
   check_refused(run_kvplan("explain /dev/null"), "not a regular file");
   check_refused(run_kvplan("explain " + vllm_log + " --format csv"), "not an explain format");
   check_refused(run_kvplan("explain"), "give the log file");
+  check_refused(run_kvplan("explain -"), "no line of stdin");  // run_kvplan's stdin is /dev/null
 }

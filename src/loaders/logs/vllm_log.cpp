@@ -3,6 +3,9 @@
 // v1/core/kv_cache_utils.py, v1/engine/core.py, worker/worker.py for V0); real examples are in
 // tests/fixtures/logs/.
 
+#include <algorithm>
+#include <string>
+
 #include "loaders/logs/engine_lines.h"
 #include "loaders/logs/line_cleanup.h"
 
@@ -124,7 +127,10 @@ bool read_vllm_line(const LogLine& line, FactSink& sink) {
     if (len && value) {
       if (const auto x = leading_number(*value)) {
         sink.figure(line, kVllm, "max_concurrency", *x, "x");
-        sink.setting(line, kVllm, "max_model_len", *len);
+        // "16,384" is printed with thousands commas; settings are kept as the engine's flags take them.
+        std::string plain(*len);
+        plain.erase(std::remove(plain.begin(), plain.end(), ','), plain.end());
+        sink.setting(line, kVllm, "max_model_len", plain);
       }
     }
     return true;
