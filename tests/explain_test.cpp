@@ -269,6 +269,21 @@ TEST_CASE("llama-server b6699 log (gpt-oss-20b, RTX 3070, 131072 cells, iSWA)", 
   CHECK(row(e, "overhead").agreement == Agreement::estimate);
 }
 
+TEST_CASE("an Ollama log with its runner's llama.cpp lines compares the runner's, not the estimate", "[explain]") {
+  // Two real logs one after the other (not one real session): Ollama's scheduler line says
+  // memory.required.kv="384.0 MiB"; the llama.cpp lines after it are what was allocated.
+  const std::string text = read_file(fixture_path("ollama-O7-rtx4080.log")) +
+                           read_file(fixture_path("llama-server-b6699-gpt-oss-20b-rtx3070.log"));
+  const EngineLog log = logs::read_engine_log(text);
+  CHECK(log.engine == logs::LogEngine::ollama);
+  CHECK(log.all("kv_cache").size() == 3);
+  const Explanation e = explain_log(log, {});
+  const Reconciled& kv = row(e, "kv_cache");
+  CHECK(kv.engine == "3090.00 MiB");  // 3072.00 + 18.00, without Ollama's 384.0
+  CHECK(kv.agreement == Agreement::exact);
+  CHECK(e.gpu == "rtx4080");          // the card Ollama named (line 1), in the catalog
+}
+
 TEST_CASE("Ollama, SGLang and TensorRT-LLM lines", "[explain]") {
   const EngineLog o2 = read_fixture("ollama-O2-offload-runner.log");
   CHECK(o2.engine == logs::LogEngine::ollama);

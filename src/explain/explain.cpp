@@ -92,7 +92,8 @@ Explanation explain_log(logs::EngineLog log, const ExplainInputs& inputs) {
     }
     case logs::LogEngine::llamacpp:
     case logs::LogEngine::ollama: {
-      const bool runner = l.figure("kv_cache") && l.figure("kv_cache")->engine == logs::LogEngine::llamacpp;
+      bool runner = false;
+      for (const logs::LogFact* fact : l.all("kv_cache")) runner = runner || fact->engine == logs::LogEngine::llamacpp;
       if (l.engine == logs::LogEngine::ollama && !runner) {
         out.notes.push_back("Ollama's scheduler figures are its own estimates; kvplan compares the llama.cpp lines its "
                             "runner prints (llama_kv_cache, load_tensors), which this log does not have (OLLAMA_DEBUG=1 "

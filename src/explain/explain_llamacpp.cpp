@@ -32,6 +32,15 @@ std::string flash_attn_flag(std::string_view printed) {
   return {};
 }
 
+/// The llama.cpp lines' figures of a name: an Ollama log also has Ollama's own estimates under
+/// the same names (its scheduler's memory.required.kv), which are not what llama.cpp allocated.
+std::vector<const LogFact*> llama_all(const logs::EngineLog& log, std::string_view name) {
+  std::vector<const LogFact*> found;
+  for (const LogFact* fact : log.all(name))
+    if (fact->engine == logs::LogEngine::llamacpp) found.push_back(fact);
+  return found;
+}
+
 bool on_host(std::string_view device) {
   return device.substr(0, 3) == "CPU" || device.find("_Host") != std::string_view::npos || device.empty();
 }
@@ -85,18 +94,18 @@ void explain_llamacpp(const logs::EngineLog& log, const ModelSpec& model, const 
   }
   const std::uint64_t state = row.state_bytes;
   std::string cells;
-  for (const LogFact* fact : log.all("kv_cache_cells")) cells += (cells.empty() ? "" : " + ") + fact->value;
+  for (const LogFact* fact : llama_all(log, "kv_cache_cells")) cells += (cells.empty() ? "" : " + ") + fact->value;
   out.rows.push_back(memory_row(
-      "KV cache", "kv_cache", log.all("kv_cache"), kv >= state ? kv - state : kv, true,
+      "KV cache", "kv_cache", llama_all(log, "kv_cache"), kv >= state ? kv - state : kv, true,
       fmt::format("cells x layers x (K + V row bytes) as llama_kv_cache allocates them{}",
                   cells.empty() ? std::string() : fmt::format(" ({} cells)", cells))));
-  if (!log.all("recurrent").empty())
-    out.rows.push_back(memory_row("recurrent state", "recurrent", log.all("recurrent"), state, true,
+  if (!llama_all(log, "recurrent").empty())
+    out.rows.push_back(memory_row("recurrent state", "recurrent", llama_all(log, "recurrent"), state, true,
                                   "llama_memory_recurrent: one cell per sequence, R (conv) and S (SSM) state in f32"));
 
   std::vector<const LogFact*> gpu_weights, host_weights, gpu_compute, host_compute;
-  for (const LogFact* fact : log.all("model_buffer")) (on_host(fact->device) ? host_weights : gpu_weights).push_back(fact);
-  for (const LogFact* fact : log.all("compute_buffer")) (on_host(fact->device) ? host_compute : gpu_compute).push_back(fact);
+  for (const LogFact* fact : llama_all(log, "model_buffer")) (on_host(fact->device) ? host_weights : gpu_weights).push_back(fact);
+  for (const LogFact* fact : llama_all(log, "compute_buffer")) (on_host(fact->device) ? host_compute : gpu_compute).push_back(fact);
   std::uint64_t weights = row.weights_bytes;
   if (!row.per_gpu.empty()) {
     weights = 0;
