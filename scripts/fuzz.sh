@@ -52,6 +52,7 @@ declare -A seed_dirs=(
   [units]="$root/fuzz/corpus/units"
   [cli]="$root/fuzz/corpus/cli"
   [hf_config]="$seeds/hf_config $root/fuzz/corpus/hf_config"
+  [log]="$root/fuzz/corpus/log $root/tests/fixtures/logs"
 )
 declare -A dictionaries=(
   [spec_json]=$root/fuzz/json.dict [hf_config]=$root/fuzz/json.dict [gguf_header]=$root/fuzz/gguf.dict

@@ -15,6 +15,7 @@
 #include "cli/max_command.h"
 #include "cli/sweep_command.h"
 #include "cli/plan_inputs.h"
+#include "cli/explain_command.h"
 #include "engines/core/profile.h"
 #include "engines/core/request_texts.h"
 #include "kvplan/catalog.h"
@@ -32,7 +33,7 @@ namespace {
 
 constexpr std::string_view kUsage =
     "usage: kvplan --model NAME|PATH --gpu NAME|SIZE [--ctx LIST] [--kv-dtype LIST] [--runtime ENGINE] [options]\n"
-    "       kvplan models [WORD] | gpus | spec --model NAME|PATH\n"
+    "       kvplan max | sweep | explain LOG | models [WORD] | gpus | spec --model NAME|PATH\n"
     "Try: kvplan --model llama3.1-8b --ctx 128k --gpu 4090   (kvplan --help for every option)\n";
 
 constexpr std::string_view kExamples = R"(Examples:
@@ -287,6 +288,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   spec->footer(std::string(kSpecExamples));
   const MaxCommand max_command(app);
   const SweepCommand sweep_command(app);
+  const std::unique_ptr<ExplainCommand> explain = ExplainCommand::add_to(app);
 
   try {
     // Engines' multi-letter short flags (-ctk, -np, -tp, ...) become long names CLI11 can parse;
@@ -325,6 +327,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (models->parsed()) return run_models(models_flags, out);
     if (gpus->parsed()) return run_gpus(gpus_flags, out);
     if (spec->parsed()) return run_spec(spec_model, out);
+    if (explain->parsed()) return explain->run(out);
     texts.engine_options =
         engine_options(option_values, switches, app, env, asks_for_help(typed) ? nullptr : runtime_on_line(typed, true));
     if (max_command.parsed()) return max_command.run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified}, out);

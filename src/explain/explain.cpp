@@ -1,0 +1,133 @@
+// Which engine's explanation a log gets, and what every log is told: the lines the engine prints
+// that it did not have, and why a comparison could not be made.
+
+#include "explain/explanation.h"
+
+#include <span>
+
+#include <fmt/format.h>
+
+#include "explain/explain_engines.h"
+#include "explain/explain_parts.h"
+#include "kvplan/error.h"
+
+namespace kvplan {
+
+std::string_view to_string(Agreement agreement) {
+  switch (agreement) {
+    case Agreement::exact: return "exact";
+    case Agreement::estimate: return "estimate";
+    case Agreement::differs: return "differs";
+    case Agreement::not_in_log: return "not_in_log";
+    case Agreement::engine_only: break;
+  }
+  return "engine_only";
+}
+
+namespace {
+
+struct Expected {
+  std::string_view name;
+  std::string_view line;  ///< how the engine prints it, for the "not in this log" list
+  bool setting = false;
+};
+
+constexpr Expected kVllmLines[] = {
+    {"model", "the engine config line (\"Initializing a V1 LLM engine ... with config: model=...\")", true},
+    {"max_model_len", "max_model_len (config line, \"non-default args\" or \"Maximum concurrency for N tokens\")", true},
+    {"weights", "\"Model loading took X GiB\""},
+    {"activation", "\"Memory profiling takes ... torch peak memory increase\" (DEBUG)"},
+    {"available_kv", "\"Available KV cache memory: X GiB\""},
+    {"kv_cache_tokens", "\"GPU KV cache size: N tokens\""},
+    {"max_concurrency", "\"Maximum concurrency for N tokens per request: X\""},
+};
+
+constexpr Expected kLlamaLines[] = {
+    {"model_name", "print_info: general.name", true},
+    {"n_ctx", "llama_context: n_ctx", true},
+    {"kv_cache", "\"llama_kv_cache: size = X MiB (N cells, L layers, S seqs), K (type): ..., V (type): ...\""},
+    {"model_buffer", "load_tensors: \"<device> model buffer size = X MiB\""},
+    {"compute_buffer", "llama_context: \"<device> compute buffer size = X MiB\""},
+};
+
+void list_missing(const logs::EngineLog& log, std::span<const Expected> expected, Explanation& out) {
+  for (const Expected& e : expected) {
+    const bool present = e.setting ? log.setting(e.name) != nullptr : log.figure(e.name) != nullptr;
+    if (!present) out.not_found.push_back(std::string(e.line));
+  }
+}
+
+/// Runs one engine's comparison; a setting the profile refuses becomes a note, so the figures the
+/// log holds are still reported.
+template <typename Explain>
+void compare(Explain explain, Explanation& out) {
+  try {
+    explain();
+  } catch (const Error& error) {
+    out.rows.clear();
+    out.notes.push_back(fmt::format("kvplan could not price the log's settings: {}", error.what()));
+  }
+}
+
+}  // namespace
+
+Explanation explain_log(logs::EngineLog log, const ExplainInputs& inputs) {
+  Explanation out;
+  out.source_name = inputs.source_name;
+  out.log = std::move(log);
+  const logs::EngineLog& l = out.log;
+  using explain_parts::NameCandidate;
+  switch (l.engine) {
+    case logs::LogEngine::vllm: {
+      list_missing(l, kVllmLines, out);
+      std::vector<NameCandidate> names;
+      if (const logs::LogFact* m = l.setting("model")) names.push_back({m->value, m});
+      std::optional<ModelSpec> model = explain_parts::resolve_model(inputs, names, out);
+      const std::vector<GpuSpec> gpus = explain_parts::resolve_gpus(inputs, l, l.figure("total_memory"), out);
+      if (model && !gpus.empty()) {
+        out.runtime = "vllm";
+        compare([&] { explain_vllm(l, *model, gpus, out); }, out);
+      }
+      break;
+    }
+    case logs::LogEngine::llamacpp:
+    case logs::LogEngine::ollama: {
+      bool runner = false;
+      for (const logs::LogFact* fact : l.all("kv_cache")) runner = runner || fact->engine == logs::LogEngine::llamacpp;
+      if (l.engine == logs::LogEngine::ollama && !runner) {
+        out.notes.push_back("Ollama's scheduler figures are its own estimates; kvplan compares the llama.cpp lines its "
+                            "runner prints (llama_kv_cache, load_tensors), which this log does not have (OLLAMA_DEBUG=1 "
+                            "or the server log shows them)");
+        break;
+      }
+      list_missing(l, kLlamaLines, out);
+      std::vector<NameCandidate> names;
+      if (const logs::LogFact* m = l.setting("model_file")) names.push_back({m->value, m});
+      if (const logs::LogFact* m = l.setting("model_name")) names.push_back({m->value, m});
+      std::optional<ModelSpec> model = explain_parts::resolve_model(inputs, names, out);
+      const std::vector<GpuSpec> gpus = explain_parts::resolve_gpus(inputs, l, l.figure("device_free"), out);
+      if (model && !gpus.empty()) {
+        out.runtime = "llama.cpp";
+        compare([&] { explain_llamacpp(l, *model, gpus, out); }, out);
+      }
+      break;
+    }
+    case logs::LogEngine::sglang:
+    case logs::LogEngine::trtllm:
+      out.notes.push_back(fmt::format("kvplan reads {}'s figures but does not set them beside its plan yet: they are "
+                                      "listed as printed",
+                                      logs::display_name(l.engine)));
+      break;
+    case logs::LogEngine::unknown:
+      break;
+  }
+  if (l.cut_input)
+    out.notes.push_back(fmt::format("the log is longer than {} MiB: only its start was read", logs::kMaxLogBytes >> 20));
+  if (l.cut_lines)
+    out.notes.push_back(fmt::format("{} line{} longer than {} characters, read up to that length", l.cut_lines,
+                                    l.cut_lines == 1 ? " was" : "s were", logs::kMaxLineChars));
+  if (l.dropped_facts) out.notes.push_back("more than 10,000 figures: the rest were not kept");
+  return out;
+}
+
+}  // namespace kvplan
