@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iostream>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/arguments.h"
+#include "cli/check_command.h"
 #include "engines/core/profile.h"
 #include "engines/core/request_texts.h"
 #include "kvplan/catalog.h"
@@ -29,6 +31,7 @@ namespace {
 constexpr std::string_view kUsage =
     "usage: kvplan --model NAME|PATH --gpu NAME|SIZE [--ctx LIST] [--kv-dtype LIST] [--runtime ENGINE] [options]\n"
     "       kvplan models [WORD] | gpus | spec --model NAME|PATH\n"
+    "       kvplan check FILE... | --cmd 'ENGINE COMMAND LINE' [--gpu NAME]   (deployments, for CI)\n"
     "Try: kvplan --model llama3.1-8b --ctx 128k --gpu 4090   (kvplan --help for every option)\n";
 
 constexpr std::string_view kExamples = R"(Examples:
@@ -211,6 +214,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     err << kUsage;
     return static_cast<int>(ExitCode::invalid_input);
   }
+  if (argc > 1 && std::string_view(argv[1]) == "check") return run_check_command(argc, argv, std::cin, out, err);
   CLI::App app{"kvplan: will this model, at this context and concurrency, fit on this GPU, under this engine, and "
                "with which KV-cache dtype? Exact bytes, GiB printed.",
                "kvplan"};
