@@ -41,7 +41,7 @@ Shell shell(const std::string& command) {
   return result;
 }
 
-std::string quoted(const std::string& text) { return "'" + std::regex_replace(text, std::regex("'"), "'\\''") + "'"; }
+std::string sh_quote(const std::string& text) { return "'" + std::regex_replace(text, std::regex("'"), "'\\''") + "'"; }
 
 /// The action's steps run as the runner runs a composite action: each `run` through bash with its
 /// `env` (inputs substituted), GITHUB_ENV read back between steps.
@@ -64,21 +64,21 @@ Shell run_action(const std::map<std::string, std::string>& inputs, const TempDir
   int step = 0;
   for (const auto& s : action["runs"]["steps"]) {
     REQUIRE(s["shell"] == "bash");
-    std::string env = "GITHUB_ENV=" + quoted(github_env) + " GITHUB_STEP_SUMMARY=" + quoted(dir.file("summary.md")) +
-                      " RUNNER_TEMP=" + quoted(dir.file("")) + " GITHUB_ACTION_PATH=" +
-                      quoted(source_path("packaging/github-action"));
-    for (const auto& [name, value] : exported) env += " " + name + "=" + quoted(value);
+    std::string env = "GITHUB_ENV=" + sh_quote(github_env) + " GITHUB_STEP_SUMMARY=" + sh_quote(dir.file("summary.md")) +
+                      " RUNNER_TEMP=" + sh_quote(dir.file("")) + " GITHUB_ACTION_PATH=" +
+                      sh_quote(source_path("packaging/github-action"));
+    for (const auto& [name, value] : exported) env += " " + name + "=" + sh_quote(value);
     if (s.contains("env"))
       for (const auto& [name, value] : s["env"].items()) {
         std::string text = value.get<std::string>();
         static const std::regex input(R"(\$\{\{\s*inputs\.([A-Za-z_-]+)\s*\}\})");
         std::smatch match;
         while (std::regex_search(text, match, input)) text = match.prefix().str() + values.at(match[1]) + match.suffix().str();
-        env += " " + name + "=" + quoted(text);
+        env += " " + name + "=" + sh_quote(text);
       }
     const std::string script = dir.file("step" + std::to_string(step++) + ".sh");
     std::ofstream(script) << s["run"].get<std::string>();
-    last = shell("cd " + quoted(source_path("")) + " && env -i PATH=/usr/bin:/bin " + env + " bash " + quoted(script));
+    last = shell("cd " + sh_quote(source_path("")) + " && env -i PATH=/usr/bin:/bin " + env + " bash " + sh_quote(script));
     if (last.exit_code != 0) return last;
     // What a step appended to GITHUB_ENV is in the environment of the next.
     std::ifstream lines(github_env);
@@ -124,11 +124,11 @@ TEST_CASE("the pre-commit hook's command checks the files it is given", "[check]
   fs::create_directories(dir.file("bin"));
   fs::create_symlink(KVPLAN_BINARY, dir.file("bin/kvplan"));
   const std::string entry = hook["entry"].get<std::string>();
-  const Shell fits = shell("cd " + quoted(source_path("")) + " && PATH=" + quoted(dir.file("bin")) + ":/usr/bin:/bin " +
+  const Shell fits = shell("cd " + sh_quote(source_path("")) + " && PATH=" + sh_quote(dir.file("bin")) + ":/usr/bin:/bin " +
                            entry + " examples/deployments.json");
   INFO(fits.out);
   CHECK(fits.exit_code == 0);
-  const Shell fails = shell("cd " + quoted(source_path("")) + " && PATH=" + quoted(dir.file("bin")) + ":/usr/bin:/bin " +
+  const Shell fails = shell("cd " + sh_quote(source_path("")) + " && PATH=" + sh_quote(dir.file("bin")) + ":/usr/bin:/bin " +
                             entry + " examples/deployments.yaml");
   CHECK(fails.exit_code == 1);
 }
@@ -142,7 +142,7 @@ TEST_CASE("the container holds the static binary alone, and it runs there", "[ch
   CHECK_THAT(recipe, Catch::Contains("libyaml-cpp-dev"));
   // FROM scratch has no loader and no libraries: the binary needs neither (not in sanitizer
   // builds, whose runtimes are shared).
-  const Shell headers = shell("readelf -l -d " + quoted(KVPLAN_BINARY));
+  const Shell headers = shell("readelf -l -d " + sh_quote(KVPLAN_BINARY));
   REQUIRE(headers.exit_code == 0);
   if (headers.out.find("NEEDED") != std::string::npos) {
     WARN("kvplan is linked dynamically in this build (sanitizers): the container check is for the release build");
@@ -151,7 +151,7 @@ TEST_CASE("the container holds the static binary alone, and it runs there", "[ch
   CHECK(headers.out.find("INTERP") == std::string::npos);
   // As in the image: no environment, no files but the ones given.
   TempDir dir;
-  const Shell run = shell("cd " + quoted(dir.file("")) + " && env -i " + quoted(KVPLAN_BINARY) +
+  const Shell run = shell("cd " + sh_quote(dir.file("")) + " && env -i " + sh_quote(KVPLAN_BINARY) +
                           " check --cmd 'llama-server -m qwen3-8b -c 32768 -ctk q8_0 -ctv q8_0 -np 4 -fa on' --gpu 4090");
   INFO(run.out);
   CHECK(run.exit_code == 0);
@@ -167,19 +167,19 @@ TEST_CASE("the JUnit report validates against the JUnit schema", "[check]") {
   std::ofstream(extra) << "- {name: 'bad <&> \"name\"', model: llama3.1-8b, gpu: h100, ctx: x}\n"
                           "- {name: unknown-flag, gpu: h100, command: vllm serve llama3.1-8b --enforce-eager}\n"
                           "- {name: tight, model: llama3.1-8b, gpu: 4090, ctx: 32768, kv_dtype: fp16, margin: 20%}\n";
-  const Shell run = shell(quoted(KVPLAN_BINARY) + " check --format junit --output " + quoted(report) + " " +
-                          quoted(source_path("examples/deployments.yaml")) + " " + quoted(extra));
+  const Shell run = shell(sh_quote(KVPLAN_BINARY) + " check --format junit --output " + sh_quote(report) + " " +
+                          sh_quote(source_path("examples/deployments.yaml")) + " " + sh_quote(extra));
   CHECK(run.exit_code == 2);
   const std::string xml = read_file(report);
   CHECK_THAT(xml, Catch::Contains("<failure message="));
   CHECK_THAT(xml, Catch::Contains("<error message="));
   CHECK_THAT(xml, Catch::Contains("bad &lt;&amp;&gt; &quot;name&quot;"));
-  const Shell valid = shell("xmllint --noout --schema " + quoted(source_path("tests/junit/junit.xsd")) + " " + quoted(report));
+  const Shell valid = shell("xmllint --noout --schema " + sh_quote(source_path("tests/junit/junit.xsd")) + " " + sh_quote(report));
   INFO(valid.out);
   CHECK(valid.exit_code == 0);
   // The schema is not a rubber stamp: a testcase without a name is refused.
   std::ofstream(dir.file("broken.xml")) << "<testsuites><testsuite name=\"s\" tests=\"1\"><testcase/></testsuite></testsuites>\n";
-  CHECK(shell("xmllint --noout --schema " + quoted(source_path("tests/junit/junit.xsd")) + " " + quoted(dir.file("broken.xml")))
+  CHECK(shell("xmllint --noout --schema " + sh_quote(source_path("tests/junit/junit.xsd")) + " " + sh_quote(dir.file("broken.xml")))
             .exit_code != 0);
 }
 

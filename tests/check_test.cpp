@@ -298,7 +298,7 @@ TEST_CASE("check: exit codes 0, 1, 2, 3 and their order", "[check]") {
   TempDir dir;
   const std::string fits = write(dir, "fits.yaml", "- {name: a, model: llama3.1-8b, gpu: h100, ctx: 8k}\n");
   const std::string no_fit = write(dir, "nofit.yaml", "- {name: b, model: llama3.1-70b, gpu: 4090, ctx: 8k}\n");
-  const std::string invalid = write(dir, "invalid.yaml", "- {name: c, model: llama3.1-8b, gpu: h100, ctx: 8 k}\n");
+  const std::string invalid = write(dir, "invalid.yaml", "- {name: c, model: llama3.1-8b, gpu: h100, ctx: eight}\n");
   const std::string unsupported = write(dir, "unsupported.yaml", "- {name: d, gpu: h100, command: vllm serve llama3.1-8b --enforce-eager}\n");
   CHECK(run_kvplan("check " + fits).exit_code == 0);
   CHECK(run_kvplan("check " + fits + " " + no_fit).exit_code == 1);
@@ -335,4 +335,44 @@ TEST_CASE("check: stdin with several documents, as helm template prints them", "
   // The second document's lines count from the start of the stream.
   CHECK(doc["deployments"][1]["source"]["line"].get<int>() > 40);
 }
+}  // namespace kvplan
+
+namespace kvplan {
+
+TEST_CASE("check: every shipped example, its verdicts", "[check]") {
+  struct Expected {
+    const char* file;
+    int exit_code;
+    std::map<std::string, std::string> verdicts;
+  };
+  const Expected examples[] = {
+      {"examples/deployments.yaml", 1,
+       {{"chat-8b-vllm", "fits"},
+        {"qwen3-8b-llama-server", "fits"},
+        // SGLang refuses: 70B / 2 = 65.7 GiB of weights per H100 under --mem-fraction-static 0.85.
+        {"llama-70b-sglang", "no_fit"},
+        {"qwen3-32b-ollama", "fits"},
+        // README's row: 131,072 x 128 KiB = 16 GiB of cache + 14.96 + 2.00 = 32.96 GiB > 23.99.
+        {"llama-8b-long-context", "no_fit"}}},
+      {"examples/deployments.json", 0, {{"phi4-generic", "fits"}, {"mistral-vllm-2x", "fits"}}},
+      {"examples/k8s/vllm-deployment.yaml", 0, {{"llama-8b-chat", "fits"}}},
+      {"examples/k8s/sglang-statefulset.yaml", 1, {{"qwen3-32b", "no_fit"}}},
+      // vLLM on an A10G: 0.95 GiB of headroom is under 5% of the 20.24 GiB budget.
+      {"examples/k8s/kserve-inferenceservice.yaml", 0, {{"qwen3-8b", "tight"}}},
+      {"examples/compose/docker-compose.yaml", 0, {{"llm", "fits"}}},
+  };
+  for (const Expected& example : examples) {
+    INFO(example.file);
+    const nlohmann::json doc = check_json(source_path(example.file), example.exit_code);
+    CHECK(verdicts(doc) == example.verdicts);
+  }
+  // The one whose model comes from a catalog alias through the command: the vLLM row is the one
+  // `kvplan --runtime vllm` prints (tensor parallel 2 on the two H100s the node selector names).
+  const nlohmann::json k8s = check_json(source_path("examples/k8s/vllm-deployment.yaml"), 0);
+  const nlohmann::json& plan = k8s["deployments"][0]["plan"];
+  CHECK(plan["model"]["id"] == "llama3.1-8b");
+  CHECK(plan["rows"][0]["tp"] == 2);
+  CHECK(plan["rows"][0]["ctx"] == 131072);
+}
+
 }  // namespace kvplan
