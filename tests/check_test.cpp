@@ -376,3 +376,27 @@ TEST_CASE("check: every shipped example, its verdicts", "[check]") {
 }
 
 }  // namespace kvplan
+
+namespace kvplan {
+
+TEST_CASE("check: hostile deployment files are one error line, not a crash or a hang", "[check]") {
+  TempDir dir;
+  // Nesting past what the reader walks, and an alias bomb (10^10 nodes once expanded).
+  testing::check_refused(run_kvplan("check " + write(dir, "deep.yaml", "a: " + std::string(200, '[') + std::string(200, ']') + "\n")),
+                         "deep.yaml: YAML nested more than 64 levels");
+  testing::check_refused(run_kvplan("check " + write(dir, "open.yaml", "a: " + std::string(100000, '[') + "\n")), "open.yaml:");
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  std::string previous = "a";
+  for (int i = 1; i < 10; ++i) {
+    bomb += "b" + std::to_string(i) + ": &b" + std::to_string(i) + " [";
+    for (int j = 0; j < 10; ++j) bomb += (j ? ", *" : "*") + previous;
+    bomb += "]\n";
+    previous = "b" + std::to_string(i);
+  }
+  testing::check_refused(run_kvplan("check " + write(dir, "bomb.yaml", bomb)), "bomb.yaml: more than a million YAML nodes");
+  testing::check_refused(run_kvplan("check " + dir.file("")), "no such file");  // a directory is not a file
+  testing::check_refused(run_kvplan("check " + write(dir, "service.yaml", "kind: Service\nmetadata: {name: s}\n")),
+                         "service.yaml: no deployment in it");
+}
+
+}  // namespace kvplan

@@ -131,7 +131,8 @@ CheckedDeployment check_deployment(const Deployment& d, const CheckDefaults& def
   CheckedDeployment out;
   out.name = d.name;
   out.where = d.where;
-  out.runtime = d.runtime.empty() ? "generic" : d.runtime;
+  // A command's engine is known once it is read; "-" until then.
+  out.runtime = !d.runtime.empty() ? d.runtime : d.commands.empty() ? "generic" : "-";
   if (!d.problem.empty()) {
     out.verdict = CheckVerdict::invalid;
     out.reason = d.problem;

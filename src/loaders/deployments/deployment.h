@@ -18,7 +18,7 @@ struct SourceLocation {
   std::uint64_t line = 0;
   std::uint64_t index = 0;  ///< 1-based: the deployment's place in its file
 
-  /// "deploy.yaml:12", or "deploy.json (deployment 3)" when there is no line.
+  /// "deploy.yaml:12", or "deploy.json (deployment 3)" when there is no line; "--cmd 2".
   std::string text() const;
 };
 

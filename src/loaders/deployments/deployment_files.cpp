@@ -14,6 +14,7 @@ namespace kvplan {
 using nlohmann::json;
 
 std::string SourceLocation::text() const {
+  if (file == "--cmd") return fmt::format("--cmd {}", index);
   if (line > 0) return fmt::format("{}:{}", file, line);
   if (index > 0) return fmt::format("{} (deployment {})", file, index);
   return file;
