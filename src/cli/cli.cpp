@@ -48,6 +48,7 @@ constexpr std::string_view kExamples = R"(Examples:
   kvplan models qwen   # the built-in model catalog, filtered by a word
   kvplan gpus          # the built-in GPU catalog
   kvplan spec --model path/to/config.json   # the spec kvplan reads from a file
+  kvplan check deployments.yaml --gpu h100  # CI: does every deployment fit? (kvplan check --help)
 
 Sizes print in GiB (2^30 bytes). Exit codes: 0 success, 1 a row does not fit or the engine would
 refuse to start (--check only), 2 invalid input, 3 unsupported architecture or unknown weights,
