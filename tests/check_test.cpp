@@ -308,6 +308,16 @@ TEST_CASE("check: exit codes 0, 1, 2, 3 and their order", "[check]") {
   CHECK_THAT(table.out, Catch::Contains("--enforce-eager is not a flag kvplan reads"));
   CHECK_THAT(table.out, Catch::Contains(unsupported + ":1"));
 
+  const testing::ProcessResult unknown_id = run_kvplan("check --cmd 'vllm serve acme/Unknown-7B' --gpu h100");
+  CHECK(unknown_id.exit_code == 2);
+  CHECK_THAT(unknown_id.out, Catch::Contains("model: unknown model 'acme/Unknown-7B'"));
+  CHECK_THAT(unknown_id.out, Catch::Contains("give its config.json as model:"));
+  // vLLM runs on -tp GPUs: a pod given fewer is invalid.
+  const testing::ProcessResult too_few = run_kvplan(
+      "check --cmd 'vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 4' --gpu 2xh100");
+  CHECK(too_few.exit_code == 2);
+  CHECK_THAT(too_few.out, Catch::Contains("2 cards named, but the command runs on 4"));
+
   check_refused(run_kvplan("check"), "give deployment files");
   check_refused(run_kvplan("check missing.yaml"), "missing.yaml: no such file");
   check_refused(run_kvplan("check --format xml " + fits), "--format: 'xml' is not a check format");

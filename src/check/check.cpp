@@ -188,7 +188,19 @@ CheckedDeployment check_deployment(const Deployment& d, const CheckDefaults& def
       gpus.assign(*count, gpus.front());
     }
 
-    auto spec = std::make_shared<ModelSpec>(load_model(model_path(model, d.where)));
+    std::shared_ptr<ModelSpec> spec;
+    try {
+      spec = std::make_shared<ModelSpec>(load_model(model_path(model, d.where)));
+    } catch (const Error& error) {
+      // The loader speaks in --model; here the model came from a file or a command line.
+      std::string text = error.what();
+      if (text.rfind("--model: unknown model", 0) == 0)
+        throw Error("model" + text.substr(7) +
+                        " (Hugging Face repo ids resolve through the catalog's aliases, offline: for another model "
+                        "give its config.json as model:)",
+                    error.code());
+      throw;
+    }
     const PlanRequest request = build_plan_request(texts, *spec, kFileNames);
     Report report;
     report.model = spec.get();
