@@ -52,7 +52,7 @@ find_program(KVPLAN_DPKG_SHLIBDEPS dpkg-shlibdeps)
 if(KVPLAN_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 else()
-  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34), libfmt9, libgcc-s1, libstdc++6 (>= 12)")
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34), libfmt9, libgcc-s1, libstdc++6 (>= 12), libyaml-cpp0.7")
 endif()
 # The headers include nlohmann/json_fwd.hpp and the static library needs libfmt: only for building
 # against libkvplan, not for running kvplan.

@@ -13,7 +13,7 @@ for arg in "$@"; do
   [[ "$arg" == "--clang" ]] && with_clang=true
 done
 
-packages=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev catch2)
+packages=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev catch2 libyaml-cpp-dev)
 if $with_tests && ! command -v node >/dev/null; then packages+=(nodejs npm); fi
 if $with_clang; then packages+=(clang libclang-rt-14-dev); fi
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iostream>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -16,6 +17,7 @@
 #include "cli/sweep_command.h"
 #include "cli/plan_inputs.h"
 #include "cli/explain_command.h"
+#include "cli/check_command.h"
 #include "engines/core/profile.h"
 #include "engines/core/request_texts.h"
 #include "kvplan/catalog.h"
@@ -34,6 +36,7 @@ namespace {
 constexpr std::string_view kUsage =
     "usage: kvplan --model NAME|PATH --gpu NAME|SIZE [--ctx LIST] [--kv-dtype LIST] [--runtime ENGINE] [options]\n"
     "       kvplan max | sweep | explain LOG | models [WORD] | gpus | spec --model NAME|PATH\n"
+    "       kvplan check FILE... | --cmd 'ENGINE COMMAND LINE' [--gpu NAME]   (deployments, for CI)\n"
     "Try: kvplan --model llama3.1-8b --ctx 128k --gpu 4090   (kvplan --help for every option)\n";
 
 constexpr std::string_view kExamples = R"(Examples:
@@ -50,6 +53,7 @@ constexpr std::string_view kExamples = R"(Examples:
   kvplan models qwen   # the built-in model catalog, filtered by a word
   kvplan gpus          # the built-in GPU catalog
   kvplan spec --model path/to/config.json   # the spec kvplan reads from a file
+  kvplan check deployments.yaml --gpu h100  # CI: does every deployment fit? (kvplan check --help)
 
 Sizes print in GiB (2^30 bytes). Exit codes: 0 success, 1 a row does not fit or the engine would
 refuse to start (--check only), 2 invalid input, 3 unsupported architecture or unknown weights,
@@ -206,6 +210,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     err << kUsage;
     return static_cast<int>(ExitCode::invalid_input);
   }
+  if (argc > 1 && std::string_view(argv[1]) == "check") return run_check_command(argc, argv, std::cin, out, err);
   CLI::App app{"kvplan: will this model, at this context and concurrency, fit on this GPU, under this engine, and "
                "with which KV-cache dtype? Exact bytes, GiB printed.",
                "kvplan"};
