@@ -10,7 +10,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/advise_command.h"
 #include "cli/arguments.h"
+#include "cli/plot_command.h"
 #include "engines/core/profile.h"
 #include "engines/core/request_texts.h"
 #include "kvplan/catalog.h"
@@ -84,6 +86,7 @@ struct PlanFlags {
   std::string gpu_count;  ///< --gpus N
   PlanTexts texts;
   bool check = false;
+  bool quiet = false;  ///< no quality notes under the table (JSON keeps them)
   bool wide = false;
   bool no_color = false;
 };
@@ -104,6 +107,7 @@ int run_plan(const PlanFlags& flags, const TableStyle& style, std::ostream& out)
     report.gpus.assign(count, report.gpus.front());
   }
   report.plan = make_plan(model, report.gpus, build_plan_request(flags.texts, model, kFlagNames));
+  if (flags.quiet && format != OutputFormat::json) report.plan.quality_notes.clear();
   write_output(out, format_report(report, format, style));
   return flags.check && !report.plan.all_fit() ? static_cast<int>(ExitCode::does_not_fit) : 0;
 }
@@ -254,6 +258,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   app.add_option("-f,--format", plan.format, "Output: table, json, csv, markdown [default: table]")->type_name("FORMAT");
   app.add_flag("--wide", plan.wide, "Table: a memory bar per row (about 125 columns)");
   app.add_flag("--no-color", plan.no_color, "No colour (also off when stdout is not a terminal or NO_COLOR is set)");
+  app.add_flag("-q,--quiet", plan.quiet, "No quality notes under the table (the JSON keeps them)");
   app.add_flag("--check", plan.check, "Exit 1 when any row does not fit or the engine would refuse to start (for CI)");
   app.add_option("--mtp-layers", texts.mtp_layers,
                  "Count N (or all) of the model's MTP / next-token layers as cached, for speculative decoding "
@@ -283,6 +288,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   CLI::App* spec = app.add_subcommand("spec", "Print the resolved model spec (e.g. of a config.json) in kvplan's spec format");
   spec->add_option("-m,--model", spec_model, "Catalog name, spec file, config.json or model folder")->type_name("NAME|PATH");
   spec->footer(std::string(kSpecExamples));
+  const AdviseCommand advise_command(app);
+  const PlotCommand plot_command(app);
 
   try {
     // Engines' multi-letter short flags (-ctk, -np, -tp, ...) become long names CLI11 can parse;
@@ -321,6 +328,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (models->parsed()) return run_models(models_flags, out);
     if (gpus->parsed()) return run_gpus(gpus_flags, out);
     if (spec->parsed()) return run_spec(spec_model, out);
+    if (advise_command.parsed()) return advise_command.run(out);
+    if (plot_command.parsed()) return plot_command.run(out);
     texts.engine_options =
         engine_options(option_values, switches, app, env, asks_for_help(typed) ? nullptr : runtime_on_line(typed, true));
     TableStyle style;
