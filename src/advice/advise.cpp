@@ -133,18 +133,33 @@ struct Search {
   void try_deployment(PlanRequest asked, const std::vector<GpuSpec>& gpus, std::size_t candidate,
                       const std::vector<CacheDtypes>& caches) {
     asked.caches = caches;
+    std::string refused;
     try {
       keep(asked, gpus, candidate);
       return;
     } catch (const Error& error) {
       if (error.code() == ExitCode::unsupported_architecture) throw;
-      if (caches.size() == 1) {
-        ++advice.tried;
-        note_refusal(error.what());
+      refused = error.what();
+    }
+    if (caches.size() > 1) {
+      // The same refusal at the engine's own cache: the deployment or the weight dtype is refused
+      // (vLLM's --weight-dtype), whatever the cache. Otherwise one cache is: each alone.
+      PlanRequest own = asked;
+      own.caches.clear();
+      bool whole = false;
+      try {
+        (void)make_plan(model, gpus, own);
+      } catch (const Error& error) {
+        if (error.code() == ExitCode::unsupported_architecture) throw;
+        whole = error.what() == refused;
+      }
+      if (!whole) {
+        for (const CacheDtypes& cache : caches) try_deployment(asked, gpus, candidate, {cache});
         return;
       }
     }
-    for (const CacheDtypes& cache : caches) try_deployment(asked, gpus, candidate, {cache});
+    advice.tried += caches.size();
+    for (std::size_t i = 0; i < caches.size(); ++i) note_refusal(refused);
   }
 };
 

@@ -31,6 +31,7 @@ namespace {
 constexpr std::string_view kUsage =
     "usage: kvplan --model NAME|PATH --gpu NAME|SIZE [--ctx LIST] [--kv-dtype LIST] [--runtime ENGINE] [options]\n"
     "       kvplan models [WORD] | gpus | spec --model NAME|PATH\n"
+    "       kvplan advise --model NAME --ctx N [--quality fp8] | plot --model NAME --gpu G -o chart.svg\n"
     "Try: kvplan --model llama3.1-8b --ctx 128k --gpu 4090   (kvplan --help for every option)\n";
 
 constexpr std::string_view kExamples = R"(Examples:
@@ -44,6 +45,8 @@ constexpr std::string_view kExamples = R"(Examples:
   kvplan --runtime trtllm --model llama3.1-8b --gpu h100 --max_seq_len 8k --kv-cache-dtype fp8
   kvplan --runtime ollama --model qwen3:32b --gpu 4090 --num-ctx 16384   # OLLAMA_* variables read too
   kvplan --runtime llama.cpp --model llama3.1:70b -c 32768 --gpu 2x3090   # llama.cpp's layer split
+  kvplan advise --model llama3.1-8b --ctx 64k --quality fp8   # the cheapest cards and dtypes that fit
+  kvplan plot --model llama3.1-8b --gpu 4090 -o chart.svg      # memory against context, per cache dtype
   kvplan models qwen   # the built-in model catalog, filtered by a word
   kvplan gpus          # the built-in GPU catalog
   kvplan spec --model path/to/config.json   # the spec kvplan reads from a file

@@ -118,7 +118,7 @@ std::string format_advice_table(const AdviceReport& report) {
     out += request.candidates.empty() ? ": no card to try (give --gpus or --prices).\n" : ".\n";
   } else {
     TextTable table;
-    table.headers = {"#", "GPU", "count", "tp", "pp", "weights", "KV dtype", "$/h", "price of", "total", "capacity",
+    table.headers = {"#", "GPU", "count", "tp", "pp", "weights", "KV dtype", "$/h", "price date", "total", "capacity",
                      "headroom"};
     table.right_aligned = {true, false, true, true, true, false, false, true, false, true, true, true};
     for (std::size_t i = 0; i < advice.fitting.size(); ++i) {
