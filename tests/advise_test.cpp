@@ -75,6 +75,7 @@ TEST_CASE("advise: lossless 64K llama3.1-8b, cheapest first", "[advise]") {
 TEST_CASE("advise: quality fp8 tries fp8 weights and cache, ranked by headroom at one price", "[advise]") {
   kvplan::AdviseRequest request = request_for({"3090", "4090"}, kvplan::Quality::fp8);
   request.max_gpus = 1;
+  request.top = 3;
   const kvplan::Advice advice = kvplan::advise(llama8b(), request);
   // 2 cards x 1 count x 2 weight dtypes (bf16, fp8) x 2 caches (bf16, fp8) = 8.
   CHECK(advice.tried == 8);
@@ -178,7 +179,7 @@ TEST_CASE("advise: the command's table and JSON", "[advise]") {
   const ProcessResult table = run_kvplan("advise --model llama3.1-8b --ctx 64k --gpus 3090,4090,h100 --top 3");
   REQUIRE(table.exit_code == 0);
   CHECK(table.err.empty());
-  CHECK_THAT(table.out, Catch::Contains("  1  rtx3090      2   2   1  bf16     bf16      ~0.44  2026-03-10  13.48     24.00     10.52"));
+  CHECK_THAT(table.out, Catch::Contains("\n1  rtx3090      2   2   1  bf16     bf16      ~0.44  2026-03-10  13.48     24.00     10.52\n"));
   CHECK_THAT(table.out, Catch::Contains("  1. rtx3090 x2: weights 7.48 + KV 4.00 + overhead 2.00 = 13.48 GiB <= 24.00 GiB on the fullest GPU"));
   CHECK_THAT(table.out, Catch::Contains("rtx3090 x1 (~$0.22/h), bf16 weights, bf16 cache: weights 14.96 + KV 8.00 + overhead 2.00 = 24.96 GiB > 24.00 GiB (0.96 GiB over)"));
 

@@ -49,7 +49,8 @@ std::string shell(const std::string& command, int& status) {
 
 std::string xpath(const std::string& file, const std::string& expression) {
   int status = 0;
-  const std::string out = shell("xmllint --xpath '" + expression + "' '" + file + "' 2>/dev/null", status);
+  std::string out = shell("xmllint --xpath '" + expression + "' '" + file + "' 2>/dev/null", status);
+  while (!out.empty() && out.back() == '\n') out.pop_back();  // xmllint ends its answer with a newline
   return out;
 }
 

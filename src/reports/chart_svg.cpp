@@ -80,8 +80,7 @@ std::string format_chart_svg(const MemoryChart& chart) {
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" "
       "font-family=\"sans-serif\" font-size=\"12\" data-capacity-bytes=\"{2}\" data-ctx-end=\"{3}\">\n",
       kWidth, height, chart.capacity_bytes, chart.ctx_end);
-  const std::string title = fmt::format("{} on {} ({}, batch {}): memory per GPU against context", chart.model, chart.gpu,
-                                        chart.runtime, chart.batch);
+  const std::string title = fmt::format("{} on {} ({}, batch {})", chart.model, chart.gpu, chart.runtime, chart.batch);
   out += fmt::format("  <title>{}</title>\n", escaped(title));
   out += fmt::format("  <rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
   out += fmt::format("  <text x=\"{}\" y=\"24\" font-size=\"15\" font-weight=\"bold\">{}</text>\n", kLeft - 50, escaped(title));
@@ -98,7 +97,7 @@ std::string format_chart_svg(const MemoryChart& chart) {
   out += fmt::format("  <line x1=\"{0:.0f}\" y1=\"45\" x2=\"{1:.0f}\" y2=\"45\" stroke=\"{2}\" stroke-width=\"2\" stroke-dasharray=\"6 3\"/>\n",
                      lx, lx + 22, kCapacityColor);
   out += fmt::format("  <text x=\"{:.0f}\" y=\"50\">capacity {}</text>\n", lx + 26, escaped(gib(chart.capacity_bytes)));
-  out += fmt::format("  <text x=\"{}\" y=\"72\" fill=\"#444444\">Sizes in GiB (2^30 bytes), the fullest GPU's; green: the largest context that fits</text>\n",
+  out += fmt::format("  <text x=\"{}\" y=\"72\" fill=\"#444444\">Memory per GPU (the fullest) against context, in GiB (2^30 bytes); green: the largest context that fits</text>\n",
                      kLeft - 50);
 
   for (std::size_t d = 0; d < chart.series.size(); ++d) {
@@ -122,8 +121,9 @@ std::string format_chart_svg(const MemoryChart& chart) {
     // The context axis: ticks at quarters of the range.
     for (int q = 0; q <= 4; ++q) {
       const std::uint64_t ctx = chart.ctx_end / 4 * static_cast<std::uint64_t>(q);
-      out += fmt::format("    <text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\" fill=\"#444444\">{}</text>\n", s.x(ctx),
-                         s.panel_top + kPlotTop + kPlotHeight + 16, format_thousands(ctx));
+      // The last label ends at the axis' end, so that it stays inside the picture.
+      out += fmt::format("    <text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"{}\" fill=\"#444444\">{}</text>\n", s.x(ctx),
+                         s.panel_top + kPlotTop + kPlotHeight + 16, q == 4 ? "end" : "middle", format_thousands(ctx));
     }
     out += fmt::format("    <text x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"end\" fill=\"#444444\">context (tokens per sequence)</text>\n",
                        kRight, s.panel_top + kPlotTop + kPlotHeight + 32);
