@@ -15,6 +15,8 @@ done
 
 packages=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev catch2 libyaml-cpp-dev)
 if $with_tests && ! command -v node >/dev/null; then packages+=(nodejs npm); fi
+# The plot tests: xmllint parses the SVG, headless Chromium renders it once (skipped without it).
+if $with_tests; then packages+=(libxml2-utils chromium); fi
 if $with_clang; then packages+=(clang libclang-rt-14-dev); fi
 
 missing=()

@@ -225,6 +225,17 @@ struct PlanSettings {
   std::vector<std::string> notes;  ///< plan-wide facts (which card an ambiguous name meant, ...)
 };
 
+/// A caution about the accuracy of a row's cache dtype (the seed articles' advice): not a verdict,
+/// and never a reason a row does not fit.
+struct QualityNote {
+  std::string code;  ///< fp8_e5m2_cache, fp8_scales, int4_cache_accuracy, quantized_cache_recall
+  std::string text;
+  std::vector<std::size_t> rows;  ///< indices of the rows it applies to
+};
+
+/// The quality notes that apply to `rows`, each once, in a fixed order (e5m2, scales, 4-bit, recall).
+KVPLAN_API std::vector<QualityNote> find_quality_notes(const std::vector<Row>& rows);
+
 class Profile;
 
 /// The most rows (contexts x cache dtypes) one plan holds; more is an Error (exit 2).
@@ -237,6 +248,7 @@ struct Plan {
   std::vector<ContextLimit> context_limits;  ///< one per cache dtype
   std::vector<WayOut> ways_out;              ///< one per row that does not fit
   CacheFacts facts;
+  std::vector<QualityNote> quality_notes;    ///< cautions about the rows' cache dtypes
   /// The profile that priced the rows; it also writes its engine's section of the report.
   std::shared_ptr<const Profile> profile;
 

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/advise_command.h"
 #include "cli/arguments.h"
 #include "cli/hf_hub_cache.h"
 #include "cli/max_command.h"
@@ -18,6 +19,7 @@
 #include "cli/plan_inputs.h"
 #include "cli/explain_command.h"
 #include "cli/check_command.h"
+#include "cli/plot_command.h"
 #include "engines/core/profile.h"
 #include "engines/core/request_texts.h"
 #include "kvplan/catalog.h"
@@ -37,6 +39,7 @@ constexpr std::string_view kUsage =
     "usage: kvplan --model NAME|PATH --gpu NAME|SIZE [--ctx LIST] [--kv-dtype LIST] [--runtime ENGINE] [options]\n"
     "       kvplan max | sweep | explain LOG | models [WORD] | gpus | spec --model NAME|PATH\n"
     "       kvplan check FILE... | --cmd 'ENGINE COMMAND LINE' [--gpu NAME]   (deployments, for CI)\n"
+    "       kvplan advise --model NAME --ctx N [--quality fp8] | plot --model NAME --gpu G -o chart.svg\n"
     "Try: kvplan --model llama3.1-8b --ctx 128k --gpu 4090   (kvplan --help for every option)\n";
 
 constexpr std::string_view kExamples = R"(Examples:
@@ -50,6 +53,8 @@ constexpr std::string_view kExamples = R"(Examples:
   kvplan --runtime trtllm --model llama3.1-8b --gpu h100 --max_seq_len 8k --kv-cache-dtype fp8
   kvplan --runtime ollama --model qwen3:32b --gpu 4090 --num-ctx 16384   # OLLAMA_* variables read too
   kvplan --runtime llama.cpp --model llama3.1:70b -c 32768 --gpu 2x3090   # llama.cpp's layer split
+  kvplan advise --model llama3.1-8b --ctx 64k --quality fp8   # the cheapest cards and dtypes that fit
+  kvplan plot --model llama3.1-8b --gpu 4090 -o chart.svg      # memory against context, per cache dtype
   kvplan models qwen   # the built-in model catalog, filtered by a word
   kvplan gpus          # the built-in GPU catalog
   kvplan spec --model path/to/config.json   # the spec kvplan reads from a file
@@ -89,6 +94,7 @@ struct PlanFlags {
   bool unified = false;   ///< --unified: --gpu's memory is a unified-memory machine's RAM
   PlanTexts texts;
   bool check = false;
+  bool quiet = false;  ///< no quality notes under the table (JSON keeps them)
   bool wide = false;
   bool no_color = false;
   bool speed = false;  ///< --speed
@@ -103,6 +109,7 @@ int run_plan(const PlanFlags& flags, const TableStyle& style, std::ostream& out)
   report.model = &model;
   report.gpus = resolve_gpus_for_cli(flags.gpu, flags.gpu_count, flags.unified);
   report.plan = make_plan(model, report.gpus, build_plan_request(flags.texts, model, kFlagNames));
+  if (flags.quiet && format != OutputFormat::json) report.plan.quality_notes.clear();
   write_output(out, format_report(report, format, style));
   return flags.check && !report.plan.all_fit() ? static_cast<int>(ExitCode::does_not_fit) : 0;
 }
@@ -262,6 +269,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   app.add_option("-f,--format", plan.format, "Output: table, json, csv, markdown [default: table]")->type_name("FORMAT");
   app.add_flag("--wide", plan.wide, "Table: a memory bar per row (about 125 columns)");
   app.add_flag("--no-color", plan.no_color, "No colour (also off when stdout is not a terminal or NO_COLOR is set)");
+  app.add_flag("-q,--quiet", plan.quiet, "No quality notes under the table (the JSON keeps them)");
   app.add_flag("--check", plan.check, "Exit 1 when any row does not fit or the engine would refuse to start (for CI)");
   app.add_option("--mtp-layers", texts.mtp_layers,
                  "Count N (or all) of the model's MTP / next-token layers as cached, for speculative decoding "
@@ -294,6 +302,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   const MaxCommand max_command(app);
   const SweepCommand sweep_command(app);
   const std::unique_ptr<ExplainCommand> explain = ExplainCommand::add_to(app);
+  const AdviseCommand advise_command(app);
+  const PlotCommand plot_command(app);
 
   try {
     // Engines' multi-letter short flags (-ctk, -np, -tp, ...) become long names CLI11 can parse;
@@ -333,6 +343,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (gpus->parsed()) return run_gpus(gpus_flags, out);
     if (spec->parsed()) return run_spec(spec_model, out);
     if (explain->parsed()) return explain->run(out);
+    if (advise_command.parsed()) return advise_command.run(out);
+    if (plot_command.parsed()) return plot_command.run(out);
     texts.engine_options =
         engine_options(option_values, switches, app, env, asks_for_help(typed) ? nullptr : runtime_on_line(typed, true));
     if (max_command.parsed()) return max_command.run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified}, out);

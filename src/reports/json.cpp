@@ -196,6 +196,10 @@ nlohmann::ordered_json report_to_json(const Report& report) {
     ways.push_back(entry);
   }
   out["ways_out"] = ways;
+  nlohmann::ordered_json notes = nlohmann::ordered_json::array();
+  for (const QualityNote& note : plan.quality_notes)
+    notes.push_back({{"code", note.code}, {"text", note.text}, {"rows", note.rows}});
+  out["notes"] = notes;
   // The engine's own figures, under a key of its own.
   if (const std::optional<EngineSection> section = engine_section(plan)) {
     nlohmann::ordered_json engine_rows = nlohmann::ordered_json::array();

@@ -35,6 +35,8 @@ std::string format_markdown(const Report& report) {
   std::vector<std::string> under = findings_lines(report);
   const std::vector<std::string> ways = ways_out_lines(report);
   under.insert(under.end(), ways.begin(), ways.end());
+  const std::vector<std::string> notes = quality_lines(report.plan.quality_notes, report.plan.rows.size());
+  under.insert(under.end(), notes.begin(), notes.end());
   if (!under.empty()) out += "\n";
   for (const std::string& raw : under) {
     const std::string line = printable(raw, 4096);

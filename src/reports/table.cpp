@@ -105,6 +105,8 @@ std::string format_table(const Report& report, const TableStyle& style) {
   std::vector<std::string> under = findings_lines(report);
   const std::vector<std::string> ways = ways_out_lines(report);
   under.insert(under.end(), ways.begin(), ways.end());
+  const std::vector<std::string> notes = quality_lines(report.plan.quality_notes, report.plan.rows.size());
+  under.insert(under.end(), notes.begin(), notes.end());
   if (!under.empty()) out += "\n";
   for (const std::string& line : under) out += wrapped(line, style.columns);
   if (const std::optional<EngineSection> section = engine_section(report.plan)) {

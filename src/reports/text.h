@@ -30,6 +30,10 @@ std::vector<std::string> findings_lines(const Report& report);
 /// and what would make it fit.
 std::vector<std::string> ways_out_lines(const Report& report);
 
+/// "Quality code: text (rows 2, 4)": the plan's quality notes, one line each, rows named when a
+/// note applies to some of the `row_count` rows only.
+std::vector<std::string> quality_lines(const std::vector<QualityNote>& notes, std::size_t row_count);
+
 /// "30.53B (3.35B active)"; each figure with "~" when the model's weights are an estimate.
 std::string describe_params(const ModelSpec& model);
 

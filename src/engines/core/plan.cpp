@@ -268,6 +268,7 @@ Plan make_plan(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const P
     }
     plan.ways_out.push_back(std::move(way));
   }
+  plan.quality_notes = find_quality_notes(plan.rows);
   return plan;
 }
 
