@@ -43,7 +43,7 @@ constexpr std::uint64_t kEmbedding = 525'336'576;
 
 }  // namespace
 
-TEST_CASE("--weight-dtype q4_k_m: llama.cpp's mix over a dense decoder's tensors", "[weight-formats]") {
+TEST_CASE("weight format q4_k_m: llama.cpp's mix over a dense decoder's tensors", "[weight-formats]") {
   const kvplan::ModelSpec model = llama8b();
   REQUIRE(kvplan::load_model("llama3.1:8b").weights_bytes.has_value());
   // q4_K is 144 B per 256 values, q6_K 210 B. use_more_bits(i, 32): i < 4, i >= 28, (i - 4) % 3 == 2:
@@ -127,7 +127,7 @@ TEST_CASE("weight formats: unknown names and models kvplan cannot lay out", "[we
   CHECK(kvplan::price_weight_format(llama8b(), kvplan::parse_requested_weight_dtype("int4")) == std::nullopt);
 }
 
-TEST_CASE("--weight-dtype q4_k_m through the binary", "[weight-formats]") {
+TEST_CASE("weight format q4_k_m through the binary", "[weight-formats]") {
   const auto result = run_kvplan("--model " + source_path("tests/fixtures/hf/llama3.1-8b") +
                                  " --weight-dtype q4_k_m --gpu 24GiB -c 8192 --kv-dtype fp16 --format json");
   REQUIRE(result.exit_code == 0);
@@ -166,7 +166,7 @@ std::string llama_config(std::uint64_t max_position) {
 
 }  // namespace
 
-TEST_CASE("--model org/name: the Hugging Face cache before the catalog alias", "[hf-cache]") {
+TEST_CASE("a model named org/name: the Hugging Face cache before the catalog alias", "[hf-cache]") {
   kvplan::testing::TempDir dir("kvplan_hub");
   const fs::path hub = dir.file("hub");
   // Two snapshots; refs/main names the older one, whose context says 4096 (the catalog's: 131072).
@@ -245,7 +245,7 @@ TEST_CASE("unified memory: the GPU working set macOS grants", "[unified]") {
   CHECK_FALSE(kvplan::apple_silicon_gpu("mi300x", "--gpu").has_value());
 }
 
-TEST_CASE("--gpu m3-max-128gb and --gpu 64GiB --unified through the binary", "[unified]") {
+TEST_CASE("unified memory: --gpu m3-max-128gb and --gpu 64GiB --unified through the binary", "[unified]") {
   const auto mac = run_kvplan("--model llama3.1-8b --gpu m3-max-128gb -c 8192 --format json");
   REQUIRE(mac.exit_code == 0);
   const nlohmann::json gpu = nlohmann::json::parse(mac.out)["gpu"];

@@ -33,7 +33,7 @@ bool has(const Row& row, std::string_view code) {
 
 }  // namespace
 
-TEST_CASE("--budget is an absolute limit per GPU", "[budget]") {
+TEST_CASE("a budget is an absolute limit per GPU", "[budget]") {
   // An H100 (85,520,809,984 bytes) with a 20 GiB budget: 21,474,836,480 is the capacity. At 4,096
   // tokens: 16,381,470,720 + 603,979,776 + 2 GiB overhead = 19,132,934,144: fits, 2,341,902,336 left.
   PlanRequest request = fp16_at(4096);
@@ -79,7 +79,7 @@ TEST_CASE("co-tenants: vLLM refuses to start when less than utilization x total 
   CHECK(make_plan(qwen3_8b(), gpu, request).rows.front().verdict == Verdict::engine_refuses);
 }
 
-TEST_CASE("co-tenants shrink what the generic profile may use; more than the card is an error", "[budget]") {
+TEST_CASE("co-tenants shrink what the generic profile may use, and more than the card is an error", "[budget]") {
   // 40 GiB free on an H100: the capacity is 42,949,672,960.
   PlanRequest request = fp16_at(4096);
   request.free_bytes = 40 * GiB;

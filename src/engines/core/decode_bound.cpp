@@ -20,7 +20,7 @@ namespace {
 /// the router picks different experts per token, and shared parts are read in full either way).
 std::uint64_t active_share(std::uint64_t weights, const ModelSpec& model) {
   if (!model.active_params || !model.params || model.active_params >= model.params) return weights;
-  const u128 scaled = (u128{weights} * model.active_params + model.params - 1) / model.params;
+  const u128 scaled = ceil_div_wide(u128{weights} * model.active_params, model.params);
   return static_cast<std::uint64_t>(scaled);
 }
 

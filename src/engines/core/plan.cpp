@@ -38,7 +38,7 @@ void add_common_findings(Row& row, const ModelSpec& model, const std::vector<Gpu
   const bool fp8_weights = is_fp8(row.weight_dtype);
   if ((fp8_cache || fp8_weights) && !gpu.fp8 && gpu.memory_basis != "given" && !has_finding(row, "fp8_not_native_on_gpu"))
     row.findings.push_back({"fp8_not_native_on_gpu",
-                            fmt::format("{} has no FP8 tensor cores: fp8 {} is stored in 8 bits but computed in 16", gpu.name,
+                            fmt::format("{} has no FP8 tensor cores: fp8 {} stored in 8 bits but computed in 16", gpu.name,
                                         fp8_cache && fp8_weights ? "cache and weights are" : fp8_cache ? "cache is" : "weights are"),
                             false});
   if (!gpu.resolution_note.empty() && !has_finding(row, "gpu_ambiguous"))

@@ -230,7 +230,7 @@ std::optional<ByteBand> byte_band(const LogFact& fact) {
   for (std::uint32_t i = 0; i < d->decimals; ++i) scale *= 10;
   const u128 twice = u128{d->digits} * 2;
   const u128 low = (twice == 0 ? 0 : (twice - 1) * unit) / scale;
-  const u128 high = ((twice + 1) * unit + scale - 1) / scale;
+  const u128 high = ceil_div_wide((twice + 1) * unit, scale);
   const u128 mid = (twice * unit + scale / 2) / scale;
   constexpr u128 kMax = ~std::uint64_t{0};
   if (high > kMax) return std::nullopt;
