@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -299,11 +300,20 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   CLI::App* spec = app.add_subcommand("spec", "Print the resolved model spec (e.g. of a config.json) in kvplan's spec format");
   spec->add_option("-m,--model", spec_model, "Catalog name, spec file, config.json or model folder")->type_name("NAME|PATH");
   spec->footer(std::string(kSpecExamples));
-  const MaxCommand max_command(app);
-  const SweepCommand sweep_command(app);
-  const std::unique_ptr<ExplainCommand> explain = ExplainCommand::add_to(app);
-  const AdviseCommand advise_command(app);
-  const PlotCommand plot_command(app);
+  // The planning subcommands' options are registered only when the line names the subcommand (or
+  // asks for help): CLI11's add_option was a third of the headline command's start-up.
+  const auto named = [&](std::string_view command) {
+    return asks_for_help(typed) || std::find(typed.begin() + 1, typed.end(), command) != typed.end();
+  };
+  std::optional<MaxCommand> max_command;
+  if (named("max")) max_command.emplace(app);
+  std::optional<SweepCommand> sweep_command;
+  if (named("sweep")) sweep_command.emplace(app);
+  const std::unique_ptr<ExplainCommand> explain = named("explain") ? ExplainCommand::add_to(app) : nullptr;
+  std::optional<AdviseCommand> advise_command;
+  if (named("advise")) advise_command.emplace(app);
+  std::optional<PlotCommand> plot_command;
+  if (named("plot")) plot_command.emplace(app);
 
   try {
     // Engines' multi-letter short flags (-ctk, -np, -tp, ...) become long names CLI11 can parse;
@@ -342,13 +352,13 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (models->parsed()) return run_models(models_flags, out);
     if (gpus->parsed()) return run_gpus(gpus_flags, out);
     if (spec->parsed()) return run_spec(spec_model, out);
-    if (explain->parsed()) return explain->run(out);
-    if (advise_command.parsed()) return advise_command.run(out);
-    if (plot_command.parsed()) return plot_command.run(out);
+    if (explain && explain->parsed()) return explain->run(out);
+    if (advise_command && advise_command->parsed()) return advise_command->run(out);
+    if (plot_command && plot_command->parsed()) return plot_command->run(out);
     texts.engine_options =
         engine_options(option_values, switches, app, env, asks_for_help(typed) ? nullptr : runtime_on_line(typed, true));
-    if (max_command.parsed()) return max_command.run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified}, out);
-    if (sweep_command.parsed()) return sweep_command.run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified}, out, err);
+    if (max_command && max_command->parsed()) return max_command->run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified}, out);
+    if (sweep_command && sweep_command->parsed()) return sweep_command->run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified}, out, err);
     TableStyle style;
     style.color = terminal.stdout_is_tty && !terminal.no_color_env && !plan.no_color;
     style.wide = plan.wide;

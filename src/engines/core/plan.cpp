@@ -167,6 +167,12 @@ Row settle(const Profile& profile, const RowQuery& query, const ModelSpec& model
       decide(row, gpus.front());
     }
   }
+  return row;
+}
+
+Row settle_shown(const Profile& profile, const RowQuery& query, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+                 const std::optional<MemoryRoom>& room) {
+  Row row = settle(profile, query, model, gpus, room);
   row.decode_bound = decode_bound(row, model, gpus.front());
   return row;
 }
@@ -238,7 +244,7 @@ Plan make_plan(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const P
     for (const CacheDtypes& cache : caches) {
       query.ctx = ctx;
       query.cache = cache;
-      plan.rows.push_back(settle(profile, query, model, gpus, room));
+      plan.rows.push_back(settle_shown(profile, query, model, gpus, room));
       longest = std::max(longest, plan.rows.back().ctx);
     }
   }
@@ -264,7 +270,7 @@ Plan make_plan(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const P
       fp8.ctx = contexts[i / caches.size()];
       fp8.cache = caches[i % caches.size()];
       fp8.weight_dtype = &parse_weight_dtype("fp8");
-      way.with_fp8_weights = settle(profile, fp8, model, gpus, room);
+      way.with_fp8_weights = settle_shown(profile, fp8, model, gpus, room);
     }
     plan.ways_out.push_back(std::move(way));
   }
@@ -288,7 +294,7 @@ Row plan_row(const ModelSpec& model, const RowSettings& settings) {
   query.batch = settings.batch;
   query.cache = settings.cache;
   query.weight_dtype = settings.weight_dtype;
-  return settle(*profile, query, model, gpus);
+  return settle_shown(*profile, query, model, gpus);
 }
 
 std::vector<std::string> runtime_names() {

@@ -12,6 +12,7 @@
 
 #include "engines/core/cache_cost.h"
 #include "engines/core/profile.h"
+#include "engines/core/decode_bound.h"
 #include "engines/core/settle.h"
 #include "kvplan/error.h"
 #include "kvplan/search.h"
@@ -120,6 +121,7 @@ void fewest_gpus(const ModelSpec& model, const GpuSpec& card, const EngineEntry&
     }
     if (row && row->fits) {
       out.min_gpus = d;  // as tried; the row says how the engine ran it (a layer split is its own)
+      row->decode_bound = decode_bound(*row, model, card);
       out.min_gpus_row = std::move(row);
       return;
     }
@@ -234,6 +236,7 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
     out.max_ctx = ctx.value;
     out.ctx_stop = ctx.stop;
     out.max_ctx_row = std::move(ctx.row);
+    if (out.max_ctx_row) out.max_ctx_row->decode_bound = decode_bound(*out.max_ctx_row, model, gpus.front());
     if (ctx.stop.bound == SearchBound::trained_context || ctx.stop.bound == SearchBound::cap) {
       // The cap bound it: what would memory allow?
       Found uncapped = search(at_ctx, engine_limit, SearchBound::search_limit);
@@ -248,6 +251,7 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
     out.max_batch = batch.value;
     out.batch_stop = batch.stop;
     out.max_batch_row = std::move(batch.row);
+    if (out.max_batch_row) out.max_batch_row->decode_bound = decode_bound(*out.max_batch_row, model, gpus.front());
 
     fewest_gpus(model, gpus.front(), engine, searchable, limits.tried, query, room, out);
     // The cache as the rows resolved it ("auto" becomes the dtype it meant).

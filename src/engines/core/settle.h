@@ -28,4 +28,9 @@ std::optional<MemoryRoom> memory_room(const PlanRequest& request, const GpuSpec&
 Row settle(const Profile& profile, const RowQuery& query, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
            const std::optional<MemoryRoom>& room = std::nullopt);
 
+/// settle(), and the row's decode-speed bound (Row::decode_bound): for the rows a user sees. The
+/// searches' probes skip the bound; its words were a seventh of the headline command's start-up.
+Row settle_shown(const Profile& profile, const RowQuery& query, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+                 const std::optional<MemoryRoom>& room = std::nullopt);
+
 }  // namespace kvplan

@@ -51,7 +51,7 @@ std::vector<SweptOut> sweep_rows(const ModelSpec& model, const std::vector<GpuSp
       query.ctx = ctx;
       query.cache = cache;
       try {
-        emit(settle(*profile, query, model, gpus, room));
+        emit(settle_shown(*profile, query, model, gpus, room));
       } catch (const Error& error) {
         if (error.code() == ExitCode::unsupported_architecture) throw;
         // A row past 64 bits (or 2^62 bytes to compare) is no row: a grid's far corner. Said,
