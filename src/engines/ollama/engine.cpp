@@ -221,7 +221,8 @@ class OllamaProfile final : public Profile {
       row.per_gpu.push_back(share);
     }
     const auto headroom = [](const GpuShare& s) {
-      return static_cast<std::int64_t>(s.capacity_bytes) - static_cast<std::int64_t>(s.weights_bytes + s.kv_bytes + s.other_bytes);
+      // Wide: the sizes come from flags and files, and their sum can pass 2^63.
+      return static_cast<i128>(s.capacity_bytes) - (static_cast<i128>(s.weights_bytes) + s.kv_bytes + s.other_bytes);
     };
     if (!r.partly_on_cpu && !row.per_gpu.empty()) {
       const GpuShare* fullest = &row.per_gpu.front();

@@ -28,6 +28,12 @@ double reading_gib(std::uint64_t bytes, bool distributed) {
 /// Python's round(x, 3).
 double round3(double x) { return std::strtod(fmt::format("{:.3f}", x).c_str(), nullptr); }
 
+// SGLang's (mem - reserved) / mem, rounded to 3 places. A card no larger than the reservation
+// leaves nothing (SGLang would compute a fraction <= 0, or divide by zero, and fail to start).
+double fraction_after_reserve(double mem, double reserved) {
+  return mem > reserved ? round3((mem - reserved) / mem) : 0.0;
+}
+
 std::string parse_error(std::string_view flag, std::string_view text) {
   return fmt::format("{}: '{}' is not an SGLang version kvplan knows (0.4.x or 0.5.x, e.g. 0.4.9, 0.5.4, 0.5.16, latest)",
                      flag, text);
@@ -99,7 +105,7 @@ SglangDefaults sglang_defaults(std::uint64_t gpu_mib, std::uint32_t tp, std::uin
     const double reserved = mem < 35 * g ? (2.8 + p / 10) * g : mem < 90 * g ? (9.5 + p / 2) * g
                                                               : mem < 160 * g ? (12 + p / 2) * g
                                                                               : 32 * g;
-    d.mem_fraction_static = round3((mem - reserved) / mem);
+    d.mem_fraction_static = fraction_after_reserve(mem, reserved);
     d.chunked_prefill_size = chunked.value_or(mem < 35 * g ? 2048 : mem < 160 * g ? 8192 : 16384);
     d.rule = fmt::format("--mem-fraction-static {} = round(({} - {:.0f}) / {} MiB, 3): SGLang 0.4.10 - 0.5.3 reserve "
                          "by card size and TP x PP",
@@ -117,7 +123,7 @@ SglangDefaults sglang_defaults(std::uint64_t gpu_mib, std::uint32_t tp, std::uin
   double reserved = 512 + static_cast<double>(std::max<std::uint64_t>(d.chunked_prefill_size, 2048)) * 1.5 +
                     static_cast<double>(graph_bs) * 2 + static_cast<double>(tp) * pp / 8 * 1024;
   if (mem > 60 * g) reserved = std::max(reserved, 10 * g);
-  d.mem_fraction_static = round3((mem - reserved) / mem);
+  d.mem_fraction_static = fraction_after_reserve(mem, reserved);
   d.rule = fmt::format("--mem-fraction-static {} = round(({} - {:.0f}) / {} MiB, 3): SGLang 0.5.4+ reserves 512 + "
                        "1.5 x chunked prefill {} + 2 x CUDA-graph batch {} + TP x PP / 8 GiB{} MiB",
                        d.mem_fraction_static, gpu_mib, reserved, gpu_mib, d.chunked_prefill_size, graph_bs,
