@@ -1,7 +1,7 @@
 // The command line itself: the input is argv (arguments separated by NUL bytes) for run_cli, with
 // string streams for stdout and stderr. Whatever the arguments, the exit code is one of the
 // documented ones, and a failure (2 or 3) prints nothing on stdout and exactly one line on stderr
-// starting "kvplan: error: " (README "Exit codes").
+// starting "kvplan: error: " (README "Exit codes"); without arguments, the short usage.
 
 #include <unistd.h>
 
@@ -46,6 +46,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::ostringstream out;
   std::ostringstream err;
   const int code = run_cli(static_cast<int>(arguments.size()), argv.data(), out, err, Terminal{});
+  // No arguments at all: the short usage on stderr and exit 2, the README's one stated exception.
+  if (arguments.size() == 1) {
+    fuzz::require(code == 2 && out.str().empty() && err.str().rfind("usage: kvplan", 0) == 0,
+                  "kvplan without arguments does not print its usage");
+    return 0;
+  }
   // 5: a file the arguments name could not be written (plot -o).
   fuzz::require((code >= 0 && code <= 3) || code == 5, "undocumented exit code " + std::to_string(code));
   if (code >= 2) {
