@@ -323,7 +323,11 @@ TEST_CASE("check: exit codes 0, 1, 2, 3 and their order", "[check]") {
   check_refused(run_kvplan("check --format xml " + fits), "--format: 'xml' is not a check format");
   check_refused(run_kvplan("check --margin 5 " + fits), "--margin: '5' is the whole budget or more");
   check_refused(run_kvplan("check --annotate --format json " + fits), "give --output FILE");
-  check_refused(run_kvplan("check --gpuu h100 " + fits), "--gpuu: unknown flag (did you mean --gpu?)");
+  check_refused(run_kvplan("check --gpuu h100 " + fits), "--gpuu: unknown flag (did you mean --gpu?) (see kvplan check --help)");
+  // --help goes through the same exit-code mapping as kvplan's: a write that fails is exit 5.
+  const testing::ProcessResult help_to_full_disk = run_kvplan("check --help >/dev/full");
+  CHECK(help_to_full_disk.exit_code == 5);
+  CHECK_THAT(help_to_full_disk.err, Catch::StartsWith("kvplan: error: could not write the output"));
   check_refused(run_kvplan("check " + write(dir, "bad.yaml", "deployments:\n  - [\n")), "bad.yaml:");
 }
 

@@ -174,9 +174,10 @@ void refuse_unknown_flags(const CLI::App& app, const std::vector<std::string>& a
       known.insert(known.end(), main_names.begin(), main_names.end());
     }
     const std::vector<std::string> close = closest_names(name, known, 1);
-    throw Error(fmt::format("{}: unknown flag{} (see kvplan {}--help)", one_line(name).substr(0, 80),
-                            close.empty() ? "" : fmt::format(" (did you mean {}?)", close.front()),
-                            command == &app ? "" : command->get_name() + " "));
+    // The help to see: the app's own name ("kvplan", "kvplan check"), then the subcommand's.
+    throw Error(fmt::format("{}: unknown flag{} (see {}{} --help)", one_line(name).substr(0, 80),
+                            close.empty() ? "" : fmt::format(" (did you mean {}?)", close.front()), app.get_name(),
+                            command == &app ? "" : " " + command->get_name()));
   }
 }
 

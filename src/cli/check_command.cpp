@@ -10,6 +10,7 @@
 
 #include "check/check.h"
 #include "cli/arguments.h"
+#include "cli/exit_for.h"
 #include "kvplan/error.h"
 #include "loaders/deployments/deployment_files.h"
 #include "reports/check_report.h"
@@ -142,34 +143,13 @@ int run_check_command(int argc, const char* const* argv, std::istream& in, std::
     refuse_unknown_flags(app, args);
     app.parse(std::vector<std::string>(args.rbegin(), args.rend() - 1));
     refuse_empty_values(app);
-  } catch (const CLI::Success& success) {
-    std::ostringstream text;
-    std::ostringstream ignored;
-    const int code = app.exit(success, text, ignored);
-    try {
-      write_output(out, text.str());
-    } catch (const OutputError&) {
-      return static_cast<int>(ExitCode::write_failed);
-    }
-    return code;
-  } catch (const CLI::ParseError& error) {
-    err << "kvplan: error: " << one_line(error.what()) << " (see kvplan check --help)\n";
-    return static_cast<int>(ExitCode::invalid_input);
-  } catch (const Error& error) {
-    err << "kvplan: error: " << one_line(error.what()) << "\n";
-    return static_cast<int>(error.code());
+  } catch (...) {
+    return exit_for_parse_error(std::current_exception(), app, out, err, "kvplan check --help");
   }
   try {
     return run(flags, in, out);
-  } catch (const OutputError& error) {
-    if (!error.quiet()) err << "kvplan: error: " << one_line(error.what()) << "\n";
-    return static_cast<int>(ExitCode::write_failed);
-  } catch (const Error& error) {
-    err << "kvplan: error: " << one_line(error.what()) << "\n";
-    return static_cast<int>(error.code());
-  } catch (const std::bad_alloc&) {
-    err << "kvplan: error: out of memory\n";
-    return static_cast<int>(ExitCode::internal_error);
+  } catch (...) {
+    return exit_for_run_error(std::current_exception(), err);
   }
 }
 

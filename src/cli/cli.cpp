@@ -18,6 +18,7 @@
 #include "cli/max_command.h"
 #include "cli/sweep_command.h"
 #include "cli/plan_inputs.h"
+#include "cli/exit_for.h"
 #include "cli/explain_command.h"
 #include "cli/check_command.h"
 #include "cli/plot_command.h"
@@ -328,24 +329,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     for (const std::string& arg : args) arg_pointers.push_back(arg.c_str());
     app.parse(static_cast<int>(arg_pointers.size()), arg_pointers.data());
     refuse_empty_values(app);
-  } catch (const CLI::Success& success) {
-    // --help and --version print to stdout and succeed.
-    std::ostringstream text;
-    std::ostringstream ignored;
-    const int code = app.exit(success, text, ignored);
-    try {
-      write_output(out, text.str());
-    } catch (const OutputError& error) {
-      if (!error.quiet()) err << "kvplan: error: " << one_line(error.what()) << "\n";
-      return static_cast<int>(ExitCode::write_failed);
-    }
-    return code;
-  } catch (const CLI::ParseError& error) {
-    err << "kvplan: error: " << one_line(error.what()) << " (see kvplan --help)\n";
-    return static_cast<int>(ExitCode::invalid_input);
-  } catch (const Error& error) {
-    err << "kvplan: error: " << one_line(error.what()) << "\n";
-    return static_cast<int>(error.code());
+  } catch (...) {
+    return exit_for_parse_error(std::current_exception(), app, out, err, "kvplan --help");
   }
 
   try {
@@ -365,18 +350,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     style.speed = plan.speed;
     style.columns = terminal.stdout_is_tty ? terminal.columns : 0;
     return run_plan(plan, style, out);
-  } catch (const OutputError& error) {
-    if (!error.quiet()) err << "kvplan: error: " << one_line(error.what()) << "\n";
-    return static_cast<int>(ExitCode::write_failed);
-  } catch (const Error& error) {
-    err << "kvplan: error: " << one_line(error.what()) << "\n";
-    return static_cast<int>(error.code());
-  } catch (const std::bad_alloc&) {
-    err << "kvplan: error: out of memory\n";
-    return static_cast<int>(ExitCode::internal_error);
-  } catch (const std::exception& error) {
-    err << "kvplan: error: " << one_line(error.what()) << "\n";
-    return static_cast<int>(ExitCode::invalid_input);
+  } catch (...) {
+    return exit_for_run_error(std::current_exception(), err);
   }
 }
 
