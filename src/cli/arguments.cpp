@@ -93,7 +93,7 @@ std::optional<std::string> Environment::get(const std::string& name) const {
 }
 
 std::vector<std::string> environment_names() {
-  std::vector<std::string> names;
+  std::vector<std::string> names{"PATH"};  // --gpu auto finds nvidia-smi, rocm-smi or sysctl on it
   for (const EngineEntry& engine : engines())
     for (const OptionSpec& spec : engine.options)
       if (!spec.env.empty()) names.emplace_back(spec.env);

@@ -19,6 +19,7 @@
 #include "cli/sweep_command.h"
 #include "cli/plan_inputs.h"
 #include "cli/exit_for.h"
+#include "cli/gpu_auto.h"
 #include "cli/explain_command.h"
 #include "cli/check_command.h"
 #include "cli/plot_command.h"
@@ -94,6 +95,8 @@ struct PlanFlags {
   std::string format;
   std::string gpu_count;  ///< --gpus N
   bool unified = false;   ///< --unified: --gpu's memory is a unified-memory machine's RAM
+  bool ignore_used = false;  ///< --ignore-used: --gpu auto plans for empty cards
+  std::vector<GpuSpec> detected;  ///< --gpu auto: this machine's cards
   PlanTexts texts;
   bool check = false;
   bool quiet = false;  ///< no quality notes under the table (JSON keeps them)
@@ -109,11 +112,24 @@ int run_plan(const PlanFlags& flags, const TableStyle& style, std::ostream& out)
   Report report;
   const ModelSpec model = load_model_for_cli(flags.model, flags.texts);
   report.model = &model;
-  report.gpus = resolve_gpus_for_cli(flags.gpu, flags.gpu_count, flags.unified);
+  report.gpus = resolve_gpus_for_cli(flags.gpu, flags.gpu_count, flags.unified, "--gpu", &flags.detected);
   report.plan = make_plan(model, report.gpus, build_plan_request(flags.texts, model, kFlagNames));
   if (flags.quiet && format != OutputFormat::json) report.plan.quality_notes.clear();
   write_output(out, format_report(report, format, style));
   return flags.check && !report.plan.all_fit() ? static_cast<int>(ExitCode::does_not_fit) : 0;
+}
+
+/// --gpu auto: this machine's cards, and the memory other processes hold on them as --used (unless
+/// --used, --free or --ignore-used says otherwise).
+void use_machine_gpus(PlanFlags& flags, const Environment& env) {
+  if (flags.gpu != "auto") {
+    if (flags.ignore_used) throw Error("--ignore-used: only with --gpu auto (without it, nothing in use is counted)");
+    return;
+  }
+  const bool count_used = !flags.ignore_used && flags.texts.used.empty() && flags.texts.free.empty();
+  MachineGpus machine = detect_machine_gpus(env, count_used);
+  flags.detected = std::move(machine.gpus);
+  if (count_used && machine.used_bytes) flags.texts.used = fmt::format("{}B", *machine.used_bytes);
 }
 
 /// `kvplan models [WORD]`: the catalog, or the entries whose id, name or aliases hold the word.
@@ -234,7 +250,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                  "a spec file, or an Ollama tag of a catalog model (llama3.1:8b, qwen3:32b-q4_K_M: its GGUF blob)")
       ->type_name("NAME|PATH");
   app.add_option("-g,--gpu", plan.gpu, "GPU catalog name or alias (4090, h100, a100-80g) or a memory size with its unit (24GiB, 24GB, 80G = GiB); "
-                 "several: 2x4090, 4xh100, 5090+3090")
+                 "several: 2x4090, 4xh100, 5090+3090; auto: this machine's cards (nvidia-smi, rocm-smi, a Mac's sysctl)")
       ->type_name("NAME|SIZE");
   app.add_flag("--unified", plan.unified,
                "--gpu's memory size is the RAM of a unified-memory Mac: plan against the GPU working set macOS grants");
@@ -266,7 +282,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   app.add_option("--budget", texts.budget, "An absolute memory limit per GPU the engine must stay within (10GiB: a Kubernetes "
                  "slice, an agreed share)")->type_name("SIZE");
   app.add_option("--free", texts.free, "Memory free on each GPU before the engine starts (others hold the rest)")->type_name("SIZE");
-  app.add_option("--used", texts.used, "Memory other processes already hold on each GPU")->type_name("SIZE");
+  app.add_option("--used", texts.used, "Memory other processes already hold on each GPU [--gpu auto: as detected]")->type_name("SIZE");
+  app.add_flag("--ignore-used", plan.ignore_used, "With --gpu auto: plan for empty cards, not counting what other processes hold");
   app.add_flag("--speed", plan.speed, "Table: a decode-speed roofline bound per row (bandwidth; not a prediction)");
   app.add_option("-f,--format", plan.format, "Output: table, json, csv, markdown [default: table]")->type_name("FORMAT");
   app.add_flag("--wide", plan.wide, "Table: a memory bar per row (about 125 columns)");
@@ -342,7 +359,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (plot_command && plot_command->parsed()) return plot_command->run(out);
     texts.engine_options =
         engine_options(option_values, switches, app, env, asks_for_help(typed) ? nullptr : runtime_on_line(typed, true));
-    if (max_command && max_command->parsed()) return max_command->run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified}, out);
+    use_machine_gpus(plan, env);
+    if (max_command && max_command->parsed()) return max_command->run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified, &plan.detected}, out);
     if (sweep_command && sweep_command->parsed()) return sweep_command->run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified}, out, err);
     TableStyle style;
     style.color = terminal.stdout_is_tty && !terminal.no_color_env && !plan.no_color;

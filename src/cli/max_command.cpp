@@ -43,7 +43,7 @@ int MaxCommand::run(const PlanInputs& inputs, std::ostream& out) const {
   LimitsReport report;
   const ModelSpec model = load_model_for_cli(inputs.model, inputs.texts);
   report.model = &model;
-  report.gpus = resolve_gpus_for_cli(inputs.gpu, inputs.gpu_count, inputs.unified);
+  report.gpus = resolve_gpus_for_cli(inputs.gpu, inputs.gpu_count, inputs.unified, "--gpu", inputs.detected);
   LimitsRequest request;
   request.plan = build_plan_request(inputs.texts, model, kFlagNames);
   if (!cap_.empty()) {

@@ -14,7 +14,13 @@ ModelSpec load_model_for_cli(const std::string& model, const PlanTexts& texts) {
 }
 
 std::vector<GpuSpec> resolve_gpus_for_cli(const std::string& gpu, const std::string& gpu_count, bool unified,
-                                          std::string_view setting) {
+                                          std::string_view setting, const std::vector<GpuSpec>* detected) {
+  if (gpu == "auto") {
+    if (detected == nullptr) throw Error(std::string(setting) + ": 'auto' plans the main command and kvplan max; name the cards here");
+    if (!gpu_count.empty()) throw Error("--gpus: --gpu auto counts this machine's cards itself");
+    if (unified) throw Error("--unified: --gpu auto reads a Mac's unified memory itself");
+    return *detected;
+  }
   std::vector<GpuSpec> gpus = resolve_builtin_gpus(gpu, setting);
   if (!gpu_count.empty()) {
     // --gpus N: N of the card --gpu names.

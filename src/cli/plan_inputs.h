@@ -26,6 +26,7 @@ struct PlanInputs {
   const std::string& format;
   const PlanTexts& texts;
   bool unified = false;          ///< --unified
+  const std::vector<GpuSpec>* detected = nullptr;  ///< --gpu auto: this machine's cards
 };
 
 /// --model as the command line reads it: the Hugging Face cache on this machine first, then the
@@ -33,8 +34,10 @@ struct PlanInputs {
 ModelSpec load_model_for_cli(const std::string& model, const PlanTexts& texts);
 
 /// --gpu (several cards: 2x4090, 5090+3090), times --gpus N, as unified memory with --unified;
-/// errors name `setting` (sweep's cards come from its --gpus list).
+/// errors name `setting` (sweep's cards come from its --gpus list). `auto` is the `detected` cards
+/// (cli/gpu_auto), where the command detects them.
 std::vector<GpuSpec> resolve_gpus_for_cli(const std::string& gpu, const std::string& gpu_count, bool unified,
-                                          std::string_view setting = "--gpu");
+                                          std::string_view setting = "--gpu",
+                                          const std::vector<GpuSpec>* detected = nullptr);
 
 }  // namespace kvplan

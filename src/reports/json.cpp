@@ -54,6 +54,8 @@ nlohmann::ordered_json gpu_to_json(const GpuSpec& gpu, std::size_t count) {
   out["name"] = gpu.name;
   out["memory_bytes"] = gpu.memory_bytes;
   out["memory_basis"] = gpu.memory_basis;
+  // Only a detected card's: the catalog's sources are in `kvplan gpus --format json`.
+  if (gpu.memory_basis == "detected") out["memory_source"] = gpu.memory_source;
   out["count"] = count;
   return out;
 }
