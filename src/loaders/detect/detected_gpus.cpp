@@ -98,7 +98,9 @@ std::vector<DetectedGpu> parse_rocm_smi_json(std::string_view text) {
   }
   if (!document.is_object()) throw Error("rocm-smi did not print a JSON object of cards");
   std::vector<DetectedGpu> gpus;
-  for (const auto& [key, card] : document.items()) {
+  for (const auto& item : document.items()) {
+    const std::string& key = item.key();
+    const nlohmann::json& card = item.value();
     // rocm-smi adds a "system" object beside the cards in some versions; only cardN are cards.
     if (key.rfind("card", 0) != 0 || !card.is_object()) continue;
     const auto text_of = [&](const char* field) -> std::string {
