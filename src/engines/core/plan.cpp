@@ -2,6 +2,8 @@
 // and the one place where a row's total, headroom and verdict are settled.
 
 #include <algorithm>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -204,6 +206,33 @@ std::optional<std::uint64_t> largest_holding(std::uint64_t limit, const std::fun
   return low;
 }
 
+namespace {
+
+/// Ranks of one shape on unlike cards: the smallest card bounds every rank, and what the larger
+/// ones have beyond it stays unused. Nothing when the cards are alike.
+std::optional<std::string> unlike_cards_note(const std::vector<GpuSpec>& gpus, std::string_view engine) {
+  const auto smallest = std::min_element(gpus.begin(), gpus.end(), [](const GpuSpec& a, const GpuSpec& b) {
+    return a.memory_bytes < b.memory_bytes;
+  });
+  std::string unused;
+  std::vector<const GpuSpec*> told;
+  for (const GpuSpec& card : gpus) {
+    if (card.memory_bytes == smallest->memory_bytes) continue;
+    if (std::any_of(told.begin(), told.end(), [&](const GpuSpec* seen) {
+          return seen->name == card.name && seen->memory_bytes == card.memory_bytes;
+        }))
+      continue;
+    told.push_back(&card);
+    unused += fmt::format("{}{} leaves {} unused", unused.empty() ? "" : ", ", card.name,
+                          format_gib(static_cast<std::int64_t>(card.memory_bytes - smallest->memory_bytes)));
+  }
+  if (unused.empty()) return std::nullopt;
+  return fmt::format("{} runs every rank alike: the smallest card ({}, {}) bounds them all; {}", engine, smallest->name,
+                     format_gib(static_cast<std::int64_t>(smallest->memory_bytes)), unused);
+}
+
+}  // namespace
+
 Plan make_plan(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& request) {
   return make_plan(model, std::vector<GpuSpec>{gpu}, request);
 }
@@ -220,6 +249,8 @@ Plan make_plan(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const P
   const Profile& profile = *plan.profile;
   plan.settings = profile.settings();
   if (!gpu.resolution_note.empty()) plan.settings.notes.push_back(gpu.resolution_note);
+  if (profile.ranks_alike())
+    if (std::optional<std::string> note = unlike_cards_note(gpus, engine.display)) plan.settings.notes.push_back(*note);
   plan.facts = cache_facts(model);
   const std::optional<MemoryRoom> room = memory_room(request, gpu);
   if (room)

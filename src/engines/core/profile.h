@@ -62,6 +62,11 @@ class Profile {
   /// less than its footprint (vLLM checks the free memory at start-up).
   virtual bool refuses_when_short() const { return false; }
 
+  /// True when every GPU runs a rank of the same shape (tensor and pipeline parallelism: vLLM,
+  /// SGLang, TensorRT-LLM), so that on unlike cards the smallest bounds them all; false when the
+  /// engine splits by each card's memory (llama.cpp, Ollama).
+  virtual bool ranks_alike() const { return false; }
+
   /// The largest context per sequence the searches may try (an engine's own limit).
   virtual std::uint64_t search_cap() const { return std::uint64_t{1} << 40; }
 

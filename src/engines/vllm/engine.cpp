@@ -182,6 +182,7 @@ class VllmProfile final : public Profile {
   // vLLM sizes its cache from gpu_memory_utilization x the card's total, whatever the rows need
   // (unless --kv-cache-memory gives the pool), and checks at start-up that this much is free.
   std::uint64_t footprint(const Row& row) const override { return row.kv_pool_bytes ? row.total_bytes : row.capacity_bytes; }
+  bool ranks_alike() const override { return true; }
   std::string budget_semantics() const override {
     return "takes gpu_memory_utilization x the card's TOTAL memory whatever the rows need, and refuses to start when "
            "less is free";
