@@ -33,10 +33,14 @@ struct Figures {
 const Figures kFigures[] = {
     // aya-23-8b: 32 full x 2 x 8 x 128 values (head_dim 4096/32)
     {"aya-23-8b", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
+    // codellama-7b: 32 full x 2 x 32 x 128 values
+    {"codellama-7b", 524288, 262144, {2147483648ull, 1073741824ull, 17179869184ull, 8589934592ull, 68719476736ull, 34359738368ull}},
     // command-r-v01: 40 full x 2 x 64 x 128 values (head_dim 8192/64)
     {"command-r-v01", 1310720, 655360, {5368709120ull, 2684354560ull, 42949672960ull, 21474836480ull, 171798691840ull, 85899345920ull}},
     // command-r7b: 8 full x 2 x 8 x 128 values + 24 sliding(4096) x 2 x 8 x 128 values (sliding_window_pattern 4: every 4th layer full)
     {"command-r7b", 131072, 65536, {536870912ull, 268435456ull, 1476395008ull, 738197504ull, 4697620480ull, 2348810240ull}},
+    // deepseek-llm-7b: 30 full x 2 x 32 x 128 values
+    {"deepseek-llm-7b", 491520, 245760, {2013265920ull, 1006632960ull, 16106127360ull, 8053063680ull, 64424509440ull, 32212254720ull}},
     // deepseek-r1: MLA: 61 layers x (512 + 64) values
     {"deepseek-r1", 70272, 35136, {287834112ull, 143917056ull, 2302672896ull, 1151336448ull, 9210691584ull, 4605345792ull}},
     // deepseek-v2-lite: MLA: 27 layers x (512 + 64) values
@@ -59,6 +63,8 @@ const Figures kFigures[] = {
     {"falcon-40b", 122880, 61440, {503316480ull, 251658240ull, 4026531840ull, 2013265920ull, 16106127360ull, 8053063680ull}},
     // gemma2-27b: 23 full + 23 sliding(4096) alternating, x 2 x 16 x 128 values
     {"gemma2-27b", 376832, 188416, {1543503872ull, 771751936ull, 6945767424ull, 3472883712ull, 25467813888ull, 12733906944ull}},
+    // gemma2-2b: 13 full x 2 x 4 x 256 values + 13 sliding(4096) x 2 x 4 x 256 values (26 layers alternating sliding/full)
+    {"gemma2-2b", 106496, 53248, {436207616ull, 218103808ull, 1962934272ull, 981467136ull, 7197425664ull, 3598712832ull}},
     // gemma2-9b: 21 full + 21 sliding(4096) alternating, x 2 x 8 x 256 values
     {"gemma2-9b", 344064, 172032, {1409286144ull, 704643072ull, 6341787648ull, 3170893824ull, 23253221376ull, 11626610688ull}},
     // gemma3-12b: 8 full + 40 sliding(1024) x 2 x 8 x 256 values (every 6th layer global)
@@ -127,6 +133,16 @@ const Figures kFigures[] = {
     {"lfm2-8b-a1b", 12288, 6144, {50479104ull, 25313280ull, 402800640ull, 201474048ull, 1610760192ull, 805453824ull}},
     // ling-lite-1.5: 28 full x 2 x 4 x 128 values (head_dim 2048/16)
     {"ling-lite-1.5", 57344, 28672, {234881024ull, 117440512ull, 1879048192ull, 939524096ull, 7516192768ull, 3758096384ull}},
+    // llama2-13b: 40 full x 2 x 40 x 128 values (5120/40)
+    {"llama2-13b", 819200, 409600, {3355443200ull, 1677721600ull, 26843545600ull, 13421772800ull, 107374182400ull, 53687091200ull}},
+    // llama2-70b: 80 full x 2 x 8 x 128 values (8192/64)
+    {"llama2-70b", 327680, 163840, {1342177280ull, 671088640ull, 10737418240ull, 5368709120ull, 42949672960ull, 21474836480ull}},
+    // llama2-7b: 32 full x 2 x 32 x 128 values (no GQA: 4096/32)
+    {"llama2-7b", 524288, 262144, {2147483648ull, 1073741824ull, 17179869184ull, 8589934592ull, 68719476736ull, 34359738368ull}},
+    // llama3-8b: 32 full x 2 x 8 x 128 values
+    {"llama3-8b", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
+    // llama3-8b-instruct-fp8: 32 full x 2 x 8 x 128 values (weights fp8, cache as the model)
+    {"llama3-8b-instruct-fp8", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
     // llama3.1-405b: 126 full x 2 x 8 x 128 values
     {"llama3.1-405b", 516096, 258048, {2113929216ull, 1056964608ull, 16911433728ull, 8455716864ull, 67645734912ull, 33822867456ull}},
     // llama3.1-70b: 80 full x 2 x 8 x 128 values
@@ -199,8 +215,18 @@ const Figures kFigures[] = {
     {"phi4-mini", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
     // pythia-6.9b: 32 full x 2 x 32 x 128 values
     {"pythia-6.9b", 524288, 262144, {2147483648ull, 1073741824ull, 17179869184ull, 8589934592ull, 68719476736ull, 34359738368ull}},
+    // qwen1.5-110b: 80 full x 2 x 8 x 128 values (use_sliding_window false; 8192/64)
+    {"qwen1.5-110b", 327680, 163840, {1342177280ull, 671088640ull, 10737418240ull, 5368709120ull, 42949672960ull, 21474836480ull}},
+    // qwen1.5-32b-chat-gptq-int4: 64 full x 2 x 8 x 128 values
+    {"qwen1.5-32b-chat-gptq-int4", 262144, 131072, {1073741824ull, 536870912ull, 8589934592ull, 4294967296ull, 34359738368ull, 17179869184ull}},
     // qwen1.5-7b: 32 full x 2 x 32 x 128 values (use_sliding_window false)
     {"qwen1.5-7b", 524288, 262144, {2147483648ull, 1073741824ull, 17179869184ull, 8589934592ull, 68719476736ull, 34359738368ull}},
+    // qwen2-72b: 80 full x 2 x 8 x 128 values
+    {"qwen2-72b", 327680, 163840, {1342177280ull, 671088640ull, 10737418240ull, 5368709120ull, 42949672960ull, 21474836480ull}},
+    // qwen2-7b: 28 full x 2 x 4 x 128 values
+    {"qwen2-7b", 57344, 28672, {234881024ull, 117440512ull, 1879048192ull, 939524096ull, 7516192768ull, 3758096384ull}},
+    // qwen2-7b-instruct: 28 full x 2 x 4 x 128 values
+    {"qwen2-7b-instruct", 57344, 28672, {234881024ull, 117440512ull, 1879048192ull, 939524096ull, 7516192768ull, 3758096384ull}},
     // qwen2-vl-7b: 28 full x 2 x 4 x 128 values
     {"qwen2-vl-7b", 57344, 28672, {234881024ull, 117440512ull, 1879048192ull, 939524096ull, 7516192768ull, 3758096384ull}},
     // qwen2.5-0.5b: 24 full x 2 x 2 x 64 values
@@ -263,6 +289,10 @@ const Figures kFigures[] = {
     {"starcoder2-7b", 65536, 32768, {268435456ull, 134217728ull, 268435456ull, 134217728ull, 268435456ull, 134217728ull}},
     // step3.7-flash: 12 full x 2 x 8 x 128 values + 33 sliding(512) x 2 x 8 x 128 values
     {"step3.7-flash", 184320, 92160, {270532608ull, 135266304ull, 1679818752ull, 839909376ull, 6511656960ull, 3255828480ull}},
+    // yi-1.5-34b: 60 full x 2 x 8 x 128 values (7168/56)
+    {"yi-1.5-34b", 245760, 122880, {1006632960ull, 503316480ull, 8053063680ull, 4026531840ull, 32212254720ull, 16106127360ull}},
+    // yi-1.5-6b: 32 full x 2 x 4 x 128 values
+    {"yi-1.5-6b", 65536, 32768, {268435456ull, 134217728ull, 2147483648ull, 1073741824ull, 8589934592ull, 4294967296ull}},
 };
 
 Row one_sequence(const ModelSpec& model, std::uint64_t ctx, std::string_view dtype) {
