@@ -31,6 +31,8 @@ struct Figures {
 // per token and fixed state per sequence of every 2026 model also match the `kv` arithmetic of
 // shared/reference/models-2026.jsonl (its DSA figures with the indexer at f16, as llama.cpp keeps it).
 const Figures kFigures[] = {
+    // allam-7b: 32 full x 2 x 32 x 128 values
+    {"allam-7b", 524288, 262144, {2147483648ull, 1073741824ull, 17179869184ull, 8589934592ull, 68719476736ull, 34359738368ull}},
     // aya-23-8b: 32 full x 2 x 8 x 128 values (head_dim 4096/32)
     {"aya-23-8b", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
     // codellama-7b: 32 full x 2 x 32 x 128 values
@@ -43,12 +45,18 @@ const Figures kFigures[] = {
     {"deepseek-llm-7b", 491520, 245760, {2013265920ull, 1006632960ull, 16106127360ull, 8053063680ull, 64424509440ull, 32212254720ull}},
     // deepseek-r1: MLA: 61 layers x (512 + 64) values
     {"deepseek-r1", 70272, 35136, {287834112ull, 143917056ull, 2302672896ull, 1151336448ull, 9210691584ull, 4605345792ull}},
+    // deepseek-r1-distill-qwen-1.5b: 28 full x 2 x 2 x 128 values (1536/12)
+    {"deepseek-r1-distill-qwen-1.5b", 28672, 14336, {117440512ull, 58720256ull, 939524096ull, 469762048ull, 3758096384ull, 1879048192ull}},
     // deepseek-v2-lite: MLA: 27 layers x (512 + 64) values
     {"deepseek-v2-lite", 31104, 15552, {127401984ull, 63700992ull, 1019215872ull, 509607936ull, 4076863488ull, 2038431744ull}},
     // deepseek-v3: MLA: 61 layers x (512 + 64) values
     {"deepseek-v3", 70272, 35136, {287834112ull, 143917056ull, 2302672896ull, 1151336448ull, 9210691584ull, 4605345792ull}},
     // deepseek-v3.2: MLA: 61 layers x (512 + 64) values + DSA indexer key of 128 values on 61 layers
     {"deepseek-v3.2", 85888, 42944, {351797248ull, 175898624ull, 2814377984ull, 1407188992ull, 11257511936ull, 5628755968ull}},
+    // devstral-2-123b: 88 full x 2 x 8 x 128 values
+    {"devstral-2-123b", 360448, 180224, {1476395008ull, 738197504ull, 11811160064ull, 5905580032ull, 47244640256ull, 23622320128ull}},
+    // devstral-small-2-24b: 40 full x 2 x 8 x 128 values
+    {"devstral-small-2-24b", 163840, 81920, {671088640ull, 335544320ull, 5368709120ull, 2684354560ull, 21474836480ull, 10737418240ull}},
     // dots.llm1: 62 full x 2 x 32 x 128 values (head_dim 4096/32)
     {"dots.llm1", 1015808, 507904, {4160749568ull, 2080374784ull, 33285996544ull, 16642998272ull, 133143986176ull, 66571993088ull}},
     // ernie-4.5-0.3b: 18 full x 2 x 2 x 128 values
@@ -201,6 +209,8 @@ const Figures kFigures[] = {
     {"olmo3.1-32b", 262144, 131072, {1073741824ull, 536870912ull, 2952790016ull, 1476395008ull, 9395240960ull, 4697620480ull}},
     // olmoe-1b-7b: 16 full x 2 x 16 x 128 values
     {"olmoe-1b-7b", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
+    // phi-1: 24 full x 2 x 32 x 64 values (2048/32)
+    {"phi-1", 196608, 98304, {805306368ull, 402653184ull, 6442450944ull, 3221225472ull, 25769803776ull, 12884901888ull}},
     // phi-2: 32 full x 2 x 32 x 80 values (head_dim 2560/32)
     {"phi-2", 327680, 163840, {1342177280ull, 671088640ull, 10737418240ull, 5368709120ull, 42949672960ull, 21474836480ull}},
     // phi3-mini: 32 sliding(2047) x 2 x 32 x 96 values
@@ -221,6 +231,8 @@ const Figures kFigures[] = {
     {"qwen1.5-32b-chat-gptq-int4", 262144, 131072, {1073741824ull, 536870912ull, 8589934592ull, 4294967296ull, 34359738368ull, 17179869184ull}},
     // qwen1.5-7b: 32 full x 2 x 32 x 128 values (use_sliding_window false)
     {"qwen1.5-7b", 524288, 262144, {2147483648ull, 1073741824ull, 17179869184ull, 8589934592ull, 68719476736ull, 34359738368ull}},
+    // qwen2-0.5b: 24 full x 2 x 2 x 64 values (896/14)
+    {"qwen2-0.5b", 12288, 6144, {50331648ull, 25165824ull, 402653184ull, 201326592ull, 1610612736ull, 805306368ull}},
     // qwen2-72b: 80 full x 2 x 8 x 128 values
     {"qwen2-72b", 327680, 163840, {1342177280ull, 671088640ull, 10737418240ull, 5368709120ull, 42949672960ull, 21474836480ull}},
     // qwen2-7b: 28 full x 2 x 4 x 128 values
@@ -235,6 +247,8 @@ const Figures kFigures[] = {
     {"qwen2.5-14b", 196608, 98304, {805306368ull, 402653184ull, 6442450944ull, 3221225472ull, 25769803776ull, 12884901888ull}},
     // qwen2.5-32b: 64 full x 2 x 8 x 128 values
     {"qwen2.5-32b", 262144, 131072, {1073741824ull, 536870912ull, 8589934592ull, 4294967296ull, 34359738368ull, 17179869184ull}},
+    // qwen2.5-3b: 36 full x 2 x 2 x 128 values (2048/16)
+    {"qwen2.5-3b", 36864, 18432, {150994944ull, 75497472ull, 1207959552ull, 603979776ull, 4831838208ull, 2415919104ull}},
     // qwen2.5-72b: 80 full x 2 x 8 x 128 values
     {"qwen2.5-72b", 327680, 163840, {1342177280ull, 671088640ull, 10737418240ull, 5368709120ull, 42949672960ull, 21474836480ull}},
     // qwen2.5-7b: 28 full x 2 x 4 x 128 values
