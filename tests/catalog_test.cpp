@@ -2,6 +2,11 @@
 // worked out independently from each model's config.json (the arithmetic is in the comment above
 // each row), and each catalog entry checked against an import of its config.json fixture.
 
+#include <cctype>
+#include <set>
+#include <string>
+#include <vector>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -423,6 +428,110 @@ TEST_CASE("aliases: a Hugging Face repo id finds its catalog entry") {
   CHECK(catalog.find("mistralai/Ministral-3-3B-Instruct-2512")->id == "ministral3-3b");
   // An FP8 re-release holds other weights: it is not an alias of the bf16 entry.
   CHECK(catalog.find("zai-org/GLM-5-FP8") == nullptr);
+}
+
+TEST_CASE("the checkpoints people deploy resolve by their Hugging Face ids", "[catalog]") {
+  const ModelCatalog& catalog = builtin_models();
+  // Names the catalog did not know before issue #12; base and instruct share an entry only
+  // where their configs agree on every field that sizes memory.
+  CHECK(catalog.find("Qwen/Qwen2.5-7B-Instruct")->id == "qwen2.5-7b-instruct");
+  CHECK(catalog.find("Qwen/Qwen2.5-7B")->id == "qwen2.5-7b");  // 131072 positions, Instruct 32768
+  CHECK(catalog.find("codellama/CodeLlama-7b-hf")->id == "codellama-7b");
+  CHECK(catalog.find("google/gemma-2-2b-it")->id == "gemma2-2b");
+  CHECK(catalog.find("Qwen/Qwen2-7B-Instruct")->id == "qwen2-7b-instruct");
+  CHECK(catalog.find("Qwen/Qwen2-7B")->id == "qwen2-7b");
+  CHECK(catalog.find("meta-llama/Llama-2-7b-chat-hf")->id == "llama2-7b");
+  CHECK(catalog.find("meta-llama/Llama-2-13b-chat-hf")->id == "llama2-13b");
+  CHECK(catalog.find("meta-llama/Meta-Llama-3-8B-Instruct")->id == "llama3-8b");
+  CHECK(catalog.find("microsoft/Phi-3.5-mini-instruct")->id == "phi3.5-mini");
+  CHECK(catalog.find("HuggingFaceTB/SmolLM3-3B")->id == "smollm3-3b");
+  CHECK(catalog.find("allenai/OLMo-2-1124-7B")->id == "olmo2-7b");
+  CHECK(catalog.find("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B")->id == "deepseek-r1-distill-qwen-1.5b");
+  CHECK(catalog.find("mistralai/Devstral-Small-2-24B-Instruct-2512")->id == "devstral-small-2-24b");
+  // The fixture folder's spelling stays a way in where the id is shorter.
+  CHECK(catalog.find("glm-4-9b-chat-hf")->id == "glm-4-9b");
+  // A config that was not seen is not an alias (Llama-2-70b-chat-hf).
+  CHECK(catalog.find("meta-llama/Llama-2-70b-chat-hf") == nullptr);
+}
+
+TEST_CASE("a quantized release is its own entry with its own weight format", "[catalog]") {
+  const ModelCatalog& catalog = builtin_models();
+  const ModelSpec* fp8 = catalog.find("RedHatAI/Meta-Llama-3-8B-Instruct-FP8");
+  REQUIRE(fp8 != nullptr);
+  CHECK(fp8->id == "llama3-8b-instruct-fp8");
+  CHECK(catalog.find("neuralmagic/Meta-Llama-3-8B-Instruct-FP8")->id == "llama3-8b-instruct-fp8");
+  CHECK(fp8->weight_dtype->name == "fp8");
+  // The published model.safetensors.index.json's metadata.total_size; the bf16 entry holds
+  // 8,030,261,248 params x 2 B = 16,060,522,496.
+  CHECK(fp8->weights_bytes == 9081202432ull);
+  CHECK(catalog.find("llama3-8b")->weights_bytes == 16060522496ull);
+
+  const ModelSpec* gptq = catalog.find("Qwen/Qwen1.5-32B-Chat-GPTQ-Int4");
+  REQUIRE(gptq != nullptr);
+  CHECK(gptq->weight_dtype->name == "int4");
+  // No index was seen, so the size comes from quantization_config (bits 4, group_size 128):
+  // embedding + head 2 x 152064 x 5120 = 1,557,135,360 params stay fp16 (3,114,270,720 B);
+  // the other 32,763,876,352 - 1,557,135,360 = 31,206,740,992 params take 4 bits
+  // (15,603,370,496 B) plus per 128 of them an fp16 scale and a 4-bit zero:
+  // 243,802,664 groups x 2.5 B = 609,506,660 B. Total 19,327,147,876 B.
+  CHECK(gptq->weights_bytes == 19327147876ull);
+  CHECK_THAT(gptq->weights_source, Catch::StartsWith("computed (gptq)"));
+}
+
+TEST_CASE("per-token cache bytes of new entries, by hand", "[catalog]") {
+  const struct {
+    const char* id;
+    std::uint64_t bytes;
+  } cases[] = {
+      {"llama2-7b", 524288},           // 32 layers x 32 KV heads x 128 x 2 (K, V) x 2 B
+      {"llama2-70b", 327680},          // 80 x 8 x 128 x 2 x 2
+      {"codellama-7b", 524288},        // 32 x 32 x 128 x 2 x 2
+      {"qwen2.5-7b-instruct", 57344},  // 28 x 4 x 128 x 2 x 2
+      {"gemma2-2b", 106496},           // 26 x 4 x 256 x 2 x 2 (13 of them sliding, 4096 tokens)
+      {"santacoder", 12288},           // 24 x 1 (multi-query) x 128 x 2 x 2
+      {"falcon-40b", 122880},          // 60 x 8 x 64 x 2 x 2
+      {"minicpm3-4b", 35712},          // MLA: 62 layers x (256 latent + 32 rope) x 2 B
+  };
+  for (const auto& expected : cases) {
+    INFO(expected.id);
+    const ModelSpec* model = builtin_models().find(expected.id);
+    REQUIRE(model != nullptr);
+    CHECK(one_sequence(*model, 1, "fp16").kv_bytes_per_token == expected.bytes);
+  }
+}
+
+TEST_CASE("at least 200 Hugging Face ids, no name twice", "[catalog]") {
+  std::set<std::string> names;
+  std::size_t repo_ids = 0;
+  for (const ModelSpec& model : builtin_models().models) {
+    std::vector<std::string> all = model.aliases;
+    all.push_back(model.id);
+    for (std::string name : all) {
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      INFO(name);
+      CHECK(names.insert(name).second);
+      if (name.find('/') != std::string::npos) ++repo_ids;
+    }
+  }
+  CHECK(repo_ids >= 200);
+  CHECK(builtin_models().models.size() >= 130);
+}
+
+TEST_CASE("kvplan models --format json names each entry's source", "[catalog]") {
+  const nlohmann::json list = nlohmann::json::parse(kvplan::testing::run_kvplan("models --format json").out);
+  REQUIRE(list["models"].size() == builtin_models().models.size());
+  for (const nlohmann::json& model : list["models"]) {
+    INFO(model["id"]);
+    CHECK_THAT(model["source"].get<std::string>(), Catch::Contains("tests/fixtures/hf/"));
+    CHECK_FALSE(model["weights_source"].get<std::string>().empty());
+  }
+}
+
+TEST_CASE("a near miss of a new id gets did you mean", "[catalog]") {
+  kvplan::testing::check_refused(kvplan::testing::run_kvplan("--model Qwen/Qwen2.5-7B-Instrukt --gpu 4090"),
+                                 "unknown model 'Qwen/Qwen2.5-7B-Instrukt' (did you mean: Qwen/Qwen2.5-7B-Instruct");
+  kvplan::testing::check_refused(kvplan::testing::run_kvplan("--model codellama-7 --gpu 4090"),
+                                 "(did you mean: codellama-7b");
 }
 
 TEST_CASE("the docs catalog table is the one kvplan prints") {
