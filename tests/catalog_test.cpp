@@ -2,6 +2,11 @@
 // worked out independently from each model's config.json (the arithmetic is in the comment above
 // each row), and each catalog entry checked against an import of its config.json fixture.
 
+#include <cctype>
+#include <set>
+#include <string>
+#include <vector>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -31,16 +36,48 @@ struct Figures {
 // per token and fixed state per sequence of every 2026 model also match the `kv` arithmetic of
 // shared/reference/models-2026.jsonl (its DSA figures with the indexer at f16, as llama.cpp keeps it).
 const Figures kFigures[] = {
+    // allam-7b: 32 full x 2 x 32 x 128 values
+    {"allam-7b", 524288, 262144, {2147483648ull, 1073741824ull, 17179869184ull, 8589934592ull, 68719476736ull, 34359738368ull}},
+    // aya-23-8b: 32 full x 2 x 8 x 128 values (head_dim 4096/32)
+    {"aya-23-8b", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
+    // codellama-7b: 32 full x 2 x 32 x 128 values
+    {"codellama-7b", 524288, 262144, {2147483648ull, 1073741824ull, 17179869184ull, 8589934592ull, 68719476736ull, 34359738368ull}},
+    // command-r-v01: 40 full x 2 x 64 x 128 values (head_dim 8192/64)
+    {"command-r-v01", 1310720, 655360, {5368709120ull, 2684354560ull, 42949672960ull, 21474836480ull, 171798691840ull, 85899345920ull}},
+    // command-r7b: 8 full x 2 x 8 x 128 values + 24 sliding(4096) x 2 x 8 x 128 values (sliding_window_pattern 4: every 4th layer full)
+    {"command-r7b", 131072, 65536, {536870912ull, 268435456ull, 1476395008ull, 738197504ull, 4697620480ull, 2348810240ull}},
+    // deepseek-llm-7b: 30 full x 2 x 32 x 128 values
+    {"deepseek-llm-7b", 491520, 245760, {2013265920ull, 1006632960ull, 16106127360ull, 8053063680ull, 64424509440ull, 32212254720ull}},
     // deepseek-r1: MLA: 61 layers x (512 + 64) values
     {"deepseek-r1", 70272, 35136, {287834112ull, 143917056ull, 2302672896ull, 1151336448ull, 9210691584ull, 4605345792ull}},
+    // deepseek-r1-distill-qwen-1.5b: 28 full x 2 x 2 x 128 values (1536/12)
+    {"deepseek-r1-distill-qwen-1.5b", 28672, 14336, {117440512ull, 58720256ull, 939524096ull, 469762048ull, 3758096384ull, 1879048192ull}},
     // deepseek-v2-lite: MLA: 27 layers x (512 + 64) values
     {"deepseek-v2-lite", 31104, 15552, {127401984ull, 63700992ull, 1019215872ull, 509607936ull, 4076863488ull, 2038431744ull}},
     // deepseek-v3: MLA: 61 layers x (512 + 64) values
     {"deepseek-v3", 70272, 35136, {287834112ull, 143917056ull, 2302672896ull, 1151336448ull, 9210691584ull, 4605345792ull}},
     // deepseek-v3.2: MLA: 61 layers x (512 + 64) values + DSA indexer key of 128 values on 61 layers
     {"deepseek-v3.2", 85888, 42944, {351797248ull, 175898624ull, 2814377984ull, 1407188992ull, 11257511936ull, 5628755968ull}},
+    // devstral-2-123b: 88 full x 2 x 8 x 128 values
+    {"devstral-2-123b", 360448, 180224, {1476395008ull, 738197504ull, 11811160064ull, 5905580032ull, 47244640256ull, 23622320128ull}},
+    // devstral-small-2-24b: 40 full x 2 x 8 x 128 values
+    {"devstral-small-2-24b", 163840, 81920, {671088640ull, 335544320ull, 5368709120ull, 2684354560ull, 21474836480ull, 10737418240ull}},
+    // dots.llm1: 62 full x 2 x 32 x 128 values (head_dim 4096/32)
+    {"dots.llm1", 1015808, 507904, {4160749568ull, 2080374784ull, 33285996544ull, 16642998272ull, 133143986176ull, 66571993088ull}},
+    // ernie-4.5-0.3b: 18 full x 2 x 2 x 128 values
+    {"ernie-4.5-0.3b", 18432, 9216, {75497472ull, 37748736ull, 603979776ull, 301989888ull, 2415919104ull, 1207959552ull}},
+    // ernie-4.5-21b-a3b: 28 full x 2 x 4 x 128 values
+    {"ernie-4.5-21b-a3b", 57344, 28672, {234881024ull, 117440512ull, 1879048192ull, 939524096ull, 7516192768ull, 3758096384ull}},
+    // exaone-3.0-7.8b: 32 full x 2 x 8 x 128 values (num_layers 32, head_dim 4096/32)
+    {"exaone-3.0-7.8b", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
+    // exaone-4.0-32b: 16 full x 2 x 8 x 128 values + 48 sliding(4096) x 2 x 8 x 128 values (layer_types LLLG)
+    {"exaone-4.0-32b", 262144, 131072, {1073741824ull, 536870912ull, 2952790016ull, 1476395008ull, 9395240960ull, 4697620480ull}},
+    // falcon-40b: 60 full x 2 x 8 x 64 values (new_decoder_architecture, num_kv_heads 8, head_dim 8192/128)
+    {"falcon-40b", 122880, 61440, {503316480ull, 251658240ull, 4026531840ull, 2013265920ull, 16106127360ull, 8053063680ull}},
     // gemma2-27b: 23 full + 23 sliding(4096) alternating, x 2 x 16 x 128 values
     {"gemma2-27b", 376832, 188416, {1543503872ull, 771751936ull, 6945767424ull, 3472883712ull, 25467813888ull, 12733906944ull}},
+    // gemma2-2b: 13 full x 2 x 4 x 256 values + 13 sliding(4096) x 2 x 4 x 256 values (26 layers alternating sliding/full)
+    {"gemma2-2b", 106496, 53248, {436207616ull, 218103808ull, 1962934272ull, 981467136ull, 7197425664ull, 3598712832ull}},
     // gemma2-9b: 21 full + 21 sliding(4096) alternating, x 2 x 8 x 256 values
     {"gemma2-9b", 344064, 172032, {1409286144ull, 704643072ull, 6341787648ull, 3170893824ull, 23253221376ull, 11626610688ull}},
     // gemma3-12b: 8 full + 40 sliding(1024) x 2 x 8 x 256 values (every 6th layer global)
@@ -61,6 +98,8 @@ const Figures kFigures[] = {
     {"gemma4-31b", 901120, 450560, {1174405120ull, 587202560ull, 3523215360ull, 1761607680ull, 11576279040ull, 5788139520ull}},
     // gemma4-e2b: first 15 of 35 layers own a cache (20 KV-shared): 3 full x 2 x 1 x 512 + 12 sliding(512) x 2 x 1 x 256 values
     {"gemma4-e2b", 18432, 9216, {31457280ull, 15728640ull, 207618048ull, 103809024ull, 811597824ull, 405798912ull}},
+    // glm-4-9b: 40 full x 2 x 2 x 128 values
+    {"glm-4-9b", 40960, 20480, {167772160ull, 83886080ull, 1342177280ull, 671088640ull, 5368709120ull, 2684354560ull}},
     // glm4.5-air: 46 full x 2 x 8 x 128 values
     {"glm4.5-air", 188416, 94208, {771751936ull, 385875968ull, 6174015488ull, 3087007744ull, 24696061952ull, 12348030976ull}},
     // glm4.7: 92 full x 2 x 8 x 128 values
@@ -75,14 +114,28 @@ const Figures kFigures[] = {
     {"glm5.2", 95232, 47616, {390070272ull, 195035136ull, 3120562176ull, 1560281088ull, 12482248704ull, 6241124352ull}},
     // gpt-oss-120b: 18 full + 18 sliding(128) x 2 x 8 x 64 values
     {"gpt-oss-120b", 73728, 36864, {155713536ull, 77856768ull, 1212678144ull, 606339072ull, 4836556800ull, 2418278400ull}},
-    // granite4-h-small: 4 attention (layers 5, 15, 25, 35) x 2 x 8 x 128 values; state 36 Mamba2 x ((dc-1)(d_inner + 2 G N) x 2 B + d_inner x N x 2 B, bf16)
-    {"granite4-h-small", 16384, 8192, {144431104ull, 110876672ull, 614193152ull, 345757696ull, 2224805888ull, 1151064064ull}},
     // gpt-oss-20b: 12 full + 12 sliding(128) x 2 x 8 x 64 values
     {"gpt-oss-20b", 49152, 24576, {103809024ull, 51904512ull, 808452096ull, 404226048ull, 3224371200ull, 1612185600ull}},
+    // granite-3.1-3b-a800m: 32 full x 2 x 8 x 64 values (head_dim 1536/24)
+    {"granite-3.1-3b-a800m", 65536, 32768, {268435456ull, 134217728ull, 2147483648ull, 1073741824ull, 8589934592ull, 4294967296ull}},
+    // granite-3.3-8b: 40 full x 2 x 8 x 128 values
+    {"granite-3.3-8b", 163840, 81920, {671088640ull, 335544320ull, 5368709120ull, 2684354560ull, 21474836480ull, 10737418240ull}},
+    // granite4-h-small: 4 attention (layers 5, 15, 25, 35) x 2 x 8 x 128 values; state 36 Mamba2 x ((dc-1)(d_inner + 2 G N) x 2 B + d_inner x N x 2 B, bf16)
+    {"granite4-h-small", 16384, 8192, {144431104ull, 110876672ull, 614193152ull, 345757696ull, 2224805888ull, 1151064064ull}},
+    // hunyuan-a13b: 32 full x 2 x 8 x 128 values (attention_head_dim 128, use_cla false)
+    {"hunyuan-a13b", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
+    // hy-mt2-7b: 32 full x 2 x 8 x 128 values (use_cla false)
+    {"hy-mt2-7b", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
+    // internlm2.5-7b: 32 full x 2 x 8 x 128 values
+    {"internlm2.5-7b", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
+    // internlm3-8b: 48 full x 2 x 2 x 128 values
+    {"internlm3-8b", 49152, 24576, {201326592ull, 100663296ull, 1610612736ull, 805306368ull, 6442450944ull, 3221225472ull}},
     // kimi-k2: MLA: 61 layers x (512 + 64) values
     {"kimi-k2", 70272, 35136, {287834112ull, 143917056ull, 2302672896ull, 1151336448ull, 9210691584ull, 4605345792ull}},
     // kimi-k2.5: MLA: 61 layers x (512 + 64) values
     {"kimi-k2.5", 70272, 35136, {287834112ull, 143917056ull, 2302672896ull, 1151336448ull, 9210691584ull, 4605345792ull}},
+    // kimi-k2.7-code: MLA: 61 layers x 576 values (512 + 64)
+    {"kimi-k2.7-code", 70272, 35136, {287834112ull, 143917056ull, 2302672896ull, 1151336448ull, 9210691584ull, 4605345792ull}},
     // kimi-k3: MLA: 24 layers x (512 + 64) values; state 69 KDA x (3 x 3 x 96 x 128 x 2 B + 96 x 128 x 128 x 4 B)
     {"kimi-k3", 27648, 13824, {562618368ull, 505995264ull, 1355341824ull, 902356992ull, 4073250816ull, 2261311488ull}},
     // kimi-linear-48b: MLA: 7 layers (1-based full_attn_layers) x (512 + 64) values; state 20 KDA x ((k-1) x 3HD x 2 B + H x D x D x 4 B)
@@ -91,6 +144,18 @@ const Figures kFigures[] = {
     {"lfm2-350m", 12288, 6144, {50372608ull, 25206784ull, 402694144ull, 201367552ull, 1610653696ull, 805347328ull}},
     // lfm2-8b-a1b: 6 attention x 2 x 8 x 64 values; state 18 short-conv x (L_cache-1) x hidden x 2 B
     {"lfm2-8b-a1b", 12288, 6144, {50479104ull, 25313280ull, 402800640ull, 201474048ull, 1610760192ull, 805453824ull}},
+    // ling-lite-1.5: 28 full x 2 x 4 x 128 values (head_dim 2048/16)
+    {"ling-lite-1.5", 57344, 28672, {234881024ull, 117440512ull, 1879048192ull, 939524096ull, 7516192768ull, 3758096384ull}},
+    // llama2-13b: 40 full x 2 x 40 x 128 values (5120/40)
+    {"llama2-13b", 819200, 409600, {3355443200ull, 1677721600ull, 26843545600ull, 13421772800ull, 107374182400ull, 53687091200ull}},
+    // llama2-70b: 80 full x 2 x 8 x 128 values (8192/64)
+    {"llama2-70b", 327680, 163840, {1342177280ull, 671088640ull, 10737418240ull, 5368709120ull, 42949672960ull, 21474836480ull}},
+    // llama2-7b: 32 full x 2 x 32 x 128 values (no GQA: 4096/32)
+    {"llama2-7b", 524288, 262144, {2147483648ull, 1073741824ull, 17179869184ull, 8589934592ull, 68719476736ull, 34359738368ull}},
+    // llama3-8b: 32 full x 2 x 8 x 128 values
+    {"llama3-8b", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
+    // llama3-8b-instruct-fp8: 32 full x 2 x 8 x 128 values (weights fp8, cache as the model)
+    {"llama3-8b-instruct-fp8", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
     // llama3.1-405b: 126 full x 2 x 8 x 128 values
     {"llama3.1-405b", 516096, 258048, {2113929216ull, 1056964608ull, 16911433728ull, 8455716864ull, 67645734912ull, 33822867456ull}},
     // llama3.1-70b: 80 full x 2 x 8 x 128 values
@@ -107,10 +172,18 @@ const Figures kFigures[] = {
     {"llama4-maverick", 196608, 98304, {805306368ull, 402653184ull, 2818572288ull, 1409286144ull, 7650410496ull, 3825205248ull}},
     // llama4-scout: 12 full (NoPE, every 4th) + 36 chunked(8192) x 2 x 8 x 128 values
     {"llama4-scout", 196608, 98304, {805306368ull, 402653184ull, 2818572288ull, 1409286144ull, 7650410496ull, 3825205248ull}},
+    // llava-1.5-7b: 32 full x 2 x 32 x 128 values (LlamaConfig defaults in text_config)
+    {"llava-1.5-7b", 524288, 262144, {2147483648ull, 1073741824ull, 17179869184ull, 8589934592ull, 68719476736ull, 34359738368ull}},
+    // llava-1.6-mistral-7b: 32 full x 2 x 8 x 128 values (sliding_window null)
+    {"llava-1.6-mistral-7b", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
     // mimo-v2-flash: 9 full x 4 x (192 K + 128 V) + 39 sliding(128) x 8 x (192 + 128) values
     {"mimo-v2-flash", 222720, 111360, {119930880ull, 59965440ull, 780533760ull, 390266880ull, 3045457920ull, 1522728960ull}},
     // mimo-v2.5: 9 full x 4 x (192 K + 128 V) + 39 sliding(128) x 8 x (192 + 128) values
     {"mimo-v2.5", 222720, 111360, {119930880ull, 59965440ull, 780533760ull, 390266880ull, 3045457920ull, 1522728960ull}},
+    // minicpm-2b: 40 full x 2 x 36 x 64 values (head_dim 2304/36)
+    {"minicpm-2b", 368640, 184320, {1509949440ull, 754974720ull, 12079595520ull, 6039797760ull, 48318382080ull, 24159191040ull}},
+    // minicpm3-4b: MLA: 62 layers x 288 values (256 + 32)
+    {"minicpm3-4b", 35712, 17856, {146276352ull, 73138176ull, 1170210816ull, 585105408ull, 4680843264ull, 2340421632ull}},
     // minimax-m2.7: 62 full (attn_type_list 1) x 2 x 8 x 128 values
     {"minimax-m2.7", 253952, 126976, {1040187392ull, 520093696ull, 8321499136ull, 4160749568ull, 33285996544ull, 16642998272ull}},
     // ministral3-3b: 26 full x 2 x 8 x 128 values
@@ -123,6 +196,8 @@ const Figures kFigures[] = {
     {"mistral-nemo-12b", 163840, 81920, {671088640ull, 335544320ull, 5368709120ull, 2684354560ull, 21474836480ull, 10737418240ull}},
     // mistral-small-24b: 40 full x 2 x 8 x 128 values
     {"mistral-small-24b", 163840, 81920, {671088640ull, 335544320ull, 5368709120ull, 2684354560ull, 21474836480ull, 10737418240ull}},
+    // mistral-small-3.1-24b: 40 full x 2 x 8 x 128 values
+    {"mistral-small-3.1-24b", 163840, 81920, {671088640ull, 335544320ull, 5368709120ull, 2684354560ull, 21474836480ull, 10737418240ull}},
     // mixtral-8x22b: 56 full x 2 x 8 x 128 values
     {"mixtral-8x22b", 229376, 114688, {939524096ull, 469762048ull, 7516192768ull, 3758096384ull, 30064771072ull, 15032385536ull}},
     // mixtral-8x7b: 32 full x 2 x 8 x 128 values
@@ -133,26 +208,68 @@ const Figures kFigures[] = {
     {"nemotron3-nano", 6144, 3072, {74248192ull, 61665280ull, 250408960ull, 149745664ull, 854388736ull, 451735552ull}},
     // nemotron3-ultra: 12 attention blocks x 2 x 2 x 128 values; state 48 Mamba2 x ((dc-1)(H x P + 2 G N) x 2 B + H x P x N x 4 B)
     {"nemotron3-ultra", 12288, 6144, {458293248ull, 433127424ull, 810614784ull, 609288192ull, 2018574336ull, 1213267968ull}},
+    // olmo2-7b: 32 full x 2 x 32 x 128 values
+    {"olmo2-7b", 524288, 262144, {2147483648ull, 1073741824ull, 17179869184ull, 8589934592ull, 68719476736ull, 34359738368ull}},
+    // olmo3.1-32b: 16 full x 2 x 8 x 128 values + 48 sliding(4096) x 2 x 8 x 128 values (layer_types: every 4th full; head_dim 5120/40)
+    {"olmo3.1-32b", 262144, 131072, {1073741824ull, 536870912ull, 2952790016ull, 1476395008ull, 9395240960ull, 4697620480ull}},
+    // olmoe-1b-7b: 16 full x 2 x 16 x 128 values
+    {"olmoe-1b-7b", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
+    // phi-1: 24 full x 2 x 32 x 64 values (2048/32)
+    {"phi-1", 196608, 98304, {805306368ull, 402653184ull, 6442450944ull, 3221225472ull, 25769803776ull, 12884901888ull}},
+    // phi-2: 32 full x 2 x 32 x 80 values (head_dim 2560/32)
+    {"phi-2", 327680, 163840, {1342177280ull, 671088640ull, 10737418240ull, 5368709120ull, 42949672960ull, 21474836480ull}},
     // phi3-mini: 32 sliding(2047) x 2 x 32 x 96 values
     {"phi3-mini", 393216, 196608, {804913152ull, 402456576ull, 804913152ull, 402456576ull, 804913152ull, 402456576ull}},
+    // phi3.5-mini: 32 sliding(262144) x 2 x 32 x 96 values (sliding_window 262144, wider than 128K)
+    {"phi3.5-mini", 393216, 196608, {1610612736ull, 805306368ull, 12884901888ull, 6442450944ull, 51539607552ull, 25769803776ull}},
+    // phi3.5-moe: 32 full x 2 x 8 x 128 values
+    {"phi3.5-moe", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
     // phi4: 40 full x 2 x 10 x 128 values
     {"phi4", 204800, 102400, {838860800ull, 419430400ull, 6710886400ull, 3355443200ull, 26843545600ull, 13421772800ull}},
+    // phi4-mini: 32 sliding(262144) x 2 x 8 x 128 values (head_dim 3072/24, sliding_window 262144)
+    {"phi4-mini", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
+    // pythia-6.9b: 32 full x 2 x 32 x 128 values
+    {"pythia-6.9b", 524288, 262144, {2147483648ull, 1073741824ull, 17179869184ull, 8589934592ull, 68719476736ull, 34359738368ull}},
+    // qwen1.5-110b: 80 full x 2 x 8 x 128 values (use_sliding_window false; 8192/64)
+    {"qwen1.5-110b", 327680, 163840, {1342177280ull, 671088640ull, 10737418240ull, 5368709120ull, 42949672960ull, 21474836480ull}},
+    // qwen1.5-32b-chat-gptq-int4: 64 full x 2 x 8 x 128 values
+    {"qwen1.5-32b-chat-gptq-int4", 262144, 131072, {1073741824ull, 536870912ull, 8589934592ull, 4294967296ull, 34359738368ull, 17179869184ull}},
+    // qwen1.5-7b: 32 full x 2 x 32 x 128 values (use_sliding_window false)
+    {"qwen1.5-7b", 524288, 262144, {2147483648ull, 1073741824ull, 17179869184ull, 8589934592ull, 68719476736ull, 34359738368ull}},
+    // qwen2-0.5b: 24 full x 2 x 2 x 64 values (896/14)
+    {"qwen2-0.5b", 12288, 6144, {50331648ull, 25165824ull, 402653184ull, 201326592ull, 1610612736ull, 805306368ull}},
+    // qwen2-72b: 80 full x 2 x 8 x 128 values
+    {"qwen2-72b", 327680, 163840, {1342177280ull, 671088640ull, 10737418240ull, 5368709120ull, 42949672960ull, 21474836480ull}},
+    // qwen2-7b: 28 full x 2 x 4 x 128 values
+    {"qwen2-7b", 57344, 28672, {234881024ull, 117440512ull, 1879048192ull, 939524096ull, 7516192768ull, 3758096384ull}},
+    // qwen2-7b-instruct: 28 full x 2 x 4 x 128 values
+    {"qwen2-7b-instruct", 57344, 28672, {234881024ull, 117440512ull, 1879048192ull, 939524096ull, 7516192768ull, 3758096384ull}},
+    // qwen2-vl-7b: 28 full x 2 x 4 x 128 values
+    {"qwen2-vl-7b", 57344, 28672, {234881024ull, 117440512ull, 1879048192ull, 939524096ull, 7516192768ull, 3758096384ull}},
     // qwen2.5-0.5b: 24 full x 2 x 2 x 64 values
     {"qwen2.5-0.5b", 12288, 6144, {50331648ull, 25165824ull, 402653184ull, 201326592ull, 1610612736ull, 805306368ull}},
     // qwen2.5-14b: 48 full x 2 x 8 x 128 values
     {"qwen2.5-14b", 196608, 98304, {805306368ull, 402653184ull, 6442450944ull, 3221225472ull, 25769803776ull, 12884901888ull}},
     // qwen2.5-32b: 64 full x 2 x 8 x 128 values
     {"qwen2.5-32b", 262144, 131072, {1073741824ull, 536870912ull, 8589934592ull, 4294967296ull, 34359738368ull, 17179869184ull}},
+    // qwen2.5-3b: 36 full x 2 x 2 x 128 values (2048/16)
+    {"qwen2.5-3b", 36864, 18432, {150994944ull, 75497472ull, 1207959552ull, 603979776ull, 4831838208ull, 2415919104ull}},
     // qwen2.5-72b: 80 full x 2 x 8 x 128 values
     {"qwen2.5-72b", 327680, 163840, {1342177280ull, 671088640ull, 10737418240ull, 5368709120ull, 42949672960ull, 21474836480ull}},
     // qwen2.5-7b: 28 full x 2 x 4 x 128 values
     {"qwen2.5-7b", 57344, 28672, {234881024ull, 117440512ull, 1879048192ull, 939524096ull, 7516192768ull, 3758096384ull}},
+    // qwen2.5-7b-instruct: 28 full x 2 x 4 x 128 values
+    {"qwen2.5-7b-instruct", 57344, 28672, {234881024ull, 117440512ull, 1879048192ull, 939524096ull, 7516192768ull, 3758096384ull}},
+    // qwen2.5-vl-7b: 28 full x 2 x 4 x 128 values
+    {"qwen2.5-vl-7b", 57344, 28672, {234881024ull, 117440512ull, 1879048192ull, 939524096ull, 7516192768ull, 3758096384ull}},
     // qwen3-0.6b: 28 full x 2 x 8 x 128 values
     {"qwen3-0.6b", 114688, 57344, {469762048ull, 234881024ull, 3758096384ull, 1879048192ull, 15032385536ull, 7516192768ull}},
     // qwen3-14b: 40 full x 2 x 8 x 128 values
     {"qwen3-14b", 163840, 81920, {671088640ull, 335544320ull, 5368709120ull, 2684354560ull, 21474836480ull, 10737418240ull}},
     // qwen3-235b-a22b: 94 full x 2 x 4 x 128 values
     {"qwen3-235b-a22b", 192512, 96256, {788529152ull, 394264576ull, 6308233216ull, 3154116608ull, 25232932864ull, 12616466432ull}},
+    // qwen3-235b-a22b-2507: 94 full x 2 x 4 x 128 values
+    {"qwen3-235b-a22b-2507", 192512, 96256, {788529152ull, 394264576ull, 6308233216ull, 3154116608ull, 25232932864ull, 12616466432ull}},
     // qwen3-30b-a3b: 48 full x 2 x 4 x 128 values
     {"qwen3-30b-a3b", 98304, 49152, {402653184ull, 201326592ull, 3221225472ull, 1610612736ull, 12884901888ull, 6442450944ull}},
     // qwen3-32b: 64 full x 2 x 8 x 128 values
@@ -163,6 +280,10 @@ const Figures kFigures[] = {
     {"qwen3-8b", 147456, 73728, {603979776ull, 301989888ull, 4831838208ull, 2415919104ull, 19327352832ull, 9663676416ull}},
     // qwen3-next-80b-a3b: 12 full x 2 x 2 x 256 values; state 36 GDN x ((k-1)(2HkDk+HvDv) x 2 B + HvDvDk x 2 B)
     {"qwen3-next-80b-a3b", 24576, 12288, {140181504ull, 89849856ull, 844824576ull, 442171392ull, 3260743680ull, 1650130944ull}},
+    // qwen3-vl-30b-a3b: 48 full x 2 x 4 x 128 values
+    {"qwen3-vl-30b-a3b", 98304, 49152, {402653184ull, 201326592ull, 3221225472ull, 1610612736ull, 12884901888ull, 6442450944ull}},
+    // qwen3-vl-8b: 36 full x 2 x 8 x 128 values
+    {"qwen3-vl-8b", 147456, 73728, {603979776ull, 301989888ull, 4831838208ull, 2415919104ull, 19327352832ull, 9663676416ull}},
     // qwen3.5-27b: 16 full x 2 x 4 x 256 values; state 48 GDN x ((k-1)(2HkDk+HvDv) x 2 B + HvDvDk x 4 B)
     {"qwen3.5-27b", 65536, 32768, {422379520ull, 288161792ull, 2301427712ull, 1227685888ull, 8743878656ull, 4448911360ull}},
     // qwen3.5-35b-a3b: 10 full x 2 x 2 x 256 values; state 30 GDN x ((k-1)(2HkDk+HvDv) x 2 B + HvDvDk x 4 B)
@@ -171,8 +292,26 @@ const Figures kFigures[] = {
     {"qwen3.5-397b-a17b", 30720, 15360, {317890560ull, 254976000ull, 1198694400ull, 695377920ull, 4218593280ull, 2205327360ull}},
     // qwen3.6-27b: 16 full x 2 x 4 x 256 values; state 48 GDN x ((k-1)(2HkDk+HvDv) x 2 B + HvDvDk x 4 B)
     {"qwen3.6-27b", 65536, 32768, {422379520ull, 288161792ull, 2301427712ull, 1227685888ull, 8743878656ull, 4448911360ull}},
+    // santacoder: 24 full x 2 x 1 x 128 values (multi_query, head_dim 2048/16)
+    {"santacoder", 12288, 6144, {50331648ull, 25165824ull, 402653184ull, 201326592ull, 1610612736ull, 805306368ull}},
+    // seed-oss-36b: 64 full x 2 x 8 x 128 values
+    {"seed-oss-36b", 262144, 131072, {1073741824ull, 536870912ull, 8589934592ull, 4294967296ull, 34359738368ull, 17179869184ull}},
+    // smollm3-3b: 36 full x 2 x 4 x 128 values (NoPE layers still cache K and V)
+    {"smollm3-3b", 73728, 36864, {301989888ull, 150994944ull, 2415919104ull, 1207959552ull, 9663676416ull, 4831838208ull}},
+    // stablelm-2-1.6b: 24 full x 2 x 32 x 64 values
+    {"stablelm-2-1.6b", 196608, 98304, {805306368ull, 402653184ull, 6442450944ull, 3221225472ull, 25769803776ull, 12884901888ull}},
+    // stablelm-3b: 32 full x 2 x 32 x 80 values
+    {"stablelm-3b", 327680, 163840, {1342177280ull, 671088640ull, 10737418240ull, 5368709120ull, 42949672960ull, 21474836480ull}},
+    // starcoder: 40 full x 2 x 1 x 128 values (multi_query, head_dim 6144/48)
+    {"starcoder", 20480, 10240, {83886080ull, 41943040ull, 671088640ull, 335544320ull, 2684354560ull, 1342177280ull}},
+    // starcoder2-7b: 32 sliding(4096) x 2 x 4 x 128 values (head_dim 4608/36)
+    {"starcoder2-7b", 65536, 32768, {268435456ull, 134217728ull, 268435456ull, 134217728ull, 268435456ull, 134217728ull}},
     // step3.7-flash: 12 full x 2 x 8 x 128 values + 33 sliding(512) x 2 x 8 x 128 values
     {"step3.7-flash", 184320, 92160, {270532608ull, 135266304ull, 1679818752ull, 839909376ull, 6511656960ull, 3255828480ull}},
+    // yi-1.5-34b: 60 full x 2 x 8 x 128 values (7168/56)
+    {"yi-1.5-34b", 245760, 122880, {1006632960ull, 503316480ull, 8053063680ull, 4026531840ull, 32212254720ull, 16106127360ull}},
+    // yi-1.5-6b: 32 full x 2 x 4 x 128 values
+    {"yi-1.5-6b", 65536, 32768, {268435456ull, 134217728ull, 2147483648ull, 1073741824ull, 8589934592ull, 4294967296ull}},
 };
 
 Row one_sequence(const ModelSpec& model, std::uint64_t ctx, std::string_view dtype) {
@@ -289,6 +428,110 @@ TEST_CASE("aliases: a Hugging Face repo id finds its catalog entry") {
   CHECK(catalog.find("mistralai/Ministral-3-3B-Instruct-2512")->id == "ministral3-3b");
   // An FP8 re-release holds other weights: it is not an alias of the bf16 entry.
   CHECK(catalog.find("zai-org/GLM-5-FP8") == nullptr);
+}
+
+TEST_CASE("the checkpoints people deploy resolve by their Hugging Face ids", "[catalog]") {
+  const ModelCatalog& catalog = builtin_models();
+  // Names the catalog did not know before issue #12; base and instruct share an entry only
+  // where their configs agree on every field that sizes memory.
+  CHECK(catalog.find("Qwen/Qwen2.5-7B-Instruct")->id == "qwen2.5-7b-instruct");
+  CHECK(catalog.find("Qwen/Qwen2.5-7B")->id == "qwen2.5-7b");  // 131072 positions, Instruct 32768
+  CHECK(catalog.find("codellama/CodeLlama-7b-hf")->id == "codellama-7b");
+  CHECK(catalog.find("google/gemma-2-2b-it")->id == "gemma2-2b");
+  CHECK(catalog.find("Qwen/Qwen2-7B-Instruct")->id == "qwen2-7b-instruct");
+  CHECK(catalog.find("Qwen/Qwen2-7B")->id == "qwen2-7b");
+  CHECK(catalog.find("meta-llama/Llama-2-7b-chat-hf")->id == "llama2-7b");
+  CHECK(catalog.find("meta-llama/Llama-2-13b-chat-hf")->id == "llama2-13b");
+  CHECK(catalog.find("meta-llama/Meta-Llama-3-8B-Instruct")->id == "llama3-8b");
+  CHECK(catalog.find("microsoft/Phi-3.5-mini-instruct")->id == "phi3.5-mini");
+  CHECK(catalog.find("HuggingFaceTB/SmolLM3-3B")->id == "smollm3-3b");
+  CHECK(catalog.find("allenai/OLMo-2-1124-7B")->id == "olmo2-7b");
+  CHECK(catalog.find("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B")->id == "deepseek-r1-distill-qwen-1.5b");
+  CHECK(catalog.find("mistralai/Devstral-Small-2-24B-Instruct-2512")->id == "devstral-small-2-24b");
+  // The fixture folder's spelling stays a way in where the id is shorter.
+  CHECK(catalog.find("glm-4-9b-chat-hf")->id == "glm-4-9b");
+  // A config that was not seen is not an alias (Llama-2-70b-chat-hf).
+  CHECK(catalog.find("meta-llama/Llama-2-70b-chat-hf") == nullptr);
+}
+
+TEST_CASE("a quantized release is its own entry with its own weight format", "[catalog]") {
+  const ModelCatalog& catalog = builtin_models();
+  const ModelSpec* fp8 = catalog.find("RedHatAI/Meta-Llama-3-8B-Instruct-FP8");
+  REQUIRE(fp8 != nullptr);
+  CHECK(fp8->id == "llama3-8b-instruct-fp8");
+  CHECK(catalog.find("neuralmagic/Meta-Llama-3-8B-Instruct-FP8")->id == "llama3-8b-instruct-fp8");
+  CHECK(fp8->weight_dtype->name == "fp8");
+  // The published model.safetensors.index.json's metadata.total_size; the bf16 entry holds
+  // 8,030,261,248 params x 2 B = 16,060,522,496.
+  CHECK(fp8->weights_bytes == 9081202432ull);
+  CHECK(catalog.find("llama3-8b")->weights_bytes == 16060522496ull);
+
+  const ModelSpec* gptq = catalog.find("Qwen/Qwen1.5-32B-Chat-GPTQ-Int4");
+  REQUIRE(gptq != nullptr);
+  CHECK(gptq->weight_dtype->name == "int4");
+  // No index was seen, so the size comes from quantization_config (bits 4, group_size 128):
+  // embedding + head 2 x 152064 x 5120 = 1,557,135,360 params stay fp16 (3,114,270,720 B);
+  // the other 32,763,876,352 - 1,557,135,360 = 31,206,740,992 params take 4 bits
+  // (15,603,370,496 B) plus per 128 of them an fp16 scale and a 4-bit zero:
+  // 243,802,664 groups x 2.5 B = 609,506,660 B. Total 19,327,147,876 B.
+  CHECK(gptq->weights_bytes == 19327147876ull);
+  CHECK_THAT(gptq->weights_source, Catch::StartsWith("computed (gptq)"));
+}
+
+TEST_CASE("per-token cache bytes of new entries, by hand", "[catalog]") {
+  const struct {
+    const char* id;
+    std::uint64_t bytes;
+  } cases[] = {
+      {"llama2-7b", 524288},           // 32 layers x 32 KV heads x 128 x 2 (K, V) x 2 B
+      {"llama2-70b", 327680},          // 80 x 8 x 128 x 2 x 2
+      {"codellama-7b", 524288},        // 32 x 32 x 128 x 2 x 2
+      {"qwen2.5-7b-instruct", 57344},  // 28 x 4 x 128 x 2 x 2
+      {"gemma2-2b", 106496},           // 26 x 4 x 256 x 2 x 2 (13 of them sliding, 4096 tokens)
+      {"santacoder", 12288},           // 24 x 1 (multi-query) x 128 x 2 x 2
+      {"falcon-40b", 122880},          // 60 x 8 x 64 x 2 x 2
+      {"minicpm3-4b", 35712},          // MLA: 62 layers x (256 latent + 32 rope) x 2 B
+  };
+  for (const auto& expected : cases) {
+    INFO(expected.id);
+    const ModelSpec* model = builtin_models().find(expected.id);
+    REQUIRE(model != nullptr);
+    CHECK(one_sequence(*model, 1, "fp16").kv_bytes_per_token == expected.bytes);
+  }
+}
+
+TEST_CASE("at least 200 Hugging Face ids, no name twice", "[catalog]") {
+  std::set<std::string> names;
+  std::size_t repo_ids = 0;
+  for (const ModelSpec& model : builtin_models().models) {
+    std::vector<std::string> all = model.aliases;
+    all.push_back(model.id);
+    for (std::string name : all) {
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      INFO(name);
+      CHECK(names.insert(name).second);
+      if (name.find('/') != std::string::npos) ++repo_ids;
+    }
+  }
+  CHECK(repo_ids >= 200);
+  CHECK(builtin_models().models.size() >= 130);
+}
+
+TEST_CASE("kvplan models --format json names each entry's source", "[catalog]") {
+  const nlohmann::json list = nlohmann::json::parse(kvplan::testing::run_kvplan("models --format json").out);
+  REQUIRE(list["models"].size() == builtin_models().models.size());
+  for (const nlohmann::json& model : list["models"]) {
+    INFO(model["id"]);
+    CHECK_THAT(model["source"].get<std::string>(), Catch::Contains("tests/fixtures/hf/"));
+    CHECK_FALSE(model["weights_source"].get<std::string>().empty());
+  }
+}
+
+TEST_CASE("a near miss of a new id gets did you mean", "[catalog]") {
+  kvplan::testing::check_refused(kvplan::testing::run_kvplan("--model Qwen/Qwen2.5-7B-Instrukt --gpu 4090"),
+                                 "unknown model 'Qwen/Qwen2.5-7B-Instrukt' (did you mean: Qwen/Qwen2.5-7B-Instruct");
+  kvplan::testing::check_refused(kvplan::testing::run_kvplan("--model codellama-7 --gpu 4090"),
+                                 "(did you mean: codellama-7b");
 }
 
 TEST_CASE("the docs catalog table is the one kvplan prints") {

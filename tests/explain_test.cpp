@@ -205,11 +205,16 @@ TEST_CASE("vLLM 0.10 log hard-wrapped at ~140 columns: the wrapped lines are joi
   CHECK(figure(log, "cuda_graphs") == "0.50 GiB@46");
   CHECK(figure(log, "num_gpu_blocks") == "5867 blocks@48");
 
-  // Qwen2-7B is not in the catalog: said, and the figures still listed.
+  // Qwen2-7B-Instruct is in the catalog (issue #12): the log's model name finds it. The log names
+  // no card, so nothing is priced until --gpu gives one; the figures are still listed.
   const Explanation unnamed = explain_log(log, {});
+  CHECK(unnamed.model == "qwen2-7b-instruct");
   CHECK(unnamed.rows.empty());
   REQUIRE(!unnamed.notes.empty());
-  CHECK(unnamed.notes.front().find("'Qwen2-7B-Instruct'") != std::string::npos);
+  CHECK(unnamed.notes.front().find("--gpu") != std::string::npos);
+  ExplainInputs card_only;
+  card_only.gpu = "a100-80g";
+  CHECK(row(explain_log(log, card_only), "kv_cache_tokens").agreement == Agreement::exact);
   // Qwen2.5-7B has Qwen2-7B's cache (28 layers x 4 KV heads x 128): 57,344 B a token.
   ExplainInputs inputs;
   inputs.model = "qwen2.5-7b";
