@@ -165,7 +165,7 @@ TEST_CASE("the JUnit report validates against the JUnit schema", "[check]") {
   // Every kind of testcase: fits, no fit (failure), invalid and unsupported (error), tight.
   const std::string extra = dir.file("extra.yaml");
   std::ofstream(extra) << "- {name: 'bad <&> \"name\"', model: llama3.1-8b, gpu: h100, ctx: x}\n"
-                          "- {name: unknown-flag, gpu: h100, command: vllm serve llama3.1-8b --enforce-eager}\n"
+                          "- {name: unknown-flag, gpu: h100, command: vllm serve llama3.1-8b --cpu-offload-gb 4}\n"
                           "- {name: tight, model: llama3.1-8b, gpu: 4090, ctx: 32768, kv_dtype: fp16, margin: 20%}\n";
   const Shell run = shell(sh_quote(KVPLAN_BINARY) + " check --format junit --output " + sh_quote(report) + " " +
                           sh_quote(source_path("examples/deployments.yaml")) + " " + sh_quote(extra));

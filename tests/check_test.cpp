@@ -299,13 +299,13 @@ TEST_CASE("check: exit codes 0, 1, 2, 3 and their order", "[check]") {
   const std::string fits = write(dir, "fits.yaml", "- {name: a, model: llama3.1-8b, gpu: h100, ctx: 8k}\n");
   const std::string no_fit = write(dir, "nofit.yaml", "- {name: b, model: llama3.1-70b, gpu: 4090, ctx: 8k}\n");
   const std::string invalid = write(dir, "invalid.yaml", "- {name: c, model: llama3.1-8b, gpu: h100, ctx: eight}\n");
-  const std::string unsupported = write(dir, "unsupported.yaml", "- {name: d, gpu: h100, command: vllm serve llama3.1-8b --enforce-eager}\n");
+  const std::string unsupported = write(dir, "unsupported.yaml", "- {name: d, gpu: h100, command: vllm serve llama3.1-8b --cpu-offload-gb 4}\n");
   CHECK(run_kvplan("check " + fits).exit_code == 0);
   CHECK(run_kvplan("check " + fits + " " + no_fit).exit_code == 1);
   CHECK(run_kvplan("check " + no_fit + " " + unsupported).exit_code == 3);
   CHECK(run_kvplan("check " + unsupported + " " + invalid + " " + no_fit).exit_code == 2);
   const testing::ProcessResult table = run_kvplan("check " + unsupported);
-  CHECK_THAT(table.out, Catch::Contains("--enforce-eager is not a flag kvplan reads"));
+  CHECK_THAT(table.out, Catch::Contains("--cpu-offload-gb is not a flag kvplan reads"));
   CHECK_THAT(table.out, Catch::Contains(unsupported + ":1"));
 
   const testing::ProcessResult unknown_id = run_kvplan("check --cmd 'vllm serve acme/Unknown-7B' --gpu h100");

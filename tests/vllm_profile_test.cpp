@@ -291,6 +291,31 @@ TEST_CASE("vLLM refuses what it has no kernel for, and kvplan what the profile d
   }
 }
 
+TEST_CASE("vLLM --enforce-eager: from 0.21 the CUDA-graph estimate leaves the budget", "[vllm]") {
+  // Llama 3.1 8B has 32 layers: the estimate is (0.45 + 0.014 x 32) GiB = 0.898 GiB =
+  // 964,220,157 B (1,073,741,824 x 0.898, rounded down), and eager mode frees exactly that for the cache.
+  VllmSettings settings;
+  settings.max_model_len = 8192;
+  const VllmResult graphs = plan_vllm(model("llama3.1-8b"), gpu("h100"), settings);
+  settings.enforce_eager = true;
+  const VllmResult eager = plan_vllm(model("llama3.1-8b"), gpu("h100"), settings);
+  CHECK(graphs.budget.cuda_graphs == 964'220'157);
+  CHECK(eager.budget.cuda_graphs == 0);
+  CHECK_FALSE(eager.budget.cuda_graphs_subtracted);
+  CHECK(eager.budget.available - graphs.budget.available == 964'220'157);
+  // Before 0.21 graphs were never in the budget: eager changes nothing there.
+  settings.version = VllmVersion::v0_11;
+  const std::int64_t eager_0_19 = plan_vllm(model("llama3.1-8b"), gpu("h100"), settings).budget.available;
+  settings.enforce_eager = false;
+  CHECK(plan_vllm(model("llama3.1-8b"), gpu("h100"), settings).budget.available == eager_0_19);
+  // The flag as vLLM spells it, on the command line and in kvplan check.
+  const testing::ProcessResult line = testing::run_kvplan("--runtime vllm --model llama3.1-8b --gpu h100 --max-model-len 8k --enforce-eager");
+  CHECK(line.exit_code == 0);
+  CHECK_THAT(line.out, Catch::Contains("--enforce-eager: no CUDA graphs, none in the budget"));
+  CHECK(testing::run_kvplan("check --cmd 'vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192 --enforce-eager' --gpu h100")
+            .exit_code == 0);
+}
+
 TEST_CASE("vLLM versions: 0.10, 0.11 to 0.20, 0.21 and later", "[vllm]") {
   CHECK(parse_vllm_version("0.10.1.1", "--vllm-version") == VllmVersion::v0_10);
   CHECK(parse_vllm_version("0.10", "--vllm-version") == VllmVersion::v0_10);

@@ -40,7 +40,7 @@ _kvplan() {
                  --runtime --ctx-size --parallel --batch-size --ubatch-size --cache-type-k --cache-type-v --flash-attn
                  --kv-unified --swa-full --n-gpu-layers --gpu-layers --split-mode --tensor-split --main-gpu
                  --tensor-parallel-size --block-size --max-num-seqs --max-num-batched-tokens --kv-cache-memory
-                 --vllm-version --enable-prefix-caching --disable-hybrid-kv-cache-manager --allow-long-max-model-len
+                 --vllm-version --enable-prefix-caching --disable-hybrid-kv-cache-manager --enforce-eager --allow-long-max-model-len
                  --mem-fraction-static --context-length --tp-size --tp --pp-size --page-size --attention-backend
                  --max-total-tokens --max-running-requests --chunked-prefill-size --swa-full-tokens-ratio
                  --sglang-version --sglang-free-before-load --sglang-free-after-load --allow-overwrite-longer-context-len

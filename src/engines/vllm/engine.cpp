@@ -18,7 +18,7 @@ namespace kvplan {
 
 namespace {
 
-constexpr std::array<OptionSpec, 9> kOptions = {{
+constexpr std::array<OptionSpec, 10> kOptions = {{
     {"tensor-parallel-size", "N", "GPUs one model is split across; figures are per GPU [default: 1]", "-tp"},
     {"block-size", "N", "Tokens per KV block [default: 16; MLA: what the backend forces]"},
     {"max-num-seqs", "N", "Sequences a step may hold [default: 1024 on >= 70 GiB cards but A100, else 256]"},
@@ -27,6 +27,7 @@ constexpr std::array<OptionSpec, 9> kOptions = {{
     {"vllm-version", "VERSION", "Whose rules: 0.10, 0.11 to 0.20, 0.21 or later [default: latest]"},
     {"enable-prefix-caching", "", "Prefix caching (Mamba-style layers then keep 2 blocks)"},
     {"disable-hybrid-kv-cache-manager", "", "Every layer keeps every token (no sliding-window savings)"},
+    {"enforce-eager", "", "No CUDA graphs: from 0.21 their estimate is no longer taken from the KV budget"},
     {"allow-long-max-model-len", "", "Let --max-model-len exceed the trained context, as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 does",
      "", "", "VLLM_ALLOW_LONG_MAX_MODEL_LEN"},
 }};
@@ -52,6 +53,7 @@ VllmSettings base_settings(const PlanRequest& request) {
                                  version ? std::string_view(version->shown_as) : "vllm-version");
   s.prefix_caching = text("enable-prefix-caching") != nullptr;
   s.hybrid_kv_cache_manager = text("disable-hybrid-kv-cache-manager") == nullptr;
+  s.enforce_eager = text("enforce-eager") != nullptr;
   s.utilization_millionths = request.utilization_millionths.value_or(900'000);
   return s;
 }

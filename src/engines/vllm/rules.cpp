@@ -297,8 +297,12 @@ void estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const VllmSetti
   const double non_torch_gib = settings.version == VllmVersion::v0_10 ? (tp > 1 ? 0.1 : 0.0) : (tp > 1 ? 2.1 : 0.25);
   b.non_torch = static_cast<std::uint64_t>(non_torch_gib * static_cast<double>(GiB));
   // CUDA graphs: budgeted from 0.21 (profile_cudagraph_memory), roughly 0.45 GiB + 0.014 GiB a layer.
-  b.cuda_graphs = static_cast<std::uint64_t>((0.45 + 0.014 * model.layer_count()) * static_cast<double>(GiB));
-  b.cuda_graphs_subtracted = settings.version == VllmVersion::v0_21;
+  // --enforce-eager captures none, so there is nothing to profile or subtract.
+  b.cuda_graphs = settings.enforce_eager
+                      ? 0
+                      : static_cast<std::uint64_t>((0.45 + 0.014 * model.layer_count()) * static_cast<double>(GiB));
+  b.cuda_graphs_subtracted = settings.version == VllmVersion::v0_21 && !settings.enforce_eager;
+  if (settings.enforce_eager) r.rules.push_back("--enforce-eager: no CUDA graphs, none in the budget");
   const std::uint64_t used = checked_add(checked_add(b.weights, b.activation, "vLLM memory"),
                                          checked_add(b.non_torch, b.cuda_graphs_subtracted ? b.cuda_graphs : 0, "vLLM memory"),
                                          "vLLM memory");

@@ -54,6 +54,7 @@ struct VllmSettings {
   VllmVersion version = VllmVersion::v0_21;
   bool hybrid_kv_cache_manager = true;  ///< false: --disable-hybrid-kv-cache-manager
   bool prefix_caching = false;          ///< --enable-prefix-caching (Mamba layers then keep 2 blocks)
+  bool enforce_eager = false;           ///< --enforce-eager: no CUDA graphs are captured
 };
 
 /// One KV-cache group: layers of one kind sharing a block table.
