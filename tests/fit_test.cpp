@@ -30,10 +30,10 @@ FitRequest request_for(const std::string& runtime, std::uint64_t ctx, std::uint6
   return request;
 }
 
-const ModelSpec& spec_of(const std::vector<FitVariant>& variants, const std::string& format) {
+const ModelSpec& spec_of(const std::vector<FitVariant>& variants, const FitFormat& format) {
   for (const FitVariant& v : variants)
-    if (v.format.name == format) return v.spec;
-  FAIL("no variant " << format);
+    if (v.format.name == format.name && v.format.kind == format.kind) return v.spec;
+  FAIL("no variant " << format.name);
   throw std::logic_error("unreachable");
 }
 
@@ -62,7 +62,7 @@ TEST_CASE("fit: every row equals make_plan's row and kvplan max's limits", "[fit
     INFO(fit.model_id << " " << fit.format.name << " " << fit.row.cache.label());
     const ModelSpec& model = *builtin_models().find(fit.model_id);
     const std::vector<FitVariant> variants = fit_variants(model, runtime);
-    const ModelSpec& spec = spec_of(variants, fit.format.name);
+    const ModelSpec& spec = spec_of(variants, fit.format);
 
     // The plain plan: `kvplan --model M --gpu G --ctx 32k --batch 2 --kv-dtype D`.
     PlanRequest plain = request.base;
@@ -120,7 +120,8 @@ TEST_CASE("fit: figures computed by hand", "[fit]") {
   // (the only lossless one):
   // 32 layers x 8 KV heads x 128 x (K+V) x 2 B = 131,072 B per token.
   // KV room = 25,769,803,776 - 16,060,522,496 - 2,147,483,648 = 7,561,797,632 B
-  // = 57,692.4 tokens: the largest context is 57,692, below the trained 131,072 (bound: memory).
+  // / 131,072 = 57,691.06 tokens: the largest context is 57,691 (57,691 x 131,072 = 7,561,674,752),
+  // below the trained 131,072 (bound: memory).
   // At ctx 16,384 (2 GiB of cache each) 3 sequences fit (6 GiB), 4 (8 GiB) do not.
   GpuSpec card;
   card.id = "card";
@@ -138,7 +139,7 @@ TEST_CASE("fit: figures computed by hand", "[fit]") {
   CHECK(own->format.name == "bf16");
   CHECK(own->row.weights_bytes == 16'060'522'496);
   CHECK(own->row.kv_bytes_per_token == 131'072);
-  CHECK(own->max_ctx == std::optional<std::uint64_t>{57'692});
+  CHECK(own->max_ctx == std::optional<std::uint64_t>{57'691});
   CHECK(own->ctx_stop.bound == SearchBound::memory);
   CHECK(own->max_batch == std::optional<std::uint64_t>{3});
   CHECK(own->rejected.empty());

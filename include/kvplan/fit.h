@@ -77,6 +77,7 @@ struct FitRow {
 struct FitRefusal {
   std::string model_id;
   std::string format;
+  std::string format_kind;  ///< FitFormat::kind
   std::string cache;  ///< "" when the engine refuses the format whatever the cache
   std::string reason;
 };

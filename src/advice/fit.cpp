@@ -105,7 +105,7 @@ struct Evaluation {
   FitResult& result;
 
   void refuse(const ModelSpec& model, const FitFormat& format, std::string cache, std::string reason) {
-    result.refusals.push_back({model.id, format.name, std::move(cache), std::move(reason)});
+    result.refusals.push_back({model.id, format.name, format.kind, std::move(cache), std::move(reason)});
   }
 
   /// make_plan with every candidate at once; when the engine refuses one outright (an Error), each

@@ -62,7 +62,7 @@ std::vector<std::string> cells_of(const FitRow& r, std::size_t rank) {
   return {std::to_string(rank),
           r.model_id,
           params_cell(r.params),
-          r.format.name,
+          r.format.kind == "gguf" ? "gguf " + r.format.name : r.format.name,
           r.row.cache.label(),
           std::string(to_string(r.quality)),
           gib_cell(static_cast<std::int64_t>(r.row.total_bytes)),
@@ -199,6 +199,7 @@ std::string format_fit_json(const FitReport& report) {
   for (const FitRefusal& r : result.refusals)
     refusals.push_back({{"model", r.model_id},
                         {"weights", r.format},
+                        {"weights_kind", r.format_kind},
                         {"kv_dtype", r.cache.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(r.cache)},
                         {"reason", r.reason}});
   out["not_taken"] = std::move(refusals);
