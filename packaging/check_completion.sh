@@ -26,6 +26,8 @@ expect "kvplan --gpu h1" h100
 expect "kvplan --kv-dtype fp16,q" fp16,q8_0
 expect "kvplan --format " markdown
 expect "kvplan " models
+expect "kvplan " fit
+expect "kvplan fit --quality " int8
 expect "kvplan models --f" --format
 expect "kvplan spec --model qwen3-8" qwen3-8b
 expect "kvplan --runtime " llama.cpp

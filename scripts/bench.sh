@@ -17,7 +17,7 @@ peer_runs=${KVPLAN_PEER_RUNS:-5}
 
 if [[ $build == build ]]; then
   cmake --preset release >/dev/null
-  cmake --build --preset release --target kvplan kvplan_cli_bench kvplan_gguf_bench kvplan_engine_bench >/dev/null
+  cmake --build --preset release --target kvplan kvplan_cli_bench kvplan_gguf_bench kvplan_fit_bench kvplan_engine_bench >/dev/null
 fi
 kvplan=$build/kvplan
 one_core=()
@@ -35,6 +35,10 @@ data=$build/bench-data
 echo "## GGUF header read: Qwen2.5-7B-shaped, 152,064-token vocabulary (files in $data)"
 "$build/bench/kvplan_gguf_bench" --write "$data" >/dev/null
 "$build/bench/kvplan_gguf_bench" "$data"
+echo
+
+echo "## kvplan fit: the whole catalog on an RTX 4090 at 32K, per engine (process time)"
+"$build/bench/kvplan_fit_bench"
 echo
 
 echo "## Engine alone: plan_row on one core (${one_core[*]:-no taskset}, Google Benchmark)"

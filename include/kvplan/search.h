@@ -55,6 +55,10 @@ struct LimitsRequest {
   std::uint64_t batch_limit = std::uint64_t{1} << 32;
   /// The GPU search tries tp 1, 2, 4, 8 and, where the engine has pipeline stages, pp 1 to max_pp.
   std::uint32_t max_pp = 8;
+  /// Which searches run besides the capped context and the batch: a caller that needs only those
+  /// two (kvplan fit, over the whole catalog) leaves these out; their answers are then unset.
+  bool search_uncapped_ctx = true;
+  bool search_gpus = true;
 };
 
 /// The answers for one cache dtype.

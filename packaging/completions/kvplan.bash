@@ -37,6 +37,7 @@ _kvplan() {
                  --overhead --util --gpu-memory-utilization --format --no-color --check --mtp-layers --help --version
                  --wide --weights --params --gpus --text-only --unified
                  --speed --budget --free --used --ignore-used --quiet --quality
+                 --family --min-params --max-params --top --all
                  --runtime --ctx-size --parallel --batch-size --ubatch-size --cache-type-k --cache-type-v --flash-attn
                  --kv-unified --swa-full --n-gpu-layers --gpu-layers --split-mode --tensor-split --main-gpu
                  --tensor-parallel-size --block-size --max-num-seqs --max-num-batched-tokens --kv-cache-memory
@@ -97,6 +98,8 @@ _kvplan() {
     -b|--batch) COMPREPLY=($(compgen -W "1 4 8 16 32 64" -- "$cur")); return ;;
     --overhead) COMPREPLY=($(compgen -W "0 1GiB 2GiB 4GiB" -- "$cur")); return ;;
     --mtp-layers) COMPREPLY=($(compgen -W "0 1 all" -- "$cur")); return ;;
+    --quality) COMPREPLY=($(compgen -W "lossless fp8 int8 int4" -- "$cur")); return ;;
+    --min-params|--max-params) COMPREPLY=($(compgen -W "1B 7B 14B 32B 70B" -- "$cur")); return ;;
     --runtime) COMPREPLY=($(compgen -W "generic llama.cpp vllm sglang trtllm ollama" -- "$cur")); return ;;
     --tensor-parallel-size|-tp|--tp-size|--tp|--tp_size|--pp-size|--pp_size) COMPREPLY=($(compgen -W "1 2 4 8" -- "$cur")); return ;;
     --mem-fraction-static|--kv_cache_free_gpu_memory_fraction|--kv_cache_free_gpu_mem_fraction|--free_gpu_memory_fraction|--swa-full-tokens-ratio)
@@ -141,7 +144,7 @@ _kvplan() {
   if [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$options" -- "$cur"))
   elif ((cword == 1)); then
-    COMPREPLY=($(compgen -W "models gpus spec max sweep advise plot explain check $options" -- "$cur"))
+    COMPREPLY=($(compgen -W "models gpus spec max sweep advise plot fit explain check $options" -- "$cur"))
   fi
 }
 

@@ -21,6 +21,7 @@
 #include "cli/exit_for.h"
 #include "cli/gpu_auto.h"
 #include "cli/explain_command.h"
+#include "cli/fit_command.h"
 #include "cli/check_command.h"
 #include "cli/plot_command.h"
 #include "engines/core/profile.h"
@@ -43,6 +44,7 @@ constexpr std::string_view kUsage =
     "       kvplan max | sweep | explain LOG | models [WORD] | gpus | spec --model NAME|PATH\n"
     "       kvplan check FILE... | --cmd 'ENGINE COMMAND LINE' [--gpu NAME]   (deployments, for CI)\n"
     "       kvplan advise --model NAME --ctx N [--quality fp8] | plot --model NAME --gpu G -o chart.svg\n"
+    "       kvplan fit --gpu NAME|SIZE [--ctx N] [--runtime ENGINE] [--quality int8]   (what runs on this card)\n"
     "Try: kvplan --model llama3.1-8b --ctx 128k --gpu 4090   (kvplan --help for every option)\n";
 
 constexpr std::string_view kExamples = R"(Examples:
@@ -58,6 +60,7 @@ constexpr std::string_view kExamples = R"(Examples:
   kvplan --runtime llama.cpp --model llama3.1:70b -c 32768 --gpu 2x3090   # llama.cpp's layer split
   kvplan advise --model llama3.1-8b --ctx 64k --quality fp8   # the cheapest cards and dtypes that fit
   kvplan plot --model llama3.1-8b --gpu 4090 -o chart.svg      # memory against context, per cache dtype
+  kvplan fit --gpu 4090 --ctx 32k   # every catalog model that runs on the card, largest first
   kvplan models qwen   # the built-in model catalog, filtered by a word
   kvplan gpus          # the built-in GPU catalog
   kvplan spec --model path/to/config.json   # the spec kvplan reads from a file
@@ -332,6 +335,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   if (named("advise")) advise_command.emplace(app);
   std::optional<PlotCommand> plot_command;
   if (named("plot")) plot_command.emplace(app);
+  std::optional<FitCommand> fit_command;
+  if (named("fit")) fit_command.emplace(app);
 
   try {
     // Engines' multi-letter short flags (-ctk, -np, -tp, ...) become long names CLI11 can parse;
@@ -361,6 +366,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
         engine_options(option_values, switches, app, env, asks_for_help(typed) ? nullptr : runtime_on_line(typed, true));
     use_machine_gpus(plan, env);
     if (max_command && max_command->parsed()) return max_command->run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified, &plan.detected}, out);
+    if (fit_command && fit_command->parsed()) return fit_command->run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified, &plan.detected}, out);
     if (sweep_command && sweep_command->parsed()) return sweep_command->run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified}, out, err);
     TableStyle style;
     style.color = terminal.stdout_is_tty && !terminal.no_color_env && !plan.no_color;

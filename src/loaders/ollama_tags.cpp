@@ -162,6 +162,20 @@ std::vector<std::string> ollama_tag_names() {
   return names;
 }
 
+std::vector<OllamaVariant> ollama_variants(std::string_view catalog_id) {
+  std::vector<OllamaVariant> out;
+  for (const TagShape& tag : kTags) {
+    if (tag.catalog_id != catalog_id) continue;
+    if (tag.family == Family::gptoss) {
+      out.push_back({std::string(tag.name), "mxfp4"});
+      continue;
+    }
+    for (const std::string_view suffix : {"q4_K_M", "q4_K_S", "q8_0", "fp16"})
+      out.push_back({fmt::format("{}-{}", tag.name, suffix), suffix == "fp16" ? "f16" : lower(suffix)});
+  }
+  return out;
+}
+
 ModelSpec load_ollama_tag(std::string_view text, const ModelCatalog& catalog) {
   // name:size[-variant...][-quantization]: the size tag is the blob of name:size-...-q4_K_M.
   const std::string tag = lower(text);

@@ -27,4 +27,13 @@ ModelSpec load_ollama_tag(std::string_view tag, const ModelCatalog& catalog);
 /// Every tag kvplan can size ("llama3.1:8b", ...), for messages and docs.
 std::vector<std::string> ollama_tag_names();
 
+/// The tags kvplan sizes for one catalog model, one per quantization it serves ({"qwen3:8b-q4_K_M",
+/// "q4_k_m"}, ..., {"qwen3:8b-fp16", "f16"}; gpt-oss only its own blob, "mxfp4"); none for a model
+/// without a tag.
+struct OllamaVariant {
+  std::string tag;
+  std::string quant;  ///< lower case, as --weight-dtype spells the GGUF type
+};
+std::vector<OllamaVariant> ollama_variants(std::string_view catalog_id);
+
 }  // namespace kvplan

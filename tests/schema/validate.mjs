@@ -18,6 +18,7 @@ const loadSchema = (name) => JSON.parse(readFileSync(join(root, "schema", name),
 const validateOutput = ajv.compile(loadSchema("output.schema.json"));
 const validateSpec = ajv.compile(loadSchema("model-spec.schema.json"));
 const validateMax = ajv.compile(loadSchema("max.schema.json"));  // refers to output.schema.json's row
+const validateFit = ajv.compile(loadSchema("fit.schema.json"));  // refers to output.schema.json's row
 
 let passed = 0;
 let failed = 0;
@@ -93,6 +94,18 @@ const maxCommands = [
 for (const args of maxCommands) {
   const text = execFileSync(kvplan, [...args, "--format", "json"], { encoding: "utf8" });
   check(`kvplan ${args.join(" ")}`, validateMax, JSON.parse(text));
+}
+
+// kvplan fit: the generic profile, llama.cpp's GGUF formats, vLLM, a filter that leaves rows rejected.
+const fitCommands = [
+  ["fit", "--gpu", "4090", "--ctx", "32k"],
+  ["fit", "--gpu", "4090", "--runtime", "llama.cpp", "--ctx", "16k", "--family", "qwen"],
+  ["fit", "--gpu", "h100", "--runtime", "vllm", "--ctx", "32k", "--quality", "fp8"],
+  ["fit", "--gpu", "24GiB", "--ctx", "8k", "--batch", "4", "--min-params", "7B", "--all"],
+];
+for (const args of fitCommands) {
+  const text = execFileSync(kvplan, [...args, "--format", "json"], { encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
+  check(`kvplan ${args.join(" ")}`, validateFit, JSON.parse(text));
 }
 
 for (const file of readdirSync(join(root, "models")).filter((name) => name.endsWith(".json")).sort()) {

@@ -78,12 +78,41 @@ struct Found {
   SearchStop stop;
 };
 
-Found search(const RowAt& row_at, std::uint64_t limit, SearchBound at_limit) {
+/// As largest_holding, probing 1, 2, 4, ... before bisecting between the last that holds and the
+/// first that does not: the same answer for a monotone `holds`, in about 2 log2(answer) steps
+/// instead of log2(limit). The batch search's limit is 2^32 and its answers mostly tens, and under
+/// llama.cpp and Ollama each step builds a profile and places every tensor (kvplan fit, perf).
+std::optional<std::uint64_t> largest_holding_from_below(std::uint64_t limit, const std::function<bool(std::uint64_t)>& holds) {
+  if (limit == 0 || !holds(1)) return std::nullopt;
+  std::uint64_t low = 1;  // holds
+  std::uint64_t high = 0;  // does not
+  while (low < limit) {
+    const std::uint64_t next = low > limit / 2 ? limit : low * 2;
+    if (!holds(next)) {
+      high = next;
+      break;
+    }
+    low = next;
+  }
+  if (high == 0) return limit;  // every probe held, up to the limit itself
+  while (high - low > 1) {
+    const std::uint64_t middle = low + (high - low) / 2;
+    (holds(middle) ? low : high) = middle;
+  }
+  return low;
+}
+
+/// How a search probes: from the limit down (a context, whose answer is often the cap) or from 1
+/// up (a batch, whose answer is far below its limit).
+enum class Probe { bisect, from_below };
+
+Found search(const RowAt& row_at, std::uint64_t limit, SearchBound at_limit, Probe probe = Probe::bisect) {
   Found found;
-  found.value = largest_holding(limit, [&](std::uint64_t n) {
+  const auto fits = [&](std::uint64_t n) {
     const std::optional<Row> row = row_at(n);
     return row && row->fits;
-  });
+  };
+  found.value = probe == Probe::bisect ? largest_holding(limit, fits) : largest_holding_from_below(limit, fits);
   if (found.value == limit) found.stop = {at_limit, ""};
   else found.stop = stop_of(row_at(found.value.value_or(0) + 1));
   if (found.value) found.row = row_at(*found.value);
@@ -237,7 +266,9 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
     out.ctx_stop = ctx.stop;
     out.max_ctx_row = std::move(ctx.row);
     if (out.max_ctx_row) out.max_ctx_row->decode_bound = decode_bound(*out.max_ctx_row, model, gpus.front());
-    if (ctx.stop.bound == SearchBound::trained_context || ctx.stop.bound == SearchBound::cap) {
+    if (!request.search_uncapped_ctx) {
+      // Not asked for: left unset.
+    } else if (ctx.stop.bound == SearchBound::trained_context || ctx.stop.bound == SearchBound::cap) {
       // The cap bound it: what would memory allow?
       Found uncapped = search(at_ctx, engine_limit, SearchBound::search_limit);
       out.uncapped_max_ctx = uncapped.value;
@@ -247,13 +278,13 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
       out.uncapped_stop = out.ctx_stop;
     }
 
-    Found batch = search(at_batch, request.batch_limit, SearchBound::search_limit);
+    Found batch = search(at_batch, request.batch_limit, SearchBound::search_limit, Probe::from_below);
     out.max_batch = batch.value;
     out.batch_stop = batch.stop;
     out.max_batch_row = std::move(batch.row);
     if (out.max_batch_row) out.max_batch_row->decode_bound = decode_bound(*out.max_batch_row, model, gpus.front());
 
-    fewest_gpus(model, gpus.front(), engine, searchable, limits.tried, query, room, out);
+    if (request.search_gpus) fewest_gpus(model, gpus.front(), engine, searchable, limits.tried, query, room, out);
     // The cache as the rows resolved it ("auto" becomes the dtype it meant).
     out.cache = cache;
     for (const std::optional<Row>* row : {&out.max_ctx_row, &out.max_batch_row, &out.min_gpus_row})

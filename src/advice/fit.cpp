@@ -1,0 +1,331 @@
+// kvplan fit: which catalog models run on a card. Every figure is make_plan's (the row at the asked
+// context and batch) or find_limits' (the largest context, the concurrency): this file chooses the
+// models, formats and caches to ask about, says why a row is rejected, and ranks the answers.
+
+#include "kvplan/fit.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "engines/core/profile.h"
+#include "engines/core/weight_formats.h"
+#include "kvplan/catalog.h"
+#include "kvplan/error.h"
+#include "kvplan/units.h"
+#include "loaders/ollama_tags.h"
+
+namespace kvplan {
+
+namespace {
+
+constexpr std::string_view kRankingRule =
+    "the largest model first (parameters, all experts counted), then the fastest decode bound; each model's best "
+    "row: the most precise quality level, then cache, then weights (the larger format of a level), then the "
+    "fastest bound";
+
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool holds_word(const ModelSpec& model, const std::string& word) {
+  const auto has = [&](std::string_view text) { return lowercase(text).find(word) != std::string::npos; };
+  if (has(model.id) || has(model.name) || has(model.architecture)) return true;
+  return std::any_of(model.aliases.begin(), model.aliases.end(), has);
+}
+
+bool passes_filters(const ModelSpec& model, const FitRequest& request, const std::string& family) {
+  if (!family.empty() && !holds_word(model, family)) return false;
+  if (request.min_params && model.params < *request.min_params) return false;
+  if (request.max_params && model.params > *request.max_params) return false;
+  return true;
+}
+
+/// The engine's own cache ({null, null}: its default, lossless), then the advisor's quantized
+/// ladder (fp8, int8, q8_0, int4, q4_0, nvfp4) as far as the quality level allows. The engine
+/// refuses the ones it does not offer.
+std::vector<CacheDtypes> cache_candidates(const ModelSpec& spec, Quality allowed) {
+  std::vector<CacheDtypes> out{CacheDtypes{}};
+  for (const std::string_view name : {"fp8", "int8", "q8_0", "int4", "q4_0", "nvfp4"}) {
+    const Dtype& type = parse_kv_dtype(name, *spec.weight_dtype);
+    if (quality_of(type) <= allowed) out.push_back({&type, &type});
+  }
+  return out;
+}
+
+Quality cache_quality(const CacheDtypes& cache) {
+  Quality q = Quality::lossless;
+  for (const Dtype* type : {cache.k, cache.v})
+    if (type) q = std::max(q, quality_of(*type));
+  return q;
+}
+
+const Finding* refusing_dtype(const Row& row) {
+  for (const Finding& f : row.findings)
+    if (f.code == "dtype_not_supported_by_engine") return &f;
+  return nullptr;
+}
+
+/// Why a row does not run at the asked context and batch; empty when it does.
+std::string rejection(const Row& row, std::uint64_t trained_context) {
+  if (row.verdict == Verdict::engine_refuses || !row.fits) {
+    for (const Finding& f : row.findings)
+      if (f.blocking) return f.text;
+    if (row.verdict == Verdict::engine_refuses) return "the engine would not start with these settings";
+    return fmt::format("needs {} of {} ({} over)", format_gib(static_cast<std::int64_t>(row.total_bytes)),
+                       format_gib(static_cast<std::int64_t>(row.capacity_bytes)), format_gib(-row.headroom_bytes));
+  }
+  if (trained_context && row.ctx > trained_context)
+    return fmt::format("ctx {} is beyond the model's trained context of {} tokens", format_thousands(row.ctx),
+                       format_thousands(trained_context));
+  return {};
+}
+
+double speed_of(const FitRow& row) { return row.row.decode_bound ? row.row.decode_bound->tokens_per_s_per_sequence : 0.0; }
+
+/// Within one model: the most precise level; at one level the more precise cache, then the more
+/// precise weights and the larger of one level (q4_K_M keeps more bits than q4_K_S), then the
+/// fastest bound, then the longest context.
+bool better_in_model(const FitRow& a, const FitRow& b) {
+  if (a.quality != b.quality) return a.quality < b.quality;
+  if (a.cache_quality != b.cache_quality) return a.cache_quality < b.cache_quality;
+  if (a.format.quality != b.format.quality) return a.format.quality < b.format.quality;
+  if (a.row.weights_bytes != b.row.weights_bytes) return a.row.weights_bytes > b.row.weights_bytes;
+  if (speed_of(a) != speed_of(b)) return speed_of(a) > speed_of(b);
+  return a.max_ctx.value_or(0) > b.max_ctx.value_or(0);
+}
+
+struct Evaluation {
+  const std::vector<GpuSpec>& gpus;
+  const FitRequest& request;
+  FitResult& result;
+
+  void refuse(const ModelSpec& model, const FitFormat& format, std::string cache, std::string reason) {
+    result.refusals.push_back({model.id, format.name, format.kind, std::move(cache), std::move(reason)});
+  }
+
+  /// make_plan with every candidate at once; when the engine refuses one outright (an Error), each
+  /// alone, so that the others still count. The rows of the caches it takes.
+  std::vector<Row> plan_rows(const ModelSpec& model, const FitVariant& variant, std::vector<CacheDtypes>& caches) {
+    PlanRequest asked = request.base;
+    asked.caches = caches;
+    try {
+      Plan plan = make_plan(variant.spec, gpus, asked);
+      if (result.settings.budget_rule.empty()) result.settings = plan.settings;
+      return std::move(plan.rows);
+    } catch (const Error& error) {
+      if (caches.size() == 1) {
+        refuse(model, variant.format, caches.front().label(), error.what());
+        caches.clear();
+        return {};
+      }
+    }
+    std::vector<Row> rows;
+    std::vector<CacheDtypes> taken;
+    for (const CacheDtypes& cache : caches) {
+      std::vector<CacheDtypes> one{cache};
+      std::vector<Row> row = plan_rows(model, variant, one);
+      if (row.empty()) continue;
+      taken.push_back(cache);
+      rows.push_back(std::move(row.front()));
+    }
+    caches = std::move(taken);
+    return rows;
+  }
+
+  /// The candidates the engine's profile prices at all (sweep_rows' test): a type the engine lacks
+  /// throws there. Only a filter before make_plan, which still decides what it takes.
+  std::vector<CacheDtypes> priced_caches(const ModelSpec& model, const FitVariant& variant, std::vector<CacheDtypes> caches) {
+    const EngineEntry& engine = find_engine(request.base.runtime, request.base.names.runtime);
+    std::shared_ptr<const Profile> profile;
+    try {
+      profile = engine.make(variant.spec, gpus, request.base);
+    } catch (const Error& error) {
+      if (error.code() == ExitCode::unsupported_architecture) throw;
+      refuse(model, variant.format, "", error.what());
+      return {};
+    }
+    RowQuery query;
+    query.ctx = request.base.contexts.front();
+    query.batch = request.base.batch_given ? request.base.batch : profile->default_batch().value_or(request.base.batch);
+    std::vector<CacheDtypes> taken;
+    for (const CacheDtypes& cache : caches) {
+      query.cache = cache;
+      try {
+        (void)profile->price(query);
+      } catch (const Error& error) {
+        if (error.code() == ExitCode::unsupported_architecture) throw;
+        if (!dynamic_cast<const OverflowError*>(&error)) {
+          refuse(model, variant.format, cache.label(), error.what());
+          continue;
+        }
+      }
+      taken.push_back(cache);
+    }
+    return taken;
+  }
+
+  void evaluate(const ModelSpec& model, const FitVariant& variant) {
+    std::vector<CacheDtypes> caches = priced_caches(model, variant, cache_candidates(variant.spec, request.quality));
+    if (caches.empty()) return;
+    std::vector<Row> rows = plan_rows(model, variant, caches);
+    // Drop what the engine does not offer (a blocking finding naming the dtype) and what resolves to
+    // a cache already seen ("auto" may mean one of the quantized ones).
+    std::vector<CacheDtypes> kept_caches;
+    std::vector<Row> kept_rows;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (const Finding* f = refusing_dtype(rows[i])) {
+        refuse(model, variant.format, rows[i].cache.label(), f->text);
+        continue;
+      }
+      const bool seen = std::any_of(kept_rows.begin(), kept_rows.end(), [&](const Row& r) {
+        return r.cache.k == rows[i].cache.k && r.cache.v == rows[i].cache.v;
+      });
+      if (seen || cache_quality(rows[i].cache) > request.quality) continue;
+      kept_caches.push_back(caches[i]);
+      kept_rows.push_back(std::move(rows[i]));
+    }
+    if (kept_rows.empty()) return;
+
+    LimitsRequest limits_request;
+    limits_request.plan = request.base;
+    limits_request.plan.caches = kept_caches;
+    limits_request.search_uncapped_ctx = false;
+    limits_request.search_gpus = false;
+    Limits limits;
+    try {
+      limits = find_limits(variant.spec, gpus, limits_request);
+    } catch (const Error& error) {
+      refuse(model, variant.format, "", error.what());
+      return;
+    }
+    result.batch = limits.batch;
+    for (std::size_t i = 0; i < kept_rows.size(); ++i) {
+      FitRow out;
+      out.model_id = model.id;
+      out.model_name = model.name;
+      out.architecture = model.architecture;
+      out.params = model.params;
+      out.active_params = model.active_params;
+      out.trained_context = model.max_context;
+      out.format = variant.format;
+      out.cache_quality = cache_quality(kept_rows[i].cache);
+      out.quality = std::max(out.format.quality, out.cache_quality);
+      out.row = std::move(kept_rows[i]);
+      const CacheLimits& found = limits.caches[i];
+      out.max_ctx = found.max_ctx;
+      out.ctx_stop = found.ctx_stop;
+      out.max_batch = found.max_batch;
+      out.batch_stop = found.batch_stop;
+      out.rejected = rejection(out.row, model.max_context);
+      result.rows.push_back(std::move(out));
+    }
+  }
+};
+
+}  // namespace
+
+Quality quality_of(const Dtype& type) {
+  const std::uint64_t bits_x_elements = std::uint64_t{type.block_bytes} * 8;  // bits per value x block_elements
+  if (bits_x_elements >= std::uint64_t{16} * type.block_elements) return Quality::lossless;
+  if (type.name.substr(0, 3) == "fp8") return Quality::fp8;
+  if (bits_x_elements >= std::uint64_t{8} * type.block_elements) return Quality::int8;
+  return Quality::int4;
+}
+
+std::vector<FitVariant> fit_variants(const ModelSpec& model, std::string_view runtime) {
+  std::vector<FitVariant> out;
+  if (!model.weight_dtype) return out;
+  out.push_back({FitFormat{std::string(model.weight_dtype->name), "checkpoint", "the catalog entry", Quality::lossless}, model});
+  if (runtime != "llama.cpp" && runtime != "ollama") return out;
+  const std::vector<OllamaVariant> tags = ollama_variants(model.id);
+  if (tags.empty()) return out;
+  ModelCatalog own;
+  own.models.push_back(model);
+  for (const OllamaVariant& tag : tags) {
+    // A GGUF format's Dtype has its main type's block (q4_k_m: q4_K, 144 B per 256 values, 4.5 bits).
+    const Dtype& type = parse_requested_weight_dtype(tag.quant);
+    out.push_back({FitFormat{tag.quant, "gguf", "Ollama tag " + tag.tag, quality_of(type)},
+                   load_ollama_tag(tag.tag, own)});
+  }
+  return out;
+}
+
+std::string_view fit_ranking_rule() { return kRankingRule; }
+
+FitResult fit_models(const std::vector<ModelSpec>& models, const std::vector<GpuSpec>& gpus, const FitRequest& request) {
+  if (request.base.weight_dtype || !request.base.caches.empty()) throw Error("fit chooses the weight and cache dtypes itself");
+  if (request.base.contexts.size() != 1) throw Error(fmt::format("{}: give one context", request.base.names.ctx));
+  if (gpus.empty()) throw Error(fmt::format("{}: no GPU to plan for", request.base.names.gpu));
+  FitResult result;
+  result.runtime = std::string(find_engine(request.base.runtime, request.base.names.runtime).name);
+  result.ctx = request.base.contexts.front();
+  result.batch = request.base.batch;
+  const std::string family = lowercase(request.family);
+
+  bool checked = false;
+  Evaluation evaluation{gpus, request, result};
+  for (const ModelSpec& model : models) {
+    if (!passes_filters(model, request, family)) continue;
+    if (!checked) {
+      // The settings themselves, once, at the engine's own dtypes: an error here is the user's (a
+      // flag the engine does not take), not a model the engine refuses.
+      (void)make_plan(model, gpus, request.base);
+      checked = true;
+    }
+    ++result.models;
+    std::vector<FitVariant> variants;
+    try {
+      variants = fit_variants(model, result.runtime);
+    } catch (const Error& error) {
+      evaluation.refuse(model, FitFormat{}, "", error.what());
+      continue;
+    }
+    for (const FitVariant& variant : variants) {
+      if (variant.format.quality > request.quality) continue;
+      try {
+        evaluation.evaluate(model, variant);
+      } catch (const Error& error) {
+        if (error.code() != ExitCode::unsupported_architecture) throw;
+        evaluation.refuse(model, variant.format, "", error.what());
+      }
+    }
+  }
+
+  // Each model's best fitting row, then every fitting row ranked: the largest model, its best
+  // row's speed, its id, then the rows of one model best first.
+  std::vector<std::size_t> best_of_model(result.rows.size(), result.rows.size());
+  for (std::size_t i = 0, first = 0; i < result.rows.size(); ++i) {
+    if (i > 0 && result.rows[i].model_id != result.rows[i - 1].model_id) first = i;  // rows come model by model
+    if (!result.rows[i].rejected.empty()) continue;
+    result.fitting.push_back(i);
+    std::size_t& best = best_of_model[first];
+    if (best == result.rows.size() || better_in_model(result.rows[i], result.rows[best])) best = i;
+  }
+  std::vector<std::size_t> model_best(result.rows.size());  // row -> its model's best fitting row
+  for (std::size_t i = 0, first = 0; i < result.rows.size(); ++i) {
+    if (i > 0 && result.rows[i].model_id != result.rows[i - 1].model_id) first = i;
+    model_best[i] = best_of_model[first];
+    if (best_of_model[first] == i) result.best.push_back(i);
+  }
+  const auto ranks_before = [&](std::size_t a, std::size_t b) {
+    const FitRow& x = result.rows[a];
+    const FitRow& y = result.rows[b];
+    if (x.params != y.params) return x.params > y.params;
+    if (x.model_id != y.model_id) {
+      const double sx = speed_of(result.rows[model_best[a]]), sy = speed_of(result.rows[model_best[b]]);
+      if (sx != sy) return sx > sy;
+      return x.model_id < y.model_id;
+    }
+    return better_in_model(x, y);
+  };
+  std::stable_sort(result.best.begin(), result.best.end(), ranks_before);
+  std::stable_sort(result.fitting.begin(), result.fitting.end(), ranks_before);
+  return result;
+}
+
+}  // namespace kvplan
