@@ -111,7 +111,7 @@ TEST_CASE("an SGLang log without mem_fraction_static: the default's version matt
   // The buffers do not depend on the fraction: (38,141 + 1) x 65,536 B = 2,499,674,112 B a buffer
   // (2.3280 GiB, printed 2.33).
   const Reconciled& kv = row_of(e, "kv_cache");
-  CHECK(kv.kvplan_value == 2u * 2'499'674'112u);
+  CHECK(kv.kvplan_value == 4'999'348'224u);  // K + V
   CHECK(kv.agreement == Agreement::exact);
   // The weights SGLang measured (mem usage) beside the checkpoint.
   CHECK(row_of(e, "weights").engine == "15.02 GiB");

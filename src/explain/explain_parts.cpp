@@ -227,6 +227,11 @@ Reconciled count_row(std::string component, std::string key, const logs::LogFact
   return row;
 }
 
+void add_row(Explanation& out, Reconciled row) {
+  if (row.from.empty() && row.kvplan.empty()) return;
+  out.rows.push_back(std::move(row));
+}
+
 Reconciled memory_row(std::string component, std::string key, std::vector<const logs::LogFact*> facts,
                       std::optional<std::uint64_t> kvplan_bytes, bool exact_rule, std::string rule) {
   Reconciled row;

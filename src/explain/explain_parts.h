@@ -62,6 +62,9 @@ Reconciled count_row(std::string component, std::string key, const logs::LogFact
 Reconciled memory_row(std::string component, std::string key, std::vector<const logs::LogFact*> facts,
                       std::optional<std::uint64_t> kvplan_bytes, bool exact_rule, std::string rule);
 
+/// Adds `row` to the comparison unless neither the log nor kvplan has a figure for it.
+void add_row(Explanation& out, Reconciled row);
+
 /// `bytes` in `unit` ("GiB", "MiB", "GB") with `decimals` places: "58.11 GiB".
 std::string in_unit(std::uint64_t bytes, std::string_view unit, int decimals);
 /// The bytes of one `unit`; 0 for a unit that is not a memory unit.

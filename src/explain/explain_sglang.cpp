@@ -22,6 +22,7 @@ namespace kvplan {
 namespace {
 
 using explain_parts::count_row;
+using explain_parts::add_row;
 using explain_parts::LogRequest;
 using explain_parts::memory_row;
 using logs::ByteBand;
@@ -96,11 +97,6 @@ Reconciled difference_row(std::string component, std::string key, const Reading&
   return row;
 }
 
-void add(Explanation& out, Reconciled row) {
-  if (row.from.empty() && row.kvplan.empty()) return;
-  out.rows.push_back(std::move(row));
-}
-
 }  // namespace
 
 void explain_sglang(const logs::EngineLog& log, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
@@ -125,20 +121,20 @@ void explain_sglang(const logs::EngineLog& log, const ModelSpec& model, const st
   if (!r || !guess) return;
   const SglangStage& stage = r->stages[r->decisive_stage];
 
-  add(out, memory_row("free before load", "free_before_load", before ? before->facts : std::vector<const LogFact*>{},
+  add_row(out, memory_row("free before load", "free_before_load", before ? before->facts : std::vector<const LogFact*>{},
                       guess->budget.free_before_load, false,
                       "SGLang measures it (torch.cuda.mem_get_info, MIN over ranks) before the weights load; kvplan "
                       "ESTIMATES it: the card's CUDA total - the CUDA context (- NCCL's buffers with several ranks)"));
-  add(out, memory_row("free after load", "free_after_load", after ? after->facts : std::vector<const LogFact*>{},
+  add_row(out, memory_row("free after load", "free_after_load", after ? after->facts : std::vector<const LogFact*>{},
                       guess->budget.free_after_load, false,
                       "measured after the weights load; kvplan ESTIMATES it: free before load - the weights per GPU"));
   const std::string weights_rule =
       fmt::format("kvplan: {} per GPU; SGLang: the free memory loading took (before - after)",
                   r->tp * r->pp == 1 ? "the checkpoint, loaded whole" : "the checkpoint's share of the stage");
   if (fed && !log.figure("weights"))
-    add(out, difference_row("weights", "weights", *before, *after, stage.weights, weights_rule));
+    add_row(out, difference_row("weights", "weights", *before, *after, stage.weights, weights_rule));
   else
-    add(out, memory_row("weights", "weights", {log.figure("weights")}, stage.weights, false, weights_rule));
+    add_row(out, memory_row("weights", "weights", {log.figure("weights")}, stage.weights, false, weights_rule));
 
   // The token pool: exact from the readings, so the printed count must fall between the plans fed
   // the readings' printed rounding at the ends that give the fewest and the most tokens.
@@ -164,7 +160,7 @@ void explain_sglang(const logs::EngineLog& log, const ModelSpec& model, const st
   Reconciled pool = count_row("KV pool tokens", "kv_cache_tokens", total_tokens ? total_tokens : pool_tokens, low, high,
                               "tokens", pool_rule);
   if (!fed && !pool.from.empty()) pool.agreement = Agreement::estimate;
-  add(out, std::move(pool));
+  add_row(out, std::move(pool));
 
   // The buffers: layers x (#tokens + one page) x heads x head dims x bytes, for the printed #tokens.
   const LogFact* printed_tokens = pool_tokens ? pool_tokens : total_tokens;
@@ -177,17 +173,17 @@ void explain_sglang(const logs::EngineLog& log, const ModelSpec& model, const st
   if (!buffers.empty() && tokens > 0 && plain) {
     const std::uint64_t per_token = checked_add(stage.k_bytes_per_token, stage.v_bytes_per_token, "KV cache");
     const std::uint64_t bytes = checked_mul(checked_add(tokens, r->page_size, "KV cache"), per_token, "KV cache");
-    add(out, memory_row(r->layout == SglangResult::Layout::mla ? "KV cache (latent)" : "KV cache (K + V)", "kv_cache",
+    add_row(out, memory_row(r->layout == SglangResult::Layout::mla ? "KV cache (latent)" : "KV cache (K + V)", "kv_cache",
                         buffers, bytes, true,
                         fmt::format("({} printed tokens + one page of {}) x {} B a token per GPU ({} layers x K and V "
                                     "rows): the pool's buffers as memory_pool.py allocates them",
                                     format_thousands(tokens), r->page_size, format_thousands(per_token), stage.layers)));
   } else if (!buffers.empty()) {
-    add(out, memory_row("KV cache", "kv_cache", buffers, std::nullopt, false,
+    add_row(out, memory_row("KV cache", "kv_cache", buffers, std::nullopt, false,
                         plain ? "the log prints no #tokens to size the buffers from"
                               : "kvplan checks the K and V buffers of MHA and MLA pools; this model's pools are split"));
   }
-  add(out, memory_row("CUDA graphs", "cuda_graphs", {log.figure("cuda_graphs")}, std::nullopt, false,
+  add_row(out, memory_row("CUDA graphs", "cuda_graphs", {log.figure("cuda_graphs")}, std::nullopt, false,
                       "captured after the pool is sized: out of the (1 - mem_fraction_static) share"));
 
   out.notes.push_back("SGLang prints \"GB\" for 2^30 bytes (its figures divide by 1 << 30): they are GiB here");

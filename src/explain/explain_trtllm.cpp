@@ -23,6 +23,7 @@ namespace kvplan {
 namespace {
 
 using explain_parts::count_row;
+using explain_parts::add_row;
 using explain_parts::LogRequest;
 using explain_parts::memory_row;
 using logs::LogFact;
@@ -49,11 +50,6 @@ LogRequest trtllm_request(const logs::EngineLog& log, Explanation& out, bool& ve
   return req;
 }
 
-void add(Explanation& out, Reconciled row) {
-  if (row.from.empty() && row.kvplan.empty()) return;
-  out.rows.push_back(std::move(row));
-}
-
 }  // namespace
 
 void explain_trtllm(const logs::EngineLog& log, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
@@ -70,7 +66,7 @@ void explain_trtllm(const logs::EngineLog& log, const ModelSpec& model, const st
   if (!r) return;
   const TrtllmStage& stage = r->stages[r->decisive_stage];
 
-  add(out, memory_row("weights", "weights", {log.figure("weights")}, stage.weights, false,
+  add_row(out, memory_row("weights", "weights", {log.figure("weights")}, stage.weights, false,
                       fmt::format("kvplan: {} per GPU; TensorRT-LLM: what rank 0's weights took",
                                   r->tp * r->pp == 1 ? "the checkpoint, loaded whole" : "the checkpoint's share")));
 
@@ -103,7 +99,7 @@ void explain_trtllm(const logs::EngineLog& log, const ModelSpec& model, const st
   }
   Reconciled count = count_row("KV tokens", "kv_cache_tokens", tokens, low, high, "tokens", rule);
   if (!exact && !count.from.empty()) count.agreement = Agreement::estimate;
-  add(out, std::move(count));
+  add_row(out, std::move(count));
 
   // The pool for the printed count: exact whatever the count, unless the windows split it (VSWA).
   // A plain integer, not an optional: gcc 12 -O3 takes an optional read through fmt for unset.
@@ -121,9 +117,9 @@ void explain_trtllm(const logs::EngineLog& log, const ModelSpec& model, const st
       kv.rule += fmt::format("; the log's figure is {} B a token: a cache dtype other than kvplan's (TensorRT-LLM's "
                              "\"auto\" is the checkpoint's own KV quantization)",
                              format_thousands(*kv.engine_value / printed));
-    add(out, std::move(kv));
+    add_row(out, std::move(kv));
   } else if (!pool.empty()) {
-    add(out, memory_row("KV cache", "kv_cache", pool, std::nullopt, false,
+    add_row(out, memory_row("KV cache", "kv_cache", pool, std::nullopt, false,
                         r->vswa ? "the pool is split across attention windows (VSWA): not compared"
                                 : "the log prints no token count to size the pool from"));
   }

@@ -22,6 +22,7 @@ namespace kvplan {
 namespace {
 
 using explain_parts::count_row;
+using explain_parts::add_row;
 using explain_parts::LogRequest;
 using explain_parts::memory_row;
 using logs::LogFact;
@@ -72,12 +73,6 @@ LogRequest vllm_request(const logs::EngineLog& log, Explanation& out) {
 /// The first figure of a name; several ranks print the same line, the first rank's is shown.
 const LogFact* first(const logs::EngineLog& log, std::string_view name) { return log.figure(name); }
 
-/// A row, unless neither the log nor kvplan has a figure for it.
-void add(Explanation& out, Reconciled row) {
-  if (row.from.empty() && row.kvplan.empty()) return;
-  out.rows.push_back(std::move(row));
-}
-
 /// vLLM prints concurrency with 2 decimals: x in hundredths, rounded; bounded so that a figure
 /// from an absurd log cannot overflow the conversion.
 std::uint64_t hundredths(double x) {
@@ -104,26 +99,26 @@ void explain_vllm(const logs::EngineLog& log, const ModelSpec& model, const std:
 
   // The memory vLLM measured, beside kvplan's estimates of it.
   const std::uint32_t tp_n = row.tp;
-  add(out, memory_row("weights", "weights", {first(log, "weights")}, row.weights_bytes, false,
+  add_row(out, memory_row("weights", "weights", {first(log, "weights")}, row.weights_bytes, false,
                                 fmt::format("kvplan: {}; vLLM: what torch allocated loading them on one GPU", row.weights_rule)));
   const LogFact* activation = first(log, "activation");
   const LogFact* non_torch = first(log, "non_torch");
-  add(out, memory_row("activation peak", "activation", {activation}, std::nullopt, false,
+  add_row(out, memory_row("activation peak", "activation", {activation}, std::nullopt, false,
                                 "vLLM's profiling run (torch peak memory increase); in kvplan's vLLM memory below"));
-  add(out, memory_row("non-torch memory", "non_torch", {non_torch}, std::nullopt, false,
+  add_row(out, memory_row("non-torch memory", "non_torch", {non_torch}, std::nullopt, false,
                                 "NCCL, cuBLAS workspaces and the CUDA context's growth while profiling; in kvplan's vLLM memory below"));
   std::vector<const LogFact*> own{activation, non_torch};
   const bool graphs_subtracted = estimated.settings.overhead_rule.find("CUDA-graph") != std::string::npos;
   if (graphs_subtracted) own.push_back(first(log, "cuda_graphs_estimated"));
-  add(out, memory_row("vLLM's own memory", "overhead", own, row.overhead_bytes, false,
+  add_row(out, memory_row("vLLM's own memory", "overhead", own, row.overhead_bytes, false,
                                 graphs_subtracted ? "activation + non-torch + the CUDA-graph estimate, subtracted from the "
                                                     "budget from vLLM 0.21; kvplan ESTIMATES them"
                                                   : "activation + non-torch, subtracted from the budget; kvplan ESTIMATES "
                                                     "them (CUDA graphs come after the cache is sized)"));
-  add(out, memory_row("CUDA graphs", "cuda_graphs", {first(log, "cuda_graphs")}, std::nullopt, false,
+  add_row(out, memory_row("CUDA graphs", "cuda_graphs", {first(log, "cuda_graphs")}, std::nullopt, false,
                                 graphs_subtracted ? "captured after the cache is sized (the estimate above is what was subtracted)"
                                                   : "captured after the cache is sized: outside gpu_memory_utilization's budget"));
-  add(out, memory_row("available KV memory", "available_kv", {first(log, "available_kv")},
+  add_row(out, memory_row("available KV memory", "available_kv", {first(log, "available_kv")},
                                 row.engine.available_kv_bytes, false,
                                 fmt::format("total x gpu_memory_utilization - weights{} - vLLM's own memory, per GPU; "
                                             "kvplan's differs by its estimates above",
@@ -159,11 +154,11 @@ void explain_vllm(const logs::EngineLog& log, const ModelSpec& model, const std:
   Reconciled capacity = count_row("KV capacity", "kv_cache_tokens", tokens, tokens_low, tokens_high, "tokens",
                                   paging_rule + ": \"GPU KV cache size\"");
   if (!available) capacity.agreement = capacity.from.empty() ? Agreement::engine_only : Agreement::estimate;
-  add(out, std::move(capacity));
+  add_row(out, std::move(capacity));
   Reconciled conc = count_row("max concurrency", "max_concurrency", concurrency, conc_low, conc_high, "x",
                               fmt::format("blocks / the blocks one {}-token request needs", format_thousands(row.ctx)));
   if (!available) conc.agreement = conc.from.empty() ? Agreement::engine_only : Agreement::estimate;
-  add(out, std::move(conc));
+  add_row(out, std::move(conc));
   if (const LogFact* blocks = first(log, "num_gpu_blocks")) {
     Reconciled r;
     r.component = "GPU blocks";
@@ -173,10 +168,10 @@ void explain_vllm(const logs::EngineLog& log, const ModelSpec& model, const std:
     r.engine = blocks->value;
     r.engine_value = logs::whole_number(blocks->value);
     r.rule = "vLLM's block count (its /metrics cache_config_info or the engine's line); x block_size = its token capacity";
-    add(out, std::move(r));
+    add_row(out, std::move(r));
   }
   if (const LogFact* total = first(log, "total_memory")) {
-    add(out, memory_row("GPU memory", "total_memory", {total},
+    add_row(out, memory_row("GPU memory", "total_memory", {total},
                                   cards.front().cuda_total_bytes.value_or(cards.front().memory_bytes),
                                   cards.front().cuda_total_bytes.has_value(),
                                   cards.front().cuda_total_bytes
