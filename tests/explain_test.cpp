@@ -12,6 +12,7 @@
 #include "explain/explanation.h"
 #include "loaders/logs/engine_log.h"
 #include "loaders/logs/line_cleanup.h"
+#include "support/log_fixtures.h"
 #include "support/run_binary.h"
 #include "support/temp_dir.h"
 
@@ -26,30 +27,13 @@ using kvplan::testing::source_path;
 
 namespace {
 
-std::string fixture_path(const std::string& name) { return source_path("tests/fixtures/logs/" + name); }
-
-EngineLog read_fixture(const std::string& name) {
-  const std::string text = read_file(fixture_path(name));
-  REQUIRE(!text.empty());
-  return logs::read_engine_log(text);
-}
-
-/// "value unit @line" of the first setting or figure of that name, for compact checks.
-std::string setting(const EngineLog& log, const char* name) {
-  const LogFact* fact = log.setting(name);
-  return fact ? fact->value + "@" + std::to_string(fact->line) : "(none)";
-}
+std::string fixture_path(const std::string& name) { return kvplan::testing::log_fixture_path(name); }
+EngineLog read_fixture(const std::string& name) { return kvplan::testing::read_log_fixture(name); }
+std::string setting(const EngineLog& log, const char* name) { return kvplan::testing::setting_at(log, name); }
 std::string figure(const EngineLog& log, const char* name, const char* device = "") {
-  const LogFact* fact = log.figure(name, device);
-  return fact ? fact->value + " " + fact->unit + "@" + std::to_string(fact->line) : "(none)";
+  return kvplan::testing::figure_at(log, name, device);
 }
-
-const Reconciled& row(const Explanation& e, const std::string& key) {
-  for (const Reconciled& r : e.rows)
-    if (r.key == key) return r;
-  FAIL("no row " << key);
-  return e.rows.front();
-}
+const Reconciled& row(const Explanation& e, const std::string& key) { return kvplan::testing::row_of(e, key); }
 
 }  // namespace
 
@@ -311,19 +295,19 @@ TEST_CASE("Ollama, SGLang and TensorRT-LLM lines", "[explain]") {
   const EngineLog s4 = read_fixture("sglang-S4-tp-ranks.log");
   CHECK(s4.engine == logs::LogEngine::sglang);
   CHECK(figure(s4, "kv_cache_tokens", "TP1") == "2795207 tokens@2");
-  CHECK(figure(s4, "kv_cache_k") == "53.31 GB@2");
-  CHECK(figure(s4, "avail_after_kv") == "11.87 GB@3");
+  CHECK(figure(s4, "kv_cache_k") == "53.31 GiB@2");
+  CHECK(figure(s4, "avail_after_kv") == "11.87 GiB@3");
   const EngineLog s5 = read_fixture("sglang-S5-b200.log");
   CHECK(setting(s5, "kv_cache_dtype") == "bfloat16@1");
-  CHECK(figure(s5, "cuda_graphs") == "1.44 GB@5");
+  CHECK(figure(s5, "cuda_graphs") == "1.44 GiB@5");
   const EngineLog s3 = read_fixture("sglang-S3-scheduler.log");
   CHECK(figure(s3, "max_total_num_tokens") == "2086558 tokens@1");
-  CHECK(figure(s3, "available_gpu_mem") == "17.22 GB@1");
+  CHECK(figure(s3, "available_gpu_mem") == "17.22 GiB@1");
   CHECK(setting(s3, "context_length") == "256000@1");
 
   const EngineLog t1 = read_fixture("trtllm-T1-llama3.1-8b-fp8.log");
   CHECK(t1.engine == logs::LogEngine::trtllm);
-  CHECK(figure(t1, "weights") == "8.46 GB@1");
+  CHECK(figure(t1, "weights") == "8.46 GiB@1");
   CHECK(setting(t1, "tokens_per_block") == "32@4");
   CHECK(figure(t1, "kv_cache") == "52.51 GiB@5");
   CHECK(figure(t1, "kv_cache_tokens") == "860320 tokens@5");

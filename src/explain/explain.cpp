@@ -4,6 +4,7 @@
 #include "explain/explanation.h"
 
 #include <span>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -50,6 +51,20 @@ constexpr Expected kLlamaLines[] = {
     {"compute_buffer", "llama_context: \"<device> compute buffer size = X MiB\""},
 };
 
+constexpr Expected kSglangLines[] = {
+    {"model", "server_args=ServerArgs(model_path=...)", true},
+    {"avail_before_weights", "\"Load weight begin. avail mem=X GB\" (or \"Load weight end. ... mem usage=X GB\")"},
+    {"avail_after_weights", "\"Load weight end. ... avail mem=X GB\""},
+    {"kv_cache_k", "\"KV Cache is allocated. #tokens: N, K size: X GB, V size: X GB\""},
+    {"max_total_num_tokens", "\"max_total_num_tokens=N, ... context_len=N\""},
+};
+
+constexpr Expected kTrtllmLines[] = {
+    {"kv_cache", "\"[MemUsageChange] Allocated X GiB for max tokens in paged KV cache (N)\""},
+    {"tokens_per_block", "\"Number of tokens per block: N.\"", true},
+    {"weights", "\"Rank 0 uses X GB for model weights.\""},
+};
+
 void list_missing(const logs::EngineLog& log, std::span<const Expected> expected, Explanation& out) {
   for (const Expected& e : expected) {
     const bool present = e.setting ? log.setting(e.name) != nullptr : log.figure(e.name) != nullptr;
@@ -69,6 +84,19 @@ void compare(Explain explain, Explanation& out) {
   }
 }
 
+/// The model and the card (--model / --gpu, or what the log names), then `explain` when both are
+/// known; what is missing becomes a note.
+template <typename Explain>
+void resolve_and_compare(const ExplainInputs& inputs, const logs::EngineLog& log,
+                         const std::vector<explain_parts::NameCandidate>& names, const logs::LogFact* size_fact,
+                         std::string_view runtime, Explain explain, Explanation& out) {
+  std::optional<ModelSpec> model = explain_parts::resolve_model(inputs, names, out);
+  const std::vector<GpuSpec> gpus = explain_parts::resolve_gpus(inputs, log, size_fact, out);
+  if (!model || gpus.empty()) return;
+  out.runtime = std::string(runtime);
+  compare([&] { explain(log, *model, gpus, out); }, out);
+}
+
 }  // namespace
 
 Explanation explain_log(logs::EngineLog log, const ExplainInputs& inputs) {
@@ -82,12 +110,7 @@ Explanation explain_log(logs::EngineLog log, const ExplainInputs& inputs) {
       list_missing(l, kVllmLines, out);
       std::vector<NameCandidate> names;
       if (const logs::LogFact* m = l.setting("model")) names.push_back({m->value, m});
-      std::optional<ModelSpec> model = explain_parts::resolve_model(inputs, names, out);
-      const std::vector<GpuSpec> gpus = explain_parts::resolve_gpus(inputs, l, l.figure("total_memory"), out);
-      if (model && !gpus.empty()) {
-        out.runtime = "vllm";
-        compare([&] { explain_vllm(l, *model, gpus, out); }, out);
-      }
+      resolve_and_compare(inputs, l, names, l.figure("total_memory"), "vllm", explain_vllm, out);
       break;
     }
     case logs::LogEngine::llamacpp:
@@ -104,19 +127,24 @@ Explanation explain_log(logs::EngineLog log, const ExplainInputs& inputs) {
       std::vector<NameCandidate> names;
       if (const logs::LogFact* m = l.setting("model_file")) names.push_back({m->value, m});
       if (const logs::LogFact* m = l.setting("model_name")) names.push_back({m->value, m});
-      std::optional<ModelSpec> model = explain_parts::resolve_model(inputs, names, out);
-      const std::vector<GpuSpec> gpus = explain_parts::resolve_gpus(inputs, l, l.figure("device_free"), out);
-      if (model && !gpus.empty()) {
-        out.runtime = "llama.cpp";
-        compare([&] { explain_llamacpp(l, *model, gpus, out); }, out);
-      }
+      resolve_and_compare(inputs, l, names, l.figure("device_free"), "llama.cpp", explain_llamacpp, out);
       break;
     }
-    case logs::LogEngine::sglang:
+    case logs::LogEngine::sglang: {
+      list_missing(l, kSglangLines, out);
+      // "Load weight end. mem usage=" stands for the begin line's reading (before = after + usage).
+      if (l.figure("avail_before_weights") == nullptr && l.figure("weights") != nullptr && !out.not_found.empty())
+        std::erase_if(out.not_found, [](const std::string& s) { return s.find("Load weight begin") != std::string::npos; });
+      if (l.figure("kv_cache_latent") != nullptr)
+        std::erase_if(out.not_found, [](const std::string& s) { return s.find("K size") != std::string::npos; });
+      std::vector<NameCandidate> names;
+      if (const logs::LogFact* m = l.setting("model")) names.push_back({m->value, m});
+      resolve_and_compare(inputs, l, names, l.figure("avail_before_weights"), "sglang", explain_sglang, out);
+      break;
+    }
     case logs::LogEngine::trtllm:
-      out.notes.push_back(fmt::format("kvplan reads {}'s figures but does not set them beside its plan yet: they are "
-                                      "listed as printed",
-                                      logs::display_name(l.engine)));
+      list_missing(l, kTrtllmLines, out);
+      resolve_and_compare(inputs, l, {}, l.figure("total_memory"), "trtllm", explain_trtllm, out);
       break;
     case logs::LogEngine::unknown:
       break;

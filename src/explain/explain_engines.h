@@ -11,6 +11,8 @@
 namespace kvplan {
 
 void explain_vllm(const logs::EngineLog& log, const ModelSpec& model, const std::vector<GpuSpec>& gpus, Explanation& out);
+void explain_sglang(const logs::EngineLog& log, const ModelSpec& model, const std::vector<GpuSpec>& gpus, Explanation& out);
+void explain_trtllm(const logs::EngineLog& log, const ModelSpec& model, const std::vector<GpuSpec>& gpus, Explanation& out);
 void explain_llamacpp(const logs::EngineLog& log, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                       Explanation& out);
 

@@ -16,13 +16,9 @@ namespace kvplan {
 
 namespace {
 
+using explain_parts::LogRequest;
 using explain_parts::memory_row;
 using logs::LogFact;
-
-std::string value_of(const logs::EngineLog& log, std::string_view name) {
-  const LogFact* fact = log.setting(name);
-  return fact ? fact->value : std::string();
-}
 
 /// llama_context prints flash_attn as 0/1 (before b6200) or auto/enabled/disabled.
 std::string flash_attn_flag(std::string_view printed) {
@@ -45,45 +41,35 @@ bool on_host(std::string_view device) {
   return device.substr(0, 3) == "CPU" || device.find("_Host") != std::string_view::npos || device.empty();
 }
 
-PlanTexts llamacpp_texts(const logs::EngineLog& log, Explanation& out, std::string& command) {
-  PlanTexts texts;
-  texts.runtime = "llama.cpp";
-  const auto option = [&](std::string_view name, const std::string& value, std::string_view flag) {
-    if (value.empty()) return;
-    texts.engine_options.push_back({std::string(name), value, std::string(flag)});
-    command += fmt::format(" {} {}", flag, value);
-  };
-  option("ctx-size", value_of(log, "n_ctx"), "-c");
-  std::string parallel = value_of(log, "n_seq_max");
-  if (parallel.empty()) parallel = value_of(log, "parallel");
-  option("parallel", parallel, "-np");
-  const std::string k = value_of(log, "cache_type_k");
-  const std::string v = value_of(log, "cache_type_v");
-  if (!k.empty() && k != "f16") option("cache-type-k", k, "-ctk");
-  if (!v.empty() && v != "f16") option("cache-type-v", v, "-ctv");
-  const std::string fa = flash_attn_flag(value_of(log, "flash_attn"));
-  if (!fa.empty() && fa != "auto") option("flash-attn", fa, "-fa");
-  if (value_of(log, "kv_unified") == "true" || value_of(log, "kv_unified") == "1") {
-    texts.engine_options.push_back({"kv-unified", "", "-kvu"});
-    command += " -kvu";
-  }
-  if (const std::string b = value_of(log, "n_batch"); !b.empty() && b != "2048") option("batch-size", b, "-b");
-  if (const std::string ub = value_of(log, "n_ubatch"); !ub.empty() && ub != "512") option("ubatch-size", ub, "-ub");
-  const std::string offloaded = value_of(log, "n_gpu_layers");
-  const std::string offloadable = value_of(log, "offloadable_layers");
-  if (!offloaded.empty() && offloaded != offloadable) option("n-gpu-layers", offloaded, "-ngl");
-  if (value_of(log, "n_ctx").empty()) out.notes.push_back("the log prints no n_ctx: llama.cpp's default, the trained context");
-  return texts;
+LogRequest llamacpp_request(const logs::EngineLog& log, Explanation& out) {
+  LogRequest req(log, "llama.cpp", out);
+  req.option("ctx-size", req.value("n_ctx"), "-c");
+  std::string parallel = req.value("n_seq_max");
+  if (parallel.empty()) parallel = req.value("parallel");
+  req.option("parallel", parallel, "-np");
+  const std::string k = req.value("cache_type_k");
+  const std::string v = req.value("cache_type_v");
+  if (!k.empty() && k != "f16") req.option("cache-type-k", k, "-ctk");
+  if (!v.empty() && v != "f16") req.option("cache-type-v", v, "-ctv");
+  const std::string fa = flash_attn_flag(req.value("flash_attn"));
+  if (!fa.empty() && fa != "auto") req.option("flash-attn", fa, "-fa");
+  if (req.value("kv_unified") == "true" || req.value("kv_unified") == "1") req.flag("kv-unified", "-kvu");
+  if (const std::string b = req.value("n_batch"); !b.empty() && b != "2048") req.option("batch-size", b, "-b");
+  if (const std::string ub = req.value("n_ubatch"); !ub.empty() && ub != "512") req.option("ubatch-size", ub, "-ub");
+  const std::string offloaded = req.value("n_gpu_layers");
+  const std::string offloadable = req.value("offloadable_layers");
+  if (!offloaded.empty() && offloaded != offloadable) req.option("n-gpu-layers", offloaded, "-ngl");
+  if (req.value("n_ctx").empty()) out.notes.push_back("the log prints no n_ctx: llama.cpp's default, the trained context");
+  return req;
 }
 
 }  // namespace
 
 void explain_llamacpp(const logs::EngineLog& log, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                       Explanation& out) {
-  std::string command = fmt::format("kvplan --runtime llama.cpp --model {} --gpu {}", out.model, out.gpu);
-  const PlanTexts texts = llamacpp_texts(log, out, command);
-  out.command = command;
-  const Plan plan = make_plan(model, gpus, build_plan_request(texts, model, SettingNames{}));
+  const LogRequest req = llamacpp_request(log, out);
+  out.command = req.command;
+  const Plan plan = make_plan(model, gpus, req.request(model));
   const Row& row = plan.rows.front();
   const bool same_file = model.file != nullptr;
 

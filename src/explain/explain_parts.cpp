@@ -9,6 +9,7 @@
 #include "kvplan/error.h"
 #include "kvplan/model_loader.h"
 #include "kvplan/units.h"
+#include "loaders/logs/engine_log.h"
 
 namespace kvplan::explain_parts {
 
@@ -151,6 +152,84 @@ std::vector<GpuSpec> resolve_gpus(const ExplainInputs& inputs, const logs::Engin
   }
   out.notes.push_back("the log names no card kvplan knows: give --gpu (a catalog name such as h100, or a size such as 24GiB)");
   return {};
+}
+
+LogRequest::LogRequest(const logs::EngineLog& log, std::string_view runtime, const Explanation& out) : log_(log) {
+  texts.runtime = std::string(runtime);
+  command = fmt::format("kvplan --runtime {} --model {} --gpu {}", runtime, out.model, out.gpu);
+}
+
+std::string LogRequest::value(std::string_view setting) const {
+  const logs::LogFact* fact = log_.setting(setting);
+  return fact ? fact->value : std::string();
+}
+
+void LogRequest::option(std::string_view name, const std::string& value, std::string_view flag) {
+  if (value.empty()) return;
+  texts.engine_options.push_back({std::string(name), value, std::string(flag)});
+  command += fmt::format(" {} {}", flag, value);
+}
+
+void LogRequest::flag(std::string_view name, std::string_view flag) {
+  texts.engine_options.push_back({std::string(name), "", std::string(flag)});
+  command += fmt::format(" {}", flag);
+}
+
+PlanRequest LogRequest::request(const ModelSpec& model, const std::vector<EngineOption>& extra) const {
+  if (extra.empty()) return build_plan_request(texts, model, SettingNames{});
+  PlanTexts fed = texts;
+  fed.engine_options.insert(fed.engine_options.end(), extra.begin(), extra.end());
+  return build_plan_request(fed, model, SettingNames{});
+}
+
+Reconciled count_row(std::string component, std::string key, const logs::LogFact* fact, std::optional<std::uint64_t> low,
+                     std::optional<std::uint64_t> high, std::string unit, std::string rule) {
+  Reconciled row;
+  row.component = std::move(component);
+  row.key = std::move(key);
+  row.unit = std::move(unit);
+  row.rule = std::move(rule);
+  if (fact) {
+    row.from.push_back(*fact);
+    row.engine = fact->value + (row.unit == "x" ? "x" : "");
+  }
+  if (!low || !high) return row;
+  // Concurrency is compared in hundredths, as vLLM prints it.
+  const auto shown = [&](std::uint64_t v) {
+    return row.unit == "x" ? fmt::format("{}.{:02}x", v / 100, v % 100) : format_thousands(v);
+  };
+  row.kvplan = *low == *high ? shown(*low) : fmt::format("{} - {}", shown(*low), shown(*high));
+  row.kvplan_value = *low;
+  if (!fact) {
+    row.agreement = Agreement::not_in_log;
+    return row;
+  }
+  const auto printed = logs::parse_decimal(fact->value);
+  if (!printed) return row;
+  std::uint64_t value = printed->digits;
+  if (row.unit == "x") {
+    // "29.05" -> 2905 hundredths, whatever the printed decimals.
+    for (std::uint32_t d = printed->decimals; d < 2; ++d) value *= 10;
+    for (std::uint32_t d = 2; d < printed->decimals; ++d) value /= 10;
+  }
+  row.engine_value = value;
+  row.agreement = value >= *low && value <= *high ? Agreement::exact : Agreement::differs;
+  if (row.agreement == Agreement::differs) {
+    // kvplan's nearest end minus the engine's figure, signed.
+    const bool below = value < *low;
+    const std::uint64_t off = below ? *low - value : value - *high;
+    const char sign = below ? '+' : '-';
+    row.difference = row.unit == "x" ? fmt::format("{}{}.{:02}x", sign, off / 100, off % 100)
+                                     : fmt::format("{}{}", sign, format_thousands(off));
+  } else {
+    row.difference = "0";
+  }
+  return row;
+}
+
+void add_row(Explanation& out, Reconciled row) {
+  if (row.from.empty() && row.kvplan.empty()) return;
+  out.rows.push_back(std::move(row));
 }
 
 Reconciled memory_row(std::string component, std::string key, std::vector<const logs::LogFact*> facts,

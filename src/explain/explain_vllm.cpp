@@ -21,119 +21,57 @@ namespace kvplan {
 
 namespace {
 
+using explain_parts::count_row;
+using explain_parts::add_row;
+using explain_parts::LogRequest;
 using explain_parts::memory_row;
 using logs::LogFact;
-
-std::string value_of(const logs::EngineLog& log, std::string_view name) {
-  const LogFact* fact = log.setting(name);
-  return fact ? fact->value : std::string();
-}
 
 bool truthy(std::string_view value) { return value == "True" || value == "true" || value == "1"; }
 
 /// The settings the log recovered, as the vLLM profile's texts (vLLM's own flag names).
-PlanTexts vllm_texts(const logs::EngineLog& log, Explanation& out, std::string& command) {
-  PlanTexts texts;
-  texts.runtime = "vllm";
-  const std::string max_len = value_of(log, "max_model_len");
+LogRequest vllm_request(const logs::EngineLog& log, Explanation& out) {
+  LogRequest req(log, "vllm", out);
+  const std::string max_len = req.value("max_model_len");
   if (!max_len.empty()) {
-    texts.contexts.push_back(max_len);
-    command += " --max-model-len " + max_len;
+    req.texts.contexts.push_back(max_len);
+    req.command += " --max-model-len " + max_len;
   }
-  std::string kv = value_of(log, "kv_cache_dtype");
+  std::string kv = req.value("kv_cache_dtype");
   if (!kv.empty()) {
-    texts.kv_dtypes.push_back(kv);
-    if (kv != "auto") command += " --kv-cache-dtype " + kv;
+    req.texts.kv_dtypes.push_back(kv);
+    if (kv != "auto") req.command += " --kv-cache-dtype " + kv;
   }
-  if (const std::string util = value_of(log, "gpu_memory_utilization"); !util.empty()) {
-    texts.utilization = util;
-    command += " --gpu-memory-utilization " + util;
+  if (const std::string util = req.value("gpu_memory_utilization"); !util.empty()) {
+    req.texts.utilization = util;
+    req.command += " --gpu-memory-utilization " + util;
   } else {
     out.notes.push_back("gpu_memory_utilization not in the log: vLLM's default 0.9");
   }
-  const auto option = [&](std::string_view name, const std::string& value, std::string_view flag) {
-    if (value.empty()) return;
-    texts.engine_options.push_back({std::string(name), value, std::string(flag)});
-    command += fmt::format(" {}{}{}", flag, value.empty() ? "" : " ", value);
-  };
-  if (const std::string tp = value_of(log, "tensor_parallel_size"); !tp.empty() && tp != "1")
-    option("tensor-parallel-size", tp, "-tp");
-  if (const std::string pp = value_of(log, "pipeline_parallel_size"); !pp.empty() && pp != "1")
+  if (const std::string tp = req.value("tensor_parallel_size"); !tp.empty() && tp != "1")
+    req.option("tensor-parallel-size", tp, "-tp");
+  if (const std::string pp = req.value("pipeline_parallel_size"); !pp.empty() && pp != "1")
     out.notes.push_back(fmt::format("pipeline_parallel_size {}: kvplan's vLLM profile models tensor parallelism only; "
                                     "figures are per GPU of the first stage",
                                     pp));
-  if (const std::string version = value_of(log, "vllm_version"); !version.empty()) {
+  if (const std::string version = req.value("vllm_version"); !version.empty()) {
     try {
       (void)parse_vllm_version(version, "vllm-version");
-      option("vllm-version", version, "--vllm-version");
+      req.option("vllm-version", version, "--vllm-version");
     } catch (const Error&) {
       out.notes.push_back(fmt::format("vLLM {}: kvplan has the rules of 0.10 and later; compared with the latest", version));
     }
   }
-  if (truthy(value_of(log, "enable_prefix_caching"))) {
-    texts.engine_options.push_back({"enable-prefix-caching", "", "--enable-prefix-caching"});
-    command += " --enable-prefix-caching";
-  }
-  const std::string block = value_of(log, "block_size");
-  if (!block.empty() && block != "None") option("block-size", block, "--block-size");
-  option("max-num-seqs", value_of(log, "max_num_seqs"), "--max-num-seqs");
-  option("max-num-batched-tokens", value_of(log, "max_num_batched_tokens"), "--max-num-batched-tokens");
-  return texts;
+  if (truthy(req.value("enable_prefix_caching"))) req.flag("enable-prefix-caching", "--enable-prefix-caching");
+  const std::string block = req.value("block_size");
+  if (!block.empty() && block != "None") req.option("block-size", block, "--block-size");
+  req.option("max-num-seqs", req.value("max_num_seqs"), "--max-num-seqs");
+  req.option("max-num-batched-tokens", req.value("max_num_batched_tokens"), "--max-num-batched-tokens");
+  return req;
 }
 
 /// The first figure of a name; several ranks print the same line, the first rank's is shown.
 const LogFact* first(const logs::EngineLog& log, std::string_view name) { return log.figure(name); }
-
-Reconciled count_row(std::string component, std::string key, const LogFact* fact, std::optional<std::uint64_t> low,
-                     std::optional<std::uint64_t> high, std::string unit, std::string rule) {
-  Reconciled row;
-  row.component = std::move(component);
-  row.key = std::move(key);
-  row.unit = std::move(unit);
-  row.rule = std::move(rule);
-  if (fact) {
-    row.from.push_back(*fact);
-    row.engine = fact->value + (row.unit == "x" ? "x" : "");
-  }
-  if (!low || !high) return row;
-  // Concurrency is compared in hundredths, as vLLM prints it.
-  const auto shown = [&](std::uint64_t v) {
-    return row.unit == "x" ? fmt::format("{}.{:02}x", v / 100, v % 100) : format_thousands(v);
-  };
-  row.kvplan = *low == *high ? shown(*low) : fmt::format("{} - {}", shown(*low), shown(*high));
-  row.kvplan_value = *low;
-  if (!fact) {
-    row.agreement = Agreement::not_in_log;
-    return row;
-  }
-  const auto printed = logs::parse_decimal(fact->value);
-  if (!printed) return row;
-  std::uint64_t value = printed->digits;
-  if (row.unit == "x") {
-    // "29.05" -> 2905 hundredths, whatever the printed decimals.
-    for (std::uint32_t d = printed->decimals; d < 2; ++d) value *= 10;
-    for (std::uint32_t d = 2; d < printed->decimals; ++d) value /= 10;
-  }
-  row.engine_value = value;
-  row.agreement = value >= *low && value <= *high ? Agreement::exact : Agreement::differs;
-  if (row.agreement == Agreement::differs) {
-    // kvplan's nearest end minus the engine's figure, signed.
-    const bool below = value < *low;
-    const std::uint64_t off = below ? *low - value : value - *high;
-    const char sign = below ? '+' : '-';
-    row.difference = row.unit == "x" ? fmt::format("{}{}.{:02}x", sign, off / 100, off % 100)
-                                     : fmt::format("{}{}", sign, format_thousands(off));
-  } else {
-    row.difference = "0";
-  }
-  return row;
-}
-
-/// A row, unless neither the log nor kvplan has a figure for it.
-void add(Explanation& out, Reconciled row) {
-  if (row.from.empty() && row.kvplan.empty()) return;
-  out.rows.push_back(std::move(row));
-}
 
 /// vLLM prints concurrency with 2 decimals: x in hundredths, rounded; bounded so that a figure
 /// from an absurd log cannot overflow the conversion.
@@ -146,43 +84,41 @@ std::uint64_t hundredths(double x) {
 }  // namespace
 
 void explain_vllm(const logs::EngineLog& log, const ModelSpec& model, const std::vector<GpuSpec>& gpus, Explanation& out) {
-  std::string command = fmt::format("kvplan --runtime vllm --model {} --gpu {}", out.model, out.gpu);
-  PlanTexts texts = vllm_texts(log, out, command);
-  out.command = command;
+  const LogRequest req = vllm_request(log, out);
+  out.command = req.command;
   std::vector<GpuSpec> cards = gpus;
-  const std::string tp = value_of(log, "tensor_parallel_size");
+  const std::string tp = req.value("tensor_parallel_size");
   if (cards.size() == 1 && !tp.empty() && tp != "1") {
     // -tp N on one named card: N of them, as vLLM ran.
     const std::uint64_t n = logs::whole_number(tp).value_or(0);
     if (n > 1 && n <= 1024) cards.assign(n, cards.front());
   }
-  const PlanRequest request = build_plan_request(texts, model, SettingNames{});
+  const PlanRequest request = req.request(model);
   const Plan estimated = make_plan(model, cards, request);
   const Row& row = estimated.rows.front();
 
   // The memory vLLM measured, beside kvplan's estimates of it.
   const std::uint32_t tp_n = row.tp;
-  add(out, memory_row("weights", "weights", {first(log, "weights")}, row.weights_bytes, false,
+  add_row(out, memory_row("weights", "weights", {first(log, "weights")}, row.weights_bytes, false,
                                 fmt::format("kvplan: {}; vLLM: what torch allocated loading them on one GPU", row.weights_rule)));
   const LogFact* activation = first(log, "activation");
   const LogFact* non_torch = first(log, "non_torch");
-  add(out, memory_row("activation peak", "activation", {activation}, std::nullopt, false,
+  add_row(out, memory_row("activation peak", "activation", {activation}, std::nullopt, false,
                                 "vLLM's profiling run (torch peak memory increase); in kvplan's vLLM memory below"));
-  add(out, memory_row("non-torch memory", "non_torch", {non_torch}, std::nullopt, false,
+  add_row(out, memory_row("non-torch memory", "non_torch", {non_torch}, std::nullopt, false,
                                 "NCCL, cuBLAS workspaces and the CUDA context's growth while profiling; in kvplan's vLLM memory below"));
   std::vector<const LogFact*> own{activation, non_torch};
-  const std::string version = value_of(log, "vllm_version");
   const bool graphs_subtracted = estimated.settings.overhead_rule.find("CUDA-graph") != std::string::npos;
   if (graphs_subtracted) own.push_back(first(log, "cuda_graphs_estimated"));
-  add(out, memory_row("vLLM's own memory", "overhead", own, row.overhead_bytes, false,
+  add_row(out, memory_row("vLLM's own memory", "overhead", own, row.overhead_bytes, false,
                                 graphs_subtracted ? "activation + non-torch + the CUDA-graph estimate, subtracted from the "
                                                     "budget from vLLM 0.21; kvplan ESTIMATES them"
                                                   : "activation + non-torch, subtracted from the budget; kvplan ESTIMATES "
                                                     "them (CUDA graphs come after the cache is sized)"));
-  add(out, memory_row("CUDA graphs", "cuda_graphs", {first(log, "cuda_graphs")}, std::nullopt, false,
+  add_row(out, memory_row("CUDA graphs", "cuda_graphs", {first(log, "cuda_graphs")}, std::nullopt, false,
                                 graphs_subtracted ? "captured after the cache is sized (the estimate above is what was subtracted)"
                                                   : "captured after the cache is sized: outside gpu_memory_utilization's budget"));
-  add(out, memory_row("available KV memory", "available_kv", {first(log, "available_kv")},
+  add_row(out, memory_row("available KV memory", "available_kv", {first(log, "available_kv")},
                                 row.engine.available_kv_bytes, false,
                                 fmt::format("total x gpu_memory_utilization - weights{} - vLLM's own memory, per GPU; "
                                             "kvplan's differs by its estimates above",
@@ -197,9 +133,8 @@ void explain_vllm(const logs::EngineLog& log, const ModelSpec& model, const std:
   std::string paging_rule = "from kvplan's estimated available memory (no \"Available KV cache memory\" line)";
   if (const auto band = available ? logs::byte_band(*available) : std::nullopt) {
     const auto priced = [&](std::uint64_t bytes) {
-      PlanTexts exact = texts;
-      exact.engine_options.push_back({"kv-cache-memory", fmt::format("{}B", bytes), "--kv-cache-memory"});
-      return make_plan(model, cards, build_plan_request(exact, model, SettingNames{})).rows.front();
+      const EngineOption fed{"kv-cache-memory", fmt::format("{}B", bytes), "--kv-cache-memory"};
+      return make_plan(model, cards, req.request(model, {fed})).rows.front();
     };
     const Row low = priced(band->low);
     const Row high = priced(band->high);
@@ -219,11 +154,11 @@ void explain_vllm(const logs::EngineLog& log, const ModelSpec& model, const std:
   Reconciled capacity = count_row("KV capacity", "kv_cache_tokens", tokens, tokens_low, tokens_high, "tokens",
                                   paging_rule + ": \"GPU KV cache size\"");
   if (!available) capacity.agreement = capacity.from.empty() ? Agreement::engine_only : Agreement::estimate;
-  add(out, std::move(capacity));
+  add_row(out, std::move(capacity));
   Reconciled conc = count_row("max concurrency", "max_concurrency", concurrency, conc_low, conc_high, "x",
                               fmt::format("blocks / the blocks one {}-token request needs", format_thousands(row.ctx)));
   if (!available) conc.agreement = conc.from.empty() ? Agreement::engine_only : Agreement::estimate;
-  add(out, std::move(conc));
+  add_row(out, std::move(conc));
   if (const LogFact* blocks = first(log, "num_gpu_blocks")) {
     Reconciled r;
     r.component = "GPU blocks";
@@ -233,10 +168,10 @@ void explain_vllm(const logs::EngineLog& log, const ModelSpec& model, const std:
     r.engine = blocks->value;
     r.engine_value = logs::whole_number(blocks->value);
     r.rule = "vLLM's block count (its /metrics cache_config_info or the engine's line); x block_size = its token capacity";
-    add(out, std::move(r));
+    add_row(out, std::move(r));
   }
   if (const LogFact* total = first(log, "total_memory")) {
-    add(out, memory_row("GPU memory", "total_memory", {total},
+    add_row(out, memory_row("GPU memory", "total_memory", {total},
                                   cards.front().cuda_total_bytes.value_or(cards.front().memory_bytes),
                                   cards.front().cuda_total_bytes.has_value(),
                                   cards.front().cuda_total_bytes

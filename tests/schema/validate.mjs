@@ -19,6 +19,7 @@ const validateOutput = ajv.compile(loadSchema("output.schema.json"));
 const validateSpec = ajv.compile(loadSchema("model-spec.schema.json"));
 const validateMax = ajv.compile(loadSchema("max.schema.json"));  // refers to output.schema.json's row
 const validateFit = ajv.compile(loadSchema("fit.schema.json"));  // refers to output.schema.json's row
+const validateExplain = ajv.compile(loadSchema("explain.schema.json"));
 
 let passed = 0;
 let failed = 0;
@@ -106,6 +107,24 @@ const fitCommands = [
 for (const args of fitCommands) {
   const text = execFileSync(kvplan, [...args, "--format", "json"], { encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
   check(`kvplan ${args.join(" ")}`, validateFit, JSON.parse(text));
+}
+
+// kvplan explain: real logs of vLLM, llama.cpp and SGLang compared with the plan (every agreement
+// kind among them), one without a model kvplan knows, and vLLM's /metrics alone.
+const logs = join(root, "tests/fixtures/logs");
+const explainCommands = [
+  ["explain", join(logs, "vllm-0.19-llama3.1-8b-h100.log"), "--gpu", "h100"],
+  ["explain", join(logs, "vllm-0.10-qwen2-7b-a100-wrapped.log"), "--model", "qwen2.5-7b", "--gpu", "a100-80g"],
+  ["explain", join(logs, "vllm-0.10-qwen2-7b-a100-wrapped.log")],
+  ["explain", join(logs, "llama-server-b6699-gpt-oss-20b-rtx3070.log")],
+  ["explain", join(logs, "sglang-docs-llama3.1-8b.log"), "--gpu", "h100"],
+  ["explain", join(logs, "sglang-2025-07-llama3.1-8b-24gb.log"), "--model", "llama3.1-8b", "--gpu", "4090"],
+  ["explain", join(logs, "sglang-S4-tp-ranks.log")],
+  ["explain", join(logs, "vllm-metrics-cache-config-info.txt")],
+];
+for (const args of explainCommands) {
+  const text = execFileSync(kvplan, [...args, "--format", "json"], { encoding: "utf8" });
+  check(`kvplan ${args.join(" ")}`, validateExplain, JSON.parse(text));
 }
 
 for (const file of readdirSync(join(root, "models")).filter((name) => name.endsWith(".json")).sort()) {

@@ -347,6 +347,11 @@ std::shared_ptr<const Profile> make_sglang(const ModelSpec& model, const std::ve
 
 }  // namespace
 
+const SglangResult* sglang_result(const Row& row) {
+  const auto* detail = dynamic_cast<const SglangDetail*>(row.detail.get());
+  return detail ? &detail->result : nullptr;
+}
+
 const EngineEntry& sglang_engine() {
   static const EngineEntry entry{"sglang", "SGLang", "", "what SGLang's launch_server allocates, per GPU",
                                  "SGLang profile (with --runtime sglang; launch_server's spellings accepted)", kOptions,

@@ -5,6 +5,12 @@
 
 namespace kvplan {
 
+struct SglangResult;
+
 const EngineEntry& sglang_engine();
+
+/// The rules' result behind a row this profile priced (its K and V buffers, its budget), for
+/// `kvplan explain`; nullptr for a row another profile priced.
+const SglangResult* sglang_result(const Row& row);
 
 }  // namespace kvplan

@@ -287,6 +287,11 @@ std::shared_ptr<const Profile> make_trtllm(const ModelSpec& model, const std::ve
 
 }  // namespace
 
+const TrtllmResult* trtllm_result(const Row& row) {
+  const auto* detail = dynamic_cast<const TrtllmDetail*>(row.detail.get());
+  return detail ? &detail->result : nullptr;
+}
+
 const EngineEntry& trtllm_engine() {
   static const EngineEntry entry{"trtllm", "TensorRT-LLM", "tensorrt-llm trt-llm",
                                  "what TensorRT-LLM allocates for its paged KV cache, per GPU",

@@ -6,6 +6,12 @@
 
 namespace kvplan {
 
+struct TrtllmResult;
+
 const EngineEntry& trtllm_engine();
+
+/// The rules' result behind a row this profile priced (its K and V buffers, its budget), for
+/// `kvplan explain`; nullptr for a row another profile priced.
+const TrtllmResult* trtllm_result(const Row& row);
 
 }  // namespace kvplan

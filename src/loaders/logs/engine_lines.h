@@ -30,6 +30,11 @@ class FactSink {
                     std::string_view device = {});
   /// A setting whose value is a number right after `anchor`.
   bool setting_after(const LogLine& line, LogEngine engine, std::string_view anchor, std::string_view name);
+  /// A figure from a `key=value` list (Go's logger, Python's reprs): key="12.5 GiB", key=12.5 GB,
+  /// or a bracketed list of GPUs "[12.5 GiB 12.5 GiB]" (its first). `unit` when the value prints
+  /// none ("max_total_num_tokens=444500"). False when the key or its number is absent.
+  bool keyed_figure(const LogLine& line, LogEngine engine, std::string_view key, std::string_view name,
+                    std::string_view unit = {}, std::string_view device = {});
 
  private:
   LogFact make(const LogLine& line, LogEngine engine, std::string_view name, std::string_view value,

@@ -65,6 +65,14 @@ std::string_view rank_of(std::string_view source) {
   return {};
 }
 
+/// The unit a printed unit means. SGLang and TensorRT-LLM print "GB" for 2^30 bytes (SGLang's
+/// get_available_gpu_memory and "mem usage", TensorRT-LLM's "uses X GB for model weights" all
+/// divide by 1 << 30: engine-rules-serving.md, "Units"), so their "GB" is read as GiB.
+std::string_view meant_unit(LogEngine engine, std::string_view unit) {
+  if (unit == "GB" && (engine == LogEngine::sglang || engine == LogEngine::trtllm)) return "GiB";
+  return unit;
+}
+
 }  // namespace
 
 LogFact FactSink::make(const LogLine& line, LogEngine engine, std::string_view name, std::string_view value,
@@ -72,7 +80,7 @@ LogFact FactSink::make(const LogLine& line, LogEngine engine, std::string_view n
   LogFact fact;
   fact.name = std::string(name);
   fact.value = std::string(value.substr(0, 512));
-  fact.unit = std::string(unit.substr(0, 16));
+  fact.unit = std::string(meant_unit(engine, unit).substr(0, 16));
   fact.device = std::string(device.substr(0, 64));
   fact.line = line.number;
   fact.text = std::string(line.text);
@@ -116,6 +124,19 @@ bool FactSink::setting_after(const LogLine& line, LogEngine engine, std::string_
   const auto number = leading_number(*rest);
   if (!number) return false;
   setting(line, engine, name, *number);
+  return true;
+}
+
+bool FactSink::keyed_figure(const LogLine& line, LogEngine engine, std::string_view key, std::string_view name,
+                            std::string_view unit, std::string_view device) {
+  const auto value = keyed_value(line.body, key);
+  if (!value) return false;
+  std::string_view v = *value;
+  if (!v.empty() && v.front() == '[') v.remove_prefix(1);
+  const auto number = leading_number(v);
+  if (!number) return false;
+  const std::string_view printed = unit_after(v, *number);
+  figure(line, engine, name, *number, printed.empty() ? unit : printed, device);
   return true;
 }
 

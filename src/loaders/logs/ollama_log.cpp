@@ -15,11 +15,7 @@ constexpr LogEngine kOllama = LogEngine::ollama;
 /// A figure from key="12.5 GiB" (or "[12.5 GiB 12.5 GiB]": the first GPU's).
 void keyed_figure(const LogLine& line, FactSink& sink, std::string_view key, std::string_view name,
                   std::string_view device = {}) {
-  const auto value = keyed_value(line.body, key);
-  if (!value) return;
-  std::string_view v = *value;
-  if (!v.empty() && v.front() == '[') v.remove_prefix(1);
-  if (const auto n = leading_number(v)) sink.figure(line, kOllama, name, *n, unit_after(v, *n), device);
+  sink.keyed_figure(line, kOllama, key, name, {}, device);
 }
 
 /// The value of a "--flag N" on the runner's command line.

@@ -13,12 +13,7 @@ constexpr LogEngine kSglang = LogEngine::sglang;
 
 void keyed_figure(const LogLine& line, FactSink& sink, std::string_view key, std::string_view name,
                   std::string_view unit = {}) {
-  const auto value = keyed_value(line.body, key);
-  if (!value) return;
-  if (const auto n = leading_number(*value)) {
-    const std::string_view printed = unit_after(*value, *n);
-    sink.figure(line, kSglang, name, *n, printed.empty() ? unit : printed);
-  }
+  sink.keyed_figure(line, kSglang, key, name, unit);
 }
 
 }  // namespace
@@ -38,11 +33,15 @@ bool read_sglang_line(const LogLine& line, FactSink& sink) {
   }
   if (body.find("KV Cache is allocated.") != std::string_view::npos) {
     // "KV Cache is allocated. #tokens: 367404, K size: 8.23 GB, V size: 8.23 GB"
+    // Before 2025-03 the line has no #tokens ("KV Cache is allocated. K size: 27.13 GB, V size:
+    // 27.13 GB."); MLA models print one latent buffer ("#tokens: N, KV size: X GB").
     if (const auto rest = after(body, "#tokens:")) {
       if (const auto n = leading_number(*rest)) sink.figure(line, kSglang, "kv_cache_tokens", *n, "tokens");
     }
-    sink.figure_after(line, kSglang, "K size:", "kv_cache_k");
-    sink.figure_after(line, kSglang, "V size:", "kv_cache_v");
+    if (!sink.figure_after(line, kSglang, "KV size:", "kv_cache_latent")) {
+      sink.figure_after(line, kSglang, "K size:", "kv_cache_k");
+      sink.figure_after(line, kSglang, "V size:", "kv_cache_v");
+    }
     if (const auto v = keyed_value(body, "dtype")) sink.setting(line, kSglang, "kv_cache_dtype", v->substr(v->find('.') + 1));
     return true;
   }
@@ -56,7 +55,8 @@ bool read_sglang_line(const LogLine& line, FactSink& sink) {
     keyed_figure(line, sink, "max_total_num_tokens", "max_total_num_tokens", "tokens");
     sink.figure_after(line, kSglang, "available_gpu_mem=", "available_gpu_mem");
     if (const auto v = keyed_value(body, "context_len")) sink.setting(line, kSglang, "context_length", *v);
-    if (const auto v = keyed_value(body, "max_running_requests")) sink.setting(line, kSglang, "max_running_requests", *v);
+    // What the scheduler derived (clamp(#tokens / context x 512, 2048, 4096) unless given): a figure.
+    keyed_figure(line, sink, "max_running_requests", "max_running_requests", "requests");
     if (const auto v = keyed_value(body, "chunked_prefill_size")) sink.setting(line, kSglang, "chunked_prefill_size", *v);
     return true;
   }
@@ -78,6 +78,12 @@ bool read_sglang_line(const LogLine& line, FactSink& sink) {
       if (*v != "None") sink.setting(line, kSglang, "context_length", *v);
     }
     if (const auto v = keyed_value(body, "kv_cache_dtype")) sink.setting(line, kSglang, "kv_cache_dtype", *v);
+    // The flags that size the pool or its default fraction; None is SGLang's "not given".
+    for (const std::string_view key : {"pp_size", "page_size", "chunked_prefill_size", "max_total_tokens",
+                                       "max_running_requests"}) {
+      const auto v = keyed_value(body, key);
+      if (v && *v != "None") sink.setting(line, kSglang, key == "pp_size" ? "pipeline_parallel_size" : key, *v);
+    }
     return true;
   }
   return false;

@@ -26,6 +26,22 @@ bool read_trtllm_line(const LogLine& line, FactSink& sink) {
     }
   }
   if (sink.setting_after(line, kTrt, "Number of tokens per block:", "tokens_per_block")) return true;
+  if (const auto rest = after(body, "TensorRT-LLM version:")) {
+    std::string_view v = *rest;
+    while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+    sink.setting(line, kTrt, "trtllm_version", v.substr(0, v.find(' ')));
+    return true;
+  }
+  if (const auto rest = after(body, "Both free_gpu_memory_fraction and max_tokens are set (to ")) {
+    // "... are set (to 0.800000011920929 and 860308, respectively). The smaller value will be used."
+    // The fraction as the engine holds it, and the tokens its memory estimate gave (max_tokens).
+    if (const auto fraction = leading_number(*rest)) {
+      sink.setting(line, kTrt, "free_gpu_memory_fraction", *fraction);
+      if (const auto tokens = after(*rest, " and "))
+        if (const auto n = leading_number(*tokens)) sink.figure(line, kTrt, "max_tokens", *n, "tokens");
+    }
+    return true;
+  }
   if (const auto rest = after(body, "Using ")) {
     if (body.find("tokens in paged KV cache") != std::string_view::npos) {
       if (const auto n = leading_number(*rest)) sink.figure(line, kTrt, "kv_cache_tokens", *n, "tokens");
