@@ -31,8 +31,9 @@ TEST_CASE("advise: SGLang's --mem-fraction-static changes the cheapest configura
   CHECK(by_default["gpu"] == "rtx3090");
   CHECK(by_default["count"] == 1);
   CHECK(by_default["fits"] == true);
-  // At 0.5 the static memory of one 3090 is 12 GiB, less than the 14.96 GiB of weights: SGLang
-  // would not start. Two with tp 2 hold 7.48 GiB of weights each, within their 12 GiB.
+  // At 0.5 SGLang keeps half of the memory free before loading (under 12 GiB of the 3090's 24)
+  // for weights and cache: less than the 14.96 GiB of weights, so it would not start. Two with
+  // tp 2 hold 7.48 GiB of weights each.
   const nlohmann::json at_half = first_config("--runtime sglang --mem-fraction-static 0.5");
   CHECK(at_half["gpu"] == "rtx3090");
   CHECK(at_half["count"] == 2);
