@@ -86,12 +86,11 @@ void append_row_csv_cells(std::string& out, const Row& row) {
   for (const Finding& finding : row.findings) joined += (joined.empty() ? "" : ";") + finding.code;
   text(out, joined);
   text(out, describe_breakdown(row));
-  const std::optional<double> per_sequence =
-      row.decode_bound ? std::optional<double>(row.decode_bound->tokens_per_s_per_sequence) : std::nullopt;
-  const std::optional<double> batch =
-      row.decode_bound ? std::optional<double>(row.decode_bound->tokens_per_s_batch) : std::nullopt;
-  optional_cell(out, per_sequence);
-  optional_cell(out, batch);
+  // The roofline bound as two plain cells, empty when the card's bandwidth is unknown.
+  out += ',';
+  if (row.decode_bound) append_json_double(out, row.decode_bound->tokens_per_s_per_sequence);
+  out += ',';
+  if (row.decode_bound) append_json_double(out, row.decode_bound->tokens_per_s_batch);
   out += '\n';
 }
 
