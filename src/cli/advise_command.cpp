@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/arguments.h"
+#include "cli/cli.h"
 #include "engines/core/profile.h"
 #include "engines/core/request_texts.h"
 #include "kvplan/advise.h"
@@ -27,12 +28,16 @@ constexpr std::string_view kExamples = R"(Examples:
   kvplan advise --model qwen3-8b --ctx 32k --batch 8 --runtime vllm --gpus 4090,l40s,h100
   kvplan advise --model llama3.1-8b --ctx 128k --quality int4 --prices my-prices.csv   # lines "id,price"
   kvplan advise --model llama3.1-8b --ctx 64k --format json        # configs, cheapest first
+  kvplan advise --model qwen3-8b --ctx 32k --runtime sglang --mem-fraction-static 0.8   # the engine's own flags
 
 Prices are approximate USD per GPU-hour with their dates (kvplan gpus --format json has each source);
 only priced cards are tried unless --gpus names them.)";
 
 constexpr SettingNames kAdviseNames{"--ctx",     "--batch",  "--overhead", "--util",    "--mtp-layers", "--kv-dtype",
                                     "--weight-dtype", "--weights", "--params", "--runtime", "--gpus",      "--text-only"};
+
+/// Engine options that fix the deployment's split, which the advisor searches.
+constexpr std::string_view kSplitOptions[] = {"tensor-parallel-size", "tp-size", "pp-size", "tp_size", "pp_size"};
 
 /// The cards to try: --gpus, else every catalog card with a price (or with one in --prices).
 std::vector<PricedGpu> candidates(const std::string& gpus, const std::vector<GivenPrice>& given, bool from_file) {
@@ -72,7 +77,7 @@ std::vector<PricedGpu> candidates(const std::string& gpus, const std::vector<Giv
 
 }  // namespace
 
-AdviseCommand::AdviseCommand(CLI::App& app) {
+AdviseCommand::AdviseCommand(CLI::App& app, const EngineEntry* runtime) : engine_(runtime) {
   command_ = app.add_subcommand("advise", "The cheapest cards, GPU counts and dtypes that run a model at a context");
   command_->add_option("-m,--model", model_, "Catalog name or alias, config.json, GGUF or spec file")->type_name("NAME|PATH");
   command_->add_option("-c,--ctx", ctx_, "Context length per sequence (one): 65536, 64k")->type_name("TOKENS");
@@ -94,12 +99,13 @@ AdviseCommand::AdviseCommand(CLI::App& app) {
   command_->add_option("--overhead", overhead_, "Runtime memory beyond weights and KV, with its unit (generic)")->type_name("SIZE");
   command_->add_option("-f,--format", format_, "Output: table or json [default: table]")->type_name("FORMAT");
   command_->add_flag("-q,--quiet", quiet_, "No quality notes under the table (the JSON keeps them)");
+  engine_flags_.add_to(*command_, runtime);
   command_->footer(std::string(kExamples));
 }
 
 bool AdviseCommand::parsed() const { return command_->parsed(); }
 
-int AdviseCommand::run(std::ostream& out) const {
+int AdviseCommand::run(std::ostream& out, const Environment& env) const {
   if (model_.empty()) throw Error("advise: --model is required");
   if (ctx_.empty()) throw Error("advise: --ctx is required (one context, e.g. 64k)");
   const OutputFormat format = parse_output_format(format_, "--format");
@@ -110,6 +116,13 @@ int AdviseCommand::run(std::ostream& out) const {
   texts.runtime = runtime_;
   texts.utilization = utilization_;
   texts.overhead = overhead_;
+  texts.engine_options = engine_flags_.options(*command_, env, engine_);
+  // The advisor chooses the GPU count and how the model is split over it.
+  for (const EngineOption& option : texts.engine_options)
+    for (const std::string_view split : kSplitOptions)
+      if (option.name == split)
+        throw Error(fmt::format("{}: the advisor tries 1, 2, 4, ... GPUs and their splits itself (--max-gpus caps the count)",
+                                option.shown_as));
   const ModelSpec model = load_model(model_, hf_hub_cache_from_environment());
   AdviseRequest request;
   request.base = build_plan_request(texts, model, kAdviseNames);

@@ -14,6 +14,7 @@
 
 #include "cli/advise_command.h"
 #include "cli/arguments.h"
+#include "cli/engine_flags.h"
 #include "cli/hf_hub_cache.h"
 #include "cli/max_command.h"
 #include "cli/sweep_command.h"
@@ -170,66 +171,6 @@ int run_spec(const std::string& model, std::ostream& out) {
   return 0;
 }
 
-/// One option group per engine, with the engine's own flags; their values land in `values`. Only
-/// `runtime`'s when it is set: CLI11 checks every new option against all the others, and those
-/// checks were a third of the headline command's start-up (a foreign flag is still named:
-/// refuse_unknown_flags).
-void add_engine_options(CLI::App& app, std::map<std::string, std::vector<std::string>>& values,
-                        std::map<std::string, bool>& switches, const EngineEntry* runtime) {
-  for (const EngineEntry& engine : engines()) {
-    if (runtime && &engine != runtime) continue;
-    for (const OptionSpec& spec : engine.options) {
-      const std::string name(spec.name);
-      if (values.count(name) || switches.count(name)) continue;  // declared by an earlier engine too
-      std::string names = "--" + name;
-      for (const std::string& other : split_words(spec.spellings))
-        if (other.rfind("--", 0) == 0) names += "," + other;
-      if (spec.value_name.empty()) {
-        app.add_flag(names, switches[name], std::string(spec.help))->group(std::string(engine.options_title));
-      } else {
-        app.add_option(names, values[name], std::string(spec.help))
-            ->type_name(std::string(spec.value_name))
-            ->group(std::string(engine.options_title));
-      }
-    }
-  }
-}
-
-/// The engine options as the request carries them: given on the line, or from the environment
-/// variable the engine reads (OptionSpec::env) when not.
-std::vector<EngineOption> engine_options(const std::map<std::string, std::vector<std::string>>& values,
-                                         const std::map<std::string, bool>& switches, const CLI::App& app,
-                                         const Environment& env, const EngineEntry* runtime) {
-  std::vector<EngineOption> options;
-  for (const EngineEntry& engine : engines()) {
-    // Only registered options can have been given, and only the runtime's read the environment.
-    if (runtime && &engine != runtime) continue;
-    for (const OptionSpec& spec : engine.options) {
-      const std::string name(spec.name);
-      if (std::any_of(options.begin(), options.end(), [&](const EngineOption& o) { return o.name == name; })) continue;
-      const std::string flag = "--" + name;
-      const bool given = app.get_option_no_throw(flag) != nullptr && app.count(flag) > 0;
-      if (given) {
-        // Given more than once (a list such as -c 8k -c 16k): one comma-separated value.
-        std::string joined;
-        if (const auto value = values.find(name); value != values.end())
-          for (const std::string& part : value->second) joined += (joined.empty() ? "" : ",") + part;
-        options.push_back({name, joined, flag});
-        continue;
-      }
-      // An engine's environment variables speak only to that engine: VLLM_ALLOW_LONG_MAX_MODEL_LEN
-      // in the shell does not make a generic plan refuse a vLLM setting.
-      if (spec.env.empty() || &engine != runtime) continue;
-      if (const std::optional<std::string> from_env = env.get(std::string(spec.env)); from_env && !from_env->empty()) {
-        if (spec.value_name.empty() && (*from_env == "0" || *from_env == "false" || *from_env == "False")) continue;
-        options.push_back({name, *from_env, std::string(spec.env)});
-      }
-    }
-  }
-  (void)switches;
-  return options;
-}
-
 }  // namespace
 
 int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err, const Terminal& terminal,
@@ -301,10 +242,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   for (const EngineEntry& engine : engines())
     runtimes += fmt::format("{}{} ({})", runtimes.empty() ? "" : ", ", engine.name, engine.summary);
   app.add_option("--runtime", texts.runtime, "Engine profile: " + runtimes + " [default: generic]")->type_name("ENGINE");
-  std::map<std::string, std::vector<std::string>> option_values;
-  std::map<std::string, bool> switches;
+  EngineFlags engine_flags;
   const std::vector<std::string> typed(argv, argv + argc);
-  add_engine_options(app, option_values, switches, asks_for_help(typed) ? nullptr : runtime_on_line(typed, true));
+  const EngineEntry* const runtime = asks_for_help(typed) ? nullptr : runtime_on_line(typed, true);
+  engine_flags.add_to(app, runtime);
 
   CatalogFlags models_flags;
   CLI::App* models = app.add_subcommand("models", "List the built-in model catalog, one line each (a WORD filters it)");
@@ -332,7 +273,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   if (named("sweep")) sweep_command.emplace(app);
   const std::unique_ptr<ExplainCommand> explain = named("explain") ? ExplainCommand::add_to(app) : nullptr;
   std::optional<AdviseCommand> advise_command;
-  if (named("advise")) advise_command.emplace(app);
+  if (named("advise")) advise_command.emplace(app, runtime);
   std::optional<PlotCommand> plot_command;
   if (named("plot")) plot_command.emplace(app);
   std::optional<FitCommand> fit_command;
@@ -360,10 +301,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (gpus->parsed()) return run_gpus(gpus_flags, out);
     if (spec->parsed()) return run_spec(spec_model, out);
     if (explain && explain->parsed()) return explain->run(out);
-    if (advise_command && advise_command->parsed()) return advise_command->run(out);
+    if (advise_command && advise_command->parsed()) return advise_command->run(out, env);
     if (plot_command && plot_command->parsed()) return plot_command->run(out);
-    texts.engine_options =
-        engine_options(option_values, switches, app, env, asks_for_help(typed) ? nullptr : runtime_on_line(typed, true));
+    texts.engine_options = engine_flags.options(app, env, runtime);
     use_machine_gpus(plan, env);
     if (max_command && max_command->parsed()) return max_command->run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified, &plan.detected}, out);
     if (fit_command && fit_command->parsed()) return fit_command->run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified, &plan.detected}, out);

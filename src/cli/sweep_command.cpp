@@ -38,10 +38,11 @@ std::vector<std::string> comma_items(const std::string& text, std::string_view f
 /// Writes what has gathered once it is worth a write: the rows stream, a few at a time.
 class Stream {
  public:
-  explicit Stream(std::ostream& out) : out_(out) {}
-  void add(const std::string& text) {
-    buffer_ += text;
-    if (buffer_.size() >= 1 << 16) flush();
+  explicit Stream(std::ostream& out) : out_(out) { buffer_.reserve(kPiece + 4096); }
+  /// Where the next lines go.
+  std::string& buffer() { return buffer_; }
+  void maybe_flush() {
+    if (buffer_.size() >= kPiece) flush();
   }
   void flush() {
     if (!buffer_.empty()) write_output(out_, buffer_);
@@ -49,6 +50,7 @@ class Stream {
   }
 
  private:
+  static constexpr std::size_t kPiece = std::size_t{1} << 16;
   std::ostream& out_;
   std::string buffer_;
 };
@@ -96,9 +98,10 @@ int SweepCommand::run(const PlanInputs& inputs, std::ostream& out, std::ostream&
         request.caches.push_back({&type, &type});
       }
     for (const std::vector<GpuSpec>& deployment : deployments) {
-      const std::string runtime(find_engine(request.runtime, "--runtime").name);
+      lines.start(model, deployment, find_engine(request.runtime, "--runtime").name);
       const std::vector<SweptOut> left_out = sweep_rows(model, deployment, request, [&](Row&& row) {
-        stream.add(lines.line(model, deployment, runtime, std::move(row)));
+        lines.append(row, stream.buffer());
+        stream.maybe_flush();
       });
       // What the grid lacks, on stderr: stdout stays one row per line.
       for (const SweptOut& out_of_grid : left_out)

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kvplan/error.h"
+#include "model/text_append.h"
 #include "model/wide_int.h"
 
 namespace kvplan {
@@ -185,7 +186,12 @@ std::uint64_t scale_by_millionths(std::uint64_t bytes, std::uint32_t millionths)
   return static_cast<std::uint64_t>(product / 1'000'000);
 }
 
-std::string format_gib_number(std::int64_t bytes) {
+void append_decimal(std::string& out, std::uint64_t value) {
+  const fmt::format_int digits(value);
+  out.append(digits.data(), digits.size());
+}
+
+void append_gib_number(std::string& out, std::int64_t bytes) {
   // Rounded to the nearest hundredth of a GiB in integer arithmetic, so the printed figure never
   // depends on floating-point formatting.
   const bool negative = bytes < 0;
@@ -194,10 +200,38 @@ std::string format_gib_number(std::int64_t bytes) {
   const u128 hundredths = (magnitude * 100 + GiB / 2) / GiB;
   const auto whole = static_cast<std::uint64_t>(hundredths / 100);
   const auto cents = static_cast<unsigned>(hundredths % 100);
-  return fmt::format("{}{}.{:02}", negative && hundredths != 0 ? "-" : "", whole, cents);
+  if (negative && hundredths != 0) out += '-';
+  append_decimal(out, whole);
+  out += '.';
+  out += static_cast<char>('0' + cents / 10);
+  out += static_cast<char>('0' + cents % 10);
 }
 
-std::string format_gib(std::int64_t bytes) { return format_gib_number(bytes) + " GiB"; }
+void append_gib(std::string& out, std::int64_t bytes) {
+  append_gib_number(out, bytes);
+  out += " GiB";
+}
+
+void append_thousands(std::string& out, std::uint64_t value) {
+  const fmt::format_int digits(value);
+  const std::size_t count = digits.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    if (i > 0 && (count - i) % 3 == 0) out += ',';
+    out += digits.data()[i];
+  }
+}
+
+std::string format_gib_number(std::int64_t bytes) {
+  std::string out;
+  append_gib_number(out, bytes);
+  return out;
+}
+
+std::string format_gib(std::int64_t bytes) {
+  std::string out;
+  append_gib(out, bytes);
+  return out;
+}
 
 std::string format_bytes_compact(std::uint64_t bytes) {
   struct Unit {
@@ -214,9 +248,9 @@ std::string format_bytes_compact(std::uint64_t bytes) {
 }
 
 std::string format_thousands(std::uint64_t value) {
-  std::string digits = std::to_string(value);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), ",");
-  return digits;
+  std::string out;
+  append_thousands(out, value);
+  return out;
 }
 
 std::string format_param_count(std::uint64_t params) {

@@ -2,7 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "reports/fields.h"
+#include "reports/row_csv_writer.h"
+#include "reports/row_json_writer.h"
 
 namespace kvplan {
 
@@ -23,28 +24,37 @@ std::string deployment_name(const std::vector<GpuSpec>& gpus) {
 
 }  // namespace
 
-std::string SweepLines::line(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const std::string& runtime,
-                             Row&& row) {
-  if (!csv_) {
-    nlohmann::ordered_json fields;
-    fields["model"] = model.id;
-    fields["gpu"] = deployment_name(gpus);
-    fields["runtime"] = runtime;
-    nlohmann::ordered_json row_fields = row_to_json(row);  // kept alive while its items are moved
-    for (auto& [key, value] : row_fields.items()) fields[key] = std::move(value);
-    return fields.dump() + "\n";
+void SweepLines::start(const ModelSpec& model, const std::vector<GpuSpec>& gpus, std::string_view runtime) {
+  // The names every line of this model and deployment begins with, written once.
+  prefix_.clear();
+  if (csv_) {
+    append_csv_text(prefix_, model.id);
+    prefix_ += ',';
+    append_csv_text(prefix_, deployment_name(gpus));
+    prefix_ += ',';
+    append_csv_text(prefix_, runtime);
+    return;
   }
-  // The CSV writer's own columns, one row at a time; its header once.
-  report_.model = &model;
-  report_.gpus = gpus;
-  report_.plan.runtime = runtime;
-  report_.plan.rows.clear();
-  report_.plan.rows.push_back(std::move(row));
-  const std::string text = format_csv(report_);
-  const std::size_t header_end = text.find('\n');
-  const bool with_header = !header_written_;
-  header_written_ = true;
-  return with_header || header_end == std::string::npos ? text : text.substr(header_end + 1);
+  prefix_ = "{\"model\":";
+  append_json_string(prefix_, model.id);
+  prefix_ += ",\"gpu\":";
+  append_json_string(prefix_, deployment_name(gpus));
+  prefix_ += ",\"runtime\":";
+  append_json_string(prefix_, runtime);
+  prefix_ += ',';
+}
+
+void SweepLines::append(const Row& row, std::string& out) {
+  if (csv_) {
+    if (!header_written_) append_csv_header(out);
+    header_written_ = true;
+    out += prefix_;
+    append_row_csv_cells(out, row);
+    return;
+  }
+  out += prefix_;
+  append_row_json_members(out, row);
+  out += "}\n";
 }
 
 }  // namespace kvplan

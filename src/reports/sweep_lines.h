@@ -3,6 +3,7 @@
 // rows' fields, and the CSV writer's columns), named by model, GPU and runtime.
 
 #include <string>
+#include <string_view>
 
 #include "kvplan/report.h"
 
@@ -13,13 +14,19 @@ class SweepLines {
   /// `csv`: CSV lines under one header line; else NDJSON.
   explicit SweepLines(bool csv) : csv_(csv) {}
 
-  /// The line (or, first in CSV, the header and the line) of `row` of `model` on `gpus` under `runtime`.
-  std::string line(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const std::string& runtime, Row&& row);
+  /// Names the rows that follow: `model` on `gpus` under `runtime` (kept by reference until the
+  /// next start).
+  void start(const ModelSpec& model, const std::vector<GpuSpec>& gpus, std::string_view runtime);
+
+  /// Appends the line of `row` (first in CSV, the header and the line) to `out`.
+  void append(const Row& row, std::string& out);
 
  private:
   bool csv_;
   bool header_written_ = false;
-  Report report_;  // one row at a time, for the CSV writer
+  /// What every line of the model and deployment begins with: `{"model":...,"runtime":...,` or
+  /// `model,gpu,runtime`.
+  std::string prefix_;
 };
 
 }  // namespace kvplan

@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <map>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include "kvplan/units.h"
+#include "model/text_append.h"
 #include "model/wide_int.h"
 
 namespace kvplan {
@@ -57,12 +59,20 @@ std::optional<DecodeBound> decode_bound(const Row& row, const ModelSpec& model, 
   bound.tokens_per_s_per_sequence = 1.0 / step_seconds;
   bound.tokens_per_s_batch = static_cast<double>(row.batch) / step_seconds;
   const bool moe = active_share(1'000'000'000, model) != 1'000'000'000;
-  bound.rule = fmt::format("roofline bound, not a prediction: {} read per decode step ({} {}weights + {} cache of {} "
-                           "sequence{}) / {:g} GB/s",
-                           format_gib(static_cast<std::int64_t>(bound.weights_bytes_read + bound.kv_bytes_read)),
-                           format_gib(static_cast<std::int64_t>(bound.weights_bytes_read)), moe ? "active " : "",
-                           format_gib(static_cast<std::int64_t>(bound.kv_bytes_read)), row.batch,
-                           row.batch == 1 ? "" : "s", bound.bandwidth_gbps);
+  // Written piece by piece: a sweep writes this sentence for every row.
+  std::string& rule = bound.rule;
+  rule.reserve(160);
+  rule += "roofline bound, not a prediction: ";
+  append_gib(rule, static_cast<std::int64_t>(bound.weights_bytes_read + bound.kv_bytes_read));
+  rule += " read per decode step (";
+  append_gib(rule, static_cast<std::int64_t>(bound.weights_bytes_read));
+  rule += moe ? " active weights + " : " weights + ";
+  append_gib(rule, static_cast<std::int64_t>(bound.kv_bytes_read));
+  rule += " cache of ";
+  append_decimal(rule, row.batch);
+  rule += row.batch == 1 ? " sequence) / " : " sequences) / ";
+  fmt::format_to(std::back_inserter(rule), FMT_COMPILE("{:g}"), bound.bandwidth_gbps);
+  rule += " GB/s";
   return bound;
 }
 

@@ -13,6 +13,7 @@
 #include "engines/core/settle.h"
 #include "kvplan/error.h"
 #include "kvplan/plan.h"
+#include "model/text_append.h"
 
 namespace kvplan {
 
@@ -32,10 +33,15 @@ bool is_fp8(const Dtype* type) { return type && type->name.substr(0, 3) == "fp8"
 void add_common_findings(Row& row, const ModelSpec& model, const std::vector<GpuSpec>& gpus) {
   const GpuSpec& gpu = gpus.front();
   if (model.max_context && row.ctx > model.max_context && !has_finding(row, "beyond_trained_context"))
-    row.findings.push_back({"beyond_trained_context",
-                            fmt::format("ctx {} is beyond the model's trained context of {} tokens", format_thousands(row.ctx),
-                                        format_thousands(model.max_context)),
-                            false});
+  {
+    // Written piece by piece: a sweep past the trained context writes this for every row.
+    std::string text = "ctx ";
+    append_thousands(text, row.ctx);
+    text += " is beyond the model's trained context of ";
+    append_thousands(text, model.max_context);
+    text += " tokens";
+    row.findings.push_back({"beyond_trained_context", std::move(text), false});
+  }
   const bool fp8_cache = is_fp8(row.cache.k) || is_fp8(row.cache.v);
   const bool fp8_weights = is_fp8(row.weight_dtype);
   if ((fp8_cache || fp8_weights) && !gpu.fp8 && gpu.memory_basis != "given" && !has_finding(row, "fp8_not_native_on_gpu"))

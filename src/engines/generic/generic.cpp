@@ -16,6 +16,7 @@ namespace kvplan {
 namespace {
 
 constexpr std::uint64_t kDefaultOverhead = 2 * GiB;  // seed 000's figure
+const Dtype kNotPriced{"(not priced)", 1, 2, ""};  // marks weights that could not be priced ahead
 
 class GenericProfile final : public Profile {
  public:
@@ -39,6 +40,12 @@ class GenericProfile final : public Profile {
       throw Error(fmt::format("{}: a total context for all sequences is llama.cpp's -c; the generic profile takes "
                               "tokens per sequence",
                               request.names.ctx));
+    automatic_ = &parse_kv_dtype("auto", *model.weight_dtype);
+    try {
+      request_weights_ = weights_of(request.weight_dtype);
+    } catch (const Error&) {
+      request_weights_.dtype = &kNotPriced;  // no row's dtype: every row prices (and throws) itself
+    }
   }
 
   Row price(const RowQuery& query) const override {
@@ -52,9 +59,9 @@ class GenericProfile final : public Profile {
     row.kv_bytes = cost.kv_bytes;
     row.state_bytes = cost.state_bytes;
     row.breakdown = std::move(cost.breakdown);
-    const WeightsEstimate weights = estimate_weights(model_, query.weight_dtype);
-    row.weights_bytes = weights.bytes / ranks_ + (weights.bytes % ranks_ != 0 ? 1 : 0);
-    row.weights_rule = ranks_ == 1 ? weights.rule : fmt::format("{}, / {} GPUs (tensor parallel)", weights.rule, ranks_);
+    const Weights weights = query.weight_dtype == request_weights_.dtype ? request_weights_ : weights_of(query.weight_dtype);
+    row.weights_bytes = weights.bytes;
+    row.weights_rule = weights.rule;
     row.tp = ranks_;
     if (ranks_ > 1)
       row.assumptions.push_back(fmt::format("{}-way tensor parallelism at its ideal: weights / {}, KV heads split (each GPU "
@@ -108,14 +115,29 @@ class GenericProfile final : public Profile {
  private:
   /// "auto": the model's compute dtype (bf16 for quantized checkpoints), as vLLM means it.
   CacheDtypes resolve(const CacheDtypes& cache) const {
-    const Dtype& automatic = parse_kv_dtype("auto", *model_.weight_dtype);
-    return {cache.k ? cache.k : &automatic, cache.v ? cache.v : &automatic};
+    return {cache.k ? cache.k : automatic_, cache.v ? cache.v : automatic_};
+  }
+
+  /// One GPU's weights at `dtype` (nullptr: the checkpoint's own), and the rule.
+  struct Weights {
+    const Dtype* dtype = nullptr;
+    std::uint64_t bytes = 0;
+    std::string rule;
+  };
+  Weights weights_of(const Dtype* dtype) const {
+    const WeightsEstimate weights = estimate_weights(model_, dtype);
+    return {dtype, weights.bytes / ranks_ + (weights.bytes % ranks_ != 0 ? 1 : 0),
+            ranks_ == 1 ? weights.rule : fmt::format("{}, / {} GPUs (tensor parallel)", weights.rule, ranks_)};
   }
 
   const ModelSpec& model_;  // the plan refers to its model (Plan::profile)
   GpuSpec gpu_;
   std::uint32_t ranks_ = 1;
   PlanSettings settings_;
+  const Dtype* automatic_ = nullptr;  // the cache dtype "auto" means
+  // The weights at the request's dtype, the same for every row of a plan or a sweep: priced once.
+  // Errors (weights of unknown size) wait for a row to ask, as they did before.
+  Weights request_weights_;
 };
 
 std::shared_ptr<const Profile> make_generic(const ModelSpec& model, const std::vector<GpuSpec>& gpus,

@@ -100,6 +100,14 @@ SglangSettings base_settings(const PlanRequest& request) {
 
 std::uint64_t round_up(std::uint64_t tokens, std::uint64_t page) { return round_up_to(tokens, page, "KV cache"); }
 
+/// What other processes hold on the card (--used, or the card less --free; the larger when both
+/// are given): the engine measures free memory at start-up, and they are not free.
+std::uint64_t co_tenant_bytes(const PlanRequest& request, const GpuSpec& gpu) {
+  std::uint64_t held = request.used_bytes.value_or(0);
+  if (request.free_bytes && *request.free_bytes < gpu.memory_bytes) held = std::max(held, gpu.memory_bytes - *request.free_bytes);
+  return held;
+}
+
 class SglangProfile final : public Profile {
  public:
   SglangProfile(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const PlanRequest& request)
@@ -110,6 +118,7 @@ class SglangProfile final : public Profile {
     base_.tp = deployment.tp;
     base_.pp = deployment.pp;
     gpus_ = deployment.gpus;
+    base_.co_tenant_bytes = co_tenant_bytes(request, gpus_.front());
     if (request.weight_dtype)
       throw Error(fmt::format("{} does not apply to the SGLang profile: SGLang runs the checkpoint's own weights (give the "
                               "quantized checkpoint you serve)",

@@ -323,12 +323,13 @@ SglangResult finish_assumptions(SglangResult& r, const ModelSpec& model, const S
   const std::uint32_t world = s.tp * s.pp;
   (void)model;
   if (!b.before_measured || !b.after_measured)
-    r.assumptions.push_back(fmt::format("ESTIMATE: free memory before load = the CUDA total {}{} - 0.5 GiB CUDA context{}, "
+    r.assumptions.push_back(fmt::format("ESTIMATE: free memory before load = the CUDA total {}{} - 0.5 GiB CUDA context{}{}, "
                                         "after = before - the weights per rank (loader temporaries not counted); give "
                                         "--sglang-free-before-load / --sglang-free-after-load from SGLang's 'Load weight "
                                         "begin/end. avail mem' lines to make #tokens exact",
                                         gib(b.cuda_total), b.cuda_total_known ? "" : " (the driver's total less 0.46 GiB)",
-                                        world > 1 ? " - 2 GiB NCCL (as record S4 showed at TP 8)" : ""));
+                                        world > 1 ? " - 2 GiB NCCL (as record S4 showed at TP 8)" : "",
+                                        s.co_tenant_bytes ? " - " + gib(s.co_tenant_bytes) + " held by other processes" : ""));
   if (b.mfs_default && smallest->memory_basis != "driver-reported")
     r.assumptions.push_back("ESTIMATE: SGLang's default --mem-fraction-static reads nvidia-smi's total; this card's "
                             "memory is not the driver's figure");
@@ -421,7 +422,8 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   // CUDA context (~0.5 GiB) and, with several ranks, NCCL's buffers: 2.01 GiB at TP 8 in record S4.
   const std::uint64_t context = GiB / 2 + (world > 1 ? 2 * GiB : 0);
   b.before_measured = s.free_before_load.has_value();
-  b.free_before_load = s.free_before_load ? *s.free_before_load : (b.cuda_total > context ? b.cuda_total - context : 0);
+  const std::uint64_t taken = checked_add(context, s.co_tenant_bytes, "memory");
+  b.free_before_load = s.free_before_load ? *s.free_before_load : (b.cuda_total > taken ? b.cuda_total - taken : 0);
   b.after_measured = s.free_after_load.has_value();
   b.free_after_load = s.free_after_load ? *s.free_after_load
                                         : (b.free_before_load > b.weights ? b.free_before_load - b.weights : 0);

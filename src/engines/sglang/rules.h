@@ -62,6 +62,9 @@ struct SglangSettings {
   /// The free memory SGLang printed ("Load weight begin/end. avail mem="), per GPU; empty: estimated.
   std::optional<std::uint64_t> free_before_load;
   std::optional<std::uint64_t> free_after_load;
+  /// Memory other processes hold on each GPU (--used, or the card less --free): SGLang measures
+  /// free memory at start-up, so it comes out of the estimate of what SGLang sees.
+  std::uint64_t co_tenant_bytes = 0;
 };
 
 /// What SGLang reads before sizing the pool, per GPU (the MIN over all ranks).

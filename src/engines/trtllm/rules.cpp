@@ -309,7 +309,8 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
                   "--trtllm-free-memory from its 'Memory usage when calculating max tokens' line",
                   ExitCode::unsupported_architecture);
     estimate_peak(model, s, world, b);
-    const std::uint64_t used = checked_add(checked_add(b.weights, b.activation, "memory"), b.non_torch, "memory");
+    const std::uint64_t used = checked_add(
+        checked_add(checked_add(b.weights, b.activation, "memory"), b.non_torch, "memory"), s.co_tenant_bytes, "memory");
     b.free_memory = b.cuda_total > used ? b.cuda_total - used : 0;
   }
   b.kv_budget = to_u64(static_cast<double>(b.free_memory) * b.fraction);
@@ -495,9 +496,10 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   if (!b.measured)
     r.assumptions.push_back(fmt::format("ESTIMATE: the free memory after the weights and the dry run = the CUDA total "
                                         "{}{} - weights - an activation and non-torch estimate calibrated on one H100 log "
-                                        "(T1); give --trtllm-free-memory (the 'available KV cache memory' it logs / the "
+                                        "(T1){}; give --trtllm-free-memory (the 'available KV cache memory' it logs / the "
                                         "fraction) to make the token count exact",
-                                        gib(b.cuda_total), b.cuda_total_known ? "" : " (the driver's total less 0.46 GiB)"));
+                                        gib(b.cuda_total), b.cuda_total_known ? "" : " (the driver's total less 0.46 GiB)",
+                                        s.co_tenant_bytes ? " - " + gib(s.co_tenant_bytes) + " held by other processes" : ""));
   else if (pytorch(s.version))
     r.assumptions.push_back("the final KV manager sees the same free memory as the creator's estimate (TensorRT-LLM frees "
                             "the estimation pool and the dry-run executor before creating it)");

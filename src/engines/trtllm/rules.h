@@ -56,6 +56,9 @@ struct TrtllmSettings {
   TrtllmVersion version = TrtllmVersion::v1_1;
   /// The free memory the fraction multiplies, per GPU, as TensorRT-LLM measured it; empty: estimated.
   std::optional<std::uint64_t> free_memory;
+  /// Memory other processes hold on each GPU (--used, or the card less --free): TensorRT-LLM
+  /// measures free memory after its dry run, so it comes out of the estimate of what it sees.
+  std::uint64_t co_tenant_bytes = 0;
 };
 
 /// One attention-window pool (a single one unless VSWA).

@@ -1,0 +1,97 @@
+// format_csv's cells without its tree: numbers as nlohmann::json dumps them (the row JSON
+// writer's own functions), text through the same printable() and quoting.
+
+#include "reports/row_csv_writer.h"
+
+#include "model/text.h"
+#include "reports/fields.h"
+#include "reports/row_json_writer.h"
+
+namespace kvplan {
+
+namespace {
+
+constexpr std::string_view kHeader =
+    "model,gpu,runtime,ctx,batch,kv_dtype,k_dtype,v_dtype,weight_dtype,kv_bytes_per_token,kv_bytes,state_bytes,"
+    "weights_bytes,weights_rule,overhead_bytes,total_bytes,capacity_bytes,headroom_bytes,fits,verdict,kv_pool_bytes,"
+    "available_kv_bytes,kv_cache_tokens,max_concurrency,starts,tp,pp,assumptions,warnings,kv_breakdown,"
+    "decode_tokens_per_s_per_sequence,decode_tokens_per_s_batch\n";
+
+void number(std::string& out, std::uint64_t value) {
+  out += ',';
+  append_json_uint(out, value);
+}
+
+void text(std::string& out, std::string_view value) {
+  out += ',';
+  append_csv_text(out, value);
+}
+
+template <typename T>
+void optional_cell(std::string& out, const std::optional<T>& value) {
+  out += ',';
+  if (!value) return;
+  if constexpr (std::is_same_v<T, double>) append_json_double(out, *value);
+  else append_json_uint(out, *value);
+}
+
+}  // namespace
+
+void append_csv_header(std::string& out) { out += kHeader; }
+
+void append_csv_text(std::string& out, std::string_view value) {
+  const std::string shown = printable(value, 4096);
+  if (shown.find_first_of(",\"\n\r") == std::string::npos) {
+    out += shown;
+    return;
+  }
+  out += '"';
+  for (const char c : shown) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+}
+
+void append_row_csv_cells(std::string& out, const Row& row) {
+  number(out, row.ctx);
+  number(out, row.batch);
+  text(out, row.cache.label());
+  text(out, row.cache.k->name);
+  text(out, row.cache.v->name);
+  text(out, row.weight_dtype->name);
+  number(out, row.kv_bytes_per_token);
+  number(out, row.kv_bytes);
+  number(out, row.state_bytes);
+  number(out, row.weights_bytes);
+  text(out, row.weights_rule);
+  number(out, row.overhead_bytes);
+  number(out, row.total_bytes);
+  number(out, row.capacity_bytes);
+  out += ',';
+  append_json_int(out, row.headroom_bytes);
+  out += row.fits ? ",true" : ",false";
+  text(out, to_string(row.verdict));
+  optional_cell(out, row.kv_pool_bytes);
+  optional_cell(out, row.engine.available_kv_bytes);
+  optional_cell(out, row.engine.kv_cache_tokens);
+  optional_cell(out, row.engine.max_concurrency);
+  out += row.engine.starts ? ",true" : ",false";
+  number(out, row.tp);
+  number(out, row.pp);
+  std::string joined;
+  for (const std::string& assumption : row.assumptions) joined += (joined.empty() ? "" : "; ") + assumption;
+  text(out, joined);
+  joined.clear();
+  for (const Finding& finding : row.findings) joined += (joined.empty() ? "" : ";") + finding.code;
+  text(out, joined);
+  text(out, describe_breakdown(row));
+  // The roofline bound as two plain cells, empty when the card's bandwidth is unknown.
+  out += ',';
+  if (row.decode_bound) append_json_double(out, row.decode_bound->tokens_per_s_per_sequence);
+  out += ',';
+  if (row.decode_bound) append_json_double(out, row.decode_bound->tokens_per_s_batch);
+  out += '\n';
+}
+
+}  // namespace kvplan
