@@ -36,7 +36,7 @@ _kvplan() {
   local options="--model --ctx --max-model-len --gpu --kv-dtype --kv-cache-dtype --weight-dtype --batch
                  --overhead --util --gpu-memory-utilization --format --no-color --check --mtp-layers --help --version
                  --wide --weights --params --gpus --text-only --unified
-                 --speed --budget --free --used --ignore-used --quiet --quality
+                 --speed --budget --free --used --ignore-used --ram --ram-bandwidth --quiet --quality
                  --family --min-params --max-params --top --all
                  --runtime --ctx-size --parallel --batch-size --ubatch-size --cache-type-k --cache-type-v --flash-attn
                  --kv-unified --swa-full --n-gpu-layers --gpu-layers --split-mode --tensor-split --main-gpu

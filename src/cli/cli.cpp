@@ -25,6 +25,7 @@
 #include "cli/fit_command.h"
 #include "cli/check_command.h"
 #include "cli/plot_command.h"
+#include "cli/ram_flags.h"
 #include "engines/core/profile.h"
 #include "engines/core/request_texts.h"
 #include "kvplan/catalog.h"
@@ -117,7 +118,9 @@ int run_plan(const PlanFlags& flags, const TableStyle& style, std::ostream& out)
   const ModelSpec model = load_model_for_cli(flags.model, flags.texts);
   report.model = &model;
   report.gpus = resolve_gpus_for_cli(flags.gpu, flags.gpu_count, flags.unified, "--gpu", &flags.detected);
-  report.plan = make_plan(model, report.gpus, build_plan_request(flags.texts, model, kFlagNames));
+  PlanRequest request = build_plan_request(flags.texts, model, kFlagNames);
+  resolve_ram_auto(request.engine_options);  // --ram auto: this machine's MemAvailable
+  report.plan = make_plan(model, report.gpus, request);
   if (flags.quiet && format != OutputFormat::json) report.plan.quality_notes.clear();
   write_output(out, format_report(report, format, style));
   return flags.check && !report.plan.all_fit() ? static_cast<int>(ExitCode::does_not_fit) : 0;
@@ -305,6 +308,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (plot_command && plot_command->parsed()) return plot_command->run(out);
     texts.engine_options = engine_flags.options(app, env, runtime);
     use_machine_gpus(plan, env);
+    if (((max_command && max_command->parsed()) || (sweep_command && sweep_command->parsed())) &&
+        std::any_of(texts.engine_options.begin(), texts.engine_options.end(), [](const EngineOption& o) { return o.name == "ram"; }))
+      throw Error("--ram: only the plain command places layers in system RAM (not kvplan max or sweep yet)");
     if (max_command && max_command->parsed()) return max_command->run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified, &plan.detected}, out);
     if (fit_command && fit_command->parsed()) return fit_command->run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified, &plan.detected}, out);
     if (sweep_command && sweep_command->parsed()) return sweep_command->run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified}, out, err);

@@ -28,7 +28,8 @@ std::uint64_t active_share(std::uint64_t weights, const ModelSpec& model) {
 
 }  // namespace
 
-std::optional<DecodeBound> decode_bound(const Row& row, const ModelSpec& model, const GpuSpec& gpu) {
+std::optional<DecodeBound> decode_bound(const Row& row, const ModelSpec& model, const GpuSpec& gpu,
+                                        const std::optional<HostMemory>& host) {
   if (!gpu.bandwidth_gbps || *gpu.bandwidth_gbps <= 0) return std::nullopt;
   DecodeBound bound;
   bound.bandwidth_gbps = *gpu.bandwidth_gbps;
@@ -55,7 +56,14 @@ std::optional<DecodeBound> decode_bound(const Row& row, const ModelSpec& model, 
   }
   const double bytes = static_cast<double>(bound.weights_bytes_read) + static_cast<double>(bound.kv_bytes_read);
   if (bytes <= 0) return std::nullopt;
-  const double step_seconds = bytes / (bound.bandwidth_gbps * 1e9);
+  double step_seconds = bytes / (bound.bandwidth_gbps * 1e9);
+  // Layers kept in system RAM (llama.cpp with --ram): their bytes go at the RAM's bandwidth, after
+  // the GPU's (the layers run one after the other). MoE weights read their active share there too.
+  std::uint64_t host_read = 0;
+  if (host && host->read_bytes > 0 && host->ram_bandwidth_gbps > 0) {
+    host_read = active_share(host->read_bytes, model);
+    step_seconds += static_cast<double>(host_read) / (host->ram_bandwidth_gbps * 1e9);
+  }
   bound.tokens_per_s_per_sequence = 1.0 / step_seconds;
   bound.tokens_per_s_batch = static_cast<double>(row.batch) / step_seconds;
   const bool moe = active_share(1'000'000'000, model) != 1'000'000'000;
@@ -73,6 +81,10 @@ std::optional<DecodeBound> decode_bound(const Row& row, const ModelSpec& model, 
   rule += row.batch == 1 ? " sequence) / " : " sequences) / ";
   fmt::format_to(std::back_inserter(rule), FMT_COMPILE("{:g}"), bound.bandwidth_gbps);
   rule += " GB/s";
+  if (host_read > 0)
+    bound.rule += fmt::format(" + {} read from system RAM / {:g} GB/s ({}; an estimate)",
+                              format_gib(static_cast<std::int64_t>(host_read)), host->ram_bandwidth_gbps,
+                              host->ram_bandwidth_source);
   return bound;
 }
 

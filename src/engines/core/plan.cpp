@@ -150,8 +150,11 @@ std::optional<MemoryRoom> memory_room(const PlanRequest& request, const GpuSpec&
   return room;
 }
 
-Row settle(const Profile& profile, const RowQuery& query, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
-           const std::optional<MemoryRoom>& room) {
+namespace {
+
+/// The row as priced, decided on the GPUs alone (within the room).
+Row settle_on_gpus(const Profile& profile, const RowQuery& query, const ModelSpec& model,
+                   const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room) {
   Row row = profile.price(query);
   add_common_findings(row, model, gpus);
   decide(row, gpus.front());
@@ -178,10 +181,48 @@ Row settle(const Profile& profile, const RowQuery& query, const ModelSpec& model
   return row;
 }
 
+/// With RAM declared, what the engine keeps in system memory must fit in it: the row does not fit
+/// in GPU + RAM otherwise. Without a declaration host memory is not counted (as before --ram).
+void decide_ram(const Profile& profile, Row& row, const GpuSpec& first) {
+  const std::optional<HostMemory> host = profile.host_memory(row);
+  if (!host || host->host_bytes <= host->ram_bytes) return;
+  row.findings.push_back({"over_ram",
+                          fmt::format("the engine keeps {} in system RAM; {} was declared",
+                                      format_gib(static_cast<std::int64_t>(std::min(host->host_bytes, kMaxComparable))),
+                                      format_gib(static_cast<std::int64_t>(std::min(host->ram_bytes, kMaxComparable)))),
+                          true});
+  decide(row, first);
+}
+
+}  // namespace
+
+Row settle(const Profile& profile, const RowQuery& query, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+           const std::optional<MemoryRoom>& room) {
+  Row row = settle_on_gpus(profile, query, model, gpus, room);
+  if (!row.fits && row.verdict != Verdict::engine_refuses && !query.gpu_layers) {
+    if (const std::optional<std::uint32_t> layers = profile.offload_layers(query)) {
+      // The most layers the GPUs hold: fewer layers never take more GPU memory, so bisection finds
+      // the boundary. Probe n stands for n - 1 layers (largest_holding starts at 1; 0 layers is an
+      // answer too). All of them did not fit: at most layers - 1.
+      RowQuery probe = query;
+      const std::optional<std::uint64_t> most = largest_holding(*layers, [&](std::uint64_t n) {
+        probe.gpu_layers = static_cast<std::uint32_t>(n - 1);
+        return settle_on_gpus(profile, probe, model, gpus, room).fits;
+      });
+      if (most) {
+        probe.gpu_layers = static_cast<std::uint32_t>(*most - 1);
+        row = settle_on_gpus(profile, probe, model, gpus, room);
+      }
+    }
+  }
+  decide_ram(profile, row, gpus.front());
+  return row;
+}
+
 Row settle_shown(const Profile& profile, const RowQuery& query, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                  const std::optional<MemoryRoom>& room) {
   Row row = settle(profile, query, model, gpus, room);
-  row.decode_bound = decode_bound(row, model, gpus.front());
+  row.decode_bound = decode_bound(row, model, gpus.front(), profile.host_memory(row));
   return row;
 }
 

@@ -24,6 +24,16 @@ struct EngineDetail {
   virtual ~EngineDetail() = default;
 };
 
+/// System RAM a row uses, when the user declared some (llama.cpp keeps layers there): the core
+/// decides the row against it and adds its reads to the decode bound.
+struct HostMemory {
+  std::uint64_t ram_bytes = 0;   ///< declared
+  std::uint64_t host_bytes = 0;  ///< what the engine keeps there (weights, cache, buffers)
+  std::uint64_t read_bytes = 0;  ///< what a decode step reads from it (the layers kept there)
+  double ram_bandwidth_gbps = 0; ///< GB/s (10^9 bytes)
+  std::string ram_bandwidth_source;  ///< where that figure comes from, in words
+};
+
 /// One row's question to a profile.
 struct RowQuery {
   std::uint64_t ctx = 0;       ///< tokens per sequence, or all sequences' total when ctx_is_total
@@ -31,6 +41,9 @@ struct RowQuery {
   std::uint64_t batch = 1;
   CacheDtypes cache;           ///< {null, null}: the engine's default
   const Dtype* weight_dtype = nullptr;  ///< nullptr: the checkpoint's own
+  /// Offloadable layers to keep on the GPUs (llama.cpp's -ngl), chosen by the core's offload
+  /// search (Profile::offload_layers); nullopt: the engine's own setting.
+  std::optional<std::uint32_t> gpu_layers;
 };
 
 /// An engine's rules bound to one model, one card and one set of settings.
@@ -66,6 +79,22 @@ class Profile {
   /// SGLang, TensorRT-LLM), so that on unlike cards the smallest bounds them all; false when the
   /// engine splits by each card's memory (llama.cpp, Ollama).
   virtual bool ranks_alike() const { return false; }
+
+  /// When the user declared system RAM and the engine would keep layers there: the number of
+  /// offloadable layers of `query` (llama.cpp: n_layer + 1, the output layer counting as one), so
+  /// the core can find the most that fit on the GPUs (RowQuery::gpu_layers). nullopt: the engine
+  /// places no layers by memory (or no RAM was declared), and the row is priced as asked.
+  virtual std::optional<std::uint32_t> offload_layers(const RowQuery& query) const {
+    (void)query;
+    return std::nullopt;
+  }
+
+  /// The system RAM the row uses, when RAM was declared; nullopt otherwise (then host memory is not
+  /// counted: a row that does not fit on the GPUs does not fit).
+  virtual std::optional<HostMemory> host_memory(const Row& row) const {
+    (void)row;
+    return std::nullopt;
+  }
 
   /// The largest context per sequence the searches may try (an engine's own limit).
   virtual std::uint64_t search_cap() const { return std::uint64_t{1} << 40; }

@@ -527,6 +527,8 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
         add_to_device(t.layer == LlamaCppTensor::output ? std::int64_t{n_layer_all} : std::int64_t{t.layer}, t.bytes, 0);
         continue;
       }
+      if (t.layer != LlamaCppTensor::input)
+        out.model_host_layer_bytes = checked_add(out.model_host_layer_bytes, t.bytes, "weight size");
       const std::uint64_t end = checked_add(t.offset, t.bytes, "weight size");
       auto [it, inserted] = host_span.try_emplace(t.file, t.offset, end);
       if (!inserted) {
@@ -574,6 +576,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
       rules.push_back("weights (approximate, no GGUF tensor list): layers by their sizes; embeddings and output head in host memory");
     }
     out.model_host_bytes = weights - std::min(weights, out.model_gpu_bytes);
+    out.model_host_layer_bytes = out.model_host_bytes;
   }
 
   // --- output buffer: llama_context::output_reserve(n_seq_max), logits only, in host memory.

@@ -147,6 +147,10 @@ struct LlamaCppResult {
   std::uint64_t model_gpu_bytes = 0;    ///< weights on the GPU(s)
   std::uint64_t model_host_bytes = 0;   ///< weights in host memory (memory-mapped)
   bool model_host_exact = false;        ///< host figure is the mapped span of the file, not an estimate
+  /// The host weights a decode step reads: the repeating and output layers left in host memory
+  /// (the token embeddings, always there, are looked up a row at a time). Without a GGUF tensor
+  /// list, all of model_host_bytes.
+  std::uint64_t model_host_layer_bytes = 0;
   std::optional<std::uint64_t> output_buffer_bytes;   ///< host; nullopt when n_vocab is unknown
   std::optional<std::uint64_t> compute_estimate_bytes;  ///< an ESTIMATE, not llama.cpp's figure
 

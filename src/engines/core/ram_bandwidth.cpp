@@ -1,0 +1,50 @@
+#include "engines/core/ram_bandwidth.h"
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "kvplan/error.h"
+
+namespace kvplan {
+
+namespace {
+
+/// Peak bandwidth of a dual-channel desktop: transfers per second x 8 bytes per 64-bit channel x 2
+/// channels. The transfer rates are JEDEC's speed bins (JESD79-4 for DDR4, JESD79-5 for DDR5).
+struct MemoryType {
+  std::string_view name;
+  double gbps;
+};
+constexpr std::array<MemoryType, 5> kMemoryTypes = {{
+    {"ddr4-3200", 51.2},   // 3,200 MT/s x 8 B x 2 = 51.2 GB/s
+    {"ddr5-4800", 76.8},   // 4,800 x 8 x 2
+    {"ddr5-5600", 89.6},   // 5,600 x 8 x 2: the default
+    {"ddr5-6000", 96.0},   // 6,000 x 8 x 2
+    {"ddr5-6400", 102.4},  // 6,400 x 8 x 2
+}};
+constexpr std::string_view kDefaultType = "ddr5-5600";
+
+}  // namespace
+
+RamBandwidth parse_ram_bandwidth(std::string_view text, std::string_view setting) {
+  std::string name(text.empty() ? kDefaultType : text);
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const MemoryType& type : kMemoryTypes)
+    if (type.name == name)
+      return {type.gbps, fmt::format("{}dual-channel {}: JEDEC transfer rate x 8 B x 2 channels = {:g} GB/s peak",
+                                     text.empty() ? "assumed " : "", type.name, type.gbps)};
+  double gbps = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), gbps);
+  if (ec != std::errc() || end != text.data() + text.size() || !(gbps > 0) || !std::isfinite(gbps) || gbps > 1e6) {
+    std::string names;
+    for (const MemoryType& type : kMemoryTypes) names += fmt::format("{}{}", names.empty() ? "" : ", ", type.name);
+    throw Error(fmt::format("{}: '{}' is not GB/s (a number above 0) or a memory type ({})", setting, text, names));
+  }
+  return {gbps, fmt::format("{} {:g} GB/s, as given", setting, gbps)};
+}
+
+}  // namespace kvplan
