@@ -43,7 +43,7 @@ constexpr std::array<OptionSpec, 15> kOptions = {{
     {"main-gpu", "N", "-mg: the GPU --split-mode none uses [default: 0]", "-mg"},
     {"ram", "SIZE|auto",
      "System RAM llama.cpp may keep layers in (64GiB; auto: MemAvailable of /proc/meminfo): a row that does not fit "
-     "on the GPU keeps the most layers that do, as llama.cpp's --fit would [default: none counted]"},
+     "on the GPU keeps the most layers that do, as llama.cpp's own fitting (llama_params_fit) would [default: none counted]"},
     {"ram-bandwidth", "GB/s|TYPE",
      "That RAM's bandwidth for the speed bound: GB/s, or ddr4-3200 ddr5-4800 ddr5-5600 ddr5-6000 ddr5-6400 (dual "
      "channel) [default: ddr5-5600, 89.6 GB/s]"},
