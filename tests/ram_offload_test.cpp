@@ -73,7 +73,7 @@ const kvplan::Finding* finding(const kvplan::Row& row, const std::string& code) 
 
 }  // namespace
 
-TEST_CASE("--ram: without it, a row too big for the GPU does not fit, exactly as before", "[ram]") {
+TEST_CASE("ram offload (--ram): without it, a row too big for the GPU does not fit, exactly as before", "[ram]") {
   // All 8 layers: 8 GiB + 7 x 16 MiB + 2 GiB = 10 GiB + 112 MiB > 8 GiB.
   const kvplan::Row row = plan_on_8gib("").rows.front();
   CHECK(row.weights_bytes == 8 * GiB);
@@ -86,7 +86,7 @@ TEST_CASE("--ram: without it, a row too big for the GPU does not fit, exactly as
   CHECK_THAT(row.decode_bound->rule, !Catch::Contains("system RAM"));
 }
 
-TEST_CASE("--ram: a model that fits only with RAM keeps -ngl 5 and 3 GiB + 48 MiB in RAM", "[ram]") {
+TEST_CASE("ram offload (--ram): a model that fits only with RAM keeps -ngl 5 and 3 GiB + 48 MiB in RAM", "[ram]") {
   // -ngl k puts the output layer and k - 1 repeating layers on the GPU:
   //   k = 6: 6 GiB + 5 x 16 MiB + 2 GiB = 8 GiB + 80 MiB > 8 GiB
   //   k = 5: 5 GiB + 4 x 16 MiB + 2 GiB = 7 GiB + 64 MiB <= 8 GiB: the most that fit.
@@ -117,7 +117,7 @@ TEST_CASE("--ram: a model that fits only with RAM keeps -ngl 5 and 3 GiB + 48 Mi
   CHECK(*plan.context_limits.front().max_ctx == 4096);
 }
 
-TEST_CASE("--ram: a model that does not fit even with RAM does not fit", "[ram]") {
+TEST_CASE("ram offload (--ram): a model that does not fit even with RAM does not fit", "[ram]") {
   // The same -ngl 5 split needs 3 GiB + 48 MiB in RAM; 3 GiB are declared.
   const kvplan::Row row = plan_on_8gib("3GiB").rows.front();
   CHECK(row.weights_bytes == 5 * GiB);
@@ -129,7 +129,7 @@ TEST_CASE("--ram: a model that does not fit even with RAM does not fit", "[ram]"
   CHECK(over->text == "the engine keeps 3.05 GiB in system RAM; 3.00 GiB was declared");
 }
 
-TEST_CASE("--ram: -ngl given is kept (llama.cpp's --fit only changes settings left at their defaults)", "[ram]") {
+TEST_CASE("ram offload (--ram): -ngl given is kept (llama.cpp's --fit only changes settings left at their defaults)", "[ram]") {
   // -ngl 3: 3 GiB + 2 x 16 MiB on the GPU; in RAM 5 GiB + 5 x 16 MiB = 5 GiB + 80 MiB > 4 GiB.
   const kvplan::Row row = plan_on_8gib("4GiB", {{"n-gpu-layers", "3", "-ngl"}}).rows.front();
   CHECK(row.weights_bytes == 3 * GiB);
@@ -143,7 +143,7 @@ TEST_CASE("--ram: -ngl given is kept (llama.cpp's --fit only changes settings le
   CHECK_THAT(finding(roomy, "partly_on_cpu")->text, !Catch::Contains("--fit"));
 }
 
-TEST_CASE("--ram auto: MemAvailable of a captured /proc/meminfo, in kB of 1,024 bytes", "[ram]") {
+TEST_CASE("ram auto (--ram auto): MemAvailable of a captured /proc/meminfo, in kB of 1,024 bytes", "[ram]") {
   // Captured on the build machine (Linux 2026-12-03), first lines.
   const std::string meminfo =
       "MemTotal:       24683664 kB\n"
@@ -166,7 +166,7 @@ TEST_CASE("--ram auto: MemAvailable of a captured /proc/meminfo, in kB of 1,024 
   CHECK_THROWS_WITH(kvplan::read_meminfo_available(dir.file("absent")), Catch::Contains("give --ram SIZE"));
 }
 
-TEST_CASE("--ram-bandwidth: GB/s or a memory type", "[ram]") {
+TEST_CASE("ram bandwidth (--ram-bandwidth): GB/s or a memory type", "[ram]") {
   CHECK(kvplan::parse_ram_bandwidth("", "--ram-bandwidth").gbps == 89.6);  // 5,600 MT/s x 8 B x 2 channels
   CHECK_THAT(kvplan::parse_ram_bandwidth("", "--ram-bandwidth").source, Catch::Contains("assumed dual-channel ddr5-5600"));
   CHECK(kvplan::parse_ram_bandwidth("DDR4-3200", "--ram-bandwidth").gbps == 51.2);  // 3,200 x 8 x 2
