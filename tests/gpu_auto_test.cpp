@@ -147,6 +147,9 @@ TEST_CASE("kvplan --gpu auto with stand-in tools on the PATH", "[gpu_auto]") {
   const testing::ProcessResult json = run_kvplan("--model llama3.1-8b --ctx 8k --kv-dtype fp16 --gpu auto --format json", path_one);
   CHECK_THAT(json.out, Catch::Contains("--gpu auto: nvidia-smi GPU 0 'NVIDIA GeForce RTX 3090', 24576 MiB in all, 15005 MiB in use"));
   CHECK(run_kvplan("max --model llama3.1-8b --kv-dtype fp16 --gpu auto --ignore-used", path_one).exit_code == 0);
+  // kvplan max and fit name the card as the plan does (one gpu_to_json), the detection included.
+  CHECK_THAT(run_kvplan("max --model llama3.1-8b --kv-dtype fp16 --gpu auto --ignore-used --format json", path_one).out,
+             Catch::Contains("\"memory_source\": \"--gpu auto: nvidia-smi GPU 0 'NVIDIA GeForce RTX 3090'"));
 
   // Six cards: one --used for all of them, the fullest card's (22273 MiB = 21.75 GiB).
   TempDir six("kvplan_gpu_auto");

@@ -19,6 +19,10 @@ nlohmann::ordered_json json_or_null(const std::optional<double>& value);
 
 nlohmann::ordered_json report_to_json(const Report& report);
 
+/// A card as every JSON document names it (plan, max, fit): id, name, memory and its basis (with
+/// its source for a detected card), and how many of it.
+nlohmann::ordered_json gpu_to_json(const GpuSpec& gpu, std::size_t count);
+
 /// The cache kinds and tokens of a row in one phrase: "32 full x 32,768 tokens".
 std::string describe_breakdown(const Row& row);
 

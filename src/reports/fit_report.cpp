@@ -151,12 +151,7 @@ std::string format_fit_json(const FitReport& report) {
   out["schema_version"] = kJsonSchemaVersion;
   out["kvplan_version"] = kVersion;
   out["command"] = "fit";
-  const GpuSpec& gpu = report.gpus.front();
-  out["gpu"] = {{"id", gpu.id},
-                {"name", gpu.name},
-                {"memory_bytes", gpu.memory_bytes},
-                {"memory_basis", gpu.memory_basis},
-                {"count", report.gpus.size()}};
+  out["gpu"] = gpu_to_json(report.gpus.front(), report.gpus.size());
   out["runtime"] = result.runtime;
   out["ctx"] = result.ctx;
   out["batch"] = result.batch;

@@ -48,6 +48,8 @@ nlohmann::ordered_json model_to_json(const ModelSpec& model, const CacheFacts& f
   return out;
 }
 
+}  // namespace
+
 nlohmann::ordered_json gpu_to_json(const GpuSpec& gpu, std::size_t count) {
   nlohmann::ordered_json out;
   out["id"] = gpu.id;
@@ -59,8 +61,6 @@ nlohmann::ordered_json gpu_to_json(const GpuSpec& gpu, std::size_t count) {
   out["count"] = count;
   return out;
 }
-
-}  // namespace
 
 std::string describe_breakdown(const Row& row) {
   std::string text;

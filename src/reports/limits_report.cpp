@@ -122,12 +122,7 @@ std::string format_limits_json(const LimitsReport& report) {
   out["kvplan_version"] = kVersion;
   out["command"] = "max";
   out["model"] = {{"id", report.model->id}, {"name", report.model->name}, {"max_context", report.model->max_context}};
-  const GpuSpec& gpu = report.gpus.front();
-  out["gpu"] = {{"id", gpu.id},
-                {"name", gpu.name},
-                {"memory_bytes", gpu.memory_bytes},
-                {"memory_basis", gpu.memory_basis},
-                {"count", report.gpus.size()}};
+  out["gpu"] = gpu_to_json(report.gpus.front(), report.gpus.size());
   out["runtime"] = limits.runtime;
   out["settings"] = {{"overhead_bytes", limits.settings.overhead_bytes},
                      {"utilization", static_cast<double>(limits.settings.utilization_millionths) / 1e6},
