@@ -8,6 +8,7 @@
 #include "kvplan/advise.h"
 #include "kvplan/error.h"
 #include "loaders/json_reader.h"
+#include "model/text.h"
 
 namespace kvplan {
 
@@ -19,13 +20,6 @@ double checked_price(double value, std::string_view origin, std::string_view whe
   if (!std::isfinite(value) || value < 0 || value > 10'000)
     throw Error(fmt::format("{}: {}: a price is USD per GPU-hour, from 0 to 10,000", origin, where));
   return value;
-}
-
-std::string trimmed(std::string_view text) {
-  const std::size_t begin = text.find_first_not_of(" \t\r");
-  if (begin == std::string_view::npos) return "";
-  const std::size_t end = text.find_last_not_of(" \t\r");
-  return std::string(text.substr(begin, end - begin + 1));
 }
 
 double parse_csv_price(const std::string& text, std::string_view origin, std::size_t line) {
@@ -77,15 +71,15 @@ std::vector<GivenPrice> parse_price_list(std::string_view text, std::string_view
     for (std::size_t at = 0; at < text.size();) {
       std::size_t end = text.find('\n', at);
       if (end == std::string_view::npos) end = text.size();
-      const std::string content = trimmed(text.substr(at, end - at));
+      const std::string content(trim(text.substr(at, end - at)));
       at = end + 1;
       ++line;
       if (content.empty() || content[0] == '#') continue;
       const std::size_t comma = content.find(',');
       if (comma == std::string::npos || content.find(',', comma + 1) != std::string::npos)
         throw Error(fmt::format("{}: line {}: expected 'id,price'", origin, line));
-      const std::string id = trimmed(std::string_view(content).substr(0, comma));
-      const std::string price = trimmed(std::string_view(content).substr(comma + 1));
+      const std::string id(trim(std::string_view(content).substr(0, comma)));
+      const std::string price(trim(std::string_view(content).substr(comma + 1)));
       if (line == 1 && id == "id" && price == "price") continue;  // the header
       if (id.empty()) throw Error(fmt::format("{}: line {}: no GPU id", origin, line));
       out.push_back({id, parse_csv_price(price, origin, line)});

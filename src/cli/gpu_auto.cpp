@@ -10,6 +10,7 @@
 #include "kvplan/units.h"
 #include "loaders/detect/detected_gpus.h"
 #include "loaders/unified_memory.h"
+#include "model/text.h"
 
 namespace kvplan {
 
@@ -21,14 +22,12 @@ constexpr std::chrono::milliseconds kToolLimit{10'000};
 constexpr std::string_view kWayForward = "give --gpu NAME (kvplan gpus lists them) or --gpu SIZE";
 
 /// The tool's first non-empty line, for an error that quotes it.
-std::string first_line(const std::string& output) {
+std::string first_line(std::string_view output) {
   std::size_t start = 0;
   while (start < output.size()) {
     const std::size_t end = std::min(output.find('\n', start), output.size());
-    std::string line = output.substr(start, end - start);
-    line.erase(0, line.find_first_not_of(" \t\r"));
-    line.erase(line.find_last_not_of(" \t\r") + 1);
-    if (!line.empty()) return line.substr(0, 160);
+    const std::string_view line = trim(output.substr(start, end - start));
+    if (!line.empty()) return std::string(line.substr(0, 160));
     start = end + 1;
   }
   return "(no output)";

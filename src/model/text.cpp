@@ -76,4 +76,11 @@ std::string printable(std::string_view text, std::size_t max_bytes) {
   return out;
 }
 
+std::string_view trim(std::string_view text) {
+  constexpr std::string_view kWhiteSpace = " \t\r\n\v\f";
+  const std::size_t begin = text.find_first_not_of(kWhiteSpace);
+  if (begin == std::string_view::npos) return {};
+  return text.substr(begin, text.find_last_not_of(kWhiteSpace) - begin + 1);
+}
+
 }  // namespace kvplan

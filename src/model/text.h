@@ -17,4 +17,8 @@ std::string printable(std::string_view text, std::size_t max_bytes = 200);
 /// value still says what is wrong with it. Cuts fall between UTF-8 characters.
 std::string shorten_words(std::string_view text, std::size_t max_word = 160);
 
+/// `text` without the ASCII white space (space, tab, CR, LF, VT, FF) at either end. Bytes of
+/// UTF-8 characters are never white space, so a multi-byte character is never split.
+std::string_view trim(std::string_view text);
+
 }  // namespace kvplan

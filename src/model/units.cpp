@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kvplan/error.h"
+#include "model/text.h"
 #include "model/text_append.h"
 #include "model/wide_int.h"
 
@@ -32,12 +33,6 @@ std::string lowercase(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
-  return text;
 }
 
 /// A non-negative decimal split into its integer digits and fraction digits, e.g. "1.5" -> 1, "5".

@@ -8,17 +8,11 @@
 #include "kvplan/error.h"
 #include "kvplan/units.h"
 #include "model/checked.h"
+#include "model/text.h"
 
 namespace kvplan {
 
 namespace {
-
-std::string_view trim(std::string_view text) {
-  constexpr std::string_view kSpace = " \t\r\n";
-  while (!text.empty() && kSpace.find(text.front()) != std::string_view::npos) text.remove_prefix(1);
-  while (!text.empty() && kSpace.find(text.back()) != std::string_view::npos) text.remove_suffix(1);
-  return text;
-}
 
 std::vector<std::string_view> split(std::string_view text, char separator) {
   std::vector<std::string_view> parts;
