@@ -17,7 +17,7 @@ peer_runs=${KVPLAN_PEER_RUNS:-5}
 
 if [[ $build == build ]]; then
   cmake --preset release >/dev/null
-  cmake --build --preset release --target kvplan kvplan_cli_bench kvplan_gguf_bench kvplan_fit_bench kvplan_engine_bench >/dev/null
+  cmake --build --preset release --target kvplan kvplan_cli_bench kvplan_startup_bench kvplan_hello kvplan_hello_static kvplan_gguf_bench kvplan_fit_bench kvplan_engine_bench >/dev/null
 fi
 kvplan=$build/kvplan
 one_core=()
@@ -29,6 +29,11 @@ echo
 
 echo "## Headline command: $kvplan --model llama3.1-8b --ctx 128k --gpu 4090 ($runs runs)"
 "$build/bench/kvplan_cli_bench" "$runs" -- "$kvplan" --model llama3.1-8b --ctx 128k --gpu 4090
+echo
+
+echo "## Start-up against /bin/true (issue #10: at most 1.3x), $runs runs each, interleaved"
+"$build/bench/kvplan_startup_bench" "$runs" -- /bin/true -- "$build/bench/kvplan_hello" -- "$build/bench/kvplan_hello_static" \
+  -- "$kvplan" --model llama3.1-8b --ctx 128k --gpu 4090
 echo
 
 data=$build/bench-data

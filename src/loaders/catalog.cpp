@@ -33,6 +33,26 @@ bool holds_string(std::string_view text, std::string_view name) {
   return false;
 }
 
+/// The catalog file named after `name`, "models/<name>.json" ignoring case: where every model
+/// looked up by its id lives, found without reading the other files.
+const embedded::File* file_named(std::string_view name) {
+  constexpr std::string_view prefix = "models/";
+  constexpr std::string_view suffix = ".json";
+  for (const embedded::File& file : embedded::model_files())
+    if (file.name.size() == prefix.size() + name.size() + suffix.size() && file.name.starts_with(prefix) &&
+        file.name.ends_with(suffix) && same_name(file.name.substr(prefix.size(), name.size()), name))
+      return &file;
+  return nullptr;
+}
+
+/// The model of `file` when `name` is its id or one of its aliases.
+std::optional<ModelSpec> model_in(const embedded::File& file, std::string_view name) {
+  ModelCatalog one;
+  one.models.push_back(parse_model_spec(file.text, file.name));
+  if (one.find(name)) return std::move(one.models.front());
+  return std::nullopt;
+}
+
 }  // namespace
 
 const ModelSpec* ModelCatalog::find(std::string_view name) const {
@@ -66,13 +86,16 @@ const ModelCatalog& builtin_models() {
 
 std::optional<ModelSpec> find_builtin_model(std::string_view name) {
   if (name.empty()) return std::nullopt;
+  // No name stands in two entries (catalog_test), so the file named after the name is tried first:
+  // an id is then found without scanning the catalog (200,000 instructions, a tenth of the
+  // headline command). An alias, or an id whose file is named otherwise, is found by the scan.
+  const embedded::File* named = file_named(name);
+  if (named)
+    if (std::optional<ModelSpec> model = model_in(*named, name)) return model;
   for (const embedded::File& file : embedded::model_files()) {
     // A file can only match when the name stands in it as a JSON string ("id" or an alias).
-    if (!holds_string(file.text, name)) continue;
-    ModelSpec spec = parse_model_spec(file.text, file.name);
-    ModelCatalog one;
-    one.models.push_back(std::move(spec));
-    if (one.find(name)) return std::move(one.models.front());
+    if (&file == named || !holds_string(file.text, name)) continue;
+    if (std::optional<ModelSpec> model = model_in(file, name)) return model;
   }
   return std::nullopt;
 }
