@@ -309,7 +309,10 @@ void explain_ollama(const logs::EngineLog& log, const ModelSpec& model, const st
     // kvplan's llama.cpp places -ngl as llama.cpp does today: the output layer counts as one of the
     // layers and goes first. The runners Ollama built in 2024 print "offloading N repeating layers":
     // N blocks on the GPU, the output layer there only when N exceeds the blocks.
+    // The runner's llama.cpp put -ngl blocks on the GPU (and not the output layer) when its
+    // "offloading N repeating layers" is -ngl itself.
     const LogFact* repeating = log.setting("repeating_layers_offloaded");
+    if (repeating && logs::whole_number(repeating->value) != r->gpu_layers) repeating = nullptr;
     const std::string placement =
         repeating ? fmt::format("; kvplan's llama.cpp rules (today's llama.cpp) count the output layer as one of -ngl's "
                                 "layers and put it on the GPU first, while this runner's llama.cpp put {} blocks there "

@@ -169,8 +169,8 @@ bool read_llamacpp_line(const LogLine& line, FactSink& sink) {
     if (const auto rest = after(body, " tensors from ")) sink.setting(line, kLlama, "model_file", rest->substr(0, rest->find(" (version")));
     return true;
   }
-  // Older llama.cpp (the runners Ollama built in 2024): "llm_load_tensors: offloading 43 repeating
-  // layers to GPU", -ngl counting blocks.
+  // "load_tensors: offloading 24 repeating layers to GPU": the blocks -ngl put on the GPU (today
+  // the output layer is one of -ngl's layers; the llama.cpp in Ollama's 2024 runners put -ngl blocks).
   if (const auto rest = after(body, "offloading ")) {
     if (body.find(" repeating layers to GPU") != std::string_view::npos) {
       if (const auto n = leading_number(*rest)) sink.setting(line, kLlama, "repeating_layers_offloaded", *n);
