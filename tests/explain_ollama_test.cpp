@@ -92,6 +92,7 @@ TEST_CASE("Ollama O5 (qwen2 72B Q4_K_S on ROCm, v0.2 - v0.3.9): the estimate and
     CHECK(row_of(e, key).agreement == Agreement::exact);
   }
   CHECK(row_of(e, "overhead").agreement == Agreement::not_in_log);
+  CHECK_FALSE(has_note(e, "rules change between the releases"));  // only llama.cpp's buffers differ
 }
 
 TEST_CASE("Ollama O1 (Llama 70B Q8_0, 4 GPUs, flash attention, v0.5.12 - v0.5.13)", "[explain][ollama]") {
@@ -178,6 +179,7 @@ TEST_CASE("Ollama O14 (gemma3:27b on ROCm): the scheduler's bytes, a cut line, n
   CHECK(kv.kvplan_value == 989'855'744u);
   CHECK(kv.agreement == Agreement::differs);
   CHECK(row_of(e, "sched_required").engine == "26.8 GiB");
+  CHECK(has_note(e, "rules change between the releases"));  // v0.6.0 - v0.6.7, priced with v0.6.7's
 }
 
 TEST_CASE("Ollama's server config line: OLLAMA_* settings, a cut end", "[explain][ollama]") {

@@ -371,6 +371,18 @@ void explain_ollama(const logs::EngineLog& log, const ModelSpec& model, const st
     add_row(out, memory_row("the scheduler's required", "sched_required", {sched}, e.required_partial, placed_alike,
                             "\"new model will fit in available VRAM\": the estimate's VRAM size (memory.required.partial)"));
 
+  // A release range's rules may change inside it (v0.6.3's gemma3 window, v0.6.1's weights.total):
+  // an exact rule that differs may be the release, not the settings.
+  const bool dated = log.setting("ollama_version") == nullptr && log.setting("offload_source") != nullptr;
+  const bool any_differs = std::any_of(out.rows.begin(), out.rows.end(), [](const Reconciled& row) {
+    const bool llamacpp = row.key == "kv_cache_llamacpp" || row.key == "kv_buffer_gpu" || row.key == "weights_gpu";
+    return !llamacpp && row.agreement == Agreement::differs;
+  });
+  if (dated && any_differs)
+    out.notes.push_back(fmt::format("Ollama's rules change between the releases that print this offload line: a figure "
+                                    "that differs may be v{}'s rules, not this log's release, or a setting the log "
+                                    "does not print (num_ctx, OLLAMA_KV_CACHE_TYPE)",
+                                    version));
   if (r->partly_on_cpu)
     out.notes.push_back(fmt::format("{} of {} layers on the GPU: the rest runs from system RAM", e.layers, e.layers_model));
   for (const std::string& rule : r->rules)
