@@ -136,7 +136,7 @@ TEST_CASE("Ollama O1 (Llama 70B Q8_0, 4 GPUs, flash attention, v0.5.12 - v0.5.13
   }
 }
 
-TEST_CASE("Ollama O2 (gemma3:12b, --ollama-engine): the model is a digest; the engine's cache is not llama.cpp's",
+TEST_CASE("Ollama O2 (gemma3:12b, --ollama-engine): the model is a digest, the engine's cache is not llama.cpp's",
           "[explain][ollama]") {
   const EngineLog log = read_log_fixture("ollama-O2-offload-runner.log");
   CHECK(setting_at(log, "layers_requested") == "49@1");
