@@ -86,6 +86,7 @@ TEST_CASE("Ollama O5 (qwen2 72B Q4_K_S on ROCm, v0.2 - v0.3.9): the estimate and
   const Reconciled& layers = row_of(e, "layers_offload");
   CHECK(layers.engine == "43");
   CHECK(layers.agreement == Agreement::exact);
+  CHECK(row_of(e, "runner_gpu_layers").agreement == Agreement::exact);  // --n-gpu-layers 43
   for (const char* key : {"layers_model", "weights", "weights_repeating", "weights_nonrepeating", "graph_full",
                           "graph_partial", "required_partial", "required_full"}) {
     INFO(key);
@@ -154,6 +155,13 @@ TEST_CASE("Ollama O2 (gemma3:12b, --ollama-engine): the model is a digest, the e
   CHECK(has_note(e, "--ollama-engine"));
   for (const Reconciled& r : e.rows) CHECK(r.key != "kv_cache_llamacpp");
   CHECK(row_of(e, "layers_offload").engine == "48");
+  // The runner got --n-gpu-layers 49, the num_gpu asked for (llm/server.go passes a num_gpu >= 0
+  // through; only -1 takes the estimate's 48): kvplan's profile passes 48, and the row says so.
+  const Reconciled& given = row_of(e, "runner_gpu_layers");
+  CHECK(given.engine == "49");
+  CHECK(given.kvplan_value == 48u);
+  CHECK(given.agreement == Agreement::differs);
+  CHECK(given.rule.find("layers.requested=49, line 1") != std::string::npos);
   for (const char* key : {"layers_offload", "kv_cache", "weights", "graph_full", "graph_partial", "projector_weights",
                           "projector_graph", "required_partial", "required_full"}) {
     INFO(key);

@@ -252,6 +252,21 @@ void explain_ollama(const logs::EngineLog& log, const ModelSpec& model, const st
                                      "(the free memory's printed rounding gives {} - {}){}",
                                      low, high, e.layers_per_gpu.size() > 1 ? "; one GPU after another, round robin" : "")));
 
+  // What the runner was started with: the estimate's layers when num_gpu is not set; a num_gpu
+  // the user set goes through as is (llm/server.go NewLlamaServer: only NumGPU < 0 takes
+  // estimate.Layers, read at v0.3.9 and v0.11.4).
+  if (const LogFact* runner = log.setting("runner_gpu_layers"); runner && runner->engine == logs::LogEngine::ollama) {
+    Reconciled given = count_row("layers given to the runner", "runner_gpu_layers", runner, r->gpu_layers, r->gpu_layers,
+                                 "layers", "--n-gpu-layers: the estimate's layers.offload when num_gpu is not set");
+    const LogFact* requested = log.setting("layers_requested");
+    if (given.agreement == Agreement::differs && requested && !requested->value.empty() && requested->value.front() != '-')
+      given.rule += fmt::format("; a num_gpu the user set (layers.requested={}, line {}) goes to the runner as is "
+                                "(llm/server.go: only num_gpu < 0 takes the estimate), while kvplan's Ollama profile "
+                                "passes the estimate's count",
+                                requested->value, requested->line);
+    add_row(out, std::move(given));
+  }
+
   const bool exact_weights = r->exact;
   const OllamaVersion v = parse_ollama_version(version, "ollama-version");
   const std::string blocks = !v.at_least(0, 6, 1)   ? "the blocks with their cache estimate (to v0.6.0)"
@@ -375,7 +390,8 @@ void explain_ollama(const logs::EngineLog& log, const ModelSpec& model, const st
   // an exact rule that differs may be the release, not the settings.
   const bool dated = log.setting("ollama_version") == nullptr && log.setting("offload_source") != nullptr;
   const bool any_differs = std::any_of(out.rows.begin(), out.rows.end(), [](const Reconciled& row) {
-    const bool llamacpp = row.key == "kv_cache_llamacpp" || row.key == "kv_buffer_gpu" || row.key == "weights_gpu";
+    const bool llamacpp = row.key == "kv_cache_llamacpp" || row.key == "kv_buffer_gpu" || row.key == "weights_gpu" ||
+                          row.key == "runner_gpu_layers";
     return !llamacpp && row.agreement == Agreement::differs;
   });
   if (dated && any_differs)
