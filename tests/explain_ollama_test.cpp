@@ -208,6 +208,26 @@ TEST_CASE("Ollama's server config line: OLLAMA_* settings, a cut end", "[explain
         "--num-parallel 4 --kv-cache-type q8_0 --flash-attention 1");
 }
 
+TEST_CASE("Ollama 0.2.7's start: the old server config line and the version", "[explain][ollama]") {
+  const EngineLog start = read_log_fixture("ollama-5816-startup.log");
+  CHECK(start.engine == logs::LogEngine::ollama);
+  CHECK(setting_at(start, "ollama_version") == "0.2.7@4");
+  CHECK(setting_at(start, "env_num_parallel") == "0@1");  // 0: Ollama chooses (4, then 1, in 0.2)
+  CHECK(setting_at(start, "env_flash_attention") == "false@1");
+  CHECK(setting_at(start, "env_kv_cache_type") == "(none)");      // not in 0.2.7's map
+  CHECK(setting_at(start, "env_context_length") == "(none)");
+  // Two real logs one after the other (not one session): the printed version beats the dating
+  // by source=memory.go:309 (v0.2.0 - v0.3.9), whose note is then not given; 0.2.7's rules give
+  // O5's figures as 0.3.9's did.
+  const std::string text = read_file(kvplan::testing::log_fixture_path("ollama-5816-startup.log")) +
+                           read_file(kvplan::testing::log_fixture_path("ollama-O5-rocm-runner.log"));
+  const Explanation e = explain(logs::read_engine_log(text), "qwen2.5:72b-q4_K_S");
+  CHECK(e.command.find("--ollama-version 0.2.7 ") != std::string::npos);
+  CHECK_FALSE(has_note(e, "prints no version"));
+  CHECK(row_of(e, "kv_cache").agreement == Agreement::exact);
+  CHECK(row_of(e, "required_full").agreement == Agreement::exact);
+}
+
 TEST_CASE("kvplan explain on an Ollama log, through the binary: table and JSON", "[explain][ollama]") {
   const auto table = run_kvplan("explain " + kvplan::testing::log_fixture_path("ollama-O5-rocm-runner.log") +
                                 " --model qwen2.5:72b-q4_K_S");

@@ -112,7 +112,9 @@ bool read_ollama_line(const LogLine& line, FactSink& sink) {
     if (has_switch(body, "--ollama-engine")) sink.setting(line, kOllama, "runner_engine", "ollama");
     return true;
   }
-  if (body.find("msg=\"server config\"") != std::string_view::npos) {
+  // msg="server config" env="map[...]"; before v0.3 Go's log package: "routes.go:1096: INFO server config env=...".
+  if (body.find("msg=\"server config\"") != std::string_view::npos ||
+      body.find("INFO server config env=") != std::string_view::npos) {
     env_setting(line, sink, "OLLAMA_CONTEXT_LENGTH", "env_context_length");
     env_setting(line, sink, "OLLAMA_NUM_PARALLEL", "env_num_parallel");
     env_setting(line, sink, "OLLAMA_KV_CACHE_TYPE", "env_kv_cache_type");
