@@ -179,15 +179,36 @@ TEST_CASE("Ollama O14 (gemma3:27b on ROCm): the scheduler's bytes, a cut line, n
   const Explanation e = explain(log, "gemma3:27b");
   CHECK(e.gpu == "34336186368B");  // the scheduler's exact free memory, not memory.available's 32.0 GiB
   CHECK(has_note(e, "default num_ctx"));
-  // No context in the log: v0.6.7's default 4096 is priced. Its estimate for gemma3 (from v0.6.3):
-  // 52 sliding layers x (1024 + 512) tokens + 10 global layers x 4096, x 16 KV heads x 256 x 2 B =
-  // 120,832 x 8,192 = 989,855,744 B (944.0 MiB), not the printed 7.8 GiB (a num_ctx of 16384 and
-  // v0.6.2's rules: tests/ollama_profile_test.cpp).
+  // Dated v0.6.0 - v0.6.7 by source=server.go:138; weights.total without the output layer and
+  // without the cache is v0.6.1 - v0.6.2's (14.3 GiB), which those releases alone reproduce.
+  CHECK(e.command.find("--ollama-version 0.6.2 ") != std::string::npos);
+  CHECK(has_note(e, "the rules of 2 of them (v0.6.1 ... v0.6.2)"));
+  CHECK(row_of(e, "weights").agreement == Agreement::exact);
+  // No context in the log: v0.6.2's default 2048 is priced, every layer at it (no sliding-window
+  // estimate before v0.6.3): 62 layers x 2048 x 16 KV heads x (128 + 128) x 2 B = 1,040,187,392 B
+  // (992.0 MiB), not the printed 7.8 GiB (num_ctx 16384: tests/ollama_profile_test.cpp).
   const Reconciled& kv = row_of(e, "kv_cache");
-  CHECK(kv.kvplan_value == 989'855'744u);
+  CHECK(kv.kvplan_value == 1'040'187'392u);
   CHECK(kv.agreement == Agreement::differs);
   CHECK(row_of(e, "sched_required").engine == "26.8 GiB");
-  CHECK(has_note(e, "rules change between the releases"));  // v0.6.0 - v0.6.7, priced with v0.6.7's
+  CHECK(has_note(e, "rules change between the releases"));  // several releases print this line
+}
+
+TEST_CASE("Ollama O10 (gpt-oss:20b, cut inside memory.required.kv): the release the figures date", "[explain][ollama]") {
+  const EngineLog log = read_log_fixture("ollama-O10-gpt-oss-cut.log");
+  CHECK(figure_at(log, "kv_cache") == "(none)");  // "30... : no closing quote, no figure
+  CHECK(figure_at(log, "required_partial") == "3.4 GiB@1");
+  const Explanation e = explain(log, "gpt-oss:20b");
+  // server.go:175 is v0.9.3 - v0.11.4. v0.11.1 raised gpt-oss's num_ctx to 8192; v0.11.4 exempted
+  // cards under 20 GiB: only v0.11.1 - v0.11.3 put 1 layer on 3.6 GiB with these sums. The thread
+  // states v0.11.3.
+  CHECK(e.command.find("--ollama-version 0.11.3") != std::string::npos);
+  CHECK(has_note(e, "the rules of 3 of them (v0.11.1 ... v0.11.3) reproduce 3 of its 3 printed figures"));
+  for (const char* key : {"layers_offload", "required_partial", "required_full"}) {
+    INFO(key);
+    CHECK(row_of(e, key).agreement == Agreement::exact);
+  }
+  CHECK(row_of(e, "kv_cache").agreement == Agreement::not_in_log);
 }
 
 TEST_CASE("Ollama's server config line: OLLAMA_* settings, a cut end", "[explain][ollama]") {

@@ -35,8 +35,7 @@ using logs::LogFact;
 
 /// Where Ollama's offload line was printed (`source=` of msg=offload), and the releases that print
 /// it there: read in Ollama's git history (`git show <tag>:llm/memory.go` and `llm/server.go`, the
-/// line of the slog call, every release tag v0.2.0 - v0.12.10). The last release of a range is the
-/// one priced.
+/// line of the slog call, every release tag v0.2.0 - v0.12.10).
 struct OffloadSource {
   std::string_view source;
   std::string_view first;
@@ -54,13 +53,32 @@ constexpr std::array<OffloadSource, 17> kOffloadSources = {{
     {"server.go:522", "0.12.8", "0.12.10"},
 }};
 
-/// Ollama's releases print their version once, at start ("Listening on ... (version 0.5.7)"); a
-/// log without that line is dated by its offload line's source.
-std::string ollama_version(const logs::EngineLog& log, Explanation& out) {
+/// Ollama's releases v0.2.0 - v0.12.10 (its git tags; v0.9.7 was never released), in order.
+constexpr std::array<std::string_view, 90> kReleases = {{
+    "0.2.0", "0.2.1", "0.2.2", "0.2.3", "0.2.4", "0.2.5", "0.2.6", "0.2.7", "0.2.8", "0.3.0", "0.3.1", "0.3.2",
+    "0.3.3", "0.3.4", "0.3.5", "0.3.6", "0.3.7", "0.3.8", "0.3.9", "0.3.10", "0.3.11", "0.3.12", "0.3.13", "0.3.14",
+    "0.4.0", "0.4.1", "0.4.2", "0.4.3", "0.4.4", "0.4.5", "0.4.6", "0.4.7", "0.5.0", "0.5.1", "0.5.2", "0.5.3",
+    "0.5.4", "0.5.5", "0.5.6", "0.5.7", "0.5.8", "0.5.9", "0.5.10", "0.5.11", "0.5.12", "0.5.13", "0.6.0", "0.6.1",
+    "0.6.2", "0.6.3", "0.6.4", "0.6.5", "0.6.6", "0.6.7", "0.6.8", "0.7.0", "0.7.1", "0.8.0", "0.9.0", "0.9.1",
+    "0.9.2", "0.9.3", "0.9.4", "0.9.5", "0.9.6", "0.10.0", "0.10.1", "0.11.0", "0.11.1", "0.11.2", "0.11.3",
+    "0.11.4", "0.11.5", "0.11.6", "0.11.7", "0.11.8", "0.11.9", "0.11.10", "0.11.11", "0.12.0", "0.12.1", "0.12.2",
+    "0.12.3", "0.12.4", "0.12.5", "0.12.6", "0.12.7", "0.12.8", "0.12.9", "0.12.10",
+}};
+
+/// The releases the log can be: the one it prints ("Listening on ... (version 0.5.7)"), else every
+/// release that prints its offload line at its source=, else the last release that prints one.
+struct Dating {
+  std::vector<std::string> releases;
+  const LogFact* source = nullptr;  ///< set when the releases come from source=
+};
+
+Dating date_log(const logs::EngineLog& log, Explanation& out) {
+  Dating dating;
   if (const LogFact* v = log.setting("ollama_version")) {
     try {
       (void)parse_ollama_version(v->value, "ollama-version");
-      return v->value;
+      dating.releases.push_back(v->value);
+      return dating;
     } catch (const Error&) {
       out.notes.push_back(fmt::format("Ollama {} (line {}): not a release kvplan has rules for", v->value, v->line));
     }
@@ -68,17 +86,19 @@ std::string ollama_version(const logs::EngineLog& log, Explanation& out) {
   if (const LogFact* source = log.setting("offload_source")) {
     for (const OffloadSource& s : kOffloadSources) {
       if (s.source != source->value) continue;
-      if (s.first != s.last)
-        out.notes.push_back(fmt::format("the log prints no version; its offload line (source={}, line {}) is printed by "
-                                        "Ollama v{} - v{}: priced with v{}'s rules",
-                                        source->value, source->line, s.first, s.last, s.last));
-      return std::string(s.last);
+      const auto first = std::find(kReleases.begin(), kReleases.end(), s.first);
+      const auto last = std::find(kReleases.begin(), kReleases.end(), s.last);
+      for (auto it = first; it != kReleases.end() && it <= last; ++it) dating.releases.emplace_back(*it);
+      if (dating.releases.empty()) dating.releases.emplace_back(s.last);
+      dating.source = source;
+      return dating;
     }
     out.notes.push_back(fmt::format("the log prints no version and its offload line's source={} (line {}) is not one "
                                     "kvplan dates: priced with v0.12.10's rules, the last release that prints it",
                                     source->value, source->line));
   }
-  return "0.12.10";
+  dating.releases.emplace_back("0.12.10");
+  return dating;
 }
 
 /// A memory figure as bytes (its printed value), 0 when it is not one.
@@ -178,6 +198,83 @@ const LogFact* ollama_figure(const logs::EngineLog& log, std::string_view name) 
   return nullptr;
 }
 
+/// How many of the offload line's printed figures `e` reproduces within their printed rounding;
+/// `printed`: how many it printed.
+std::size_t reproduced(const logs::EngineLog& log, const OllamaEstimate& e, std::size_t& printed) {
+  const std::array<std::pair<std::string_view, std::uint64_t>, 10> figures = {{
+      {"weights", e.weights_total},
+      {"weights_repeating", e.weights_repeating},
+      {"weights_nonrepeating", e.weights_nonrepeating},
+      {"kv_cache", e.kv_total},
+      {"graph_full", e.graph_full},
+      {"graph_partial", e.graph_partial},
+      {"projector_weights", e.projector_weights},
+      {"projector_graph", e.projector_graph},
+      {"required_partial", e.required_partial},
+      {"required_full", e.required_full},
+  }};
+  std::size_t matched = 0;
+  printed = 0;
+  for (const auto& [name, bytes] : figures) {
+    const LogFact* fact = ollama_figure(log, name);
+    const auto band = fact ? logs::byte_band(*fact) : std::nullopt;
+    if (!band) continue;
+    ++printed;
+    if (bytes >= band->low && bytes <= band->high) ++matched;
+  }
+  if (const LogFact* offload = log.setting("layers_offload")) {
+    ++printed;
+    if (logs::whole_number(offload->value) == e.layers) ++matched;
+  }
+  return matched;
+}
+
+/// Among the releases the log can be, the one whose rules reproduce the most of its printed
+/// figures (the latest of those that tie), with a note saying so.
+std::string choose_release(const logs::EngineLog& log, const Dating& dating, const ModelSpec& model,
+                           const std::vector<GpuSpec>& gpus, Explanation& out) {
+  if (dating.releases.size() == 1) {
+    if (dating.source)
+      out.notes.push_back(fmt::format("the log prints no version; its offload line (source={}, line {}) is printed only "
+                                      "by Ollama v{}",
+                                      dating.source->value, dating.source->line, dating.releases.front()));
+    return dating.releases.front();
+  }
+  std::size_t best = 0, printed = 0;
+  std::vector<std::string> best_releases;
+  for (const std::string& release : dating.releases) {
+    Explanation scratch;
+    scratch.model = out.model;
+    scratch.gpu = out.gpu;
+    try {
+      const LogRequest trial = ollama_request(log, release, scratch);
+      const Plan plan = make_plan(model, gpus, trial.request(model));
+      const OllamaResult* r = ollama_result(plan.rows.front());
+      if (!r || !r->estimate) continue;
+      const std::size_t matched = reproduced(log, *r->estimate, printed);
+      if (best_releases.empty() || matched > best) {
+        best = matched;
+        best_releases = {release};
+      } else if (matched == best) {
+        best_releases.push_back(release);
+      }
+    } catch (const Error&) {
+      // A release whose rules refuse these settings is not this log's.
+    }
+  }
+  if (best_releases.empty()) return dating.releases.back();
+  const std::string rules = best_releases.size() == 1
+                                ? fmt::format("v{}'s rules", best_releases.front())
+                                : fmt::format("the rules of {} of them (v{} ... v{})", best_releases.size(),
+                                              best_releases.front(), best_releases.back());
+  out.notes.push_back(fmt::format("the log prints no version; its offload line (source={}, line {}) is printed by "
+                                  "Ollama v{} - v{}; {} reproduce {} of its {} printed figures, the most: priced with "
+                                  "v{}'s rules",
+                                  dating.source->value, dating.source->line, dating.releases.front(),
+                                  dating.releases.back(), rules, best, printed, best_releases.back()));
+  return best_releases.back();
+}
+
 std::vector<const LogFact*> one(const LogFact* fact) {
   return fact ? std::vector<const LogFact*>{fact} : std::vector<const LogFact*>{};
 }
@@ -215,7 +312,8 @@ std::vector<GpuSpec> ollama_log_gpus(const ExplainInputs& inputs, const logs::En
 
 void explain_ollama(const logs::EngineLog& log, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                     Explanation& out) {
-  const std::string version = ollama_version(log, out);
+  const Dating dating = date_log(log, out);
+  const std::string version = choose_release(log, dating, model, gpus, out);
   const LogRequest req = ollama_request(log, version, out);
   out.command = req.command;
   const PlanRequest request = req.request(model);
@@ -388,7 +486,7 @@ void explain_ollama(const logs::EngineLog& log, const ModelSpec& model, const st
 
   // A release range's rules may change inside it (v0.6.3's gemma3 window, v0.6.1's weights.total):
   // an exact rule that differs may be the release, not the settings.
-  const bool dated = log.setting("ollama_version") == nullptr && log.setting("offload_source") != nullptr;
+  const bool dated = dating.releases.size() > 1;
   const bool any_differs = std::any_of(out.rows.begin(), out.rows.end(), [](const Reconciled& row) {
     const bool llamacpp = row.key == "kv_cache_llamacpp" || row.key == "kv_buffer_gpu" || row.key == "weights_gpu" ||
                           row.key == "runner_gpu_layers";
