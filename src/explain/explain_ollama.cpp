@@ -382,9 +382,12 @@ void explain_ollama(const logs::EngineLog& log, const ModelSpec& model, const st
   add_row(out, memory_row("KV cache (Ollama's estimate)", "kv_cache", one(ollama_figure(log, "kv_cache")), e.kv_total,
                           true,
                           fmt::format("GraphSize: {} tokens (num_ctx {} x parallel {}) x layers x KV heads x (K + V head "
-                                      "dims) x {} B an element; Ollama's estimate, not llama.cpp's cache",
+                                      "dims) x {} B an element{}; Ollama's estimate, not llama.cpp's cache",
                                       format_thousands(r->num_ctx * r->parallel), format_thousands(r->num_ctx),
-                                      r->parallel, e.kv_type == "q8_0" ? "1" : e.kv_type == "q4_0" ? "0.5" : "2")));
+                                      r->parallel, e.kv_type == "q8_0" ? "1" : e.kv_type == "q4_0" ? "0.5" : "2",
+                                      v.at_least(0, 6, 3) ? " (gemma3's sliding layers and gpt-oss's even layers: "
+                                                            "parallel x their window + the batch)"
+                                                          : "")));
 
   // What the runner then allocates: llama.cpp's cache for n_ctx = num_ctx x parallel cells.
   std::vector<const LogFact*> allocated;

@@ -109,7 +109,7 @@ for (const args of fitCommands) {
   check(`kvplan ${args.join(" ")}`, validateFit, JSON.parse(text));
 }
 
-// kvplan explain: real logs of vLLM, llama.cpp and SGLang compared with the plan (every agreement
+// kvplan explain: real logs of vLLM, llama.cpp, SGLang and Ollama compared with the plan (every agreement
 // kind among them), one without a model kvplan knows, and vLLM's /metrics alone.
 const logs = join(root, "tests/fixtures/logs");
 const explainCommands = [
