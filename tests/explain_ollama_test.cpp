@@ -211,6 +211,17 @@ TEST_CASE("Ollama O10 (gpt-oss:20b, cut inside memory.required.kv): the release 
   CHECK(row_of(e, "kv_cache").agreement == Agreement::not_in_log);
 }
 
+TEST_CASE("Ollama O4 (library=cpu): read, and not priced as a GPU", "[explain][ollama]") {
+  const EngineLog log = read_log_fixture("ollama-O4-cpu.log");
+  CHECK(setting_at(log, "library") == "cpu@1");
+  CHECK(figure_at(log, "required_partial") == "0 B@1");
+  CHECK(setting_at(log, "parallel") == "2@2");
+  const Explanation e = explain(log, "gemma3:12b");
+  CHECK(e.rows.empty());
+  CHECK(e.runtime.empty());
+  CHECK(has_note(e, "library=cpu (line 1)"));
+}
+
 TEST_CASE("Ollama's server config line: OLLAMA_* settings, a cut end", "[explain][ollama]") {
   const EngineLog config = read_log_fixture("ollama-11471-server-config.log");
   CHECK(config.engine == logs::LogEngine::ollama);
