@@ -258,19 +258,22 @@ TEST_CASE("llama-server b6699 log (gpt-oss-20b, RTX 3070, 131072 cells, iSWA)", 
   CHECK(row(e, "overhead").agreement == Agreement::estimate);
 }
 
-TEST_CASE("an Ollama log with its runner's llama.cpp lines compares the runner's, not the estimate", "[explain]") {
+TEST_CASE("an Ollama log with its runner's llama.cpp lines keeps the estimate and the allocation apart", "[explain]") {
   // Two real logs one after the other (not one real session): Ollama's scheduler line says
-  // memory.required.kv="384.0 MiB"; the llama.cpp lines after it are what was allocated.
+  // memory.required.kv="384.0 MiB"; the llama.cpp lines after it are what was allocated. The
+  // Ollama profile takes the scheduler's line (explain_ollama_test.cpp has the real sessions).
   const std::string text = read_file(fixture_path("ollama-O7-rtx4080.log")) +
                            read_file(fixture_path("llama-server-b6699-gpt-oss-20b-rtx3070.log"));
   const EngineLog log = logs::read_engine_log(text);
   CHECK(log.engine == logs::LogEngine::ollama);
   CHECK(log.all("kv_cache").size() == 3);
   const Explanation e = explain_log(log, {});
-  const Reconciled& kv = row(e, "kv_cache");
-  CHECK(kv.engine == "3090.00 MiB");  // 3072.00 + 18.00, without Ollama's 384.0
-  CHECK(kv.agreement == Agreement::exact);
-  CHECK(e.gpu == "rtx4080");          // the card Ollama named (line 1), in the catalog
+  CHECK(e.runtime == "ollama");
+  CHECK(row(e, "kv_cache").engine == "384.0 MiB");                // Ollama's estimate, line 2
+  CHECK(row(e, "kv_cache").from.front().line == 2);
+  CHECK(row(e, "kv_cache_llamacpp").engine == "3090.00 MiB");     // 3072.00 + 18.00, without Ollama's 384.0
+  CHECK(row(e, "kv_cache_llamacpp").from.size() == 2);
+  CHECK(e.gpu == "15.4GiB");  // the free memory Ollama placed layers against, not the card it named
 }
 
 TEST_CASE("Ollama, SGLang and TensorRT-LLM lines", "[explain]") {
@@ -284,7 +287,7 @@ TEST_CASE("Ollama, SGLang and TensorRT-LLM lines", "[explain]") {
   CHECK(setting(o2, "n_ctx") == "2048@2");
   CHECK(setting(o2, "parallel") == "1@2");
   const Explanation o2e = explain_log(o2, {});
-  CHECK(o2e.rows.empty());
+  CHECK(o2e.rows.empty());  // the log names its model by the blob's digest only
   CHECK(!o2e.notes.empty());
 
   const EngineLog o12 = read_fixture("ollama-O12-new-engine.log");

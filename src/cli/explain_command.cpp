@@ -23,7 +23,7 @@ constexpr std::string_view kExplainExamples = R"(Examples:
   kvplan explain vllm.log --model llama3.1-8b --format json
 
 Recognises vLLM (V0, V1, /metrics), llama.cpp / llama-server, Ollama, SGLang and TensorRT-LLM lines;
-compares vLLM and llama.cpp with their profiles. Exit 2 when no line was recognised.)";
+compares each with kvplan's profile for that engine. Exit 2 when no line was recognised.)";
 
 }  // namespace
 

@@ -51,6 +51,13 @@ constexpr Expected kLlamaLines[] = {
     {"compute_buffer", "llama_context: \"<device> compute buffer size = X MiB\""},
 };
 
+constexpr Expected kOllamaLines[] = {
+    {"required_full", "msg=offload ... memory.required.full=... (the scheduler's estimate)"},
+    {"n_ctx", "msg=\"starting llama server\" cmd=\"... --ctx-size N --batch-size N --n-gpu-layers N --parallel N\"", true},
+    {"weights", "msg=offload ... memory.weights.total=..."},
+    {"graph_full", "msg=offload ... memory.graph.full=..."},
+};
+
 constexpr Expected kSglangLines[] = {
     {"model", "server_args=ServerArgs(model_path=...)", true},
     {"avail_before_weights", "\"Load weight begin. avail mem=X GB\" (or \"Load weight end. ... mem usage=X GB\")"},
@@ -115,6 +122,28 @@ Explanation explain_log(logs::EngineLog log, const ExplainInputs& inputs) {
     }
     case logs::LogEngine::llamacpp:
     case logs::LogEngine::ollama: {
+      if (l.engine == logs::LogEngine::ollama && l.setting("layers_offload") != nullptr) {
+        // The scheduler's estimate (msg=offload): set beside the Ollama profile's. The log names
+        // the model by its blob's digest; a runner's llama.cpp lines may name it.
+        list_missing(l, kOllamaLines, out);
+        std::vector<NameCandidate> names;
+        if (const logs::LogFact* m = l.setting("model_file")) names.push_back({m->value, m});
+        if (const logs::LogFact* m = l.setting("model_name")) names.push_back({m->value, m});
+        std::optional<ModelSpec> model = explain_parts::resolve_model(inputs, names, out);
+        if (!model)
+          out.notes.push_back("Ollama names the model by its blob's digest (sha256-...): give --model with the tag it "
+                              "ran (gemma3:12b, llama3.1:8b), whose GGUF blob kvplan sizes as Ollama does");
+        if (l.setting("library") && l.setting("library")->value == "cpu") {
+          out.notes.push_back(fmt::format("library=cpu (line {}): Ollama ran on the CPU; kvplan's Ollama profile plans GPUs",
+                                          l.setting("library")->line));
+          break;
+        }
+        const std::vector<GpuSpec> gpus = ollama_log_gpus(inputs, l, out);
+        if (!model || gpus.empty()) break;
+        out.runtime = "ollama";
+        compare([&] { explain_ollama(l, *model, gpus, out); }, out);
+        break;
+      }
       bool runner = false;
       for (const logs::LogFact* fact : l.all("kv_cache")) runner = runner || fact->engine == logs::LogEngine::llamacpp;
       if (l.engine == logs::LogEngine::ollama && !runner) {

@@ -15,5 +15,9 @@ void explain_sglang(const logs::EngineLog& log, const ModelSpec& model, const st
 void explain_trtllm(const logs::EngineLog& log, const ModelSpec& model, const std::vector<GpuSpec>& gpus, Explanation& out);
 void explain_llamacpp(const logs::EngineLog& log, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                       Explanation& out);
+void explain_ollama(const logs::EngineLog& log, const ModelSpec& model, const std::vector<GpuSpec>& gpus, Explanation& out);
+/// Ollama's cards: --gpu, else the free memory its offload line printed (memory.available), else
+/// the card the log names.
+std::vector<GpuSpec> ollama_log_gpus(const ExplainInputs& inputs, const logs::EngineLog& log, Explanation& out);
 
 }  // namespace kvplan

@@ -109,7 +109,7 @@ for (const args of fitCommands) {
   check(`kvplan ${args.join(" ")}`, validateFit, JSON.parse(text));
 }
 
-// kvplan explain: real logs of vLLM, llama.cpp and SGLang compared with the plan (every agreement
+// kvplan explain: real logs of vLLM, llama.cpp, SGLang and Ollama compared with the plan (every agreement
 // kind among them), one without a model kvplan knows, and vLLM's /metrics alone.
 const logs = join(root, "tests/fixtures/logs");
 const explainCommands = [
@@ -121,6 +121,9 @@ const explainCommands = [
   ["explain", join(logs, "sglang-2025-07-llama3.1-8b-24gb.log"), "--model", "llama3.1-8b", "--gpu", "4090"],
   ["explain", join(logs, "sglang-S4-tp-ranks.log")],
   ["explain", join(logs, "vllm-metrics-cache-config-info.txt")],
+  ["explain", join(logs, "ollama-O5-rocm-runner.log"), "--model", "qwen2.5:72b-q4_K_S"],
+  ["explain", join(logs, "ollama-O1-4gpu-flash-attn.log"), "--model", "llama3.3:70b-q8_0"],
+  ["explain", join(logs, "ollama-O2-offload-runner.log")],
 ];
 for (const args of explainCommands) {
   const text = execFileSync(kvplan, [...args, "--format", "json"], { encoding: "utf8" });

@@ -348,6 +348,11 @@ std::shared_ptr<const Profile> make_ollama(const ModelSpec& model, const std::ve
 
 }  // namespace
 
+const OllamaResult* ollama_result(const Row& row) {
+  const auto* detail = dynamic_cast<const OllamaDetail*>(row.detail.get());
+  return detail ? &detail->result : nullptr;
+}
+
 const EngineEntry& ollama_engine() {
   static const EngineEntry entry{"ollama", "Ollama", "",
                                  "what Ollama (0.2 to 0.33) puts on each GPU, and what stays in system RAM",

@@ -6,6 +6,12 @@
 
 namespace kvplan {
 
+struct OllamaResult;
+
 const EngineEntry& ollama_engine();
+
+/// The rules' result behind a row this profile priced (Ollama's estimate as it logs it, what
+/// llama.cpp allocates), for `kvplan explain`; nullptr for a row another profile priced.
+const OllamaResult* ollama_result(const Row& row);
 
 }  // namespace kvplan

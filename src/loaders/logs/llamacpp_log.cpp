@@ -169,6 +169,14 @@ bool read_llamacpp_line(const LogLine& line, FactSink& sink) {
     if (const auto rest = after(body, " tensors from ")) sink.setting(line, kLlama, "model_file", rest->substr(0, rest->find(" (version")));
     return true;
   }
+  // "load_tensors: offloading 24 repeating layers to GPU": the blocks -ngl put on the GPU (today
+  // the output layer is one of -ngl's layers; the llama.cpp in Ollama's 2024 runners put -ngl blocks).
+  if (const auto rest = after(body, "offloading ")) {
+    if (body.find(" repeating layers to GPU") != std::string_view::npos) {
+      if (const auto n = leading_number(*rest)) sink.setting(line, kLlama, "repeating_layers_offloaded", *n);
+      return true;
+    }
+  }
   if (const auto rest = after(body, "offloaded ")) {
     // "load_tensors: offloaded 25/25 layers to GPU"
     if (body.find("layers to GPU") != std::string_view::npos) {
@@ -180,6 +188,11 @@ bool read_llamacpp_line(const LogLine& line, FactSink& sink) {
   }
   if (body.find("model buffer size") != std::string_view::npos) {
     sink.figure_after(line, kLlama, "model buffer size", "model_buffer", device_before(body, "model buffer size"));
+    return true;
+  }
+  // Before b3400 (Ollama's runners of 2024): "llm_load_tensors:      ROCm0 buffer size = 21533.93 MiB".
+  if (body.substr(0, 17) == "llm_load_tensors:" && body.find(" buffer size") != std::string_view::npos) {
+    sink.figure_after(line, kLlama, "buffer size", "model_buffer", device_before(body, "buffer size"));
     return true;
   }
   if (body.find("KV buffer size") != std::string_view::npos) {
