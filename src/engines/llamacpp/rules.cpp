@@ -100,22 +100,24 @@ LlamaCppLayerWeights sum_by_layer(const std::vector<ModelFileTensor>& tensors) {
   out.any.assign(slots, false);
   out.spans.assign(slots * files, {});
   u128 total = 0;
-  std::vector<std::uint64_t> file_end(files, 0);
+  std::array<std::uint64_t, kMostParts> file_end{};
   for (const ModelFileTensor& t : tensors) {
     if (t.offset > UINT64_MAX - t.bytes) return LlamaCppLayerWeights{tensors.size()};
     const std::uint64_t end = t.offset + t.bytes;
-    const std::size_t slot = t.layer == ModelFileTensor::input    ? 0
-                             : t.layer == ModelFileTensor::output ? 1
-                                                                  : static_cast<std::size_t>(t.layer) + 2;
+    const std::size_t slot = t.layer >= 0 ? static_cast<std::size_t>(t.layer) + 2 : t.layer == ModelFileTensor::input ? 0 : 1;
     total += t.bytes;
     out.bytes[slot] += t.bytes;  // wraps only when the total passes 64 bits, refused below
-    out.any[slot] = true;
     LlamaCppLayerWeights::Span& span = out.spans[slot * files + t.file];
-    span.first = span.any ? std::min(span.first, t.offset) : t.offset;
-    span.last = span.any ? std::max(span.last, end) : end;
-    span.any = true;
+    if (span.any) {
+      span.first = std::min(span.first, t.offset);
+      span.last = std::max(span.last, end);
+    } else {
+      span = {true, t.offset, end};
+    }
     file_end[t.file] = std::max(file_end[t.file], end);
   }
+  for (std::size_t slot = 0; slot < slots; ++slot)
+    for (std::uint32_t file = 0; file < files; ++file) out.any[slot] = out.any[slot] || out.spans[slot * files + file].any;
   // Every sum placing makes (the GPU's tensors, the host layers', the host spans') is at most one of these.
   u128 ends = 0;
   for (const std::uint64_t end : file_end) ends += end;
@@ -416,11 +418,18 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   for (float& split : splits) split /= split_sum;
   for (std::size_t i = 0; i < device_ids.size(); ++i) out.devices.push_back({device_ids[i], splits[i]});
   /// The device of layer il (n_layer_all: the output layer), or -1 for host memory.
-  const auto device_of = [&](std::int64_t il) -> std::int32_t {
+  const auto place = [&](std::int64_t il) -> std::int32_t {
     if (il < i_gpu_start || il - i_gpu_start >= act_gpu_layers) return -1;
     const float at = static_cast<float>(il - i_gpu_start) / static_cast<float>(act_gpu_layers);
     const auto it = std::upper_bound(splits.begin(), splits.end(), at);
     return static_cast<std::int32_t>(std::min<std::ptrdiff_t>(it - splits.begin(), static_cast<std::ptrdiff_t>(splits.size()) - 1));
+  };
+  // Placed once per layer: every cache layer and weight group asks. Past the output layer, place()
+  // answers host memory whatever -ngl is.
+  std::vector<std::int32_t> device_at(std::size_t{n_layer_all} + 1);
+  for (std::uint32_t il = 0; il <= n_layer_all; ++il) device_at[il] = place(il);
+  const auto device_of = [&](std::int64_t il) -> std::int32_t {
+    return il >= 0 && il <= std::int64_t{n_layer_all} ? device_at[static_cast<std::size_t>(il)] : place(il);
   };
   const auto on_gpu = [&](std::uint32_t il) { return device_of(il) >= 0; };
   for (std::uint32_t il = 0; il <= n_layer_all; ++il) {
