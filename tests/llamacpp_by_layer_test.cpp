@@ -161,4 +161,8 @@ TEST_CASE("llama.cpp by layer: a two-part file by hand", "[llamacpp]") {
   CHECK(!sum_by_layer(huge).exact);
   huge = {{0, 0, UINT64_MAX - 1, 2}};
   CHECK(!sum_by_layer(huge).exact);
+  // Nor a layout whose table would be large: 4,003 slots x 41 parts.
+  huge = {{4000, 40, 0, 1}};
+  CHECK(!sum_by_layer(huge).exact);
+  CHECK(sum_by_layer(huge).spans.empty());
 }

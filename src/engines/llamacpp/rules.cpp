@@ -95,6 +95,7 @@ LlamaCppLayerWeights sum_by_layer(const std::vector<ModelFileTensor>& tensors) {
     files = std::max(files, t.file + 1);
   }
   const std::size_t slots = static_cast<std::size_t>(last_layer + 3);
+  if (slots * files > 65536) return out;  // a hostile layout: no table of millions of spans
   out.files = files;
   out.bytes.assign(slots, 0);
   out.any.assign(slots, false);
