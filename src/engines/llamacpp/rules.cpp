@@ -81,6 +81,60 @@ bool ignores_window(std::string_view arch) {
 
 }  // namespace
 
+LlamaCppLayerWeights sum_by_layer(const std::vector<ModelFileTensor>& tensors) {
+  LlamaCppLayerWeights out;
+  out.from_tensors = tensors.size();
+  // A layout no real file has (a layer index past kMaxLayers, hundreds of parts) is placed tensor by tensor.
+  constexpr std::uint32_t kMostParts = 64;
+  std::int64_t last_layer = -1;
+  std::uint32_t files = 0;
+  for (const ModelFileTensor& t : tensors) {
+    if (t.layer < ModelFileTensor::output || t.layer > static_cast<std::int64_t>(kMaxLayers) || t.file >= kMostParts)
+      return out;
+    last_layer = std::max<std::int64_t>(last_layer, t.layer);
+    files = std::max(files, t.file + 1);
+  }
+  const std::size_t slots = static_cast<std::size_t>(last_layer + 3);
+  if (slots * files > 65536) return out;  // a hostile layout: no table of millions of spans
+  out.files = files;
+  out.bytes.assign(slots, 0);
+  out.any.assign(slots, false);
+  out.spans.assign(slots * files, {});
+  u128 total = 0;
+  std::array<std::uint64_t, kMostParts> file_end{};
+  for (const ModelFileTensor& t : tensors) {
+    if (t.offset > UINT64_MAX - t.bytes) return LlamaCppLayerWeights{tensors.size()};
+    const std::uint64_t end = t.offset + t.bytes;
+    const std::size_t slot = t.layer >= 0 ? static_cast<std::size_t>(t.layer) + 2 : t.layer == ModelFileTensor::input ? 0 : 1;
+    total += t.bytes;
+    out.bytes[slot] += t.bytes;  // wraps only when the total passes 64 bits, refused below
+    LlamaCppLayerWeights::Span& span = out.spans[slot * files + t.file];
+    if (span.any) {
+      span.first = std::min(span.first, t.offset);
+      span.last = std::max(span.last, end);
+    } else {
+      span = {true, t.offset, end};
+    }
+    file_end[t.file] = std::max(file_end[t.file], end);
+  }
+  for (std::size_t slot = 0; slot < slots; ++slot)
+    for (std::uint32_t file = 0; file < files; ++file) out.any[slot] = out.any[slot] || out.spans[slot * files + file].any;
+  // Every sum placing makes (the GPU's tensors, the host layers', the host spans') is at most one of these.
+  u128 ends = 0;
+  for (const std::uint64_t end : file_end) ends += end;
+  if (total > UINT64_MAX || ends > UINT64_MAX) return LlamaCppLayerWeights{tensors.size()};
+  out.exact = true;
+  return out;
+}
+
+std::uint64_t LlamaCppLayerLoads::gpu_bytes(std::int64_t ngl) const {
+  const std::uint64_t offloadable = suffix.size() - 1;  // n_layer_all + 1
+  const std::uint64_t on_gpu = std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max<std::int64_t>(ngl, 0)), offloadable);
+  std::uint64_t bytes = suffix[offloadable - on_gpu];
+  if (even_weights != 0) bytes += static_cast<std::uint64_t>(static_cast<u128>(even_weights) * on_gpu / offloadable);
+  return bytes;
+}
+
 LlamaCppModelFacts llamacpp_facts(const ModelSpec& model) {
   LlamaCppModelFacts facts;
   facts.n_vocab = model.vocab_size;
@@ -91,6 +145,7 @@ LlamaCppModelFacts llamacpp_facts(const ModelSpec& model) {
     facts.output_tied = file->output_tied;
     facts.token_embd_bytes = file->token_embd_bytes;
     facts.notes = file->notes;
+    facts.by_layer = sum_by_layer(facts.tensors);
   }
   return facts;
 }
@@ -144,7 +199,9 @@ const GgmlType& parse_llamacpp_cache_type(std::string_view text, std::string_vie
                           flag, text, hint));
 }
 
-LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& settings, const LlamaCppModelFacts& facts) {
+LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& settings, const LlamaCppModelFacts& facts,
+                             LlamaCppLayerLoads* loads) {
+  if (loads) *loads = LlamaCppLayerLoads{};
   LlamaCppResult out;
   std::vector<std::string>& rules = out.rules;
   for (const std::string& note : facts.notes) rules.push_back("model file: " + note);
@@ -362,11 +419,18 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   for (float& split : splits) split /= split_sum;
   for (std::size_t i = 0; i < device_ids.size(); ++i) out.devices.push_back({device_ids[i], splits[i]});
   /// The device of layer il (n_layer_all: the output layer), or -1 for host memory.
-  const auto device_of = [&](std::int64_t il) -> std::int32_t {
+  const auto place = [&](std::int64_t il) -> std::int32_t {
     if (il < i_gpu_start || il - i_gpu_start >= act_gpu_layers) return -1;
     const float at = static_cast<float>(il - i_gpu_start) / static_cast<float>(act_gpu_layers);
     const auto it = std::upper_bound(splits.begin(), splits.end(), at);
     return static_cast<std::int32_t>(std::min<std::ptrdiff_t>(it - splits.begin(), static_cast<std::ptrdiff_t>(splits.size()) - 1));
+  };
+  // Placed once per layer: every cache layer and weight group asks. Past the output layer, place()
+  // answers host memory whatever -ngl is.
+  std::vector<std::int32_t> device_at(std::size_t{n_layer_all} + 1);
+  for (std::uint32_t il = 0; il <= n_layer_all; ++il) device_at[il] = place(il);
+  const auto device_of = [&](std::int64_t il) -> std::int32_t {
+    return il >= 0 && il <= std::int64_t{n_layer_all} ? device_at[static_cast<std::size_t>(il)] : place(il);
   };
   const auto on_gpu = [&](std::uint32_t il) { return device_of(il) >= 0; };
   for (std::uint32_t il = 0; il <= n_layer_all; ++il) {
@@ -400,6 +464,13 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     device.cache_bytes = checked_add(device.cache_bytes, cache, "cache size");
   };
 
+  // Each layer's load whatever its device (LlamaCppLayerLoads), summed mod 2^64 as the device's are.
+  std::vector<std::uint64_t> layer_loads(loads ? std::size_t{n_layer_all} + 1 : 0, 0);
+  const auto load = [&](std::uint64_t il, std::uint64_t bytes) {
+    if (loads && il <= n_layer_all) layer_loads[il] += bytes;
+  };
+  bool loads_exact = true;
+
   // --- V rows: [TAG_V_CACHE_VARIABLE] in llama-kv-cache.cpp.
   std::uint64_t v_row_max = 0;
   bool v_varies = false;
@@ -432,6 +503,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
       const std::uint64_t v = any_mla ? 0 : tensor_bytes(type_v, v_row, cells, streams, "V");
       cache.k_bytes = checked_add(cache.k_bytes, k, "cache size");
       cache.v_bytes = checked_add(cache.v_bytes, v, "cache size");
+      load(layer.il, k + v);
       if (on_gpu(layer.il)) {
         ++cache.gpu_layers;
         cache.gpu_bytes = checked_add(cache.gpu_bytes, checked_add(k, v, "cache size"), "cache size");
@@ -488,6 +560,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
       const std::uint64_t s = checked_mul(checked_mul(layer.s_row, 4, "state size"), rs.cells, "state size");
       rs.r_bytes = checked_add(rs.r_bytes, r, "state size");
       rs.s_bytes = checked_add(rs.s_bytes, s, "state size");
+      load(layer.il, r + s);
       if (on_gpu(layer.il)) {
         ++rs.gpu_layers;
         const std::uint64_t both = checked_add(r, s, "state size");
@@ -516,7 +589,51 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   }
 
   // --- weights: the model buffers.
-  if (!facts.tensors.empty()) {
+  const LlamaCppLayerWeights* by_layer = &facts.by_layer;
+  LlamaCppLayerWeights summed;
+  if (!facts.tensors.empty() && by_layer->from_tensors != facts.tensors.size()) {
+    summed = sum_by_layer(facts.tensors);
+    by_layer = &summed;
+  }
+  if (!facts.tensors.empty() && by_layer->exact) {
+    // A layer at a time (sum_by_layer): the same sums as tensor by tensor, none of which can pass
+    // 64 bits. The host buffer spans, per file part, the host layers' spans.
+    std::vector<LlamaCppLayerWeights::Span> host_span(by_layer->files);
+    for (std::size_t slot = 0; slot < by_layer->bytes.size(); ++slot) {
+      if (!by_layer->any[slot]) continue;
+      const std::uint64_t bytes = by_layer->bytes[slot];
+      const std::uint64_t il = slot == 1 ? std::uint64_t{n_layer_all} : slot - 2;  // the device's layer (slot 0: none)
+      if (slot != 0) load(il, bytes);
+      const bool gpu = slot == 0 ? false : slot == 1 ? out.output_on_gpu : on_gpu(static_cast<std::uint32_t>(il));
+      if (gpu) {
+        out.model_gpu_bytes = checked_add(out.model_gpu_bytes, bytes, "weight size");
+        add_to_device(static_cast<std::int64_t>(il), bytes, 0);
+        continue;
+      }
+      if (slot != 0) out.model_host_layer_bytes = checked_add(out.model_host_layer_bytes, bytes, "weight size");
+      for (std::uint32_t file = 0; file < by_layer->files; ++file) {
+        const LlamaCppLayerWeights::Span& part = by_layer->spans[slot * by_layer->files + file];
+        if (!part.any) continue;
+        LlamaCppLayerWeights::Span& span = host_span[file];
+        span.first = span.any ? std::min(span.first, part.first) : part.first;
+        span.last = span.any ? std::max(span.last, part.last) : part.last;
+        span.any = true;
+      }
+    }
+    for (const LlamaCppLayerWeights::Span& span : host_span)
+      if (span.any) out.model_host_bytes = checked_add(out.model_host_bytes, span.last - span.first, "weight size");
+    out.model_host_exact = true;
+    if (facts.output_tied) load(n_layer_all, facts.token_embd_bytes);
+    if (facts.output_tied && out.output_on_gpu) {
+      out.model_gpu_bytes = checked_add(out.model_gpu_bytes, facts.token_embd_bytes, "weight size");
+      add_to_device(n_layer_all, facts.token_embd_bytes, 0);
+      rules.push_back(fmt::format("no output.weight: the output layer uses a copy of token_embd ({} B) on the GPU",
+                                  facts.token_embd_bytes));
+    }
+    rules.push_back("weights: the GPU buffer is the sum of its tensors; the host buffer is memory-mapped: the span of "
+                    "the file from the first to the last host tensor (alignment padding included)");
+  } else if (!facts.tensors.empty()) {
+    loads_exact = false;  // a sum past 64 bits: tensor by tensor, so the error names the same figures
     std::map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> host_span;  // file -> [first, last)
     for (const LlamaCppTensor& t : facts.tensors) {
       const bool gpu = t.layer == LlamaCppTensor::input    ? false
@@ -555,12 +672,14 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     if (model.layer_weights_bytes.size() == model.layers.size())
       for (std::uint32_t il = 0; il < n_layer; ++il) {
         in_layers = checked_add(in_layers, model.layer_weights_bytes[il], "weight size");
+        load(il, model.layer_weights_bytes[il]);
         if (on_gpu(il)) {
           out.model_gpu_bytes = checked_add(out.model_gpu_bytes, model.layer_weights_bytes[il], "weight size");
           add_to_device(il, model.layer_weights_bytes[il], 0);
         }
       }
     if (in_layers == 0) {
+      if (loads) loads->even_weights = weights;
       // No per-layer sizes: an even split over the n_layer + 1 offloadable layers.
       out.model_gpu_bytes = static_cast<std::uint64_t>(static_cast<u128>(weights) * out.gpu_layers / (n_layer_all + 1));
       // Per device the same even share of each of its layers; the remainder of the division on the last.
@@ -577,6 +696,14 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     }
     out.model_host_bytes = weights - std::min(weights, out.model_gpu_bytes);
     out.model_host_layer_bytes = out.model_host_bytes;
+  }
+
+  if (loads) {
+    // Valid for -ngl up to this one: fewer layers on the one GPU sum a part of what was just summed
+    // without passing 64 bits, and the host's sums stay within the totals checked above.
+    loads->usable = loads_exact && out.devices.size() == 1;
+    loads->suffix.assign(std::size_t{n_layer_all} + 2, 0);
+    for (std::size_t il = n_layer_all + std::size_t{1}; il-- > 0;) loads->suffix[il] = loads->suffix[il + 1] + layer_loads[il];
   }
 
   // --- output buffer: llama_context::output_reserve(n_seq_max), logits only, in host memory.

@@ -26,6 +26,26 @@ namespace kvplan {
 /// or the output layer.
 using LlamaCppTensor = ModelFileTensor;
 
+/// The weight tensors summed by layer, so that placing a model for -ngl takes a step per layer instead
+/// of one per tensor (a GGUF holds 10 to 30 tensors a layer, and a search places the model many times).
+struct LlamaCppLayerWeights {
+  /// One file part's share of a layer: from its first tensor's offset to its last tensor's end.
+  struct Span {
+    bool any = false;
+    std::uint64_t first = 0, last = 0;
+  };
+  std::size_t from_tensors = 0;       ///< how many tensors were summed (0 with the layers: not summed)
+  bool exact = false;                 ///< no sum passes 64 bits: by layer, the figures are the tensors' own
+  std::uint32_t files = 0;            ///< file parts
+  std::vector<std::uint64_t> bytes;   ///< per slot: [0] input, [1] output, [2 + il] layer il
+  std::vector<bool> any;              ///< per slot: it holds a tensor (one of 0 bytes still places a span)
+  std::vector<Span> spans;            ///< per slot and file part: spans[slot * files + file]
+};
+
+/// `tensors` summed by layer. Not exact (plan_llamacpp then places tensor by tensor, so that an
+/// overflow names the same figures) when a sum or an end passes 64 bits or the layout is odd.
+LlamaCppLayerWeights sum_by_layer(const std::vector<ModelFileTensor>& tensors);
+
 /// What llama.cpp reads from a model file beyond the per-layer spec. A GGUF file supplies all of it;
 /// a catalog or config.json model only its vocabulary, and the figures that need more say so.
 struct LlamaCppModelFacts {
@@ -38,6 +58,9 @@ struct LlamaCppModelFacts {
   bool output_tied = false;            ///< no output.weight: the output layer holds a copy of token_embd
   std::uint64_t token_embd_bytes = 0;  ///< size of that copy
   std::vector<std::string> notes;      ///< how llama.cpp reads this file's keys, in words
+  /// `tensors` summed by layer (llamacpp_facts fills it once; when it does not match `tensors`,
+  /// plan_llamacpp sums them itself).
+  LlamaCppLayerWeights by_layer;
 };
 
 /// The facts of `model`: its file's layout when it came from a GGUF, and its vocabulary.
@@ -162,11 +185,29 @@ struct LlamaCppResult {
   std::vector<std::string> rules;  ///< every rule applied, in words, in the order applied
 };
 
+/// What each offloadable layer puts on the GPU whatever -ngl says (its weights, cache and state),
+/// for a caller that searches -ngl on one GPU (Ollama's --fit): each probe is then a sum instead of a
+/// plan. plan_llamacpp fills it.
+struct LlamaCppLayerLoads {
+  /// One GPU, and no probe's sum can pass 64 bits where plan_llamacpp's checked sums would stop.
+  bool usable = false;
+  /// suffix[il]: the loads of layers il to n_layer_all (the output layer), summed mod 2^64 as the
+  /// device's weights + cache are added there; n_layer_all + 2 entries, the last 0.
+  std::vector<std::uint64_t> suffix;
+  /// Without per-layer sizes: the weights llama.cpp's profile splits evenly over the n_layer + 1
+  /// layers (0 otherwise).
+  std::uint64_t even_weights = 0;
+
+  /// The one device's weights_bytes + cache_bytes (mod 2^64) with -ngl `ngl` (>= 0).
+  std::uint64_t gpu_bytes(std::int64_t ngl) const;
+};
+
 /// Prices `model` under llama.cpp with `settings`. Throws Error (exit 2) where llama.cpp itself
 /// refuses to create the context, with llama.cpp's wording: a quantized V cache without flash
 /// attention, K and V types that differ on an MLA model, a head size the block size does not
 /// divide. Throws an unsupported-architecture Error (exit 3) for a layout llama.cpp has no cache for.
+/// `loads`, when given, receives each layer's load (LlamaCppLayerLoads).
 LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& settings,
-                             const LlamaCppModelFacts& facts = {});
+                             const LlamaCppModelFacts& facts = {}, LlamaCppLayerLoads* loads = nullptr);
 
 }  // namespace kvplan

@@ -80,7 +80,8 @@ const Dtype& row_dtype(std::string_view ggml_name) {
 
 class OllamaProfile final : public Profile {
  public:
-  OllamaProfile(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const PlanRequest& request) : model_(model) {
+  OllamaProfile(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const PlanRequest& request)
+      : model_(model), facts_(llamacpp_facts(model)) {
     const SettingNames& names = request.names;
     if (request.weight_dtype)
       throw Error(fmt::format("{} does not apply to the Ollama profile: Ollama runs the tag's GGUF blob (name the tag: "
@@ -186,7 +187,7 @@ class OllamaProfile final : public Profile {
     OllamaResult& r = detail->result;
     OllamaOptions options = options_;
     if (query.cache.k) options.kv_cache_type = query.cache.k->name == "fp16" ? "f16" : std::string(query.cache.k->name);
-    r = plan_ollama(model_, devices_, options, query.ctx, parallel_);
+    r = plan_ollama(model_, devices_, options, query.ctx, parallel_, &facts_);
     r.rules.insert(r.rules.begin() + 1, ctx_rule(query.ctx));
 
     Row row;
@@ -328,6 +329,7 @@ class OllamaProfile final : public Profile {
   }
 
   const ModelSpec& model_;
+  LlamaCppModelFacts facts_;  ///< read once: every row places the same tensors
   OllamaOptions options_;
   Modelfile modelfile_;
   std::vector<OllamaDevice> devices_;

@@ -491,7 +491,8 @@ Modelfile parse_modelfile(std::string_view text, std::string_view path) {
 }
 
 OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>& gpus, const OllamaOptions& o,
-                         std::uint64_t num_ctx_in, std::optional<std::uint32_t> parallel_in) {
+                         std::uint64_t num_ctx_in, std::optional<std::uint32_t> parallel_in,
+                         const LlamaCppModelFacts* given_facts) {
   OllamaResult out;
   std::vector<std::string>& rules = out.rules;
   const OllamaVersion& v = o.version;
@@ -599,8 +600,11 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
   s.type_k = &ggml_type_by_name(out.kv_type);
   s.type_v = s.type_k;
   s.flash_attn = fa;
+  LlamaCppModelFacts own_facts;
+  if (!given_facts) own_facts = llamacpp_facts(model);
+  const LlamaCppModelFacts& facts = given_facts ? *given_facts : own_facts;
   const auto run_llama = [&](std::int64_t ngl, std::vector<float> split, std::vector<std::uint64_t> free,
-                             LlamaCppSplitMode mode, std::uint32_t main) {
+                             LlamaCppSplitMode mode, std::uint32_t main, LlamaCppLayerLoads* loads = nullptr) {
     s.n_ctx = num_ctx * parallel;
     s.n_parallel = parallel;
     s.n_gpu_layers = ngl;
@@ -608,8 +612,11 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
     s.tensor_split = free.size() > 1 ? split : std::vector<float>{};
     s.split_mode = mode;
     s.main_gpu = free.size() > 1 ? main : 0;
-    return plan_llamacpp(model, s, llamacpp_facts(model));
+    return plan_llamacpp(model, s, facts, loads);
   };
+  // E4 on one GPU: llama.cpp's plan at the -ngl the search settles on, when the search made it.
+  std::optional<LlamaCppResult> planned;
+  std::int64_t planned_ngl = -1;
 
   std::vector<std::uint64_t> reserve(gpus.size(), 0);
   std::vector<std::uint32_t> per_gpu_layers(gpus.size(), 0);
@@ -817,8 +824,27 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
     if (num_gpu >= 0) {
       ngl = std::min<std::int64_t>(num_gpu, ngl);
       rules.push_back(fmt::format("num_gpu {}: -ngl {} to llama-server", num_gpu, ngl));
+    } else if (free.size() == 1) {
+      // One GPU: the first probe plans every layer and keeps each layer's load; a probe with fewer
+      // layers is then the sum of its layers' loads, the same bytes plan_llamacpp would add up.
+      LlamaCppLayerLoads loads;
+      LlamaCppResult first = run_llama(ngl, {}, free, LlamaCppSplitMode::layer, 0, &loads);
+      if (fits_all(first)) {
+        planned = std::move(first);
+        planned_ngl = ngl;
+      } else if (loads.usable) {
+        const std::uint64_t compute = first.compute_estimate_bytes.value_or(0);
+        const auto fits = [&](std::int64_t n) { return loads.gpu_bytes(n) + compute + kFitMargin <= free.front(); };
+        --ngl;
+        while (ngl > 0 && !fits(ngl)) --ngl;
+      } else {
+        --ngl;
+        while (ngl > 0 && !fits_all(run_llama(ngl, {}, free, LlamaCppSplitMode::layer, 0))) --ngl;
+      }
     } else {
       while (ngl > 0 && !fits_all(run_llama(ngl, {}, free, LlamaCppSplitMode::layer, 0))) --ngl;
+    }
+    if (num_gpu < 0) {
       // llama_params_fit (llama.cpp src/llama.cpp): nothing changes while every device keeps the
       // margin; Ollama's -c is the user's, so the context is not reduced; a dense model then gets
       // the layers per device extrapolated from measured memory, which kvplan takes as the most
@@ -848,7 +874,8 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
   if (used.empty()) free.push_back(gpus.front().free_bytes);
   if (out.era == OllamaEra::e4) split.clear();
   const bool e4_single = out.era == OllamaEra::e4 && used.size() == 1;
-  out.llama = run_llama(gpu_layers, split, free, e4_single ? LlamaCppSplitMode::layer : mode, main_gpu);
+  if (planned && e4_single && planned_ngl == std::int64_t{gpu_layers}) out.llama = std::move(*planned);  // the same settings
+  else out.llama = run_llama(gpu_layers, split, free, e4_single ? LlamaCppSplitMode::layer : mode, main_gpu);
   out.gpu_layers = gpu_layers;
   out.partly_on_cpu = gpu_layers < m.block_count + 1;
   const std::uint64_t compute = out.era == OllamaEra::e4 ? out.llama.compute_estimate_bytes.value_or(0) : 0;
