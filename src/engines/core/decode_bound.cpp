@@ -5,6 +5,7 @@
 #include "engines/core/decode_bound.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/compile.h>
@@ -79,7 +80,11 @@ std::optional<DecodeBound> decode_bound(const Row& row, const ModelSpec& model, 
   rule += " cache of ";
   append_decimal(rule, row.batch);
   rule += row.batch == 1 ? " sequence) / " : " sequences) / ";
-  fmt::format_to(std::back_inserter(rule), FMT_COMPILE("{:g}"), bound.bandwidth_gbps);
+  // {:g} of a whole number below 10^6 is its digits (3350): written so without a float format.
+  if (bound.bandwidth_gbps < 1e6 && bound.bandwidth_gbps == std::floor(bound.bandwidth_gbps))
+    append_decimal(rule, static_cast<std::uint64_t>(bound.bandwidth_gbps));
+  else
+    fmt::format_to(std::back_inserter(rule), FMT_COMPILE("{:g}"), bound.bandwidth_gbps);
   rule += " GB/s";
   if (host_read > 0)
     bound.rule += fmt::format(" + {} read from system RAM / {:g} GB/s ({}; an estimate)",
