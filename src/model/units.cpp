@@ -221,10 +221,13 @@ void append_gib(std::string& out, std::int64_t bytes) {
 void append_thousands(std::string& out, std::uint64_t value) {
   const fmt::format_int digits(value);
   const std::size_t count = digits.size();
+  std::array<char, 32> text{};  // 20 digits and 6 commas at most; appended once
+  std::size_t size = 0;
   for (std::size_t i = 0; i < count; ++i) {
-    if (i > 0 && (count - i) % 3 == 0) out += ',';
-    out += digits.data()[i];
+    if (i > 0 && (count - i) % 3 == 0) text[size++] = ',';
+    text[size++] = digits.data()[i];
   }
+  out.append(text.data(), size);
 }
 
 std::string format_gib_number(std::int64_t bytes) {
