@@ -73,7 +73,7 @@ TEST_CASE("a card's name never means one of its MIG instances", "[mig]") {
   CHECK(resolve_builtin_gpus("a100-40gb").front().resolution_note.empty());
 }
 
-TEST_CASE("--gpu names an A100 MIG instance through the binary", "[mig]") {
+TEST_CASE("the binary plans for an A100 MIG instance named by --gpu", "[mig]") {
   const kvplan::testing::ProcessResult r =
       run_kvplan("--model qwen3-8b --gpu a100-80gb-3g.40gb --ctx 4k --kv-dtype fp16 --format json");
   INFO(r.err);
