@@ -80,12 +80,13 @@ bool looks_like_size(std::string_view text) {
 
 /// Cards a name other than their own id could also mean: "a100" names the 80 GB card in the
 /// catalog, but a100-40g starts with it too. Only cards whose memory differs by more than 5%.
+/// A MIG instance (a100-40gb-1g.5gb) is never what a card's name means, only its own.
 std::vector<const GpuSpec*> also_meant(std::string_view typed, const GpuSpec& found, const GpuCatalog& catalog) {
   const std::string prefix = normalized_gpu_name(typed);
   std::vector<const GpuSpec*> others;
   if (normalized_gpu_name(found.id) == prefix) return others;
   for (const GpuSpec& gpu : catalog.gpus) {
-    if (&gpu == &found) continue;
+    if (&gpu == &found || gpu.arch.find("a MIG instance") != std::string::npos) continue;
     bool starts = normalized_gpu_name(gpu.id).rfind(prefix, 0) == 0;
     for (const std::string& alias : gpu.aliases) starts = starts || normalized_gpu_name(alias).rfind(prefix, 0) == 0;
     const std::uint64_t a = std::min(gpu.memory_bytes, found.memory_bytes);

@@ -1,5 +1,7 @@
 #include "kvplan/units.h"
 
+#include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdlib>
 #include <limits>
@@ -192,14 +194,23 @@ void append_gib_number(std::string& out, std::int64_t bytes) {
   const bool negative = bytes < 0;
   const u128 magnitude = negative ? static_cast<u128>(-(bytes + 1)) + 1
                                                : static_cast<u128>(bytes);
-  const u128 hundredths = (magnitude * 100 + GiB / 2) / GiB;
+  // GiB is 2^30: the division is a shift, in 64 bits for any size below 2^56 bytes.
+  const u128 hundredths = magnitude < (u128{1} << 56)
+                              ? u128{(static_cast<std::uint64_t>(magnitude) * 100 + GiB / 2) >> 30}
+                              : (magnitude * 100 + GiB / 2) / GiB;
   const auto whole = static_cast<std::uint64_t>(hundredths / 100);
   const auto cents = static_cast<unsigned>(hundredths % 100);
-  if (negative && hundredths != 0) out += '-';
-  append_decimal(out, whole);
-  out += '.';
-  out += static_cast<char>('0' + cents / 10);
-  out += static_cast<char>('0' + cents % 10);
+  // Written into a small buffer and appended once: a sweep writes three of these a row.
+  const fmt::format_int digits(whole);
+  std::array<char, 32> text{};
+  std::size_t size = 0;
+  if (negative && hundredths != 0) text[size++] = '-';
+  std::copy(digits.data(), digits.data() + digits.size(), text.data() + size);
+  size += digits.size();
+  text[size++] = '.';
+  text[size++] = static_cast<char>('0' + cents / 10);
+  text[size++] = static_cast<char>('0' + cents % 10);
+  out.append(text.data(), size);
 }
 
 void append_gib(std::string& out, std::int64_t bytes) {
@@ -210,10 +221,13 @@ void append_gib(std::string& out, std::int64_t bytes) {
 void append_thousands(std::string& out, std::uint64_t value) {
   const fmt::format_int digits(value);
   const std::size_t count = digits.size();
+  std::array<char, 32> text{};  // 20 digits and 6 commas at most; appended once
+  std::size_t size = 0;
   for (std::size_t i = 0; i < count; ++i) {
-    if (i > 0 && (count - i) % 3 == 0) out += ',';
-    out += digits.data()[i];
+    if (i > 0 && (count - i) % 3 == 0) text[size++] = ',';
+    text[size++] = digits.data()[i];
   }
+  out.append(text.data(), size);
 }
 
 std::string format_gib_number(std::int64_t bytes) {

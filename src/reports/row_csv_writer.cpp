@@ -3,6 +3,8 @@
 
 #include "reports/row_csv_writer.h"
 
+#include <algorithm>
+
 #include "model/text.h"
 #include "reports/fields.h"
 #include "reports/row_json_writer.h"
@@ -40,6 +42,22 @@ void optional_cell(std::string& out, const std::optional<T>& value) {
 void append_csv_header(std::string& out) { out += kHeader; }
 
 void append_csv_text(std::string& out, std::string_view value) {
+  // Printable ASCII within the limit is its own printable() text: quoted (or not) as it is, without
+  // a copy. Anything else goes through printable().
+  if (value.size() <= 4096 &&
+      std::all_of(value.begin(), value.end(), [](char c) { return c >= 0x20 && c <= 0x7E; })) {
+    if (value.find_first_of(",\"") == std::string_view::npos) {
+      out.append(value.data(), value.size());
+      return;
+    }
+    out += '"';
+    for (const char c : value) {
+      if (c == '"') out += '"';
+      out += c;
+    }
+    out += '"';
+    return;
+  }
   const std::string shown = printable(value, 4096);
   if (shown.find_first_of(",\"\n\r") == std::string::npos) {
     out += shown;

@@ -6,7 +6,9 @@
 #include "reports/row_json_writer.h"
 
 #include <array>
+#include <charconv>
 #include <cmath>
+#include <cstring>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -15,231 +17,387 @@ namespace kvplan {
 
 namespace {
 
-void append_bool(std::string& out, bool value) { out += value ? "true" : "false"; }
-
-template <typename T>
-void append_optional(std::string& out, const std::optional<T>& value) {
-  if (!value) out += "null";
-  else if constexpr (std::is_same_v<T, double>) append_json_double(out, *value);
-  else append_json_uint(out, *value);
+/// Appends a string literal, its length known at compile time (no strlen, one copy).
+template <std::size_t N>
+void literal(std::string& out, const char (&text)[N]) {
+  out.append(text, N - 1);
 }
 
-/// `"key":` (keys are kvplan's own names: plain ASCII, nothing to escape).
-void key(std::string& out, std::string_view name) {
-  out += '"';
-  out += name;
-  out += "\":";
+/// True when a byte of the 8 in `word` is below 0x20, above 0x7E, '"' or '\\': the bytes JSON
+/// escapes or nlohmann's serializer checks as UTF-8. Exact (the "has less/more/zero byte" tests
+/// of Sean Anderson's bit hacks, each exact for these constants), 8 bytes at a time.
+bool word_needs_care(std::uint64_t word) {
+  constexpr std::uint64_t ones = 0x0101010101010101ull;
+  constexpr std::uint64_t highs = 0x8080808080808080ull;
+  // Each term sets a byte's high bit (not only there: borrows and carries spill upwards, but only
+  // from a byte that has one) when a byte is below 0x20, above 0x7E, '"' or '\\'; or'ed
+  // together, so that a word takes one test and no branch.
+  const std::uint64_t quote = word ^ (ones * '"');
+  const std::uint64_t backslash = word ^ (ones * '\\');
+  const std::uint64_t flags = ((word - ones * 0x20) & ~word) | (word + ones * (127 - 0x7E)) | word |
+                              ((quote - ones) & ~quote) | ((backslash - ones) & ~backslash);
+  return (flags & highs) != 0;
+}
+
+bool needs_care(std::string_view text) {
+  const std::size_t size = text.size();
+  if (size < 8) {
+    for (const char c : text) {
+      const auto byte = static_cast<unsigned char>(c);
+      if (byte < 0x20 || byte > 0x7E || c == '"' || c == '\\') return true;
+    }
+    return false;
+  }
+  std::uint64_t word = 0;
+  for (std::size_t i = 0; i + 8 <= size; i += 8) {
+    std::memcpy(&word, text.data() + i, 8);
+    if (word_needs_care(word)) return true;
+  }
+  if (size % 8 == 0) return false;
+  std::memcpy(&word, text.data() + size - 8, 8);  // the last 8 bytes, overlapping the words read
+  return word_needs_care(word);
+}
+
+/// "00" to "99", for two digits at a time.
+constexpr char kDigitPairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/// Writes `value`'s decimal digits at `at` (room for 20, all of which it may overwrite), returns
+/// the end. The digits are copied as 20 bytes, a copy of fixed size the compiler inlines.
+char* write_digits(char* at, std::uint64_t value) {
+  // The digits end at byte 20 of 40 (a uint64 has at most 20), so the 20 bytes from their first
+  // stay within the buffer.
+  std::array<char, 40> buffer{};
+  char* const end = buffer.data() + 20;
+  char* start = end;
+  while (value >= 100) {
+    const auto pair = static_cast<std::size_t>(value % 100) * 2;
+    value /= 100;
+    start -= 2;
+    std::memcpy(start, kDigitPairs + pair, 2);
+  }
+  if (value >= 10) {
+    start -= 2;
+    std::memcpy(start, kDigitPairs + static_cast<std::size_t>(value) * 2, 2);
+  } else {
+    *--start = static_cast<char>('0' + value);
+  }
+  std::memcpy(at, start, 20);
+  return at + (end - start);
+}
+
+/// Writes `value` at `at` (room for 64) as nlohmann::json::dump() writes a double, returns the end.
+char* write_double(char* at, double value) {
+  if (!std::isfinite(value)) {
+    std::memcpy(at, "null", 4);
+    return at + 4;
+  }
+  // A whole number from 1 to below 10^15 (a concurrency, a bandwidth): nlohmann writes its
+  // shortest digits, which for a whole number of at most 15 digits are the number's own (any
+  // shorter string differs by at least 1, far more than half an ulp), in positional notation
+  // (10^15 is where it switches to an exponent), with ".0" after. tests/sweep_fast_paths_test.cpp
+  // checks this against nlohmann on hundreds of thousands of values.
+  if (value >= 1.0 && value < 1e15 && value == std::floor(value)) {
+    at = write_digits(at, static_cast<std::uint64_t>(value));
+    std::memcpy(at, ".0", 2);
+    return at + 2;
+  }
+  return nlohmann::detail::to_chars(at, at + 64, value);
 }
 
 }  // namespace
 
+char* JsonNumberMemo::write(char* at, std::uint64_t value) {
+  Entry& entry = entries_[static_cast<std::size_t>((value * 0x9E3779B97F4A7C15ull) >> 58)];  // 64 slots
+  if (entry.size == 0 || entry.value != value) {
+    entry.value = value;
+    entry.size = static_cast<std::uint8_t>(write_digits(entry.digits.data(), value) - entry.digits.data());
+  }
+  std::memcpy(at, entry.digits.data(), entry.digits.size());  // fixed size: inlined; `at` has room
+  return at + entry.size;
+}
+
 void append_json_uint(std::string& out, std::uint64_t value) {
-  const fmt::format_int text(value);
-  out.append(text.data(), text.size());
+  std::array<char, 24> digits{};
+  const std::to_chars_result end = std::to_chars(digits.data(), digits.data() + digits.size(), value);
+  out.append(digits.data(), static_cast<std::size_t>(end.ptr - digits.data()));
 }
 
 void append_json_int(std::string& out, std::int64_t value) {
-  const fmt::format_int text(value);
-  out.append(text.data(), text.size());
+  std::array<char, 24> digits{};
+  const std::to_chars_result end = std::to_chars(digits.data(), digits.data() + digits.size(), value);
+  out.append(digits.data(), static_cast<std::size_t>(end.ptr - digits.data()));
 }
 
 void append_json_double(std::string& out, double value) {
-  if (!std::isfinite(value)) {
-    out += "null";
-    return;
-  }
   std::array<char, 64> buffer{};
-  const char* end = nlohmann::detail::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+  const char* end = write_double(buffer.data(), value);
   out.append(buffer.data(), static_cast<std::size_t>(end - buffer.data()));
 }
 
 void append_json_string(std::string& out, std::string_view text) {
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte > 0x7E || c == '"' || c == '\\') {
-      // Escapes, or UTF-8 to check: nlohmann's serializer decides, as it does for the tree.
-      out += nlohmann::json(std::string(text)).dump();
-      return;
-    }
+  if (needs_care(text)) {
+    // Escapes, or UTF-8 to check: nlohmann's serializer decides, as it does for the tree.
+    out += nlohmann::json(std::string(text)).dump();
+    return;
   }
   out += '"';
-  out += text;
+  out.append(text.data(), text.size());
   out += '"';
 }
 
-void append_row_json_members(std::string& out, const Row& row) {
-  key(out, "ctx");
-  append_json_uint(out, row.ctx);
-  out += ',';
-  key(out, "batch");
-  append_json_uint(out, row.batch);
-  out += ',';
-  key(out, "kv_dtype");
-  append_json_string(out, row.cache.label());
-  out += ',';
-  key(out, "k_dtype");
-  append_json_string(out, row.cache.k->name);
-  out += ',';
-  key(out, "v_dtype");
-  append_json_string(out, row.cache.v->name);
-  out += ',';
-  key(out, "weight_dtype");
-  append_json_string(out, row.weight_dtype->name);
-  out += ',';
-  key(out, "kv_bytes_per_token");
-  append_json_uint(out, row.kv_bytes_per_token);
-  out += ',';
-  key(out, "kv_bytes");
-  append_json_uint(out, row.kv_bytes);
-  out += ',';
-  key(out, "state_bytes");
-  append_json_uint(out, row.state_bytes);
-  out += ',';
-  key(out, "weights_bytes");
-  append_json_uint(out, row.weights_bytes);
-  out += ',';
-  key(out, "weights_rule");
-  append_json_string(out, row.weights_rule);
-  out += ',';
-  key(out, "overhead_bytes");
-  append_json_uint(out, row.overhead_bytes);
-  out += ',';
-  key(out, "total_bytes");
-  append_json_uint(out, row.total_bytes);
-  out += ',';
-  key(out, "capacity_bytes");
-  append_json_uint(out, row.capacity_bytes);
-  out += ',';
-  key(out, "headroom_bytes");
-  append_json_int(out, row.headroom_bytes);
-  out += ',';
-  key(out, "fits");
-  append_bool(out, row.fits);
-  out += ',';
-  key(out, "verdict");
-  append_json_string(out, to_string(row.verdict));
-  out += ',';
-  key(out, "kv_pool_bytes");
-  append_optional(out, row.kv_pool_bytes);
-  out += ',';
-  key(out, "available_kv_bytes");
-  append_optional(out, row.engine.available_kv_bytes);
-  out += ',';
-  key(out, "kv_cache_tokens");
-  append_optional(out, row.engine.kv_cache_tokens);
-  out += ',';
-  key(out, "max_concurrency");
-  append_optional(out, row.engine.max_concurrency);
-  out += ',';
-  key(out, "starts");
-  append_bool(out, row.engine.starts);
-  out += ',';
-  key(out, "tp");
-  append_json_uint(out, row.tp);
-  out += ',';
-  key(out, "pp");
-  append_json_uint(out, row.pp);
-  out += ',';
+namespace {
 
-  key(out, "per_gpu");
-  out += '[';
+/// The row's text written through a cursor into `out`, grown ahead in large steps: one bounds check
+/// a field instead of one a piece, and no string of its own for anything. Everything it writes
+/// is what the append_json_* functions above write.
+class Sink {
+ public:
+  Sink(std::string& out, JsonNumberMemo& memo) : out_(out), memo_(memo), start_(out.size()) { grow(kStep); }
+  ~Sink() { out_.resize(static_cast<std::size_t>(cursor_ - out_.data())); }
+  Sink(const Sink&) = delete;
+  Sink& operator=(const Sink&) = delete;
+
+  template <std::size_t N>
+  void literal(const char (&text)[N]) {
+    room(N);
+    std::memcpy(cursor_, text, N - 1);
+    cursor_ += N - 1;
+  }
+  void ch(char c) {
+    room(1);
+    *cursor_++ = c;
+  }
+  void count(std::uint64_t value) {
+    room(24);
+    cursor_ = memo_.write(cursor_, value);
+  }
+  void signed_count(std::int64_t value) {
+    room(24);
+    cursor_ = std::to_chars(cursor_, end_, value).ptr;
+  }
+  void boolean(bool value) {
+    if (value) literal("true");
+    else literal("false");
+  }
+  void real(double value) {
+    room(64);
+    // A batch of one decodes as fast as its sequence: the same double twice a row, written once.
+    if (last_real_size_ != 0 && value == last_real_ && std::signbit(value) == std::signbit(last_real_)) {
+      std::memcpy(cursor_, last_real_text_.data(), last_real_size_);
+      cursor_ += last_real_size_;
+      return;
+    }
+    char* end = write_double(cursor_, value);
+    const auto size = static_cast<std::size_t>(end - cursor_);
+    last_real_size_ = size <= last_real_text_.size() ? size : 0;
+    if (last_real_size_) std::memcpy(last_real_text_.data(), cursor_, size);
+    last_real_ = value;
+    cursor_ = end;
+  }
+  void text(std::string_view value) {
+    if (needs_care(value)) {
+      append(nlohmann::json(std::string(value)).dump());  // escapes and UTF-8: nlohmann's
+      return;
+    }
+    room(value.size() + 2);
+    *cursor_++ = '"';
+    std::memcpy(cursor_, value.data(), value.size());
+    cursor_ += value.size();
+    *cursor_++ = '"';
+  }
+  template <typename T>
+  void optional(const std::optional<T>& value) {
+    if (!value) literal("null");
+    else if constexpr (std::is_same_v<T, double>) real(*value);
+    else count(*value);
+  }
+
+ private:
+  static constexpr std::size_t kStep = 2048;  // a row is about 1.3 KB
+
+  void append(std::string_view value) {
+    room(value.size());
+    std::memcpy(cursor_, value.data(), value.size());
+    cursor_ += value.size();
+  }
+  void room(std::size_t bytes) {
+    if (static_cast<std::size_t>(end_ - cursor_) < bytes) grow(bytes + kStep);
+  }
+  void grow(std::size_t bytes) {
+    const std::size_t used = cursor_ ? static_cast<std::size_t>(cursor_ - out_.data()) : start_;
+    out_.resize(used + bytes);
+    cursor_ = out_.data() + used;
+    end_ = out_.data() + out_.size();
+  }
+
+  std::string& out_;
+  JsonNumberMemo& memo_;
+  std::size_t start_;
+  char* cursor_ = nullptr;
+  char* end_ = nullptr;
+  double last_real_ = 0;
+  std::size_t last_real_size_ = 0;  ///< 0: none yet
+  std::array<char, 32> last_real_text_{};
+};
+
+void write_members(Sink& out, const Row& row) {
+  // Keys and the commas between members as single literals: "ctx" first, then ,"batch": and so on.
+  out.literal("\"ctx\":");
+  out.count(row.ctx);
+  out.literal(",\"batch\":");
+  out.count(row.batch);
+  out.literal(",\"kv_dtype\":");
+  if (row.cache.k && row.cache.k == row.cache.v) out.text(row.cache.k->name);  // label() without a copy
+  else out.text(row.cache.label());
+  out.literal(",\"k_dtype\":");
+  out.text(row.cache.k->name);
+  out.literal(",\"v_dtype\":");
+  out.text(row.cache.v->name);
+  out.literal(",\"weight_dtype\":");
+  out.text(row.weight_dtype->name);
+  out.literal(",\"kv_bytes_per_token\":");
+  out.count(row.kv_bytes_per_token);
+  out.literal(",\"kv_bytes\":");
+  out.count(row.kv_bytes);
+  out.literal(",\"state_bytes\":");
+  out.count(row.state_bytes);
+  out.literal(",\"weights_bytes\":");
+  out.count(row.weights_bytes);
+  out.literal(",\"weights_rule\":");
+  out.text(row.weights_rule);
+  out.literal(",\"overhead_bytes\":");
+  out.count(row.overhead_bytes);
+  out.literal(",\"total_bytes\":");
+  out.count(row.total_bytes);
+  out.literal(",\"capacity_bytes\":");
+  out.count(row.capacity_bytes);
+  out.literal(",\"headroom_bytes\":");
+  out.signed_count(row.headroom_bytes);
+  out.literal(",\"fits\":");
+  out.boolean(row.fits);
+  out.literal(",\"verdict\":");
+  out.text(to_string(row.verdict));
+  out.literal(",\"kv_pool_bytes\":");
+  out.optional(row.kv_pool_bytes);
+  out.literal(",\"available_kv_bytes\":");
+  out.optional(row.engine.available_kv_bytes);
+  out.literal(",\"kv_cache_tokens\":");
+  out.optional(row.engine.kv_cache_tokens);
+  out.literal(",\"max_concurrency\":");
+  out.optional(row.engine.max_concurrency);
+  out.literal(",\"starts\":");
+  out.boolean(row.engine.starts);
+  out.literal(",\"tp\":");
+  out.count(row.tp);
+  out.literal(",\"pp\":");
+  out.count(row.pp);
+
+  out.literal(",\"per_gpu\":[");
   for (std::size_t i = 0; i < row.per_gpu.size(); ++i) {
     const GpuShare& share = row.per_gpu[i];
-    if (i) out += ',';
-    out += "{\"rank\":";
-    append_json_uint(out, share.rank);
-    out += ",\"stage\":";
-    append_json_uint(out, share.stage);
-    out += ",\"gpu\":";
-    append_json_string(out, share.gpu);
-    out += ",\"weights_bytes\":";
-    append_json_uint(out, share.weights_bytes);
-    out += ",\"kv_bytes\":";
-    append_json_uint(out, share.kv_bytes);
-    out += ",\"other_bytes\":";
-    append_json_uint(out, share.other_bytes);
-    out += ",\"total_bytes\":";
-    append_json_uint(out, share.total_bytes);
-    out += ",\"capacity_bytes\":";
-    append_json_uint(out, share.capacity_bytes);
-    out += ",\"headroom_bytes\":";
-    append_json_int(out, share.headroom_bytes);
-    out += ",\"fits\":";
-    append_bool(out, share.fits);
-    out += '}';
+    if (i) out.ch(',');
+    out.literal("{\"rank\":");
+    out.count(share.rank);
+    out.literal(",\"stage\":");
+    out.count(share.stage);
+    out.literal(",\"gpu\":");
+    out.text(share.gpu);
+    out.literal(",\"weights_bytes\":");
+    out.count(share.weights_bytes);
+    out.literal(",\"kv_bytes\":");
+    out.count(share.kv_bytes);
+    out.literal(",\"other_bytes\":");
+    out.count(share.other_bytes);
+    out.literal(",\"total_bytes\":");
+    out.count(share.total_bytes);
+    out.literal(",\"capacity_bytes\":");
+    out.count(share.capacity_bytes);
+    out.literal(",\"headroom_bytes\":");
+    out.signed_count(share.headroom_bytes);
+    out.literal(",\"fits\":");
+    out.boolean(share.fits);
+    out.ch('}');
   }
-  out += "],";
 
-  key(out, "assumptions");
-  out += '[';
+  out.literal("],\"assumptions\":[");
   for (std::size_t i = 0; i < row.assumptions.size(); ++i) {
-    if (i) out += ',';
-    append_json_string(out, row.assumptions[i]);
+    if (i) out.ch(',');
+    out.text(row.assumptions[i]);
   }
-  out += "],";
 
-  key(out, "warnings");
-  out += '[';
+  out.literal("],\"warnings\":[");
   for (std::size_t i = 0; i < row.findings.size(); ++i) {
     const Finding& finding = row.findings[i];
-    if (i) out += ',';
-    out += "{\"code\":";
-    append_json_string(out, finding.code);
-    out += ",\"text\":";
-    append_json_string(out, finding.text);
-    out += ",\"blocking\":";
-    append_bool(out, finding.blocking);
-    out += '}';
+    if (i) out.ch(',');
+    out.literal("{\"code\":");
+    out.text(finding.code);
+    out.literal(",\"text\":");
+    out.text(finding.text);
+    out.literal(",\"blocking\":");
+    out.boolean(finding.blocking);
+    out.ch('}');
   }
-  out += "],";
 
-  key(out, "kv_breakdown");
-  out += '[';
+  out.literal("],\"kv_breakdown\":[");
   for (std::size_t i = 0; i < row.breakdown.size(); ++i) {
     const KvBreakdownItem& item = row.breakdown[i];
-    if (i) out += ',';
-    out += "{\"kind\":";
-    append_json_string(out, to_string(item.kind));
+    if (i) out.ch(',');
+    out.literal("{\"kind\":");
+    out.text(to_string(item.kind));
     if (item.window) {
-      out += ",\"window\":";
-      append_json_uint(out, item.window);
+      out.literal(",\"window\":");
+      out.count(item.window);
     }
-    out += ",\"layers\":";
-    append_json_uint(out, item.layers);
-    out += ",\"tokens_held\":";
-    append_json_uint(out, item.tokens_held);
-    out += ",\"bytes\":";
-    append_json_uint(out, item.bytes);
+    out.literal(",\"layers\":");
+    out.count(item.layers);
+    out.literal(",\"tokens_held\":");
+    out.count(item.tokens_held);
+    out.literal(",\"bytes\":");
+    out.count(item.bytes);
     if (item.indexer_layers) {
-      out += ",\"indexer_layers\":";
-      append_json_uint(out, item.indexer_layers);
-      out += ",\"indexer_bytes\":";
-      append_json_uint(out, item.indexer_bytes);
+      out.literal(",\"indexer_layers\":");
+      out.count(item.indexer_layers);
+      out.literal(",\"indexer_bytes\":");
+      out.count(item.indexer_bytes);
     }
-    if (item.mtp) out += ",\"mtp\":true";
-    out += '}';
+    if (item.mtp) out.literal(",\"mtp\":true");
+    out.ch('}');
   }
-  out += "],";
 
-  key(out, "decode_bound");
+  out.literal("],\"decode_bound\":");
   if (!row.decode_bound) {
-    out += "null";
+    out.literal("null");
     return;
   }
   const DecodeBound& bound = *row.decode_bound;
-  out += "{\"tokens_per_s_per_sequence\":";
-  append_json_double(out, bound.tokens_per_s_per_sequence);
-  out += ",\"tokens_per_s_batch\":";
-  append_json_double(out, bound.tokens_per_s_batch);
-  out += ",\"weights_bytes_read\":";
-  append_json_uint(out, bound.weights_bytes_read);
-  out += ",\"kv_bytes_read\":";
-  append_json_uint(out, bound.kv_bytes_read);
-  out += ",\"bandwidth_gbps\":";
-  append_json_double(out, bound.bandwidth_gbps);
-  out += ",\"rule\":";
-  append_json_string(out, bound.rule);
-  out += '}';
+  out.literal("{\"tokens_per_s_per_sequence\":");
+  out.real(bound.tokens_per_s_per_sequence);
+  out.literal(",\"tokens_per_s_batch\":");
+  out.real(bound.tokens_per_s_batch);
+  out.literal(",\"weights_bytes_read\":");
+  out.count(bound.weights_bytes_read);
+  out.literal(",\"kv_bytes_read\":");
+  out.count(bound.kv_bytes_read);
+  out.literal(",\"bandwidth_gbps\":");
+  out.real(bound.bandwidth_gbps);
+  out.literal(",\"rule\":");
+  out.text(bound.rule);
+  out.ch('}');
+}
+
+}  // namespace
+
+void append_row_json_members(std::string& out, const Row& row) {
+  JsonNumberMemo memo;
+  append_row_json_members(out, row, memo);
+}
+
+void append_row_json_members(std::string& out, const Row& row, JsonNumberMemo& memo) {
+  Sink sink(out, memo);
+  write_members(sink, row);
 }
 
 void append_row_json(std::string& out, const Row& row) {

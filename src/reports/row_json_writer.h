@@ -4,6 +4,7 @@
 // rows a second with it; the tree took about 90 us a row (tests/row_json_writer_test.cpp
 // compares the two).
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -22,8 +23,28 @@ void append_json_double(std::string& out, double value);
 /// (and, like it, throws nlohmann's type_error for text that is not UTF-8).
 void append_json_string(std::string& out, std::string_view text);
 
+/// The decimal text of the whole numbers written last, by value: a sweep's lines repeat most of
+/// their numbers (the weights, the capacity, each row's total in its GPU's share), and copying
+/// their text is cheaper than writing the digits again. Any value may be asked for; a miss writes
+/// the digits and keeps them.
+class JsonNumberMemo {
+ public:
+  /// Writes `value`'s digits at `at` (room for 20), returns the end.
+  char* write(char* at, std::uint64_t value);
+
+ private:
+  struct Entry {
+    std::uint64_t value = 0;
+    std::uint8_t size = 0;  ///< 0: empty
+    std::array<char, 20> digits{};
+  };
+  std::array<Entry, 64> entries_{};
+};
+
 /// Appends row_to_json(row)'s members without the braces: `"ctx":4096,...,"decode_bound":null`.
 void append_row_json_members(std::string& out, const Row& row);
+/// The same, with a memo kept from row to row.
+void append_row_json_members(std::string& out, const Row& row, JsonNumberMemo& memo);
 
 /// Appends row_to_json(row).dump().
 void append_row_json(std::string& out, const Row& row);

@@ -53,7 +53,7 @@ void SweepLines::append(const Row& row, std::string& out) {
     return;
   }
   out += prefix_;
-  append_row_json_members(out, row);
+  append_row_json_members(out, row, numbers_);
   out += "}\n";
 }
 

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "kvplan/report.h"
+#include "reports/row_json_writer.h"
 
 namespace kvplan {
 
@@ -27,6 +28,7 @@ class SweepLines {
   /// What every line of the model and deployment begins with: `{"model":...,"runtime":...,` or
   /// `model,gpu,runtime`.
   std::string prefix_;
+  JsonNumberMemo numbers_;  ///< the digits of numbers the lines repeat
 };
 
 }  // namespace kvplan

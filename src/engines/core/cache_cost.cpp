@@ -110,37 +110,41 @@ bool same_cost(const LayerSpec& a, const LayerSpec& b) {
 }
 
 /// The model's layers as (first layer of a shape, how many layers have it), in order of first
-/// appearance; empty when there are more than `kMaxShapes` shapes (the caller then goes layer by layer).
-struct LayerShape {
-  const LayerSpec* layer = nullptr;
-  std::uint32_t count = 0;
-};
-constexpr std::size_t kMaxShapes = 32;
-
-std::size_t layer_shapes(const std::vector<LayerSpec>& layers, std::array<LayerShape, kMaxShapes>& shapes) {
+/// appearance; count 0 when there are more than LayerShapes::kMax shapes (the caller then goes
+/// layer by layer).
+LayerShapes shapes_of(const std::vector<LayerSpec>& layers) {
+  LayerShapes out;
   std::size_t n = 0;
   std::size_t last = 0;  // alike layers usually come in runs: try the last match first
   for (const LayerSpec& layer : layers) {
-    if (n > 0 && same_cost(*shapes[last].layer, layer)) {
-      ++shapes[last].count;
+    if (n > 0 && same_cost(*out.shapes[last].layer, layer)) {
+      ++out.shapes[last].count;
       continue;
     }
     std::size_t i = 0;
-    while (i < n && !same_cost(*shapes[i].layer, layer)) ++i;
+    while (i < n && !same_cost(*out.shapes[i].layer, layer)) ++i;
     if (i == n) {
-      if (n == kMaxShapes) return 0;
-      shapes[n++] = {&layer, 0};
+      if (n == LayerShapes::kMax) return LayerShapes{};
+      out.shapes[n++] = {&layer, 0};
     }
-    ++shapes[i].count;
+    ++out.shapes[i].count;
     last = i;
   }
-  return n;
+  out.count = n;
+  return out;
 }
 
 }  // namespace
 
+LayerShapes layer_shapes(const ModelSpec& model) { return shapes_of(model.layers); }
+
 CacheCost cache_cost(const ModelSpec& model, std::uint64_t ctx, std::uint64_t batch, const CacheDtypes& cache,
                      std::uint32_t mtp_layers, std::uint32_t tensor_parallel) {
+  return cache_cost(model, layer_shapes(model), ctx, batch, cache, mtp_layers, tensor_parallel);
+}
+
+CacheCost cache_cost(const ModelSpec& model, const LayerShapes& shapes, std::uint64_t ctx, std::uint64_t batch,
+                     const CacheDtypes& cache, std::uint32_t mtp_layers, std::uint32_t tensor_parallel) {
   CacheCost cost;
   std::uint64_t per_sequence = 0;
   std::uint64_t state_per_sequence = 0;
@@ -174,13 +178,13 @@ CacheCost cache_cost(const ModelSpec& model, std::uint64_t ctx, std::uint64_t ba
   // Most models have a few shapes of layer (Llama: one; Gemma 3: sliding and full), so each shape
   // is priced once and multiplied: the same sums, without pricing every layer. Should a sum pass
   // 2^64, the layer-by-layer sum runs instead, so that the error names the same figures as always.
-  std::array<LayerShape, kMaxShapes> shapes;
-  const std::size_t shape_count = layer_shapes(model.layers, shapes);
+  const std::size_t shape_count = shapes.count;
   try {
     if (shape_count == 0) {
       add_one_by_one();
     } else {
-      for (std::size_t i = 0; i < shape_count; ++i) add_layers(*shapes[i].layer, false, shapes[i].count);
+      cost.breakdown.reserve(shape_count + (mtp_layers ? 1 : 0));  // one allocation a row
+      for (std::size_t i = 0; i < shape_count; ++i) add_layers(*shapes.shapes[i].layer, false, shapes.shapes[i].count);
       if (mtp_layers) {
         require_mtp();
         add_layers(*mtp, true, mtp_layers);

@@ -5,6 +5,7 @@
 #include "engines/core/decode_bound.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/compile.h>
@@ -15,6 +16,8 @@
 #include "model/wide_int.h"
 
 namespace kvplan {
+
+using namespace std::string_view_literals;  // literals of known length: a sweep writes this for every row
 
 namespace {
 
@@ -70,17 +73,21 @@ std::optional<DecodeBound> decode_bound(const Row& row, const ModelSpec& model, 
   // Written piece by piece: a sweep writes this sentence for every row.
   std::string& rule = bound.rule;
   rule.reserve(160);
-  rule += "roofline bound, not a prediction: ";
+  rule += "roofline bound, not a prediction: "sv;
   append_gib(rule, static_cast<std::int64_t>(bound.weights_bytes_read + bound.kv_bytes_read));
-  rule += " read per decode step (";
+  rule += " read per decode step ("sv;
   append_gib(rule, static_cast<std::int64_t>(bound.weights_bytes_read));
-  rule += moe ? " active weights + " : " weights + ";
+  rule += moe ? " active weights + "sv : " weights + "sv;
   append_gib(rule, static_cast<std::int64_t>(bound.kv_bytes_read));
-  rule += " cache of ";
+  rule += " cache of "sv;
   append_decimal(rule, row.batch);
-  rule += row.batch == 1 ? " sequence) / " : " sequences) / ";
-  fmt::format_to(std::back_inserter(rule), FMT_COMPILE("{:g}"), bound.bandwidth_gbps);
-  rule += " GB/s";
+  rule += row.batch == 1 ? " sequence) / "sv : " sequences) / "sv;
+  // {:g} of a whole number below 10^6 is its digits (3350): written so without a float format.
+  if (bound.bandwidth_gbps < 1e6 && bound.bandwidth_gbps == std::floor(bound.bandwidth_gbps))
+    append_decimal(rule, static_cast<std::uint64_t>(bound.bandwidth_gbps));
+  else
+    fmt::format_to(std::back_inserter(rule), FMT_COMPILE("{:g}"), bound.bandwidth_gbps);
+  rule += " GB/s"sv;
   if (host_read > 0)
     bound.rule += fmt::format(" + {} read from system RAM / {:g} GB/s ({}; an estimate)",
                               format_gib(static_cast<std::int64_t>(host_read)), host->ram_bandwidth_gbps,

@@ -35,11 +35,13 @@ void add_common_findings(Row& row, const ModelSpec& model, const std::vector<Gpu
   if (model.max_context && row.ctx > model.max_context && !has_finding(row, "beyond_trained_context"))
   {
     // Written piece by piece: a sweep past the trained context writes this for every row.
-    std::string text = "ctx ";
+    std::string text;
+    text.reserve(80);
+    text += std::string_view("ctx ");
     append_thousands(text, row.ctx);
-    text += " is beyond the model's trained context of ";
+    text += std::string_view(" is beyond the model's trained context of ");
     append_thousands(text, model.max_context);
-    text += " tokens";
+    text += std::string_view(" tokens");
     row.findings.push_back({"beyond_trained_context", std::move(text), false});
   }
   const bool fp8_cache = is_fp8(row.cache.k) || is_fp8(row.cache.v);

@@ -21,7 +21,7 @@ const Dtype kNotPriced{"(not priced)", 1, 2, ""};  // marks weights that could n
 class GenericProfile final : public Profile {
  public:
   GenericProfile(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const PlanRequest& request)
-      : model_(model), gpu_(gpus.front()), ranks_(static_cast<std::uint32_t>(gpus.size())) {
+      : model_(model), shapes_(layer_shapes(model)), gpu_(gpus.front()), ranks_(static_cast<std::uint32_t>(gpus.size())) {
     for (const GpuSpec& other : gpus)
       if (other.memory_bytes != gpu_.memory_bytes)
         throw Error("the generic profile splits a model across alike GPUs; cards of different memory are planned per "
@@ -54,12 +54,15 @@ class GenericProfile final : public Profile {
     row.batch = query.batch;
     row.cache = resolve(query.cache);
     row.weight_dtype = query.weight_dtype ? query.weight_dtype : model_.weight_dtype;
-    CacheCost cost = cache_cost(model_, query.ctx, query.batch, row.cache, settings_.mtp_layers, ranks_);
+    CacheCost cost = cache_cost(model_, shapes_, query.ctx, query.batch, row.cache, settings_.mtp_layers, ranks_);
     row.kv_bytes_per_token = cost.kv_bytes_per_token;
     row.kv_bytes = cost.kv_bytes;
     row.state_bytes = cost.state_bytes;
     row.breakdown = std::move(cost.breakdown);
-    const Weights weights = query.weight_dtype == request_weights_.dtype ? request_weights_ : weights_of(query.weight_dtype);
+    // The request's weights by reference: a copy would cost its rule's string twice a row.
+    Weights other;
+    const Weights& weights =
+        query.weight_dtype == request_weights_.dtype ? request_weights_ : (other = weights_of(query.weight_dtype));
     row.weights_bytes = weights.bytes;
     row.weights_rule = weights.rule;
     row.tp = ranks_;
@@ -131,6 +134,7 @@ class GenericProfile final : public Profile {
   }
 
   const ModelSpec& model_;  // the plan refers to its model (Plan::profile)
+  LayerShapes shapes_;      // model_'s layers by shape, for every row's cache_cost
   GpuSpec gpu_;
   std::uint32_t ranks_ = 1;
   PlanSettings settings_;
