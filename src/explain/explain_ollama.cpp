@@ -354,15 +354,10 @@ void explain_ollama(const logs::EngineLog& log, const ModelSpec& model, const st
   // the user set goes through as is (llm/server.go NewLlamaServer: only NumGPU < 0 takes
   // estimate.Layers, read at v0.3.9 and v0.11.4).
   if (const LogFact* runner = log.setting("runner_gpu_layers"); runner && runner->engine == logs::LogEngine::ollama) {
-    Reconciled given = count_row("layers given to the runner", "runner_gpu_layers", runner, r->gpu_layers, r->gpu_layers,
-                                 "layers", "--n-gpu-layers: the estimate's layers.offload when num_gpu is not set");
-    const LogFact* requested = log.setting("layers_requested");
-    if (given.agreement == Agreement::differs && requested && !requested->value.empty() && requested->value.front() != '-')
-      given.rule += fmt::format("; a num_gpu the user set (layers.requested={}, line {}) goes to the runner as is "
-                                "(llm/server.go: only num_gpu < 0 takes the estimate), while kvplan's Ollama profile "
-                                "passes the estimate's count",
-                                requested->value, requested->line);
-    add_row(out, std::move(given));
+    add_row(out, count_row("layers given to the runner", "runner_gpu_layers", runner, r->gpu_layers, r->gpu_layers,
+                           "layers",
+                           "--n-gpu-layers: the estimate's layers.offload when num_gpu is not set, num_gpu as it is "
+                           "when it is"));
   }
 
   const bool exact_weights = r->exact;

@@ -135,11 +135,9 @@ class OllamaProfile final : public Profile {
         throw Error(fmt::format("give either {} or {}, not both", kv->shown_as, names.kv_dtype));
       options_.kv_cache_type = parse_ollama_kv_type(kv->value, kv->shown_as);
     }
-    for (const CacheDtypes& cache : request.caches) {
-      if (!cache.k) continue;
-      if (cache.k != cache.v) throw Error("Ollama stores K and V at one type (OLLAMA_KV_CACHE_TYPE)");
-      parse_ollama_kv_type(cache.k->name == "fp16" ? "f16" : cache.k->name, names.kv_dtype);
-    }
+    // The cache types asked for are checked as each row is priced, not here: a sweep over every
+    // dtype then leaves out the ones Ollama has no type for instead of refusing the whole grid.
+    kv_dtype_flag_ = names.kv_dtype;
     if (const EngineOption* o = option("flash-attention")) options_.flash_attention = parse_bool(o->value, o->shown_as);
     if (const EngineOption* o = option("gpu-overhead")) {
       const bool digits = !o->value.empty() && std::all_of(o->value.begin(), o->value.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -186,7 +184,10 @@ class OllamaProfile final : public Profile {
     auto detail = std::make_shared<OllamaDetail>();
     OllamaResult& r = detail->result;
     OllamaOptions options = options_;
-    if (query.cache.k) options.kv_cache_type = query.cache.k->name == "fp16" ? "f16" : std::string(query.cache.k->name);
+    if (query.cache.k) {
+      if (query.cache.k != query.cache.v) throw Error("Ollama stores K and V at one type (OLLAMA_KV_CACHE_TYPE)");
+      options.kv_cache_type = parse_ollama_kv_type(query.cache.k->name == "fp16" ? "f16" : query.cache.k->name, kv_dtype_flag_);
+    }
     r = plan_ollama(model_, devices_, options, query.ctx, parallel_, &facts_);
     r.rules.insert(r.rules.begin() + 1, ctx_rule(query.ctx));
 
@@ -339,6 +340,7 @@ class OllamaProfile final : public Profile {
   std::string ctx_from_;
   std::uint64_t default_ctx_ = 4096;
   std::string default_ctx_rule_;
+  std::string kv_dtype_flag_;  ///< the cache-dtype setting's name, for the error that refuses one
   PlanSettings settings_;
 };
 

@@ -660,6 +660,18 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
                                                 : std::string(),
                                 human(est.required_full), human(est.required_partial)));
     gpu_layers = est.layers;
+    // A num_gpu the user set goes to the runner as it is: only num_gpu < 0 takes the estimate's
+    // count (llm/server.go, read at v0.3.9 and v0.11.4; record O2 of engine-logs-serving.jsonl,
+    // layers.offload=48 with --n-gpu-layers 49). The estimate may have found room for fewer: the
+    // runner then loads the layers asked for, and the cards must hold them. With no layer on a GPU
+    // at all Ollama runs the model on the CPU library instead, whatever num_gpu says.
+    if (num_gpu >= 0 && est.layers > 0) {
+      gpu_layers = static_cast<std::uint32_t>(std::min<std::int64_t>(num_gpu, est.layers_model));
+      if (gpu_layers != est.layers)
+        rules.push_back(fmt::format("num_gpu {}: the runner gets --n-gpu-layers {}, not the estimate's {} "
+                                    "(llm/server.go takes the estimate only for num_gpu < 0)",
+                                    num_gpu, gpu_layers, est.layers));
+    }
     per_gpu_layers = est.layers_per_gpu;
     const std::uint64_t overhead = v.at_least(0, 3, 10) ? o.gpu_overhead : 0;
     for (std::size_t i = 0; i < gpus.size(); ++i) {
