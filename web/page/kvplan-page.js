@@ -88,6 +88,11 @@
     if (flag && FIELDS.includes(flag[1])) return flag[1];
     if (message.startsWith("/uploads/")) return "file";
     if (flag || /^-[a-z]/.test(message)) return "extra";
+    // A few messages name their value, not their flag.
+    if (/KV cache dtype|cache type/i.test(message)) return "kv-dtype";
+    if (/weight (dtype|format)/i.test(message)) return "weight-dtype";
+    if (/\bmodel\b/i.test(message)) return "model";
+    if (/\bGPU\b/.test(message)) return "gpu";
     return null;
   }
 
