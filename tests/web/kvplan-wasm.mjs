@@ -26,3 +26,19 @@ export function copyIntoModule(kvplan, sourceRoot, relative) {
     FS.writeFile(`/${file}`, fs.readFileSync(path.join(sourceRoot, file)));
   }
 }
+
+/// A file on disk as the page sees a dropped File: its size, and slices read on demand. (node's
+/// fs.openAsBlob reports a size modulo 2^32 for files past 4 GiB in node 20.)
+export function fileAsBlob(file) {
+  const size = fs.statSync(file).size;
+  const sliceOf = (start, end) => ({
+    size: end - start,
+    async arrayBuffer() {
+      const bytes = Buffer.alloc(end - start);
+      const fd = fs.openSync(file, "r");
+      try { fs.readSync(fd, bytes, 0, bytes.length, start); } finally { fs.closeSync(fd); }
+      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length);
+    },
+  });
+  return {name: path.basename(file), size, slice: (start = 0, end = size) => sliceOf(start, Math.min(end, size))};
+}

@@ -12,7 +12,7 @@ import path from "node:path";
 import {fileURLToPath} from "node:url";
 
 import {writeLlamaGguf} from "./gguf.mjs";
-import {copyIntoModule, loadKvplan} from "./kvplan-wasm.mjs";
+import {copyIntoModule, fileAsBlob, loadKvplan} from "./kvplan-wasm.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const args = process.argv.slice(2);
@@ -71,7 +71,7 @@ async function main() {
   const {kvplan} = await loadKvplan(webDir);
   copyIntoModule(kvplan, root, "tests/fixtures/hf/qwen3-8b");
   copyIntoModule(kvplan, root, "tests/fixtures/hf/gemma3-27b");
-  const moduleGguf = await kvplan.addFile(await fs.openAsBlob(ggufPath), path.basename(ggufPath));
+  const moduleGguf = await kvplan.addFile(fileAsBlob(ggufPath));
 
   let failures = 0;
   let count = 0;
@@ -80,7 +80,15 @@ async function main() {
     for (const run of [asJson, words]) {  // the JSON document and the table text
       count += 1;
       const native = spawnSync(binary, run, {cwd: root, encoding: "utf8", env: {PATH: "/usr/bin:/bin"}, maxBuffer: 256 << 20});
-      const inModule = await kvplan.run(run.map((w) => (w === ggufPath ? moduleGguf : w)));
+      if (native.error || native.status === null) throw new Error(`kvplan ${run.join(" ")} did not run: ${native.error || native.signal}`);
+      if (process.env.KVPLAN_WEB_TRACE) console.log(`run: ${run.join(" ")}`);
+      let inModule;
+      try {
+        inModule = await kvplan.run(run.map((w) => (w === ggufPath ? moduleGguf : w)));
+      } catch (error) {  // a trap in the module: a failure, and the module is not to be trusted after it
+        console.log(`CRASHED: kvplan ${run.join(" ")}: ${error.message}`);
+        process.exit(1);
+      }
       // The GGUF's path is the only text that differs: the module's copy lives in /uploads.
       const moduleOut = inModule.out.split(moduleGguf).join(ggufPath);
       const moduleErr = inModule.err.split(moduleGguf).join(ggufPath);
