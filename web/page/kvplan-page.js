@@ -9,6 +9,8 @@
   const FIELDS = ["model", "weight-dtype", "gpu", "gpus", "used", "budget", "ctx", "batch", "kv-dtype", "runtime"];
   const DEFAULTS = {model: "llama3.1-8b", ctx: "32k,64k,128k", gpu: "4090", "kv-dtype": "fp16,fp8"};
   const VIEWS = ["table", "text", "json"];
+  // The table's byte columns after ctx, dtype and verdict: the JSON rows' exact integers.
+  const BYTE_COLUMNS = ["total_bytes", "headroom_bytes", "capacity_bytes", "kv_bytes", "weights_bytes", "overhead_bytes"];
 
   const $ = (id) => document.getElementById(id);
   let kvplan = null;
@@ -160,11 +162,8 @@
       const tr = document.createElement("tr");
       tr.appendChild(cell("td", groupDigits(row.ctx), "num"));
       tr.appendChild(cell("td", row.kv_dtype));
-      for (const key of ["kv_bytes", "weights_bytes", "overhead_bytes", "total_bytes", "capacity_bytes", "headroom_bytes"]) {
-        tr.appendChild(cell("td", row[key] === null || row[key] === undefined ? "" : groupDigits(row[key]), "num"));
-      }
       const verdict = document.createElement("td");
-      const button = cell("button", `${row.fits ? "✅" : "❌"} ${row.verdict.replace(/_/g, " ")}`, row.fits ? "fits" : "nofit");
+      const button = cell("button", `${row.fits ? "✓" : "✗"} ${row.verdict.replace(/_/g, " ")}`, row.fits ? "fits" : "nofit");
       button.type = "button";
       button.title = rowRules(row).join("\n");
       button.setAttribute("aria-expanded", "false");
@@ -172,6 +171,9 @@
       button.addEventListener("click", () => showRule(index, button));
       verdict.appendChild(button);
       tr.appendChild(verdict);
+      for (const key of BYTE_COLUMNS) {
+        tr.appendChild(cell("td", row[key] === null || row[key] === undefined ? "" : groupDigits(row[key]), "num"));
+      }
       body.appendChild(tr);
     });
     const model = json.model || {};
@@ -179,11 +181,9 @@
     const summary = $("summary");
     summary.textContent = "";
     summary.appendChild(cell("p", `${model.name || model.id} on ${gpu.count > 1 ? gpu.count + " x " : ""}${gpu.name}: ${groupDigits(gpu.memory_bytes)} bytes (${gpu.memory_basis}), runtime ${json.settings.runtime}.`));
-    const max = json.max_ctx_by_kv_dtype;
-    if (max && typeof max === "object") {
-      const parts = Object.entries(max).map(([dtype, value]) => `${dtype} ${value === null ? "none" : typeof value === "object" ? JSON.stringify(value) : groupDigits(value)}`);
-      if (parts.length) summary.appendChild(cell("p", `Largest ctx that fits: ${parts.join("; ")}`));
-    }
+    const parts = (json.max_ctx_by_kv_dtype || []).map((limit) =>
+      `${limit.kv_dtype} ${limit.max_ctx === null ? "none" : (limit.search_limit_reached ? "at least " : "") + groupDigits(limit.max_ctx)}`);
+    if (parts.length) summary.appendChild(cell("p", `Largest ctx that fits (batch ${json.settings.batch}): ${parts.join("; ")}`));
   }
 
   function renderChart(svg) {
@@ -301,6 +301,7 @@
     readAddress();
     kvplan = await KvplanApi.Kvplan.load(createKvplan);
     window.kvplanPage.ready = true;
+    window.kvplanPage.moduleMs = performance.now();
     await schedule();
     loadLists();
 
