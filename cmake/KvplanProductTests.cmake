@@ -43,3 +43,17 @@ if(BASH_EXECUTABLE)
   add_test(NAME packaging.completion
     COMMAND "${BASH_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/packaging/check_completion.sh" "$<TARGET_FILE_DIR:kvplan>")
 endif()
+
+# The web page's tests (docs/web.md), only when a wasm build is named, so the native builds never
+# need emscripten: -DKVPLAN_WEB_DIR=/path/to/build-wasm/web (scripts/web-test.sh builds it and runs both).
+set(KVPLAN_WEB_DIR "" CACHE PATH "build-wasm/web of a wasm-preset build: adds the web.* tests")
+if(KVPLAN_WEB_DIR)
+  find_program(KVPLAN_NODE node REQUIRED)
+  add_test(NAME web.same_numbers
+    COMMAND "${KVPLAN_NODE}" tests/web/same_numbers.mjs --web "${KVPLAN_WEB_DIR}" --kvplan "$<TARGET_FILE:kvplan>"
+    WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+  add_test(NAME web.browser
+    COMMAND "${KVPLAN_NODE}" tests/web/browser_test.mjs --web "${KVPLAN_WEB_DIR}" --kvplan "$<TARGET_FILE:kvplan>"
+            --screenshot "${CMAKE_BINARY_DIR}/test-artifacts/web.png"
+    WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+endif()

@@ -182,10 +182,10 @@ CheckedDeployment check_deployment(const Deployment& d, const CheckDefaults& def
       if (parallel > 4096) throw Error("the command runs on more than 4096 GPUs");
       if (gpus.size() != 1 && gpus.size() != parallel)
         throw Error(fmt::format("gpu: {} cards named, but the command runs on {}", gpus.size(), parallel));
-      gpus.assign(parallel, gpus.front());
+      gpus = std::vector<GpuSpec>(parallel, gpus.front());  // not assign(): its value may not alias the vector
     } else if (count) {
       if (gpus.size() != 1) throw Error("count: give one card in gpu: (or write gpu: 4xh100 without count)");
-      gpus.assign(*count, gpus.front());
+      gpus = std::vector<GpuSpec>(*count, gpus.front());
     }
 
     std::shared_ptr<ModelSpec> spec;

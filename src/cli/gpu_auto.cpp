@@ -109,6 +109,10 @@ MachineGpus from_mac(const DetectedGpu& mac) {
 }  // namespace
 
 MachineGpus detect_machine_gpus(const Environment& env, bool need_used) {
+#ifdef __EMSCRIPTEN__
+  // The web page runs no program and cannot see the machine's cards.
+  throw Error(fmt::format("--gpu auto reads this machine's cards, which a web page cannot: {}", kWayForward));
+#endif
   const std::string path = env.get("PATH").value_or("");
   if (const std::optional<std::string> nvidia_smi = find_on_path("nvidia-smi", path)) {
     const ToolResult result = run_or_explain(

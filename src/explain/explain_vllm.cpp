@@ -91,7 +91,7 @@ void explain_vllm(const logs::EngineLog& log, const ModelSpec& model, const std:
   if (cards.size() == 1 && !tp.empty() && tp != "1") {
     // -tp N on one named card: N of them, as vLLM ran.
     const std::uint64_t n = logs::whole_number(tp).value_or(0);
-    if (n > 1 && n <= 1024) cards.assign(n, cards.front());
+    if (n > 1 && n <= 1024) cards = std::vector<GpuSpec>(n, cards.front());  // assign() may not take its own element
   }
   const PlanRequest request = req.request(model);
   const Plan estimated = make_plan(model, cards, request);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cctype>
 #include <charconv>
 #include <cstdio>
@@ -22,6 +21,15 @@
 namespace kvplan {
 
 namespace {
+
+/// std::bit_cast, which Emscripten 3.1.6's libc++ (the web page's build) does not have.
+template <typename To, typename From>
+To bits_as(From from) {
+  static_assert(sizeof(To) == sizeof(From));
+  To to;
+  std::memcpy(&to, &from, sizeof to);
+  return to;
+}
 
 // Layout (llama.cpp ggml/src/gguf.cpp and docs/gguf.md): "GGUF", u32 version, u64 tensor count,
 // u64 kv count, the key/value pairs, the tensor infos, padding to the alignment, tensor data.
@@ -205,8 +213,8 @@ class ValueReader {
       case GgufType::int64: value.int_value = static_cast<std::int64_t>(in_.read_le<std::uint64_t>()); break;
       // llama.cpp reads a bool as an int8 and takes any non-zero value as true.
       case GgufType::boolean: value.uint_value = in_.read_le<std::uint8_t>() != 0 ? 1 : 0; break;
-      case GgufType::float32: value.float_value = std::bit_cast<float>(in_.read_le<std::uint32_t>()); break;
-      case GgufType::float64: value.float_value = std::bit_cast<double>(in_.read_le<std::uint64_t>()); break;
+      case GgufType::float32: value.float_value = bits_as<float>(in_.read_le<std::uint32_t>()); break;
+      case GgufType::float64: value.float_value = bits_as<double>(in_.read_le<std::uint64_t>()); break;
       case GgufType::string: read_string_value(value); break;
       case GgufType::array: read_array_body(value, 1, true); break;
     }

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -28,6 +30,23 @@ constexpr std::array<MemoryType, 5> kMemoryTypes = {{
 }};
 constexpr std::string_view kDefaultType = "ddr5-5600";
 
+/// std::from_chars for a double. Emscripten 3.1.6's libc++ (the web page's build) has no
+/// floating-point from_chars; strtod reads the same numbers in the C locale once the text is
+/// limited to what from_chars accepts (no space, no '+' first, no hex, no inf or nan).
+std::from_chars_result parse_double(const char* first, const char* last, double& value) {
+#ifdef __EMSCRIPTEN__
+  const std::string text(first, last);
+  const bool plain = !text.empty() && text.front() != '+' &&
+                     text.find_first_not_of("0123456789.eE+-") == std::string::npos;
+  if (!plain) return {first, std::errc::invalid_argument};
+  char* end = nullptr;
+  value = std::strtod(text.c_str(), &end);
+  return {first + (end - text.c_str()), end == text.c_str() ? std::errc::invalid_argument : std::errc()};
+#else
+  return std::from_chars(first, last, value);
+#endif
+}
+
 }  // namespace
 
 RamBandwidth parse_ram_bandwidth(std::string_view text, std::string_view setting) {
@@ -38,7 +57,7 @@ RamBandwidth parse_ram_bandwidth(std::string_view text, std::string_view setting
       return {type.gbps, fmt::format("{}dual-channel {}: JEDEC transfer rate x 8 B x 2 channels = {:g} GB/s peak",
                                      text.empty() ? "assumed " : "", type.name, type.gbps)};
   double gbps = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), gbps);
+  const auto [end, ec] = parse_double(text.data(), text.data() + text.size(), gbps);
   if (ec != std::errc() || end != text.data() + text.size() || !(gbps > 0) || !std::isfinite(gbps) || gbps > 1e6) {
     std::string names;
     for (const MemoryType& type : kMemoryTypes) names += fmt::format("{}{}", names.empty() ? "" : ", ", type.name);

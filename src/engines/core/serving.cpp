@@ -29,11 +29,11 @@ CudaTotal cuda_visible_total(const GpuSpec& gpu) {
   return {gpu.memory_bytes > driver_gap ? gpu.memory_bytes - driver_gap : 0, false};
 }
 
-Deployment resolve_deployment(const std::vector<GpuSpec>& gpus, std::optional<std::uint32_t> tp,
+RankLayout resolve_deployment(const std::vector<GpuSpec>& gpus, std::optional<std::uint32_t> tp,
                               std::string_view tp_flag, std::optional<std::uint32_t> pp, std::string_view pp_flag,
                               std::string_view engine) {
   if (gpus.empty()) throw Error("no GPU to plan for");
-  Deployment d;
+  RankLayout d;
   d.pp = pp.value_or(1);
   if (gpus.size() == 1) {
     d.tp = tp.value_or(1);

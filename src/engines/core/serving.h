@@ -23,15 +23,17 @@ struct CudaTotal {
 /// A size given as memory (--gpu 24GiB) is taken as the CUDA total itself.
 CudaTotal cuda_visible_total(const GpuSpec& gpu);
 
-/// The GPUs of a tp x pp deployment, rank order stage-major (rank = stage x tp + tp rank).
-struct Deployment {
+/// The GPUs of a tp x pp deployment, rank order stage-major (rank = stage x tp + tp rank). Not
+/// `Deployment`: that is kvplan check's (loaders/deployments/deployment.h), and two classes of one
+/// name in one namespace share their inline destructors at link time (the wasm build crashed).
+struct RankLayout {
   std::uint32_t tp = 1;
   std::uint32_t pp = 1;
   std::vector<GpuSpec> gpus;
 };
 /// One card given: tp x pp of it. Several: tp defaults to their count / pp, and a tp given must
 /// make tp x pp their count. `tp_flag` / `pp_flag` name the flags in errors; `engine` the engine.
-Deployment resolve_deployment(const std::vector<GpuSpec>& gpus, std::optional<std::uint32_t> tp,
+RankLayout resolve_deployment(const std::vector<GpuSpec>& gpus, std::optional<std::uint32_t> tp,
                               std::string_view tp_flag, std::optional<std::uint32_t> pp, std::string_view pp_flag,
                               std::string_view engine);
 

@@ -113,7 +113,7 @@ class SglangProfile final : public Profile {
   SglangProfile(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const PlanRequest& request)
       : model_(model), base_(base_settings(request)) {
     const SettingNames& names = request.names;
-    const Deployment deployment =
+    const RankLayout deployment =
         resolve_deployment(gpus, tensor_parallel(request), "--tp-size", u32_option(request, "pp-size"), "--pp-size", "SGLang");
     base_.tp = deployment.tp;
     base_.pp = deployment.pp;

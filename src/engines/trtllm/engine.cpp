@@ -96,7 +96,7 @@ class TrtllmProfile final : public Profile {
   TrtllmProfile(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const PlanRequest& request)
       : model_(model), base_(base_settings(request)) {
     const SettingNames& names = request.names;
-    const Deployment deployment = resolve_deployment(gpus, tensor_parallel(request), "--tp_size",
+    const RankLayout deployment = resolve_deployment(gpus, tensor_parallel(request), "--tp_size",
                                                      u32_option(request, "pp_size"), "--pp_size", "TensorRT-LLM");
     base_.tp = deployment.tp;
     base_.pp = deployment.pp;

@@ -1,0 +1,245 @@
+// The page in a real browser: Debian's headless Chromium (/usr/bin/chromium, never a downloaded
+// one) driven by playwright-core, the page served from a local static server. It opens a shared
+// link and checks its table and its JSON view against the native CLI, fills the form by keyboard,
+// drops a sparse multi-GiB GGUF, triggers each bad-input message, runs axe-core, checks the 375 px
+// layout and the budgets (folder <= 1 MB gzipped, first table < 1 s, re-plan < 50 ms) and saves a
+// screenshot. Any console error or uncaught exception fails it.
+//
+//   node tests/web/browser_test.mjs --web build-wasm/web --kvplan build/kvplan [--screenshot docs/web.png]
+import {spawnSync} from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import zlib from "node:zlib";
+import {createRequire} from "node:module";
+import {fileURLToPath} from "node:url";
+
+import {writeLlamaGguf} from "./gguf.mjs";
+import {serve} from "./serve.mjs";
+
+const require = createRequire(import.meta.url);
+const {chromium} = require("playwright-core");
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const args = process.argv.slice(2);
+const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
+const webDir = path.resolve(root, option("--web", "build-wasm/web"));
+const binary = path.resolve(root, option("--kvplan", "build/kvplan"));
+const screenshot = path.resolve(root, option("--screenshot", path.join(path.dirname(webDir), "test-artifacts", "web.png")));
+const chromiumPath = option("--chromium", "/usr/bin/chromium");
+
+const GZIP_BUDGET = 1024 * 1024;
+const FIRST_TABLE_BUDGET_MS = 1000;
+const REPLAN_BUDGET_MS = 50;
+
+let failures = 0;
+function check(condition, what, detail = "") {
+  console.log(`${condition ? "ok  " : "FAIL"} ${what}${detail ? ": " + detail : ""}`);
+  if (!condition) failures += 1;
+}
+
+function cli(words) {
+  const result = spawnSync(binary, words, {cwd: root, encoding: "utf8", env: {PATH: "/usr/bin:/bin"}, maxBuffer: 64 << 20});
+  return {code: result.status, out: result.stdout, err: result.stderr};
+}
+
+/// The native CLI's rows as the page shows them: ctx, dtype, the byte columns grouped, the verdict.
+function expectedRows(json) {
+  const group = (digits) => String(digits).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  const text = json.replace(/("[a-z_]*bytes[a-z_]*"|"ctx"): (-?\d+)/g, '$1: "$2"');  // exact digits
+  return JSON.parse(text).rows.map((row) => [group(row.ctx), row.kv_dtype, `${row.fits ? "✓" : "✗"} ${row.verdict.replace(/_/g, " ")}`,
+    ...["total_bytes", "headroom_bytes", "capacity_bytes", "kv_bytes", "weights_bytes", "overhead_bytes"].map((k) => (row[k] === null ? "" : group(row[k])))]);
+}
+
+async function pageRows(page) {
+  return page.$$eval("#fit tbody tr", (rows) => rows.map((tr) => [...tr.children].map((td) => td.textContent.trim())));
+}
+
+function sameRows(actual, expected) {
+  return JSON.stringify(actual) === JSON.stringify(expected);
+}
+
+async function settle(page) {
+  await page.waitForFunction(() => window.kvplanPage && window.kvplanPage.ready);
+  await page.evaluate(() => window.kvplanPage.settled());
+  // A typed change is planned after a short pause: wait for it, then for the plan.
+  await page.waitForTimeout(250);
+  await page.evaluate(() => window.kvplanPage.settled());
+}
+
+function gzippedSize(folder) {
+  let total = 0;
+  for (const name of fs.readdirSync(folder)) {
+    const file = path.join(folder, name);
+    if (fs.statSync(file).isFile()) total += zlib.gzipSync(fs.readFileSync(file), {level: 9}).length;
+  }
+  return total;
+}
+
+async function main() {
+  for (const file of [binary, path.join(webDir, "index.html"), path.join(webDir, "kvplan.wasm"), chromiumPath]) {
+    if (!fs.existsSync(file)) throw new Error(`${file} is missing`);
+  }
+  const gz = gzippedSize(webDir);
+  check(gz <= GZIP_BUDGET, "the folder gzipped is at most 1 MiB", `${gz} bytes`);
+
+  const temp = fs.mkdtempSync(path.join(os.tmpdir(), "kvplan-browser-"));
+  const ggufPath = path.join(temp, "llama-3.1-8b-q4_k_m.gguf");
+  const {fileBytes} = writeLlamaGguf(ggufPath);
+  const truncatedPath = path.join(temp, "truncated.gguf");
+  const head = Buffer.alloc(4096);
+  const fd = fs.openSync(ggufPath, "r");
+  fs.readSync(fd, head, 0, head.length, 0);
+  fs.closeSync(fd);
+  fs.writeFileSync(truncatedPath, head);
+  const badConfigPath = path.join(temp, "config.json");
+  fs.writeFileSync(badConfigPath, '{"model_type": "llama", "num_hidden_layers": 32,\n');
+
+  const server = await serve(webDir);
+  const base = `http://127.0.0.1:${server.address().port}/index.html`;
+  const context = await chromium.launchPersistentContext(path.join(temp, "profile"), {
+    executablePath: chromiumPath,
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync"],
+    viewport: {width: 1200, height: 900},
+  });
+  const page = context.pages()[0] || await context.newPage();
+  const problems = [];
+  page.on("console", (message) => { if (message.type() === "error") problems.push(`console: ${message.text()}`); });
+  page.on("pageerror", (error) => problems.push(`uncaught: ${error.message}`));
+
+  try {
+    // 1. A shared link in the CLI's flag names gives the CLI's rows.
+    const link = "model=llama3.1-8b&ctx=32k,64k,128k&gpu=4090&kv-dtype=fp16,fp8&runtime=vllm";
+    const linkWords = ["--model", "llama3.1-8b", "--gpu", "4090", "--ctx", "32k,64k,128k", "--kv-dtype", "fp16,fp8", "--runtime", "vllm"];
+    await page.goto(`${base}?${link}`);
+    await page.waitForSelector("#fit tbody tr");
+    await settle(page);
+    // The first visit also starts the browser's renderer and compiles the module cold; the budget
+    // is for a visit with the browser running (the module's code then comes from its cache).
+    const cold = await page.evaluate(() => [window.kvplanPage.firstTableMs, window.kvplanPage.moduleMs]);
+    console.log(`     first visit: table at ${cold[0].toFixed(0)} ms, module ready at ${cold[1].toFixed(0)} ms`);
+    await page.goto(`${base}?${link}`);
+    await page.waitForSelector("#fit tbody tr");
+    await settle(page);
+    const [firstTable, moduleReady] = await page.evaluate(() => [window.kvplanPage.firstTableMs, window.kvplanPage.moduleMs]);
+    check(firstTable < FIRST_TABLE_BUDGET_MS, "first table on screen within 1 s of navigation (browser running)",
+      `${firstTable.toFixed(0)} ms (the module ready at ${moduleReady.toFixed(0)} ms)`);
+    const native = cli([...linkWords, "--format", "json"]);
+    check(sameRows(await pageRows(page), expectedRows(native.out)), "a shared link's table equals the CLI's rows");
+    check((await page.textContent("#command-text")).startsWith("kvplan --model llama3.1-8b --gpu 4090 --ctx 32k,64k,128k --kv-dtype fp16,fp8 --runtime vllm"),
+      "the copy-command line is the CLI's", await page.textContent("#command-text"));
+
+    // 2. format=json is the CLI's document, byte for byte.
+    await page.goto(`${base}?${link}&format=json`);
+    await page.waitForFunction(() => document.getElementById("text").textContent.length > 0);
+    check((await page.textContent("#text")) === native.out, "format=json shows the CLI's JSON byte for byte");
+
+    // 3. The form by keyboard: every field reachable with Tab, typed, planned like the CLI.
+    await page.goto(`${base}`);
+    await settle(page);
+    await page.focus("#model");
+    const typed = {model: "qwen3-8b", file: null, "weight-dtype": "", gpu: "h100", gpus: "2", used: "1GiB", budget: "", ctx: "16k,64k", batch: "4", "kv-dtype": "fp16,fp8"};
+    for (const [id, value] of Object.entries(typed)) {
+      const focused = await page.evaluate(() => document.activeElement.id);
+      check(focused === id, `Tab reaches ${id}`, focused);
+      if (value !== null) {
+        await page.keyboard.press("Control+A");
+        await page.keyboard.press("Delete");
+        if (value) await page.keyboard.type(value);
+      }
+      await page.keyboard.press("Tab");
+    }
+    check((await page.evaluate(() => document.activeElement.id)) === "runtime", "Tab reaches the engine");
+    await page.keyboard.press("ArrowDown");  // llama.cpp
+    await page.keyboard.press("ArrowDown");  // vllm
+    await settle(page);
+    const formWords = ["--model", "qwen3-8b", "--gpu", "h100", "--gpus", "2", "--used", "1GiB", "--ctx", "16k,64k", "--batch", "4", "--kv-dtype", "fp16,fp8", "--runtime", "vllm"];
+    check(sameRows(await pageRows(page), expectedRows(cli([...formWords, "--format", "json"]).out)), "the keyboard-filled form's table equals the CLI's rows");
+    check(new URL(page.url()).search === "?model=qwen3-8b&gpu=h100&gpus=2&used=1GiB&ctx=16k,64k&batch=4&kv-dtype=fp16,fp8&runtime=vllm",
+      "the address holds the form in the CLI's flag names", new URL(page.url()).search);
+
+    // 4. A re-plan after an input change.
+    await page.fill("#batch", "8");
+    await settle(page);
+    const replan = await page.evaluate(() => window.kvplanPage.lastPlanMs);
+    check(replan < REPLAN_BUDGET_MS, "a re-plan after an input change takes under 50 ms", `${replan.toFixed(1)} ms`);
+
+    // 5. A rule behind a figure, on click (tap) and on hover (the title).
+    await page.click("#fit tbody tr:first-child button");
+    const rule = await page.textContent("#rule");
+    check(rule.includes("weights: "), "a row's rules appear on tap", rule.slice(0, 80));
+
+    // 6. A sparse multi-GiB GGUF, dropped: read through slices, planned like the CLI.
+    await page.goto(`${base}?gpu=4090&ctx=32k`);
+    await settle(page);
+    await page.setInputFiles("#file", ggufPath);
+    await page.waitForFunction(() => document.getElementById("model").value.startsWith("/uploads/"));
+    await settle(page);
+    const ggufNative = cli(["--model", ggufPath, "--gpu", "4090", "--ctx", "32k", "--format", "json"]);
+    check(sameRows(await pageRows(page), expectedRows(ggufNative.out)), `a dropped ${fileBytes}-byte GGUF gives the CLI's rows`);
+    const slices = await page.evaluate(() => window.kvplanPage.slices());
+    check(slices.length === 1 && slices[0].cached < slices[0].size, "the GGUF was read through a prefix, never whole",
+      slices.map((s) => `${s.cached} of ${s.size} bytes`).join(", "));
+
+    // 7. Bad input: the CLI's own line beside the field, and the page keeps working.
+    const bad = [
+      ["model", "llama3.1-8x", ["--model", "llama3.1-8x", "--gpu", "4090"]],
+      ["gpu", "4091", ["--model", "llama3.1-8b", "--gpu", "4091"]],
+      ["ctx", "12q", ["--model", "llama3.1-8b", "--gpu", "4090", "--ctx", "12q"]],
+      ["used", "3", ["--model", "llama3.1-8b", "--gpu", "4090", "--used", "3"]],
+      ["batch", "0", ["--model", "llama3.1-8b", "--gpu", "4090", "--batch", "0"]],
+      ["kv-dtype", "fp9", ["--model", "llama3.1-8b", "--gpu", "4090", "--kv-dtype", "fp9"]],
+    ];
+    for (const [id, value, words] of bad) {
+      await page.goto(`${base}?model=llama3.1-8b&gpu=4090`);
+      await settle(page);
+      await page.fill(`#${id}`, value);
+      await settle(page);
+      const expected = cli(words).err.trim();
+      const shown = (await page.textContent(`#${id}-error`)).trim();
+      check(expected.startsWith("kvplan: error: ") && shown === expected, `bad ${id} shows the CLI's line beside the field`, shown);
+    }
+    for (const [file, words] of [[badConfigPath, ["--model", badConfigPath, "--gpu", "4090"]], [truncatedPath, ["--model", truncatedPath, "--gpu", "4090"]]]) {
+      await page.goto(`${base}?gpu=4090`);
+      await settle(page);
+      await page.setInputFiles("#file", file);
+      await page.waitForFunction(() => document.getElementById("model").value.startsWith("/uploads/"));
+      await settle(page);
+      const expected = cli(words).err.trim().split(file).join(`/uploads/${path.basename(file)}`);
+      const shown = (await page.textContent("#file-error")).trim();
+      check(shown === expected, `a bad ${path.basename(file)} shows the CLI's line`, shown);
+    }
+    await page.fill("#model", "llama3.1-8b");
+    await settle(page);
+    check((await page.$$("#fit tbody tr")).length > 0, "after bad input the page still plans");
+
+    // 8. Accessibility (axe-core: no serious or critical finding) and the 375 px layout.
+    await page.goto(`${base}?${link}`);
+    await settle(page);
+    await page.addScriptTag({path: require.resolve("axe-core/axe.min.js")});
+    const violations = await page.evaluate(async () => (await window.axe.run(document)).violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}): ${v.nodes.length} nodes`));
+    check(violations.length === 0, "axe-core finds nothing serious or critical", violations.join("; "));
+    await page.screenshot({path: screenshot, fullPage: true});
+    console.log(`     screenshot: ${screenshot}`);
+    await page.setViewportSize({width: 375, height: 800});
+    await page.waitForTimeout(100);
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    check(width <= 375, "no horizontal scrolling of the page at 375 px", `${width} px`);
+
+    check(problems.length === 0, "no console error and no uncaught exception", problems.join(" | "));
+  } finally {
+    await context.close();
+    server.close();
+    fs.rmSync(temp, {recursive: true, force: true});
+  }
+  console.log(failures === 0 ? "browser test: all checks passed" : `browser test: ${failures} checks failed`);
+  process.exit(failures === 0 ? 0 : 1);
+}
+
+main().catch((error) => {
+  console.error(`browser_test: ${error.stack || error}`);
+  process.exit(2);
+});
