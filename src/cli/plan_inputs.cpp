@@ -27,7 +27,7 @@ std::vector<GpuSpec> resolve_gpus_for_cli(const std::string& gpu, const std::str
     if (gpus.size() != 1) throw Error("--gpus: give one card with --gpu (or write --gpu 4xh100)");
     const std::uint64_t count = parse_positive_integer(gpu_count, "--gpus");
     if (count > 4096) throw Error("--gpus: more than 4096 GPUs");
-    gpus = std::vector<GpuSpec>(count, gpus.front());  // not assign(): its value may not alias the vector
+    gpus = std::vector<GpuSpec>(static_cast<std::size_t>(count), gpus.front());  // not assign(): its value may not alias the vector
   }
   return unified ? unified_memory_gpus(std::move(gpus)) : gpus;
 }

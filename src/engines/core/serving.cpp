@@ -39,7 +39,7 @@ RankLayout resolve_deployment(const std::vector<GpuSpec>& gpus, std::optional<st
     d.tp = tp.value_or(1);
     const std::uint64_t world = std::uint64_t{d.tp} * d.pp;
     if (world > 4096) throw Error(fmt::format("{} x {}: more than 4096 GPUs", tp_flag, pp_flag));
-    d.gpus.assign(world, gpus.front());
+    d.gpus.assign(static_cast<std::size_t>(world), gpus.front());  // at most 4096: fits a 32-bit size_t
     return d;
   }
   const auto count = static_cast<std::uint32_t>(gpus.size());

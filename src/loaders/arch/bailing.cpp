@@ -42,7 +42,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     if (const u64 shared = fields.uint_or("num_shared_experts", 0); shared > 0)
       always = checked_add(always, product({3, hidden, shared, width}, "shared experts"), "shared experts");
   }
-  for (u64 i = 0; i < layout.count(); ++i) {
+  for (std::size_t i = 0; i < layout.layers.size(); ++i) {
     const u64 own = attention_params(layout, layout.layers[i], attention) + 2 * hidden;
     if (i >= first_moe)
       counted.layers.push_back(plus(moe_layer(counted.experts, counted.top_k, hidden, width, always), own));
