@@ -595,6 +595,18 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     summed = sum_by_layer(facts.tensors);
     by_layer = &summed;
   }
+  // Either way a file's tensors are placed (a layer at a time, or tensor by tensor), the tied
+  // output layer's copy and the rule in words end it alike.
+  const auto finish_file_weights = [&] {
+    if (facts.output_tied && out.output_on_gpu) {
+      out.model_gpu_bytes = checked_add(out.model_gpu_bytes, facts.token_embd_bytes, "weight size");
+      add_to_device(n_layer_all, facts.token_embd_bytes, 0);
+      rules.push_back(fmt::format("no output.weight: the output layer uses a copy of token_embd ({} B) on the GPU",
+                                  facts.token_embd_bytes));
+    }
+    rules.push_back("weights: the GPU buffer is the sum of its tensors; the host buffer is memory-mapped: the span of "
+                    "the file from the first to the last host tensor (alignment padding included)");
+  };
   if (!facts.tensors.empty() && by_layer->exact) {
     // A layer at a time (sum_by_layer): the same sums as tensor by tensor, none of which can pass
     // 64 bits. The host buffer spans, per file part, the host layers' spans.
@@ -624,14 +636,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
       if (span.any) out.model_host_bytes = checked_add(out.model_host_bytes, span.last - span.first, "weight size");
     out.model_host_exact = true;
     if (facts.output_tied) load(n_layer_all, facts.token_embd_bytes);
-    if (facts.output_tied && out.output_on_gpu) {
-      out.model_gpu_bytes = checked_add(out.model_gpu_bytes, facts.token_embd_bytes, "weight size");
-      add_to_device(n_layer_all, facts.token_embd_bytes, 0);
-      rules.push_back(fmt::format("no output.weight: the output layer uses a copy of token_embd ({} B) on the GPU",
-                                  facts.token_embd_bytes));
-    }
-    rules.push_back("weights: the GPU buffer is the sum of its tensors; the host buffer is memory-mapped: the span of "
-                    "the file from the first to the last host tensor (alignment padding included)");
+    finish_file_weights();
   } else if (!facts.tensors.empty()) {
     loads_exact = false;  // a sum past 64 bits: tensor by tensor, so the error names the same figures
     std::map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> host_span;  // file -> [first, last)
@@ -656,14 +661,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     for (const auto& [file, span] : host_span)
       out.model_host_bytes = checked_add(out.model_host_bytes, span.second - span.first, "weight size");
     out.model_host_exact = true;
-    if (facts.output_tied && out.output_on_gpu) {
-      out.model_gpu_bytes = checked_add(out.model_gpu_bytes, facts.token_embd_bytes, "weight size");
-      add_to_device(n_layer_all, facts.token_embd_bytes, 0);
-      rules.push_back(fmt::format("no output.weight: the output layer uses a copy of token_embd ({} B) on the GPU",
-                                  facts.token_embd_bytes));
-    }
-    rules.push_back("weights: the GPU buffer is the sum of its tensors; the host buffer is memory-mapped: the span of "
-                    "the file from the first to the last host tensor (alignment padding included)");
+    finish_file_weights();
   } else {
     // A spec with a parameter count and no checkpoint size: params x the weight dtype, as the
     // generic profile prices it (weights of 0 answered "fits" for any model).

@@ -73,16 +73,6 @@ struct Converter {
 
 }  // namespace
 
-std::uint64_t TreeDocument::line_of(const std::string& pointer) const {
-  std::string p = pointer;
-  while (true) {
-    if (const auto it = lines.find(p); it != lines.end()) return it->second;
-    if (p.empty()) return 0;
-    const std::size_t slash = p.rfind('/');
-    p = slash == std::string::npos ? std::string() : p.substr(0, slash);
-  }
-}
-
 std::vector<TreeDocument> read_yaml_documents(std::string_view text, std::string_view file) {
   std::vector<YAML::Node> nodes;
   try {
