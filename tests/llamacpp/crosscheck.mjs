@@ -311,9 +311,13 @@ async function main() {
     const results = new Map();
     const models = new Map();
     const summary = { contexts: 0, failed: 0 };
-    for (const name of names) {
+    // Two fixtures at a time: each engine process spends most of its time loading and allocating,
+    // and the suite has two cores (CI's time budget is the reason).
+    const runs = await pool(names, 2, async (name) => {
         const own = configsFor(name, path.join(fixtureDir, `${name}.gguf`));
-        const run = await runLlamaCpp(own, opts.workDir, name);
+        return { own, run: await runLlamaCpp(own, opts.workDir, name) };
+    });
+    for (const { own, run } of runs) {
         for (const [k, v] of run.results) results.set(k, v);
         for (const [k, v] of run.models) models.set(k, v);
         summary.contexts += run.contexts;
