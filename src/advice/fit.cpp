@@ -113,6 +113,7 @@ struct Evaluation {
   std::vector<Row> plan_rows(const ModelSpec& model, const FitVariant& variant, std::vector<CacheDtypes>& caches) {
     PlanRequest asked = request.base;
     asked.caches = caches;
+    asked.rows_only = true;  // the largest context is find_limits' (evaluate), asked once
     try {
       Plan plan = make_plan(variant.spec, gpus, asked);
       if (result.settings.budget_rule.empty()) result.settings = plan.settings;
@@ -274,7 +275,9 @@ FitResult fit_models(const std::vector<ModelSpec>& models, const std::vector<Gpu
     if (!checked) {
       // The settings themselves, once, at the engine's own dtypes: an error here is the user's (a
       // flag the engine does not take), not a model the engine refuses.
-      (void)make_plan(model, gpus, request.base);
+      PlanRequest settings = request.base;
+      settings.rows_only = true;
+      (void)make_plan(model, gpus, settings);
       checked = true;
     }
     ++result.models;

@@ -323,6 +323,9 @@ class LlamaCppProfile final : public Profile {
          false});
   }
 
+  /// -np is the row's batch (RowQuery::batch) unless given; the request's is only the settings' figure.
+  bool depends_on_batch() const override { return false; }
+
   std::string budget_semantics() const override {
     return "allocates what the rows need (model, cache and compute buffers)";
   }
