@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <limits>
 #include <string>
 #include <vector>
@@ -79,10 +78,13 @@ static_assert(block_bytes_of(8) == 34 && block_bytes_of(10) == 84 && block_bytes
               block_bytes_of(34) == 54 && block_bytes_of(35) == 66 && block_bytes_of(39) == 17 &&
               block_bytes_of(40) == 36 && block_bytes_of(41) == 18);
 
+/// ASCII case folding, as std::tolower in the "C" locale kvplan runs in, without its call per
+/// character (a type is looked up by name for every tensor and cache row: 8% of `kvplan fit`).
+char folded(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
 bool same_folded(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return folded(x) == folded(y); });
 }
 
 }  // namespace
