@@ -81,6 +81,11 @@ struct PlanRequest {
   std::optional<std::uint64_t> used_bytes;
   /// Or the memory free on each GPU before the engine starts: the card's memory less it is used.
   std::optional<std::uint64_t> free_bytes;
+  /// Only the rows and their verdicts: no largest-context search (Plan::context_limits stays
+  /// empty) and no row at fp8 weights for a row that does not fit (WayOut::with_fp8_weights unset;
+  /// ways_out still lists every such row). For a caller that runs the searches it shows itself
+  /// (kvplan fit asks find_limits, over the whole catalog).
+  bool rows_only = false;
 };
 
 /// A fact about a row that a user (or CI) must know: a stable code and a sentence. A blocking

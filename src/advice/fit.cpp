@@ -113,6 +113,7 @@ struct Evaluation {
   std::vector<Row> plan_rows(const ModelSpec& model, const FitVariant& variant, std::vector<CacheDtypes>& caches) {
     PlanRequest asked = request.base;
     asked.caches = caches;
+    asked.rows_only = true;  // the largest context is find_limits' (evaluate), asked once
     try {
       Plan plan = make_plan(variant.spec, gpus, asked);
       if (result.settings.budget_rule.empty()) result.settings = plan.settings;
@@ -137,9 +138,18 @@ struct Evaluation {
     return rows;
   }
 
+  /// A cache the engine prices but says it does not offer (SGLang's int8: a blocking finding).
+  struct NotOffered {
+    std::string cache;
+    std::string reason;
+  };
+
   /// The candidates the engine's profile prices at all (sweep_rows' test): a type the engine lacks
-  /// throws there. Only a filter before make_plan, which still decides what it takes.
-  std::vector<CacheDtypes> priced_caches(const ModelSpec& model, const FitVariant& variant, std::vector<CacheDtypes> caches) {
+  /// throws there, or is priced with a finding that it is not offered (`not_offered`: make_plan
+  /// would price it again only for it to be dropped; 5 of 7 candidates under SGLang). Only a filter
+  /// before make_plan, which still decides what it takes.
+  std::vector<CacheDtypes> priced_caches(const ModelSpec& model, const FitVariant& variant, std::vector<CacheDtypes> caches,
+                                         std::vector<NotOffered>& not_offered) {
     const EngineEntry& engine = find_engine(request.base.runtime, request.base.names.runtime);
     std::shared_ptr<const Profile> profile;
     try {
@@ -156,7 +166,11 @@ struct Evaluation {
     for (const CacheDtypes& cache : caches) {
       query.cache = cache;
       try {
-        (void)profile->price(query);
+        const Row probe = profile->price(query);
+        if (const Finding* f = refusing_dtype(probe)) {
+          not_offered.push_back({probe.cache.label(), f->text});
+          continue;
+        }
       } catch (const Error& error) {
         if (error.code() == ExitCode::unsupported_architecture) throw;
         if (!dynamic_cast<const OverflowError*>(&error)) {
@@ -170,11 +184,14 @@ struct Evaluation {
   }
 
   void evaluate(const ModelSpec& model, const FitVariant& variant) {
-    std::vector<CacheDtypes> caches = priced_caches(model, variant, cache_candidates(variant.spec, request.quality));
-    if (caches.empty()) return;
-    std::vector<Row> rows = plan_rows(model, variant, caches);
-    // Drop what the engine does not offer (a blocking finding naming the dtype) and what resolves to
-    // a cache already seen ("auto" may mean one of the quantized ones).
+    std::vector<NotOffered> not_offered;
+    std::vector<CacheDtypes> caches =
+        priced_caches(model, variant, cache_candidates(variant.spec, request.quality), not_offered);
+    std::vector<Row> rows = caches.empty() ? std::vector<Row>{} : plan_rows(model, variant, caches);
+    for (NotOffered& refused : not_offered) refuse(model, variant.format, std::move(refused.cache), std::move(refused.reason));
+    // Drop what the engine does not offer (a blocking finding naming the dtype; the probe found
+    // those, make_plan's rows confirm it) and what resolves to a cache already seen ("auto" may mean
+    // one of the quantized ones).
     std::vector<CacheDtypes> kept_caches;
     std::vector<Row> kept_rows;
     for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -274,7 +291,9 @@ FitResult fit_models(const std::vector<ModelSpec>& models, const std::vector<Gpu
     if (!checked) {
       // The settings themselves, once, at the engine's own dtypes: an error here is the user's (a
       // flag the engine does not take), not a model the engine refuses.
-      (void)make_plan(model, gpus, request.base);
+      PlanRequest settings = request.base;
+      settings.rows_only = true;
+      (void)make_plan(model, gpus, settings);
       checked = true;
     }
     ++result.models;

@@ -332,6 +332,7 @@ Plan make_plan(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const P
   // The searches stop at the model's trained context or the longest row, whichever is larger.
   const std::uint64_t limit = std::min(std::max(model.max_context, longest), profile.search_cap());
   for (const CacheDtypes& cache : caches) {
+    if (request.rows_only) break;  // the caller runs the searches it shows itself
     query.cache = cache;
     ContextLimit found = context_limit(profile, query, limit, model, gpus, room);
     // Report the cache as the rows resolved it ("auto" becomes the dtype it meant).
@@ -345,7 +346,7 @@ Plan make_plan(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const P
     if (row.fits) continue;
     WayOut way;
     way.row_index = i;
-    if (profile.reprices_weights() && is_wider_than_fp8(*row.weight_dtype)) {
+    if (!request.rows_only && profile.reprices_weights() && is_wider_than_fp8(*row.weight_dtype)) {
       RowQuery fp8 = query;
       fp8.ctx = contexts[i / caches.size()];
       fp8.cache = caches[i % caches.size()];

@@ -96,6 +96,12 @@ class Profile {
     return std::nullopt;
   }
 
+  /// True when rows depend on the batch the profile was built with (PlanRequest::batch), not only
+  /// on the row's own (RowQuery::batch): Ollama sizes its parallel slots by it. The batch search
+  /// then builds a profile for every batch it tries; a profile that says false is reused (under
+  /// vLLM a build was a fifth of `kvplan fit`'s time).
+  virtual bool depends_on_batch() const { return true; }
+
   /// The largest context per sequence the searches may try (an engine's own limit).
   virtual std::uint64_t search_cap() const { return std::uint64_t{1} << 40; }
 

@@ -1,7 +1,8 @@
 // The inverse searches (kvplan max): the largest context, the largest batch and the fewest GPUs at
 // which a row still fits. Each asks the same settle() as make_plan, so an answer is a verdict of
 // the engine's own rules, and each is exact: memory never shrinks as the context, the batch or the
-// GPU count's pressure grows (tests/property_test.cpp), so bisection finds the boundary.
+// GPU count's pressure grows (tests/property_test.cpp), so a search that keeps the boundary between
+// a row that fits and one that does not finds it exactly, wherever it probes.
 
 #include <algorithm>
 #include <array>
@@ -17,6 +18,7 @@
 #include "kvplan/error.h"
 #include "kvplan/search.h"
 #include "kvplan/units.h"
+#include "model/wide_int.h"
 
 namespace kvplan {
 
@@ -78,44 +80,100 @@ struct Found {
   SearchStop stop;
 };
 
-/// As largest_holding, probing 1, 2, 4, ... before bisecting between the last that holds and the
-/// first that does not: the same answer for a monotone `holds`, in about 2 log2(answer) steps
-/// instead of log2(limit). The batch search's limit is 2^32 and its answers mostly tens, and under
-/// llama.cpp and Ollama each step builds a profile and places every tensor (kvplan fit, perf).
-std::optional<std::uint64_t> largest_holding_from_below(std::uint64_t limit, const std::function<bool(std::uint64_t)>& holds) {
-  if (limit == 0 || !holds(1)) return std::nullopt;
-  std::uint64_t low = 1;  // holds
-  std::uint64_t high = 0;  // does not
-  while (low < limit) {
-    const std::uint64_t next = low > limit / 2 ? limit : low * 2;
-    if (!holds(next)) {
-      high = next;
-      break;
-    }
-    low = next;
-  }
-  if (high == 0) return limit;  // every probe held, up to the limit itself
+/// Where the next probe between `low` (fits) and `high` (does not) goes: where the headroom, taken
+/// as linear between their rows, runs out; nullopt when the rows cannot say (the miss was not
+/// memory's, or it could not be priced).
+using Guess = std::function<std::optional<std::uint64_t>(std::uint64_t low, std::uint64_t high)>;
+
+/// The last n that holds in (low, high], given that low holds and high does not (no guess:
+/// bisection). Each probe only moves one end inward, so for a monotone `holds` the answer is
+/// bisection's, whatever the probes. A guess is probed with its neighbour across the boundary (n + 1 after a fit, n - 1 after a
+/// miss), which closes the bracket when the guess was right: about four probes where memory grows
+/// linearly, against log2(high - low) for bisection (17 for a 128K context). A guess that did not
+/// close it is followed by a midpoint, so the worst case stays within a few times bisection's.
+std::uint64_t narrow(std::uint64_t low, std::uint64_t high, const std::function<bool(std::uint64_t)>& holds,
+                     const Guess* guess) {
+  bool bisect_next = false;
   while (high - low > 1) {
-    const std::uint64_t middle = low + (high - low) / 2;
-    (holds(middle) ? low : high) = middle;
+    const std::optional<std::uint64_t> guessed = bisect_next || !guess ? std::nullopt : (*guess)(low, high);
+    if (!guessed) {
+      const std::uint64_t middle = low + (high - low) / 2;
+      (holds(middle) ? low : high) = middle;
+      bisect_next = false;
+      continue;
+    }
+    const std::uint64_t n = std::clamp(*guessed, low + 1, high - 1);
+    if (holds(n)) {
+      low = n;
+      if (high - low > 1) (holds(n + 1) ? low : high) = n + 1;
+    } else {
+      high = n;
+      if (high - low > 1) (holds(n - 1) ? low : high) = n - 1;
+    }
+    bisect_next = true;
   }
   return low;
 }
 
-/// How a search probes: from the limit down (a context, whose answer is often the cap) or from 1
-/// up (a batch, whose answer is far below its limit).
-enum class Probe { bisect, from_below };
+/// How a search probes: from the limit down, then guided by the rows' headroom (a context, whose
+/// answer is often the cap), or from 1 up, 1, 2, 4, ..., then by bisection (a batch, whose answer
+/// is far below its limit of 2^32; each probe once built a profile). The batch search stays with
+/// bisection: under Ollama with a budget the fit is not monotone in the batch (a row of 179
+/// sequences that does not fit between rows of 176 and 212 that do), and its answer depends on
+/// where it probes; bisection's is the one kvplan has always given.
+enum class Probe { from_limit, from_below };
 
-Found search(const RowAt& row_at, std::uint64_t limit, SearchBound at_limit, Probe probe = Probe::bisect) {
-  Found found;
-  const auto fits = [&](std::uint64_t n) {
-    const std::optional<Row> row = row_at(n);
-    return row && row->fits;
+/// The largest n in [1, limit] for which `holds`; nullopt when not even 1 does.
+std::optional<std::uint64_t> largest_holding_guided(std::uint64_t limit, Probe probe,
+                                                    const std::function<bool(std::uint64_t)>& holds, const Guess& guess) {
+  if (limit == 0 || !holds(1)) return std::nullopt;
+  std::uint64_t low = 1;      // holds
+  std::uint64_t high = limit;  // does not, once probed
+  if (probe == Probe::from_limit) {
+    if (holds(limit)) return limit;
+  } else {
+    while (true) {
+      if (low == limit) return limit;  // every probe held, up to the limit itself
+      const std::uint64_t next = low > limit / 2 ? limit : low * 2;
+      if (!holds(next)) {
+        high = next;
+        break;
+      }
+      low = next;
+    }
+  }
+  return narrow(low, high, holds, probe == Probe::from_limit ? &guess : nullptr);
+}
+
+Found search(const RowAt& row_at, std::uint64_t limit, SearchBound at_limit, Probe probe = Probe::from_limit) {
+  // The probes only ever raise the last n that fits and lower the last that does not, so the rows
+  // at the bracket's ends are the last of each kind probed: the guess reads their headroom, and the
+  // answer's row and the row one past it are kept, not priced again.
+  struct Probed {
+    std::uint64_t n = 0;  // 0: none yet
+    std::optional<Row> row;
   };
-  found.value = probe == Probe::bisect ? largest_holding(limit, fits) : largest_holding_from_below(limit, fits);
+  Probed last_fit, last_miss;
+  const auto fits = [&](std::uint64_t n) {
+    std::optional<Row> row = row_at(n);
+    const bool fit = row && row->fits;
+    (fit ? last_fit : last_miss) = Probed{n, std::move(row)};
+    return fit;
+  };
+  const Guess guess = [&](std::uint64_t low, std::uint64_t high) -> std::optional<std::uint64_t> {
+    if (last_fit.n != low || last_miss.n != high || !last_fit.row || !last_miss.row) return std::nullopt;
+    const std::int64_t room = last_fit.row->headroom_bytes;  // >= 0: it fits
+    const std::int64_t short_by = last_miss.row->headroom_bytes;
+    if (room < 0 || short_by >= 0) return std::nullopt;  // the miss is not memory's: nothing to interpolate
+    const u128 span = u128{static_cast<std::uint64_t>(room)} + static_cast<std::uint64_t>(-(short_by + 1)) + 1;
+    return low + static_cast<std::uint64_t>(u128{high - low} * static_cast<std::uint64_t>(room) / span);
+  };
+  const auto row_of = [&](Probed& probed, std::uint64_t n) { return probed.n == n ? std::move(probed.row) : row_at(n); };
+  Found found;
+  found.value = largest_holding_guided(limit, probe, fits, guess);
   if (found.value == limit) found.stop = {at_limit, ""};
-  else found.stop = stop_of(row_at(found.value.value_or(0) + 1));
-  if (found.value) found.row = row_at(*found.value);
+  else found.stop = stop_of(row_of(last_miss, found.value.value_or(0) + 1));
+  if (found.value) found.row = row_of(last_fit, *found.value);
   return found;
 }
 
@@ -248,12 +306,14 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
       return try_settle(*profile, q, model, gpus, room);
     };
     // An engine may size itself by the batch it is given (Ollama's parallel slots), so each batch
-    // is a profile of its own, as make_plan would build it.
+    // is a profile of its own, as make_plan would build it, unless the profile says its rows do not
+    // depend on it.
     const RowAt at_batch = [&](std::uint64_t batch) -> std::optional<Row> {
-      PlanRequest with_batch = searchable;
-      with_batch.batch = batch;
       RowQuery q = query;
       q.batch = batch;
+      if (!profile->depends_on_batch()) return try_settle(*profile, q, model, gpus, room);
+      PlanRequest with_batch = searchable;
+      with_batch.batch = batch;
       try {
         return try_settle(*engine.make(model, gpus, with_batch), q, model, gpus, room);
       } catch (const Error& error) {

@@ -98,6 +98,9 @@ class GenericProfile final : public Profile {
 
   PlanSettings settings() const override { return settings_; }
 
+  /// The batch is the row's alone (the request's is only the settings' figure).
+  bool depends_on_batch() const override { return false; }
+
   std::string budget_semantics() const override {
     return "takes what the rows need: weights + cache + overhead, within memory x utilization";
   }

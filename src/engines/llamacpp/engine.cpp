@@ -257,8 +257,8 @@ class LlamaCppProfile final : public Profile {
     Row row;
     row.ctx = r.n_ctx_seq;
     row.batch = s.n_parallel;
-    row.cache = {&cache_dtype(s.type_k ? *s.type_k : parse_llamacpp_cache_type("f16", "")),
-                 &cache_dtype(s.type_v ? *s.type_v : parse_llamacpp_cache_type("f16", ""))};
+    static const Dtype& f16 = cache_dtype(parse_llamacpp_cache_type("f16", ""));  // llama.cpp's default, by name once
+    row.cache = {s.type_k ? &cache_dtype(*s.type_k) : &f16, s.type_v ? &cache_dtype(*s.type_v) : &f16};
     row.weight_dtype = model_.weight_dtype;
     row.kv_bytes = r.gpu_cache_bytes;
     row.state_bytes = r.recurrent ? r.recurrent->gpu_bytes : 0;
@@ -322,6 +322,9 @@ class LlamaCppProfile final : public Profile {
                      fitted ? fmt::format("; -ngl {} {}", r.gpu_layers, kFitRule) : std::string()),
          false});
   }
+
+  /// -np is the row's batch (RowQuery::batch) unless given; the request's is only the settings' figure.
+  bool depends_on_batch() const override { return false; }
 
   std::string budget_semantics() const override {
     return "allocates what the rows need (model, cache and compute buffers)";

@@ -263,6 +263,9 @@ class SglangProfile final : public Profile {
   // SGLang sizes its pools to fill mem_fraction_static of the memory free before the weights load.
   std::uint64_t footprint(const Row& row) const override { return row.capacity_bytes; }
   bool ranks_alike() const override { return true; }
+  /// The batch is the row's alone (the request's is only the settings' figure).
+  bool depends_on_batch() const override { return false; }
+
   std::string budget_semantics() const override {
     return "takes weights + pools sized from mem_fraction_static of the memory FREE BEFORE LOAD (what other processes "
            "hold shrinks its pools: --sglang-free-before-load gives the figure it would measure)";

@@ -218,6 +218,9 @@ class TrtllmProfile final : public Profile {
   // TensorRT-LLM gives the cache kv_cache_free_gpu_memory_fraction of what is free after the weights.
   std::uint64_t footprint(const Row& row) const override { return row.capacity_bytes; }
   bool ranks_alike() const override { return true; }
+  /// The batch is the row's alone (the request's is only the settings' figure).
+  bool depends_on_batch() const override { return false; }
+
   std::string budget_semantics() const override {
     return "gives the cache kv_cache_free_gpu_memory_fraction of the memory FREE AFTER THE WEIGHTS and its dry run "
            "(what other processes hold shrinks it: --trtllm-free-memory gives the figure it would measure)";

@@ -185,6 +185,9 @@ class VllmProfile final : public Profile {
   // (unless --kv-cache-memory gives the pool), and checks at start-up that this much is free.
   std::uint64_t footprint(const Row& row) const override { return row.kv_pool_bytes ? row.total_bytes : row.capacity_bytes; }
   bool ranks_alike() const override { return true; }
+  /// The batch is the row's alone (the request's is only the settings' figure).
+  bool depends_on_batch() const override { return false; }
+
   std::string budget_semantics() const override {
     return "takes gpu_memory_utilization x the card's TOTAL memory whatever the rows need, and refuses to start when "
            "less is free";

@@ -1,0 +1,116 @@
+// The shortcuts that make `kvplan fit` fast over the catalog, each against the long way: a plan
+// without its searches has the same rows, a profile reused across batches prices what a profile
+// built for each batch prices, and the context search's answer is bisection's.
+
+#include <catch2/catch.hpp>
+
+#include "engines/core/profile.h"
+#include "kvplan/catalog.h"
+#include "kvplan/error.h"
+#include "kvplan/search.h"
+
+using namespace kvplan;
+
+namespace {
+
+PlanRequest request_for(const std::string& runtime, std::uint64_t ctx) {
+  PlanRequest request;
+  request.runtime = runtime;
+  request.contexts = {ctx};
+  request.batch = 1;
+  request.batch_given = true;
+  return request;
+}
+
+}  // namespace
+
+TEST_CASE("fit search: rows_only plans the same rows without the searches", "[fit][search]") {
+  const std::vector<GpuSpec> gpus{*builtin_gpus().find("rtx4090")};
+  for (const std::string runtime : {"generic", "vllm", "llama.cpp"}) {
+    INFO(runtime);
+    // Llama 3.1 70B (141 GB of bf16 weights) does not fit a 24 GiB card: each row has a way out,
+    // and generic and vLLM price it at fp8 weights too.
+    const ModelSpec& model = *builtin_models().find("llama3.1-70b");
+    PlanRequest full = request_for(runtime, 131072);
+    PlanRequest rows_only = full;
+    rows_only.rows_only = true;
+    const Plan a = make_plan(model, gpus, full);
+    const Plan b = make_plan(model, gpus, rows_only);
+    REQUIRE(a.rows.size() == b.rows.size());
+    for (std::size_t i = 0; i < a.rows.size(); ++i) {
+      CHECK(a.rows[i].total_bytes == b.rows[i].total_bytes);
+      CHECK(a.rows[i].verdict == b.rows[i].verdict);
+    }
+    CHECK(!a.context_limits.empty());
+    CHECK(b.context_limits.empty());
+    // The rows that do not fit are still listed: all_fit() stays false.
+    REQUIRE(a.ways_out.size() == b.ways_out.size());
+    CHECK(!b.all_fit());
+    for (const WayOut& way : b.ways_out) CHECK(!way.with_fp8_weights);
+  }
+}
+
+TEST_CASE("fit search: a profile that says its rows do not depend on its batch prices any batch alike",
+          "[fit][search]") {
+  const std::vector<GpuSpec> gpus{*builtin_gpus().find("h100")};
+  const ModelSpec& model = *builtin_models().find("llama3.1-8b");
+  for (const EngineEntry& engine : engines()) {
+    INFO(engine.name);
+    const PlanRequest one = request_for(std::string(engine.name), 8192);
+    const std::shared_ptr<const Profile> reused = engine.make(model, gpus, one);
+    if (engine.name == "ollama") CHECK(reused->depends_on_batch());  // its parallel slots
+    if (reused->depends_on_batch()) continue;
+    for (const std::uint64_t batch : {std::uint64_t{2}, std::uint64_t{7}, std::uint64_t{64}}) {
+      PlanRequest with_batch = one;
+      with_batch.batch = batch;
+      const std::shared_ptr<const Profile> built = engine.make(model, gpus, with_batch);
+      RowQuery query;
+      query.ctx = 8192;
+      query.batch = batch;
+      const Row a = reused->price(query);
+      const Row b = built->price(query);
+      CHECK(a.kv_bytes == b.kv_bytes);
+      CHECK(a.weights_bytes == b.weights_bytes);
+      CHECK(a.overhead_bytes == b.overhead_bytes);
+      CHECK(a.capacity_bytes == b.capacity_bytes);
+      CHECK(a.engine.kv_cache_tokens == b.engine.kv_cache_tokens);
+      CHECK(a.findings.size() == b.findings.size());
+    }
+  }
+}
+
+TEST_CASE("fit search: the context search's answer is bisection's over the catalog", "[fit][search]") {
+  const std::vector<GpuSpec> gpus{*builtin_gpus().find("rtx4090")};
+  for (const std::string runtime : {"generic", "vllm"}) {
+    std::size_t compared = 0;
+    for (const ModelSpec& model : builtin_models().models) {
+      INFO(runtime << " " << model.id);
+      LimitsRequest request;
+      request.plan = request_for(runtime, 8192);
+      request.plan.caches = {CacheDtypes{}};  // the engine's own
+      request.search_gpus = false;
+      request.search_uncapped_ctx = false;
+      Limits limits;
+      try {
+        limits = find_limits(model, gpus, request);
+      } catch (const Error&) {
+        continue;  // an engine that refuses the model: nothing to compare
+      }
+      REQUIRE(limits.caches.size() == 1);
+      // Bisection over make_plan's own verdicts (largest_holding), from 1 to the same cap.
+      const auto fits = [&](std::uint64_t ctx) {
+        PlanRequest plain = request.plan;
+        plain.contexts = {ctx};
+        plain.rows_only = true;
+        try {
+          return make_plan(model, gpus, plain).rows.front().fits;
+        } catch (const Error&) {
+          return false;
+        }
+      };
+      CHECK(limits.caches.front().max_ctx == largest_holding(limits.ctx_cap, fits));
+      ++compared;
+    }
+    CHECK(compared > 100);
+  }
+}
