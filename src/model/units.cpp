@@ -198,8 +198,12 @@ void append_gib_number(std::string& out, std::int64_t bytes) {
   const u128 hundredths = magnitude < (u128{1} << 56)
                               ? u128{(static_cast<std::uint64_t>(magnitude) * 100 + GiB / 2) >> 30}
                               : (magnitude * 100 + GiB / 2) / GiB;
-  const auto whole = static_cast<std::uint64_t>(hundredths / 100);
-  const auto cents = static_cast<unsigned>(hundredths % 100);
+  // Below 2^64 hundredths (any size a sweep prints), divided in 64 bits: a 128-bit division is a
+  // library call.
+  const bool narrow = hundredths <= UINT64_MAX;
+  const auto whole = narrow ? static_cast<std::uint64_t>(hundredths) / 100 : static_cast<std::uint64_t>(hundredths / 100);
+  const auto cents = narrow ? static_cast<unsigned>(static_cast<std::uint64_t>(hundredths) % 100)
+                            : static_cast<unsigned>(hundredths % 100);
   // Written into a small buffer and appended once: a sweep writes three of these a row.
   const fmt::format_int digits(whole);
   std::array<char, 32> text{};

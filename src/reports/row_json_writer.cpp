@@ -6,9 +6,12 @@
 #include "reports/row_json_writer.h"
 
 #include <array>
-#include <charconv>
 #include <cmath>
 #include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -39,16 +42,35 @@ bool word_needs_care(std::uint64_t word) {
   return (flags & highs) != 0;
 }
 
+#if defined(__SSE2__)
+/// The same test, 16 bytes at a time (SSE2 is part of every x86-64): a signed byte below 0x20 is a
+/// control character or, negative, a byte of 0x80 or above; then 0x7F, '"' and '\\'.
+bool block_needs_care(const char* at) {
+  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+  const __m128i flags = _mm_or_si128(
+      _mm_or_si128(_mm_cmplt_epi8(bytes, _mm_set1_epi8(0x20)), _mm_cmpeq_epi8(bytes, _mm_set1_epi8(0x7F))),
+      _mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('"')), _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\\'))));
+  return _mm_movemask_epi8(flags) != 0;
+}
+#endif
+
 bool needs_care(std::string_view text) {
   const std::size_t size = text.size();
-  if (size < 8) {
-    for (const char c : text) {
-      const auto byte = static_cast<unsigned char>(c);
-      if (byte < 0x20 || byte > 0x7E || c == '"' || c == '\\') return true;
-    }
-    return false;
+#if defined(__SSE2__)
+  if (size >= 16) {
+    for (std::size_t i = 0; i + 16 <= size; i += 16)
+      if (block_needs_care(text.data() + i)) return true;
+    // The last 16 bytes, overlapping the blocks read.
+    return size % 16 != 0 && block_needs_care(text.data() + size - 16);
   }
+#endif
   std::uint64_t word = 0;
+  if (size < 8) {
+    // One word: the text over 8 bytes of 'a', which needs no care.
+    word = 0x6161616161616161ull;
+    if (size > 0) std::memcpy(&word, text.data(), size);
+    return word_needs_care(word);
+  }
   for (std::size_t i = 0; i + 8 <= size; i += 8) {
     std::memcpy(&word, text.data() + i, 8);
     if (word_needs_care(word)) return true;
@@ -88,6 +110,17 @@ char* write_digits(char* at, std::uint64_t value) {
   return at + (end - start);
 }
 
+/// Writes `value` at `at` (room for 21), returns the end: a '-' and the magnitude's digits, the
+/// magnitude taken in unsigned arithmetic so that INT64_MIN has one too.
+char* write_signed(char* at, std::int64_t value) {
+  auto magnitude = static_cast<std::uint64_t>(value);
+  if (value < 0) {
+    *at++ = '-';
+    magnitude = ~magnitude + 1;
+  }
+  return write_digits(at, magnitude);
+}
+
 /// Writes `value` at `at` (room for 64) as nlohmann::json::dump() writes a double, returns the end.
 char* write_double(char* at, double value) {
   if (!std::isfinite(value)) {
@@ -121,14 +154,12 @@ char* JsonNumberMemo::write(char* at, std::uint64_t value) {
 
 void append_json_uint(std::string& out, std::uint64_t value) {
   std::array<char, 24> digits{};
-  const std::to_chars_result end = std::to_chars(digits.data(), digits.data() + digits.size(), value);
-  out.append(digits.data(), static_cast<std::size_t>(end.ptr - digits.data()));
+  out.append(digits.data(), static_cast<std::size_t>(write_digits(digits.data(), value) - digits.data()));
 }
 
 void append_json_int(std::string& out, std::int64_t value) {
   std::array<char, 24> digits{};
-  const std::to_chars_result end = std::to_chars(digits.data(), digits.data() + digits.size(), value);
-  out.append(digits.data(), static_cast<std::size_t>(end.ptr - digits.data()));
+  out.append(digits.data(), static_cast<std::size_t>(write_signed(digits.data(), value) - digits.data()));
 }
 
 void append_json_double(std::string& out, double value) {
@@ -176,7 +207,7 @@ class Sink {
   }
   void signed_count(std::int64_t value) {
     room(24);
-    cursor_ = std::to_chars(cursor_, end_, value).ptr;
+    cursor_ = write_signed(cursor_, value);
   }
   void boolean(bool value) {
     if (value) literal("true");

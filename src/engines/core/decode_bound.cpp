@@ -33,8 +33,18 @@ std::uint64_t active_share(std::uint64_t weights, const ModelSpec& model) {
 
 std::optional<DecodeBound> decode_bound(const Row& row, const ModelSpec& model, const GpuSpec& gpu,
                                         const std::optional<HostMemory>& host) {
-  if (!gpu.bandwidth_gbps || *gpu.bandwidth_gbps <= 0) return std::nullopt;
   DecodeBound bound;
+  if (!decode_bound_into(bound, row, model, gpu, host)) return std::nullopt;
+  return bound;
+}
+
+bool decode_bound_into(DecodeBound& bound, const Row& row, const ModelSpec& model, const GpuSpec& gpu,
+                       const std::optional<HostMemory>& host) {
+  if (!gpu.bandwidth_gbps || *gpu.bandwidth_gbps <= 0) return false;
+  std::string reused = std::move(bound.rule);
+  reused.clear();
+  bound = DecodeBound{};
+  bound.rule = std::move(reused);
   bound.bandwidth_gbps = *gpu.bandwidth_gbps;
   if (row.per_gpu.size() <= 1) {
     bound.weights_bytes_read = active_share(row.weights_bytes, model);
@@ -58,7 +68,7 @@ std::optional<DecodeBound> decode_bound(const Row& row, const ModelSpec& model, 
     }
   }
   const double bytes = static_cast<double>(bound.weights_bytes_read) + static_cast<double>(bound.kv_bytes_read);
-  if (bytes <= 0) return std::nullopt;
+  if (bytes <= 0) return false;
   double step_seconds = bytes / (bound.bandwidth_gbps * 1e9);
   // Layers kept in system RAM (llama.cpp with --ram): their bytes go at the RAM's bandwidth, after
   // the GPU's (the layers run one after the other). MoE weights read their active share there too.
@@ -92,7 +102,7 @@ std::optional<DecodeBound> decode_bound(const Row& row, const ModelSpec& model, 
     bound.rule += fmt::format(" + {} read from system RAM / {:g} GB/s ({}; an estimate)",
                               format_gib(static_cast<std::int64_t>(host_read)), host->ram_bandwidth_gbps,
                               host->ram_bandwidth_source);
-  return bound;
+  return true;
 }
 
 }  // namespace kvplan
