@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
   // As kvplan sweep writes them: lines gathered into 64 KiB pieces (here counted, not written).
   kvplan::SweepLines lines(false);
   lines.start(model, gpus, runtime);
-  std::string piece;
+  kvplan::TextBuffer piece;
   std::size_t bytes = 0;
   std::uint64_t written = 0;
   start = std::chrono::steady_clock::now();
