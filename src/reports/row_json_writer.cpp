@@ -159,6 +159,8 @@ char* JsonNumberMemo::write(char* at, std::uint64_t value) {
   return at + entry.size;
 }
 
+char* write_json_uint(char* at, std::uint64_t value) { return write_digits(at, value); }
+
 void append_json_uint(std::string& out, std::uint64_t value) {
   std::array<char, 24> digits{};
   out.append(digits.data(), static_cast<std::size_t>(write_digits(digits.data(), value) - digits.data()));

@@ -17,6 +17,9 @@ namespace kvplan {
 /// Numbers as nlohmann::json::dump() writes them: decimal integers; a double by nlohmann's own
 /// shortest round-trip digits ("5.0", "1e+21"), null when it is NaN or infinite.
 void append_json_uint(std::string& out, std::uint64_t value);
+/// append_json_uint's digits written at `at`, which must have room for 20 bytes (all of which it
+/// may overwrite); returns the end.
+char* write_json_uint(char* at, std::uint64_t value);
 void append_json_int(std::string& out, std::int64_t value);
 void append_json_double(std::string& out, double value);
 

@@ -50,7 +50,7 @@ void SweepLines::append(const Row& row, TextBuffer& out) {
     if (!header_written_) append_csv_header(csv_line_);
     header_written_ = true;
     csv_line_ += prefix_;
-    append_row_csv_cells(csv_line_, row);
+    append_row_csv_cells(csv_line_, row, csv_cell_);
     out.append(csv_line_);
     return;
   }
