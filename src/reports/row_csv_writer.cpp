@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "model/text.h"
 #include "reports/fields.h"
@@ -130,9 +131,21 @@ void append_row_csv_cells(std::string& out, const Row& row, std::string& scratch
   text(out, scratch);
   // The roofline bound as two plain cells, empty when the card's bandwidth is unknown.
   out += ',';
-  if (row.decode_bound) append_json_double(out, row.decode_bound->tokens_per_s_per_sequence);
-  out += ',';
-  if (row.decode_bound) append_json_double(out, row.decode_bound->tokens_per_s_batch);
+  if (row.decode_bound) {
+    const DecodeBound& bound = *row.decode_bound;
+    const std::size_t start = out.size();
+    append_json_double(out, bound.tokens_per_s_per_sequence);
+    const std::size_t size = out.size() - start;
+    out += ',';
+    // A batch of one decodes as fast as its sequence: the same double, its text copied.
+    if (bound.tokens_per_s_batch == bound.tokens_per_s_per_sequence &&
+        std::signbit(bound.tokens_per_s_batch) == std::signbit(bound.tokens_per_s_per_sequence))
+      out.append(out, start, size);
+    else
+      append_json_double(out, bound.tokens_per_s_batch);
+  } else {
+    out += ',';
+  }
   out += '\n';
 }
 

@@ -98,7 +98,7 @@ constexpr char kDigitPairs[] =
 char* write_digits(char* at, std::uint64_t value) {
   // The digits end at byte 20 of 40 (a uint64 has at most 20), so the 20 bytes from their first
   // stay within the buffer.
-  std::array<char, 40> buffer{};
+  std::array<char, 40> buffer;  // not zeroed: the bytes after the digits are copied, then written over
   char* const end = buffer.data() + 20;
   char* start = end;
   while (value >= 100) {
