@@ -1,6 +1,6 @@
 // Sweep throughput: 1,000,000 rows (Qwen3-8B on an H100 under the generic profile, 125,000
 // contexts x 8 cache dtypes) settled by the core, then the same rows written as NDJSON lines into
-// memory. Prints rows per second for each, by wall and by CPU time; the target is 1,000,000 rows in under a second on one
+// memory, then as CSV lines. Prints rows per second for each, by wall and by CPU time; the target is 1,000,000 rows in under a second on one
 // core. A figure, never a test.
 //
 // Usage: kvplan_sweep_bench [rows, default 1000000] [runtime, default generic]
@@ -54,27 +54,30 @@ int main(int argc, char** argv) {
               runtime.c_str(), static_cast<unsigned long long>(settled), settle_s, static_cast<double>(settled) / settle_s,
               settle_cpu, static_cast<double>(settled) / settle_cpu, static_cast<unsigned long long>(fitting));
 
-  // As kvplan sweep writes them: lines gathered into 64 KiB pieces (here counted, not written).
-  kvplan::SweepLines lines(false);
-  lines.start(model, gpus, runtime);
-  std::string piece;
-  std::size_t bytes = 0;
-  std::uint64_t written = 0;
-  start = std::chrono::steady_clock::now();
-  cpu_start = std::clock();
-  kvplan::sweep_rows(model, gpus, request, [&](kvplan::Row&& row) {
-    lines.append(row, piece);
-    ++written;
-    if (piece.size() >= 1 << 16) {
-      bytes += piece.size();
-      piece.clear();
-    }
-  });
-  bytes += piece.size();
-  const double ndjson_s = seconds_since(start);
-  const double ndjson_cpu = cpu_seconds_since(cpu_start);
-  std::printf("sweep (%s) + NDJSON: %llu rows, %.1f MB, in %.3f s: %.0f rows/s; CPU %.3f s: %.0f rows/s\n",
-              runtime.c_str(), static_cast<unsigned long long>(written), static_cast<double>(bytes) / 1e6, ndjson_s,
-              static_cast<double>(written) / ndjson_s, ndjson_cpu, static_cast<double>(written) / ndjson_cpu);
+  // As kvplan sweep writes them: lines gathered into 64 KiB pieces (here counted, not written),
+  // NDJSON and then CSV.
+  for (const bool csv : {false, true}) {
+    kvplan::SweepLines lines(csv);
+    lines.start(model, gpus, runtime);
+    kvplan::TextBuffer piece;
+    std::size_t bytes = 0;
+    std::uint64_t written = 0;
+    start = std::chrono::steady_clock::now();
+    cpu_start = std::clock();
+    kvplan::sweep_rows(model, gpus, request, [&](kvplan::Row&& row) {
+      lines.append(row, piece);
+      ++written;
+      if (piece.size() >= 1 << 16) {
+        bytes += piece.size();
+        piece.clear();
+      }
+    });
+    bytes += piece.size();
+    const double write_s = seconds_since(start);
+    const double write_cpu = cpu_seconds_since(cpu_start);
+    std::printf("sweep (%s) + %s: %llu rows, %.1f MB, in %.3f s: %.0f rows/s; CPU %.3f s: %.0f rows/s\n", runtime.c_str(),
+                csv ? "CSV" : "NDJSON", static_cast<unsigned long long>(written), static_cast<double>(bytes) / 1e6, write_s,
+                static_cast<double>(written) / write_s, write_cpu, static_cast<double>(written) / write_cpu);
+  }
   return 0;
 }

@@ -26,7 +26,9 @@ struct SweptOut {
 /// limit, and calls `emit` with each row. A cache dtype the engine refuses for the first context
 /// (vLLM's K and V at two dtypes, a type llama.cpp lacks) is left out and returned; a row the
 /// engine cannot price (past 64 bits) is skipped and returned too (the first hundred). Throws Error
-/// as make_plan does for settings the engine refuses outright.
+/// as make_plan does for settings the engine refuses outright. The rows are settled into one Row
+/// and handed to `emit` as an rvalue: a caller that keeps a row moves it out; one that only reads
+/// it leaves its buffers to the next row.
 KVPLAN_API std::vector<SweptOut> sweep_rows(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                                             const PlanRequest& request, const std::function<void(Row&&)>& emit);
 

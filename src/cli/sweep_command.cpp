@@ -38,21 +38,21 @@ std::vector<std::string> comma_items(const std::string& text, std::string_view f
 /// Writes what has gathered once it is worth a write: the rows stream, a few at a time.
 class Stream {
  public:
-  explicit Stream(std::ostream& out) : out_(out) { buffer_.reserve(kPiece + 4096); }
+  explicit Stream(std::ostream& out) : out_(out) {}
   /// Where the next lines go.
-  std::string& buffer() { return buffer_; }
+  TextBuffer& buffer() { return buffer_; }
   void maybe_flush() {
     if (buffer_.size() >= kPiece) flush();
   }
   void flush() {
-    if (!buffer_.empty()) write_output(out_, buffer_);
+    if (buffer_.size() != 0) write_output(out_, buffer_.view());
     buffer_.clear();
   }
 
  private:
   static constexpr std::size_t kPiece = std::size_t{1} << 16;
   std::ostream& out_;
-  std::string buffer_;
+  TextBuffer buffer_;
 };
 
 }  // namespace

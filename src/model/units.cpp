@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 
 #include <fmt/format.h>
@@ -183,12 +184,18 @@ std::uint64_t scale_by_millionths(std::uint64_t bytes, std::uint32_t millionths)
   return static_cast<std::uint64_t>(product / 1'000'000);
 }
 
+char* write_decimal(char* at, std::uint64_t value) {
+  const fmt::format_int digits(value);
+  std::memcpy(at, digits.data(), digits.size());
+  return at + digits.size();
+}
+
 void append_decimal(std::string& out, std::uint64_t value) {
   const fmt::format_int digits(value);
   out.append(digits.data(), digits.size());
 }
 
-void append_gib_number(std::string& out, std::int64_t bytes) {
+char* write_gib_number(char* at, std::int64_t bytes) {
   // Rounded to the nearest hundredth of a GiB in integer arithmetic, so the printed figure never
   // depends on floating-point formatting.
   const bool negative = bytes < 0;
@@ -198,20 +205,26 @@ void append_gib_number(std::string& out, std::int64_t bytes) {
   const u128 hundredths = magnitude < (u128{1} << 56)
                               ? u128{(static_cast<std::uint64_t>(magnitude) * 100 + GiB / 2) >> 30}
                               : (magnitude * 100 + GiB / 2) / GiB;
-  const auto whole = static_cast<std::uint64_t>(hundredths / 100);
-  const auto cents = static_cast<unsigned>(hundredths % 100);
-  // Written into a small buffer and appended once: a sweep writes three of these a row.
-  const fmt::format_int digits(whole);
-  std::array<char, 32> text{};
-  std::size_t size = 0;
-  if (negative && hundredths != 0) text[size++] = '-';
-  std::copy(digits.data(), digits.data() + digits.size(), text.data() + size);
-  size += digits.size();
-  text[size++] = '.';
-  text[size++] = static_cast<char>('0' + cents / 10);
-  text[size++] = static_cast<char>('0' + cents % 10);
-  out.append(text.data(), size);
+  // Below 2^64 hundredths (any size a sweep prints), divided in 64 bits: a 128-bit division is a
+  // library call.
+  const bool narrow = hundredths <= UINT64_MAX;
+  const auto whole = narrow ? static_cast<std::uint64_t>(hundredths) / 100 : static_cast<std::uint64_t>(hundredths / 100);
+  const auto cents = narrow ? static_cast<unsigned>(static_cast<std::uint64_t>(hundredths) % 100)
+                            : static_cast<unsigned>(hundredths % 100);
+  if (negative && hundredths != 0) *at++ = '-';
+  at = write_decimal(at, whole);
+  *at++ = '.';
+  *at++ = static_cast<char>('0' + cents / 10);
+  *at++ = static_cast<char>('0' + cents % 10);
+  return at;
 }
+
+void append_gib_number(std::string& out, std::int64_t bytes) {
+  // Written into a small buffer and appended once: a sweep writes three of these a row.
+  std::array<char, 32> text;
+  out.append(text.data(), static_cast<std::size_t>(write_gib_number(text.data(), bytes) - text.data()));
+}
+
 
 void append_gib(std::string& out, std::int64_t bytes) {
   append_gib_number(out, bytes);

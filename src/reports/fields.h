@@ -25,5 +25,7 @@ nlohmann::ordered_json gpu_to_json(const GpuSpec& gpu, std::size_t count);
 
 /// The cache kinds and tokens of a row in one phrase: "32 full x 32,768 tokens".
 std::string describe_breakdown(const Row& row);
+/// describe_breakdown(row), appended to `out`.
+void append_breakdown(std::string& out, const Row& row);
 
 }  // namespace kvplan

@@ -4,6 +4,7 @@
 
 #include "kvplan/units.h"
 #include "kvplan/version.h"
+#include "model/text_append.h"
 #include "reports/fields.h"
 #include "reports/section.h"
 
@@ -62,17 +63,37 @@ nlohmann::ordered_json gpu_to_json(const GpuSpec& gpu, std::size_t count) {
   return out;
 }
 
+void append_breakdown(std::string& out, const Row& row) {
+  // Appended piece by piece, without a format string: a CSV sweep writes this for every row.
+  bool first = true;
+  for (const KvBreakdownItem& item : row.breakdown) {
+    if (!first) out += " + ";
+    first = false;
+    append_decimal(out, item.layers);
+    out += ' ';
+    out += to_string(item.kind);
+    if (item.window) {
+      out += '(';
+      append_decimal(out, item.window);
+      out += ')';
+    }
+    if (item.mtp) out += " (MTP)";
+    if (item.kind != LayerKind::linear && item.kind != LayerKind::none && item.kind != LayerKind::shared) {
+      out += " x ";
+      append_thousands(out, item.tokens_held);
+      out += item.kind == LayerKind::cross ? " image tokens" : " tokens";
+    }
+    if (item.indexer_layers) {
+      out += " (indexer on ";
+      append_decimal(out, item.indexer_layers);
+      out += ')';
+    }
+  }
+}
+
 std::string describe_breakdown(const Row& row) {
   std::string text;
-  for (const KvBreakdownItem& item : row.breakdown) {
-    if (!text.empty()) text += " + ";
-    text += fmt::format("{} {}", item.layers, to_string(item.kind));
-    if (item.window) text += fmt::format("({})", item.window);
-    if (item.mtp) text += " (MTP)";
-    if (item.kind != LayerKind::linear && item.kind != LayerKind::none && item.kind != LayerKind::shared)
-      text += fmt::format(" x {} {}tokens", format_thousands(item.tokens_held), item.kind == LayerKind::cross ? "image " : "");
-    if (item.indexer_layers) text += fmt::format(" (indexer on {})", item.indexer_layers);
-  }
+  append_breakdown(text, row);
   return text;
 }
 

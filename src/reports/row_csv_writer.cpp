@@ -4,6 +4,8 @@
 #include "reports/row_csv_writer.h"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 
 #include "model/text.h"
 #include "reports/fields.h"
@@ -19,9 +21,12 @@ constexpr std::string_view kHeader =
     "available_kv_bytes,kv_cache_tokens,max_concurrency,starts,tp,pp,assumptions,warnings,kv_breakdown,"
     "decode_tokens_per_s_per_sequence,decode_tokens_per_s_batch\n";
 
+/// ",digits" appended at once.
 void number(std::string& out, std::uint64_t value) {
-  out += ',';
-  append_json_uint(out, value);
+  std::array<char, 24> cell;
+  cell[0] = ',';
+  const auto size = static_cast<std::size_t>(write_json_uint(cell.data() + 1, value) - cell.data());
+  out.append(cell.data(), size);
 }
 
 void text(std::string& out, std::string_view value) {
@@ -43,10 +48,16 @@ void append_csv_header(std::string& out) { out += kHeader; }
 
 void append_csv_text(std::string& out, std::string_view value) {
   // Printable ASCII within the limit is its own printable() text: quoted (or not) as it is, without
-  // a copy. Anything else goes through printable().
-  if (value.size() <= 4096 &&
-      std::all_of(value.begin(), value.end(), [](char c) { return c >= 0x20 && c <= 0x7E; })) {
-    if (value.find_first_of(",\"") == std::string_view::npos) {
+  // a copy. Anything else goes through printable(). One pass says which.
+  bool printable_ascii = value.size() <= 4096;
+  bool quoted = false;
+  for (std::size_t i = 0; i < value.size() && printable_ascii; ++i) {
+    const char c = value[i];
+    printable_ascii = c >= 0x20 && c <= 0x7E;
+    quoted = quoted || c == ',' || c == '"';
+  }
+  if (printable_ascii) {
+    if (!quoted) {
       out.append(value.data(), value.size());
       return;
     }
@@ -72,9 +83,15 @@ void append_csv_text(std::string& out, std::string_view value) {
 }
 
 void append_row_csv_cells(std::string& out, const Row& row) {
+  std::string scratch;
+  append_row_csv_cells(out, row, scratch);
+}
+
+void append_row_csv_cells(std::string& out, const Row& row, std::string& scratch) {
   number(out, row.ctx);
   number(out, row.batch);
-  text(out, row.cache.label());
+  if (row.cache.k && row.cache.k == row.cache.v) text(out, row.cache.k->name);  // label() without a copy
+  else text(out, row.cache.label());
   text(out, row.cache.k->name);
   text(out, row.cache.v->name);
   text(out, row.weight_dtype->name);
@@ -97,18 +114,38 @@ void append_row_csv_cells(std::string& out, const Row& row) {
   out += row.engine.starts ? ",true" : ",false";
   number(out, row.tp);
   number(out, row.pp);
-  std::string joined;
-  for (const std::string& assumption : row.assumptions) joined += (joined.empty() ? "" : "; ") + assumption;
-  text(out, joined);
-  joined.clear();
-  for (const Finding& finding : row.findings) joined += (joined.empty() ? "" : ";") + finding.code;
-  text(out, joined);
-  text(out, describe_breakdown(row));
+  scratch.clear();
+  for (const std::string& assumption : row.assumptions) {
+    if (!scratch.empty()) scratch += "; ";
+    scratch += assumption;
+  }
+  text(out, scratch);
+  scratch.clear();
+  for (const Finding& finding : row.findings) {
+    if (!scratch.empty()) scratch += ';';
+    scratch += finding.code;
+  }
+  text(out, scratch);
+  scratch.clear();
+  append_breakdown(scratch, row);
+  text(out, scratch);
   // The roofline bound as two plain cells, empty when the card's bandwidth is unknown.
   out += ',';
-  if (row.decode_bound) append_json_double(out, row.decode_bound->tokens_per_s_per_sequence);
-  out += ',';
-  if (row.decode_bound) append_json_double(out, row.decode_bound->tokens_per_s_batch);
+  if (row.decode_bound) {
+    const DecodeBound& bound = *row.decode_bound;
+    const std::size_t start = out.size();
+    append_json_double(out, bound.tokens_per_s_per_sequence);
+    const std::size_t size = out.size() - start;
+    out += ',';
+    // A batch of one decodes as fast as its sequence: the same double, its text copied.
+    if (bound.tokens_per_s_batch == bound.tokens_per_s_per_sequence &&
+        std::signbit(bound.tokens_per_s_batch) == std::signbit(bound.tokens_per_s_per_sequence))
+      out.append(out, start, size);
+    else
+      append_json_double(out, bound.tokens_per_s_batch);
+  } else {
+    out += ',';
+  }
   out += '\n';
 }
 

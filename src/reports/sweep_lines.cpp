@@ -44,17 +44,25 @@ void SweepLines::start(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
   prefix_ += ',';
 }
 
-void SweepLines::append(const Row& row, std::string& out) {
+void SweepLines::append(const Row& row, TextBuffer& out) {
   if (csv_) {
-    if (!header_written_) append_csv_header(out);
+    csv_line_.clear();
+    if (!header_written_) append_csv_header(csv_line_);
     header_written_ = true;
-    out += prefix_;
-    append_row_csv_cells(out, row);
+    csv_line_ += prefix_;
+    append_row_csv_cells(csv_line_, row, csv_cell_);
+    out.append(csv_line_);
     return;
   }
-  out += prefix_;
+  out.append(prefix_);
   append_row_json_members(out, row, numbers_);
-  out += "}\n";
+  out.append("}\n");
+}
+
+void SweepLines::append(const Row& row, std::string& out) {
+  TextBuffer text;
+  append(row, text);
+  out += text.view();
 }
 
 }  // namespace kvplan

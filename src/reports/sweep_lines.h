@@ -20,6 +20,7 @@ class SweepLines {
   void start(const ModelSpec& model, const std::vector<GpuSpec>& gpus, std::string_view runtime);
 
   /// Appends the line of `row` (first in CSV, the header and the line) to `out`.
+  void append(const Row& row, TextBuffer& out);
   void append(const Row& row, std::string& out);
 
  private:
@@ -29,6 +30,8 @@ class SweepLines {
   /// `model,gpu,runtime`.
   std::string prefix_;
   JsonNumberMemo numbers_;  ///< the digits of numbers the lines repeat
+  std::string csv_line_;    ///< a CSV line, written here first
+  std::string csv_cell_;    ///< a CSV cell joined from parts
 };
 
 }  // namespace kvplan

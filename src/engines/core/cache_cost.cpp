@@ -146,7 +146,15 @@ CacheCost cache_cost(const ModelSpec& model, std::uint64_t ctx, std::uint64_t ba
 
 CacheCost cache_cost(const ModelSpec& model, const LayerShapes& shapes, std::uint64_t ctx, std::uint64_t batch,
                      const CacheDtypes& cache, std::uint32_t mtp_layers, std::uint32_t tensor_parallel) {
+  return cache_cost({}, model, shapes, ctx, batch, cache, mtp_layers, tensor_parallel);
+}
+
+CacheCost cache_cost(std::vector<KvBreakdownItem>&& reused, const ModelSpec& model, const LayerShapes& shapes,
+                     std::uint64_t ctx, std::uint64_t batch, const CacheDtypes& cache, std::uint32_t mtp_layers,
+                     std::uint32_t tensor_parallel) {
   CacheCost cost;
+  cost.breakdown = std::move(reused);
+  cost.breakdown.clear();
   std::uint64_t per_sequence = 0;
   std::uint64_t state_per_sequence = 0;
   // `count` layers alike `layer`; with a count of 1, exactly the sum as written, one layer at a time.

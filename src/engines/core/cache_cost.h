@@ -46,6 +46,11 @@ CacheCost cache_cost(const ModelSpec& model, std::uint64_t ctx, std::uint64_t ba
 CacheCost cache_cost(const ModelSpec& model, const LayerShapes& shapes, std::uint64_t ctx, std::uint64_t batch,
                      const CacheDtypes& cache, std::uint32_t mtp_layers, std::uint32_t tensor_parallel = 1);
 
+/// The same, its breakdown written into `reused` (emptied first; its buffer kept): a sweep's rows.
+CacheCost cache_cost(std::vector<KvBreakdownItem>&& reused, const ModelSpec& model, const LayerShapes& shapes,
+                     std::uint64_t ctx, std::uint64_t batch, const CacheDtypes& cache, std::uint32_t mtp_layers,
+                     std::uint32_t tensor_parallel = 1);
+
 /// Bytes of one layer's fixed state (its tensors at their own dtypes, partial blocks rounded up).
 std::uint64_t layer_state_bytes(const LayerSpec& layer);
 

@@ -5,6 +5,8 @@
 #include "engines/core/decode_bound.h"
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <cmath>
 #include <map>
 
@@ -33,8 +35,18 @@ std::uint64_t active_share(std::uint64_t weights, const ModelSpec& model) {
 
 std::optional<DecodeBound> decode_bound(const Row& row, const ModelSpec& model, const GpuSpec& gpu,
                                         const std::optional<HostMemory>& host) {
-  if (!gpu.bandwidth_gbps || *gpu.bandwidth_gbps <= 0) return std::nullopt;
   DecodeBound bound;
+  if (!decode_bound_into(bound, row, model, gpu, host)) return std::nullopt;
+  return bound;
+}
+
+bool decode_bound_into(DecodeBound& bound, const Row& row, const ModelSpec& model, const GpuSpec& gpu,
+                       const std::optional<HostMemory>& host) {
+  if (!gpu.bandwidth_gbps || *gpu.bandwidth_gbps <= 0) return false;
+  std::string reused = std::move(bound.rule);
+  reused.clear();
+  bound = DecodeBound{};
+  bound.rule = std::move(reused);
   bound.bandwidth_gbps = *gpu.bandwidth_gbps;
   if (row.per_gpu.size() <= 1) {
     bound.weights_bytes_read = active_share(row.weights_bytes, model);
@@ -58,7 +70,7 @@ std::optional<DecodeBound> decode_bound(const Row& row, const ModelSpec& model, 
     }
   }
   const double bytes = static_cast<double>(bound.weights_bytes_read) + static_cast<double>(bound.kv_bytes_read);
-  if (bytes <= 0) return std::nullopt;
+  if (bytes <= 0) return false;
   double step_seconds = bytes / (bound.bandwidth_gbps * 1e9);
   // Layers kept in system RAM (llama.cpp with --ram): their bytes go at the RAM's bandwidth, after
   // the GPU's (the layers run one after the other). MoE weights read their active share there too.
@@ -70,29 +82,40 @@ std::optional<DecodeBound> decode_bound(const Row& row, const ModelSpec& model, 
   bound.tokens_per_s_per_sequence = 1.0 / step_seconds;
   bound.tokens_per_s_batch = static_cast<double>(row.batch) / step_seconds;
   const bool moe = active_share(1'000'000'000, model) != 1'000'000'000;
-  // Written piece by piece: a sweep writes this sentence for every row.
+  // Written into a buffer of its own, then copied once: a sweep writes this sentence for every
+  // row. The sentence has at most 215 characters: 117 of words, three GiB figures of at most 24,
+  // a batch of at most 20 digits and a bandwidth of at most 6.
+  std::array<char, 256> text;
+  char* at = text.data();
+  const auto words = [&](std::string_view part) {
+    std::memcpy(at, part.data(), part.size());
+    at += part.size();
+  };
+  words("roofline bound, not a prediction: "sv);
+  at = write_gib_number(at, static_cast<std::int64_t>(bound.weights_bytes_read + bound.kv_bytes_read));
+  words(" GiB read per decode step ("sv);
+  at = write_gib_number(at, static_cast<std::int64_t>(bound.weights_bytes_read));
+  words(moe ? " GiB active weights + "sv : " GiB weights + "sv);
+  at = write_gib_number(at, static_cast<std::int64_t>(bound.kv_bytes_read));
+  words(" GiB cache of "sv);
+  at = write_decimal(at, row.batch);
+  words(row.batch == 1 ? " sequence) / "sv : " sequences) / "sv);
   std::string& rule = bound.rule;
-  rule.reserve(160);
-  rule += "roofline bound, not a prediction: "sv;
-  append_gib(rule, static_cast<std::int64_t>(bound.weights_bytes_read + bound.kv_bytes_read));
-  rule += " read per decode step ("sv;
-  append_gib(rule, static_cast<std::int64_t>(bound.weights_bytes_read));
-  rule += moe ? " active weights + "sv : " weights + "sv;
-  append_gib(rule, static_cast<std::int64_t>(bound.kv_bytes_read));
-  rule += " cache of "sv;
-  append_decimal(rule, row.batch);
-  rule += row.batch == 1 ? " sequence) / "sv : " sequences) / "sv;
   // {:g} of a whole number below 10^6 is its digits (3350): written so without a float format.
-  if (bound.bandwidth_gbps < 1e6 && bound.bandwidth_gbps == std::floor(bound.bandwidth_gbps))
-    append_decimal(rule, static_cast<std::uint64_t>(bound.bandwidth_gbps));
-  else
+  if (bound.bandwidth_gbps < 1e6 && bound.bandwidth_gbps == std::floor(bound.bandwidth_gbps)) {
+    at = write_decimal(at, static_cast<std::uint64_t>(bound.bandwidth_gbps));
+    words(" GB/s"sv);
+    rule.assign(text.data(), static_cast<std::size_t>(at - text.data()));
+  } else {
+    rule.assign(text.data(), static_cast<std::size_t>(at - text.data()));
     fmt::format_to(std::back_inserter(rule), FMT_COMPILE("{:g}"), bound.bandwidth_gbps);
-  rule += " GB/s"sv;
+    rule += " GB/s"sv;
+  }
   if (host_read > 0)
     bound.rule += fmt::format(" + {} read from system RAM / {:g} GB/s ({}; an estimate)",
                               format_gib(static_cast<std::int64_t>(host_read)), host->ram_bandwidth_gbps,
                               host->ram_bandwidth_source);
-  return bound;
+  return true;
 }
 
 }  // namespace kvplan

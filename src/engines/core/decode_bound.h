@@ -16,4 +16,9 @@ namespace kvplan {
 std::optional<DecodeBound> decode_bound(const Row& row, const ModelSpec& model, const GpuSpec& gpu,
                                         const std::optional<HostMemory>& host = std::nullopt);
 
+/// decode_bound() into `bound` (every field set, its sentence's buffer reused); false, and `bound`
+/// unspecified, where decode_bound() gives nullopt.
+bool decode_bound_into(DecodeBound& bound, const Row& row, const ModelSpec& model, const GpuSpec& gpu,
+                       const std::optional<HostMemory>& host = std::nullopt);
+
 }  // namespace kvplan

@@ -154,10 +154,10 @@ std::optional<MemoryRoom> memory_room(const PlanRequest& request, const GpuSpec&
 
 namespace {
 
-/// The row as priced, decided on the GPUs alone (within the room).
-Row settle_on_gpus(const Profile& profile, const RowQuery& query, const ModelSpec& model,
-                   const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room) {
-  Row row = profile.price(query);
+/// The row as priced, decided on the GPUs alone (within the room), into `row` (its buffers reused).
+void settle_on_gpus(Row& row, const Profile& profile, const RowQuery& query, const ModelSpec& model,
+                    const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room) {
+  profile.price_into(query, row);
   add_common_findings(row, model, gpus);
   decide(row, gpus.front());
   if (room) {
@@ -180,6 +180,12 @@ Row settle_on_gpus(const Profile& profile, const RowQuery& query, const ModelSpe
       decide(row, gpus.front());
     }
   }
+}
+
+Row settle_on_gpus(const Profile& profile, const RowQuery& query, const ModelSpec& model,
+                   const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room) {
+  Row row;
+  settle_on_gpus(row, profile, query, model, gpus, room);
   return row;
 }
 
@@ -198,9 +204,9 @@ void decide_ram(const Profile& profile, Row& row, const GpuSpec& first) {
 
 }  // namespace
 
-Row settle(const Profile& profile, const RowQuery& query, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
-           const std::optional<MemoryRoom>& room) {
-  Row row = settle_on_gpus(profile, query, model, gpus, room);
+void settle_into(Row& row, const Profile& profile, const RowQuery& query, const ModelSpec& model,
+                 const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room) {
+  settle_on_gpus(row, profile, query, model, gpus, room);
   if (!row.fits && row.verdict != Verdict::engine_refuses && !query.gpu_layers) {
     if (const std::optional<std::uint32_t> layers = profile.offload_layers(query)) {
       // The most layers the GPUs hold: fewer layers never take more GPU memory, so bisection finds
@@ -218,13 +224,28 @@ Row settle(const Profile& profile, const RowQuery& query, const ModelSpec& model
     }
   }
   decide_ram(profile, row, gpus.front());
+}
+
+Row settle(const Profile& profile, const RowQuery& query, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+           const std::optional<MemoryRoom>& room) {
+  Row row;
+  settle_into(row, profile, query, model, gpus, room);
   return row;
+}
+
+void settle_shown_into(Row& row, const Profile& profile, const RowQuery& query, const ModelSpec& model,
+                       const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room) {
+  std::optional<DecodeBound> bound = std::move(row.decode_bound);  // its sentence's buffer, reused
+  row.decode_bound.reset();
+  settle_into(row, profile, query, model, gpus, room);
+  if (!bound) bound.emplace();
+  if (decode_bound_into(*bound, row, model, gpus.front(), profile.host_memory(row))) row.decode_bound = std::move(bound);
 }
 
 Row settle_shown(const Profile& profile, const RowQuery& query, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                  const std::optional<MemoryRoom>& room) {
-  Row row = settle(profile, query, model, gpus, room);
-  row.decode_bound = decode_bound(row, model, gpus.front(), profile.host_memory(row));
+  Row row;
+  settle_shown_into(row, profile, query, model, gpus, room);
   return row;
 }
 

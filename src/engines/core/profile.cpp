@@ -30,6 +30,37 @@ bool declares(const EngineEntry& engine, std::string_view option) {
 
 void Profile::write_section(const Plan&, EngineSection&) const {}
 
+void clear_row(Row& row) {
+  // Field by field (assigning a whole Row{} costs more than the rest of a generic row's pricing);
+  // the size check makes a field added to Row fail to compile until it is reset here too.
+  static_assert(sizeof(void*) != 8 || sizeof(Row) == 416, "a field was added to Row: reset it in clear_row");
+  row.ctx = 0;
+  row.batch = 1;
+  row.cache = {};
+  row.weight_dtype = nullptr;
+  row.kv_bytes_per_token = 0;
+  row.kv_bytes = 0;
+  row.state_bytes = 0;
+  row.breakdown.clear();
+  row.kv_pool_bytes.reset();
+  row.weights_bytes = 0;
+  row.weights_rule.clear();
+  row.overhead_bytes = 0;
+  row.capacity_bytes = 0;
+  row.total_bytes = 0;
+  row.headroom_bytes = 0;
+  row.verdict = Verdict::does_not_fit;
+  row.fits = false;
+  row.engine = {};
+  row.findings.clear();
+  row.detail.reset();
+  row.tp = 1;
+  row.pp = 1;
+  row.per_gpu.clear();
+  row.assumptions.clear();
+  row.decode_bound.reset();
+}
+
 const EngineEntry& find_engine(std::string_view name, std::string_view setting) {
   std::vector<std::string> known;
   for (const EngineEntry& engine : engines()) {

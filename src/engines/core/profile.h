@@ -54,6 +54,10 @@ class Profile {
   /// Every cost field of the row, its engine figures and its findings, per GPU. The core then
   /// settles total, headroom and verdict (decide): a profile never does.
   virtual Row price(const RowQuery& query) const = 0;
+  /// price(query) into `row`, which holds an earlier row (or none): every field as price() sets
+  /// it. A profile that overrides it reuses the row's vectors and strings, so that a sweep's rows,
+  /// priced one after another into one Row, allocate nothing (engines/core/sweep.cpp).
+  virtual void price_into(const RowQuery& query, Row& row) const { row = price(query); }
 
   /// The settings every row shares, resolved, with the budget and overhead rules in words.
   virtual PlanSettings settings() const = 0;
@@ -141,6 +145,10 @@ struct EngineEntry {
   std::shared_ptr<const Profile> (*make)(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                                          const PlanRequest& request);
 };
+
+/// Sets every field of `row` to its default, as `Row{}` has it, keeping the buffers of its
+/// vectors and strings for what is written into it next (Profile::price_into).
+void clear_row(Row& row);
 
 /// Every engine, in the order --help lists them.
 std::span<const EngineEntry> engines();

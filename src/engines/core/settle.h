@@ -28,9 +28,17 @@ std::optional<MemoryRoom> memory_room(const PlanRequest& request, const GpuSpec&
 Row settle(const Profile& profile, const RowQuery& query, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
            const std::optional<MemoryRoom>& room = std::nullopt);
 
+/// settle() into `row`, which holds an earlier row (or none): its buffers reused (Profile::price_into).
+void settle_into(Row& row, const Profile& profile, const RowQuery& query, const ModelSpec& model,
+                 const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room = std::nullopt);
+
 /// settle(), and the row's decode-speed bound (Row::decode_bound): for the rows a user sees. The
 /// searches' probes skip the bound; its words were a seventh of the headline command's start-up.
 Row settle_shown(const Profile& profile, const RowQuery& query, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                  const std::optional<MemoryRoom>& room = std::nullopt);
+
+/// settle_shown() into `row`, its buffers and its decode bound's sentence reused: a sweep's rows.
+void settle_shown_into(Row& row, const Profile& profile, const RowQuery& query, const ModelSpec& model,
+                       const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room = std::nullopt);
 
 }  // namespace kvplan

@@ -46,12 +46,16 @@ std::vector<SweptOut> sweep_rows(const ModelSpec& model, const std::vector<GpuSp
       left_out.push_back({cache.label(), error.what()});
     }
   }
+  // One row, settled into again and again: a profile that prices into it (Profile::price_into)
+  // reuses its vectors and strings, so that a million rows are not a million sets of allocations.
+  Row row;
   for (const std::uint64_t ctx : contexts) {
     for (const CacheDtypes& cache : caches) {
       query.ctx = ctx;
       query.cache = cache;
       try {
-        emit(settle_shown(*profile, query, model, gpus, room));
+        settle_shown_into(row, *profile, query, model, gpus, room);
+        emit(std::move(row));
       } catch (const Error& error) {
         if (error.code() == ExitCode::unsupported_architecture) throw;
         // A row past 64 bits (or 2^62 bytes to compare) is no row: a grid's far corner. Said,

@@ -50,11 +50,18 @@ class GenericProfile final : public Profile {
 
   Row price(const RowQuery& query) const override {
     Row row;
+    price_into(query, row);
+    return row;
+  }
+
+  void price_into(const RowQuery& query, Row& row) const override {
+    clear_row(row);
     row.ctx = query.ctx;
     row.batch = query.batch;
     row.cache = resolve(query.cache);
     row.weight_dtype = query.weight_dtype ? query.weight_dtype : model_.weight_dtype;
-    CacheCost cost = cache_cost(model_, shapes_, query.ctx, query.batch, row.cache, settings_.mtp_layers, ranks_);
+    CacheCost cost = cache_cost(std::move(row.breakdown), model_, shapes_, query.ctx, query.batch, row.cache,
+                                settings_.mtp_layers, ranks_);
     row.kv_bytes_per_token = cost.kv_bytes_per_token;
     row.kv_bytes = cost.kv_bytes;
     row.state_bytes = cost.state_bytes;
@@ -93,7 +100,6 @@ class GenericProfile final : public Profile {
       share.capacity_bytes = row.capacity_bytes;
       row.per_gpu.push_back(share);
     }
-    return row;
   }
 
   PlanSettings settings() const override { return settings_; }

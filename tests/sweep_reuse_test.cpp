@@ -1,0 +1,163 @@
+// The sweep's second round of fast paths write what the slow ones would: a row priced into a Row
+// that held another (Profile::price_into, clear_row) is the row price() gives; text copied and
+// checked for escapes in one pass is nlohmann's text, whatever the byte and wherever it stands;
+// a line longer than the writer's first buffer grows it; the breakdown phrase appended piece by
+// piece is the one written by hand below.
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "engines/core/profile.h"
+#include "engines/core/settle.h"
+#include "kvplan/catalog.h"
+#include "kvplan/plan.h"
+#include "reports/fields.h"
+#include "reports/row_json_writer.h"
+
+using namespace kvplan;
+
+namespace {
+
+std::string written(const Row& row) {
+  std::string out;
+  append_row_json(out, row);
+  return out;
+}
+
+/// A settled row of `model` on `count` H100s at `ctx` with an fp8 cache: per_gpu shares and an
+/// assumption on two cards, the trained-context warning past 40,960.
+Row settled(const ModelSpec& model, std::size_t count, std::uint64_t ctx) {
+  const std::vector<GpuSpec> gpus(count, *builtin_gpus().find("h100"));
+  PlanRequest request;
+  request.contexts = {ctx};
+  const Dtype& fp8 = parse_kv_dtype("fp8", *model.weight_dtype);
+  request.caches = {{&fp8, &fp8}};
+  return make_plan(model, gpus, request).rows.front();
+}
+
+}  // namespace
+
+TEST_CASE("a row priced into a used Row is the row price() gives", "[sweep]") {
+  const ModelSpec& model = *builtin_models().find("qwen3-8b");
+  const std::vector<GpuSpec> gpus{*builtin_gpus().find("h100")};
+  PlanRequest request;
+  const std::shared_ptr<const Profile> profile = find_engine("generic", "runtime").make(model, gpus, request);
+  RowQuery query;
+  const Dtype& fp16 = parse_kv_dtype("fp16", *model.weight_dtype);
+  query.cache = {&fp16, &fp16};
+  query.ctx = 4096;
+
+  // The Row first holds another model's row on two cards, past its trained context: shares,
+  // assumptions, a warning, a decode bound, a detail-free but fuller row in every vector.
+  Row row = settled(*builtin_models().find("gemma3-12b"), 2, 200'000);
+  REQUIRE(!row.per_gpu.empty());
+  REQUIRE(!row.assumptions.empty());
+  REQUIRE(!row.findings.empty());
+  REQUIRE(row.breakdown.size() == 2);  // Gemma 3: sliding and full layers
+  settle_shown_into(row, *profile, query, model, gpus);
+  CHECK(written(row) == written(settle_shown(*profile, query, model, gpus)));
+  // Qwen3-8B at 4,096 tokens: 36 layers x 8 KV heads x 128 x 2 (K and V) x 2 bytes = 147,456 bytes
+  // a token, 603,979,776 bytes; one GPU share, no warning.
+  CHECK(row.kv_bytes == 603'979'776);
+  CHECK(row.per_gpu.size() == 1);
+  CHECK(row.findings.empty());
+  CHECK(row.assumptions.empty());
+
+  // clear_row leaves every field as a new Row has it.
+  Row full = settled(model, 2, 100'000);
+  full.kv_pool_bytes = 1;
+  full.engine.starts = false;
+  clear_row(full);
+  const Row fresh;
+  CHECK(full.ctx == fresh.ctx);
+  CHECK(full.batch == fresh.batch);
+  CHECK(full.cache.k == nullptr);
+  CHECK(full.weight_dtype == nullptr);
+  CHECK(full.kv_bytes == 0);
+  CHECK(full.breakdown.empty());
+  CHECK(!full.kv_pool_bytes);
+  CHECK(full.weights_bytes == 0);
+  CHECK(full.weights_rule.empty());
+  CHECK(full.total_bytes == 0);
+  CHECK(full.headroom_bytes == 0);
+  CHECK(full.verdict == fresh.verdict);
+  CHECK(!full.fits);
+  CHECK(full.engine.starts);
+  CHECK(!full.engine.available_kv_bytes);
+  CHECK(full.findings.empty());
+  CHECK(full.tp == 1);
+  CHECK(full.pp == 1);
+  CHECK(full.per_gpu.empty());
+  CHECK(full.assumptions.empty());
+  CHECK(!full.decode_bound);
+}
+
+TEST_CASE("text copied and checked in one pass is escaped exactly as nlohmann escapes it", "[sweep_writer]") {
+  // Each byte that needs care (and a plain one) at each position of texts of 1 to 40 bytes: the
+  // short path (below 16), whole blocks and the overlapping last block. The row's JSON through
+  // the writer and through the tree, compared.
+  Row row = settled(*builtin_models().find("qwen3-8b"), 1, 4096);
+  std::size_t compared = 0;
+  for (const int byte : {0x00, 0x1F, 0x20, 0x22, 0x5C, 0x7A, 0x7E, 0x7F, 0x80, 0xC3, 0xFF})  // '"' 0x22, '\\' 0x5C, 'z' 0x7A
+    for (std::size_t size = 1; size <= 40; ++size)
+      for (std::size_t position = 0; position < size; ++position) {
+        std::string text(size, 'a');
+        text[position] = static_cast<char>(byte);
+        if (byte == 0xC3 && position + 1 < size) text[position + 1] = static_cast<char>(0xA9);  // "é", valid UTF-8
+        row.weights_rule = text;
+        INFO(byte << " at " << position << " of " << size);
+        std::string expected;
+        try {
+          expected = row_to_json(row).dump();
+        } catch (const nlohmann::json::type_error&) {
+          CHECK_THROWS_AS(written(row), nlohmann::json::type_error);  // not UTF-8, as the tree says
+          continue;
+        }
+        CHECK(written(row) == expected);
+        ++compared;
+      }
+  CHECK(compared > 4000);
+}
+
+TEST_CASE("a line longer than the writer's first buffer grows it", "[sweep_writer]") {
+  Row row = settled(*builtin_models().find("qwen3-8b"), 1, 4096);
+  row.weights_rule = std::string(100'000, 'x');  // the buffer starts at 4 KiB, grown 2 KiB ahead
+  CHECK(written(row) == row_to_json(row).dump());
+  TextBuffer buffer;
+  for (int i = 0; i < 1000; ++i) buffer.append("0123456789");
+  CHECK(buffer.size() == 10'000);
+  CHECK(buffer.view().substr(9'990) == "0123456789");
+}
+
+TEST_CASE("the breakdown phrase, appended piece by piece", "[sweep_writer]") {
+  Row row;
+  KvBreakdownItem sliding;
+  sliding.kind = LayerKind::sliding;
+  sliding.window = 1024;
+  sliding.layers = 40;
+  sliding.tokens_held = 1024;
+  KvBreakdownItem full;
+  full.kind = LayerKind::full;
+  full.layers = 8;
+  full.tokens_held = 131072;
+  full.indexer_layers = 8;
+  KvBreakdownItem mtp = full;
+  mtp.layers = 1;
+  mtp.indexer_layers = 0;
+  mtp.mtp = true;
+  KvBreakdownItem cross;
+  cross.kind = LayerKind::cross;
+  cross.window = 6404;
+  cross.layers = 20;
+  cross.tokens_held = 6404;
+  KvBreakdownItem linear;
+  linear.kind = LayerKind::linear;
+  linear.layers = 36;
+  row.breakdown = {sliding, full, mtp, cross, linear};
+  CHECK(describe_breakdown(row) ==
+        "40 sliding(1024) x 1,024 tokens + 8 full x 131,072 tokens (indexer on 8) + 1 full (MTP) x 131,072 tokens"
+        " + 20 cross(6404) x 6,404 image tokens + 36 linear");
+  std::string out = "cell: ";
+  append_breakdown(out, row);
+  CHECK(out == "cell: " + describe_breakdown(row));
+}
