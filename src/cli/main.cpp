@@ -5,8 +5,10 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include "cli/cli.h"
+#include "cli/headline_fast_path.h"
 
 namespace {
 
@@ -26,6 +28,10 @@ int main(int argc, char** argv) {
   terminal.stdout_is_tty = isatty(STDOUT_FILENO) == 1;
   terminal.no_color_env = std::getenv("NO_COLOR") != nullptr;
   terminal.columns = terminal.stdout_is_tty ? terminal_columns() : 0;
+  // The headline command's common forms skip CLI11's set-up (issue #10); any other line, or any
+  // doubt, goes to run_cli. Tests compare the two on the same lines (headline_fast_path_test).
+  if (const std::optional<int> code = kvplan::run_headline_fast_path(argc, argv, std::cout, std::cerr, terminal))
+    return *code;
   kvplan::Environment env;
   for (const std::string& name : kvplan::environment_names())
     if (const char* value = std::getenv(name.c_str())) env.variables[name] = value;
