@@ -34,15 +34,18 @@ void check_same(const kvplan::GpuSpec& built, const kvplan::GpuSpec& parsed) {
 
 TEST_CASE("every built-in card's facts are the catalog's parsed entry", "[gpu][fastpath]") {
   const auto entries = kvplan::embedded::gpu_entries();
+  const auto facts = kvplan::embedded::gpu_facts();
   const kvplan::GpuCatalog& catalog = kvplan::builtin_gpus();
   REQUIRE(entries.size() == catalog.gpus.size());
+  REQUIRE(facts.size() == entries.size());
   REQUIRE(entries.size() >= 40);
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    check_same(kvplan::gpu_from_facts(entries[i].facts), catalog.gpus[i]);
+    CHECK(facts[i].names == entries[i].names);  // the index --gpu searches
+    check_same(kvplan::gpu_from_facts(facts[i]), catalog.gpus[i]);
     // The entry's own JSON text, parsed alone, is the same card too.
     const kvplan::GpuCatalog alone = kvplan::parse_gpu_catalog("{\"gpus\": [" + std::string(entries[i].text) + "]}", "entry");
     REQUIRE(alone.gpus.size() == 1);
-    check_same(kvplan::gpu_from_facts(entries[i].facts), alone.gpus.front());
+    check_same(kvplan::gpu_from_facts(facts[i]), alone.gpus.front());
   }
 }
 

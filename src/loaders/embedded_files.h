@@ -13,8 +13,10 @@ struct File {
 };
 
 /// A card's fields of gpus/gpus.json, read at build time, so that --gpu builds a card's GpuSpec
-/// without parsing JSON. `has_*`: the optional field is present.
+/// without parsing JSON. `has_*`: the optional field is present. Literals only: the table is a
+/// constant, nothing to construct at start-up.
 struct GpuFacts {
+  std::string_view names;  ///< as GpuEntry::names
   std::string_view id, name;
   std::string_view aliases;  ///< one per line
   std::string_view vendor, arch;
@@ -31,16 +33,17 @@ struct GpuFacts {
   std::string_view price_source;
 };
 
-/// One card of the GPU catalog: its names, normalized (normalized_gpu_name), one per line, its
-/// entry of gpus/gpus.json as JSON text, and its fields.
+/// One card of the GPU catalog: its names, normalized (normalized_gpu_name), one per line, and
+/// its entry of gpus/gpus.json as JSON text.
 struct GpuEntry {
   std::string_view names;
   std::string_view text;
-  GpuFacts facts;
 };
 
 std::span<const File> model_files();
 std::string_view gpu_catalog();
 std::span<const GpuEntry> gpu_entries();
+/// The same cards, in the same order, as fields.
+std::span<const GpuFacts> gpu_facts();
 
 }  // namespace kvplan::embedded

@@ -102,15 +102,15 @@ std::vector<const GpuSpec*> also_meant(std::string_view typed, const GpuSpec& fo
 GpuCatalog builtin_entries_like(std::string_view part) {
   const std::string wanted = normalized_gpu_name(part);
   GpuCatalog catalog;
-  for (const embedded::GpuEntry& entry : embedded::gpu_entries()) {
+  for (const embedded::GpuFacts& card : embedded::gpu_facts()) {
     bool candidate = false;
-    std::string_view names = entry.names;
+    std::string_view names = card.names;
     while (!candidate && !names.empty()) {
       const std::size_t line = names.find('\n');
       candidate = names.substr(0, line).rfind(wanted, 0) == 0;
       names.remove_prefix(line == std::string_view::npos ? names.size() : line + 1);
     }
-    if (candidate) catalog.gpus.push_back(gpu_from_facts(entry.facts));
+    if (candidate) catalog.gpus.push_back(gpu_from_facts(card));
   }
   return catalog;
 }
