@@ -24,6 +24,12 @@ struct SwitchFlag {
   bool* value = nullptr;
 };
 
+/// run_cli's subcommands (and `check`, read before CLI11). run_cli treats such a word as the
+/// subcommand wherever it stands, a flag's value included (`--model models`), so a line holding one
+/// is left to it. tests/headline_fast_path_test.cpp checks this list against `kvplan --help`.
+constexpr std::string_view kSubcommands[] = {"models", "gpus",   "spec", "max", "sweep",
+                                             "explain", "advise", "plot", "fit", "check"};
+
 }  // namespace
 
 std::optional<PlanFlags> read_headline_flags(int argc, const char* const* argv) {
@@ -63,6 +69,7 @@ std::optional<PlanFlags> read_headline_flags(int argc, const char* const* argv) 
       }
       // An empty value or one that looks like a flag: CLI11 and refuse_empty_values say what is wrong.
       if (value.empty() || value.front() == '-') return std::nullopt;
+      if (std::find(std::begin(kSubcommands), std::end(kSubcommands), value) != std::end(kSubcommands)) return std::nullopt;
       if (value_flag->single) *value_flag->single = std::string(value);
       else value_flag->list->emplace_back(value);
       key = value_flag->long_name;

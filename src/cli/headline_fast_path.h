@@ -18,7 +18,8 @@ namespace kvplan {
 /// --kv-dtype/-k, --batch/-b, --format/-f (each once, as `--flag value` or `--flag=value`, the
 /// value neither empty nor starting with '-'; short flags only as `-m value`) and the switches
 /// --check, --quiet/-q, --wide, --no-color, each once. nullopt for anything else (no flag at all,
-/// --gpu auto, a subcommand, a word in place of a flag, any other flag): run_cli reads that line.
+/// --gpu auto, a subcommand's name anywhere, a word in place of a flag, any other flag): run_cli
+/// reads that line.
 std::optional<PlanFlags> read_headline_flags(int argc, const char* const* argv);
 
 /// Runs a line read_headline_flags takes, as run_cli would run it: the report on `out`, an error

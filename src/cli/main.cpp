@@ -32,11 +32,11 @@ int main(int argc, char** argv) {
   // doubt, goes to run_cli. Tests compare the two on the same lines (headline_fast_path_test).
   if (const std::optional<int> code = kvplan::run_headline_fast_path(argc, argv, std::cout, std::cerr, terminal)) {
     // The report was written and flushed (write_output checks that), so the process ends here:
-    // tearing down every static object (CLI11's validators, eleven copies) was 26 K instructions.
+    // tearing down every static object (CLI11's validators, eleven copies) was 27 K instructions.
     std::fflush(nullptr);
     _exit(*code);
   }
-  // Unsynchronized streams get a buffer each, the six of them 120 KB of heap: 8 of the headline
+  // Unsynchronized streams get a buffer each, the six of them 120 KB of heap: 4 of the headline
   // command's page faults, and it writes its report in one piece, so only the other commands
   // (kvplan sweep writes rows by the million) unsynchronize.
   std::ios::sync_with_stdio(false);
