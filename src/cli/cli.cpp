@@ -19,6 +19,7 @@
 #include "cli/max_command.h"
 #include "cli/sweep_command.h"
 #include "cli/plan_inputs.h"
+#include "cli/plan_command.h"
 #include "cli/exit_for.h"
 #include "cli/gpu_auto.h"
 #include "cli/explain_command.h"
@@ -93,38 +94,6 @@ struct CatalogFlags {
   std::string word;
   bool architectures = false;  ///< models --architectures: the config.json architectures, not the catalog
 };
-
-struct PlanFlags {
-  std::string model;
-  std::string gpu;
-  std::string format;
-  std::string gpu_count;  ///< --gpus N
-  bool unified = false;   ///< --unified: --gpu's memory is a unified-memory machine's RAM
-  bool ignore_used = false;  ///< --ignore-used: --gpu auto plans for empty cards
-  std::vector<GpuSpec> detected;  ///< --gpu auto: this machine's cards
-  PlanTexts texts;
-  bool check = false;
-  bool quiet = false;  ///< no quality notes under the table (JSON keeps them)
-  bool wide = false;
-  bool no_color = false;
-  bool speed = false;  ///< --speed
-};
-
-int run_plan(const PlanFlags& flags, const TableStyle& style, std::ostream& out) {
-  if (flags.model.empty()) throw Error("--model is required (a catalog name such as llama3.1-8b, a config.json, a GGUF file or a spec file)");
-  if (flags.gpu.empty()) throw Error("--gpu is required (a catalog name such as 4090, or a memory size such as 24GiB)");
-  const OutputFormat format = parse_output_format(flags.format.empty() ? "table" : flags.format, "--format");
-  Report report;
-  const ModelSpec model = load_model_for_cli(flags.model, flags.texts);
-  report.model = &model;
-  report.gpus = resolve_gpus_for_cli(flags.gpu, flags.gpu_count, flags.unified, "--gpu", &flags.detected);
-  PlanRequest request = build_plan_request(flags.texts, model, kFlagNames);
-  resolve_ram_auto(request.engine_options);  // --ram auto: this machine's MemAvailable
-  report.plan = make_plan(model, report.gpus, request);
-  if (flags.quiet && format != OutputFormat::json) report.plan.quality_notes.clear();
-  write_output(out, format_report(report, format, style));
-  return flags.check && !report.plan.all_fit() ? static_cast<int>(ExitCode::does_not_fit) : 0;
-}
 
 /// --gpu auto: this machine's cards, and the memory other processes hold on them as --used (unless
 /// --used, --free or --ignore-used says otherwise).
@@ -314,12 +283,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (max_command && max_command->parsed()) return max_command->run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified, &plan.detected}, out);
     if (fit_command && fit_command->parsed()) return fit_command->run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified, &plan.detected}, out);
     if (sweep_command && sweep_command->parsed()) return sweep_command->run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified}, out, err);
-    TableStyle style;
-    style.color = terminal.stdout_is_tty && !terminal.no_color_env && !plan.no_color;
-    style.wide = plan.wide;
-    style.speed = plan.speed;
-    style.columns = terminal.stdout_is_tty ? terminal.columns : 0;
-    return run_plan(plan, style, out);
+    return run_plan(plan, table_style(plan, terminal), out);
   } catch (...) {
     return exit_for_run_error(std::current_exception(), err);
   }

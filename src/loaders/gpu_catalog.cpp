@@ -12,6 +12,7 @@
 #include "kvplan/gpu.h"
 #include "kvplan/units.h"
 #include "loaders/embedded_files.h"
+#include "loaders/gpu_facts.h"
 #include "loaders/json_reader.h"
 #include "model/suggest.h"
 
@@ -96,25 +97,22 @@ std::vector<const GpuSpec*> also_meant(std::string_view typed, const GpuSpec& fo
   return others;
 }
 
-/// The built-in entries one part of a --gpu value can name or be the start of, parsed: the
-/// build's index (embedded::gpu_entries) says which, so only those are parsed.
+/// The built-in entries one part of a --gpu value can name or be the start of: the build's index
+/// (embedded::gpu_entries) says which, and holds their fields, so no JSON is parsed.
 GpuCatalog builtin_entries_like(std::string_view part) {
   const std::string wanted = normalized_gpu_name(part);
-  std::string document = "{\"gpus\": [";
-  bool any = false;
-  for (const embedded::GpuEntry& entry : embedded::gpu_entries()) {
+  GpuCatalog catalog;
+  for (const embedded::GpuFacts& card : embedded::gpu_facts()) {
     bool candidate = false;
-    std::string_view names = entry.names;
+    std::string_view names = card.names;
     while (!candidate && !names.empty()) {
       const std::size_t line = names.find('\n');
       candidate = names.substr(0, line).rfind(wanted, 0) == 0;
       names.remove_prefix(line == std::string_view::npos ? names.size() : line + 1);
     }
-    if (!candidate) continue;
-    document.append(any ? ", " : "").append(entry.text);
-    any = true;
+    if (candidate) catalog.gpus.push_back(gpu_from_facts(card));
   }
-  return parse_gpu_catalog(document + "]}", "gpus/gpus.json");
+  return catalog;
 }
 
 }  // namespace

@@ -53,6 +53,14 @@ std::string printable(std::string_view text, std::size_t max_bytes) {
       out += "...";
       break;
     }
+    // A run of plain printable ASCII (most of any line) is appended at once, up to the limit.
+    std::size_t plain = i;
+    while (plain < text.size() && plain - i < max_bytes - out.size() && text[plain] >= 0x20 && text[plain] < 0x7F) ++plain;
+    if (plain > i) {
+      out.append(text.substr(i, plain - i));
+      i = plain;
+      continue;
+    }
     const auto c = static_cast<unsigned char>(text[i]);
     if (c < 0x80) {
       // C0 controls and DEL: ESC starts a terminal's escape sequences.
