@@ -107,14 +107,16 @@ void decide(Row& row, const GpuSpec& first) {
 
 bool is_wider_than_fp8(const Dtype& type) { return type.block_bytes > type.block_elements; }
 
-/// The largest context per sequence (at most `limit`) at which `query` still fits, as the engine
-/// prices it. Memory never shrinks as a context grows, so bisection finds the exact boundary.
+/// The largest context per sequence (at most `limit`) at which `query` still fits, and every
+/// shorter one too, as the engine prices it. Memory never shrinks as a context grows, except where
+/// the engine's own choices step (Profile::shrink_points), so bisection within each stretch between
+/// those steps finds the exact boundary.
 ContextLimit context_limit(const Profile& profile, RowQuery query, std::uint64_t limit, const ModelSpec& model,
                            const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room) {
   ContextLimit out;
   out.cache = query.cache;
   query.ctx_is_total = false;
-  out.max_ctx = largest_holding(limit, [&](std::uint64_t ctx) {
+  const auto fits = [&](std::uint64_t ctx) {
     query.ctx = ctx;
     try {
       return settle(profile, query, model, gpus, room).fits;
@@ -122,7 +124,23 @@ ContextLimit context_limit(const Profile& profile, RowQuery query, std::uint64_t
       if (error.code() == ExitCode::unsupported_architecture) throw;
       return false;  // a size past 64 bits certainly does not fit
     }
-  });
+  };
+  std::uint64_t from = 1;  // fits, and so does every shorter context (once the first stretch holds)
+  for (const std::uint64_t step : profile.shrink_points(query, SearchAxis::context)) {
+    if (step <= from) continue;
+    if (step > limit) break;
+    // The stretch [from, step - 1], searched as offsets from `from`.
+    const std::optional<std::uint64_t> last =
+        largest_holding(step - from, [&](std::uint64_t n) { return fits(from + n - 1); });
+    if (!last) return out;  // only the first stretch's start can fail: later starts were probed
+    if (from + *last - 1 < step - 1 || !fits(step)) {
+      out.max_ctx = from + *last - 1;
+      return out;
+    }
+    from = step;
+  }
+  const std::optional<std::uint64_t> last = largest_holding(limit - from + 1, [&](std::uint64_t n) { return fits(from + n - 1); });
+  if (last) out.max_ctx = from + *last - 1;
   out.reached_search_limit = out.max_ctx == limit;
   return out;
 }

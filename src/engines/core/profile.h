@@ -46,6 +46,9 @@ struct RowQuery {
   std::optional<std::uint32_t> gpu_layers;
 };
 
+/// What a search varies.
+enum class SearchAxis { context, batch };
+
 /// An engine's rules bound to one model, one card and one set of settings.
 class Profile {
  public:
@@ -105,6 +108,18 @@ class Profile {
   /// then builds a profile for every batch it tries; a profile that says false is reused (under
   /// vLLM a build was a fifth of `kvplan fit`'s time).
   virtual bool depends_on_batch() const { return true; }
+
+  /// The values of the batch or of the context per sequence (`axis`; the rest as in `query`) from
+  /// which a row may take less memory than at one fewer, because the engine changes a choice of its
+  /// own there (Ollama E4 lowers its automatic batch as its prediction grows, e4_choices.h), in
+  /// ascending order. Between two of them memory never shrinks as the value grows: the searches
+  /// check each stretch, so that an answer's smaller values all fit. None (the default): memory
+  /// never shrinks.
+  virtual std::vector<std::uint64_t> shrink_points(const RowQuery& query, SearchAxis axis) const {
+    (void)query;
+    (void)axis;
+    return {};
+  }
 
   /// The largest context per sequence the searches may try (an engine's own limit).
   virtual std::uint64_t search_cap() const { return std::uint64_t{1} << 40; }

@@ -2,7 +2,10 @@
 // which a row still fits. Each asks the same settle() as make_plan, so an answer is a verdict of
 // the engine's own rules, and each is exact: memory never shrinks as the context, the batch or the
 // GPU count's pressure grows (tests/property_test.cpp), so a search that keeps the boundary between
-// a row that fits and one that does not finds it exactly, wherever it probes.
+// a row that fits and one that does not finds it exactly, wherever it probes. Where an engine's
+// own choices do make it shrink (Ollama E4's automatic batch, Profile::shrink_points), each
+// stretch between two such points is searched by itself: the answer is the largest n whose every
+// smaller n fits, never one past a gap.
 
 #include <algorithm>
 #include <array>
@@ -117,35 +120,46 @@ std::uint64_t narrow(std::uint64_t low, std::uint64_t high, const std::function<
 
 /// How a search probes: from the limit down, then guided by the rows' headroom (a context, whose
 /// answer is often the cap), or from 1 up, 1, 2, 4, ..., then by bisection (a batch, whose answer
-/// is far below its limit of 2^32; each probe once built a profile). The batch search stays with
-/// bisection: under Ollama with a budget the fit is not monotone in the batch (a row of 179
-/// sequences that does not fit between rows of 176 and 212 that do), and its answer depends on
-/// where it probes; bisection's is the one kvplan has always given.
+/// is far below its limit of 2^32; each probe once built a profile).
 enum class Probe { from_limit, from_below };
 
-/// The largest n in [1, limit] for which `holds`; nullopt when not even 1 does.
-std::optional<std::uint64_t> largest_holding_guided(std::uint64_t limit, Probe probe,
-                                                    const std::function<bool(std::uint64_t)>& holds, const Guess& guess) {
-  if (limit == 0 || !holds(1)) return std::nullopt;
-  std::uint64_t low = 1;      // holds
-  std::uint64_t high = limit;  // does not, once probed
-  if (probe == Probe::from_limit) {
-    if (holds(limit)) return limit;
-  } else {
-    while (true) {
-      if (low == limit) return limit;  // every probe held, up to the limit itself
-      const std::uint64_t next = low > limit / 2 ? limit : low * 2;
-      if (!holds(next)) {
-        high = next;
-        break;
-      }
-      low = next;
-    }
+/// The largest n in [low, end] for which `holds`, given that `low` holds and that `holds` does not
+/// turn true again once false in this stretch.
+std::uint64_t largest_in(std::uint64_t low, std::uint64_t end, Probe probe, const std::function<bool(std::uint64_t)>& holds,
+                         const Guess& guess) {
+  if (low == end) return end;
+  if (probe == Probe::from_limit) return holds(end) ? end : narrow(low, end, holds, &guess);
+  while (low < end) {
+    const std::uint64_t next = low > end / 2 ? end : low * 2;
+    if (!holds(next)) return narrow(low, next, holds, nullptr);
+    low = next;
   }
-  return narrow(low, high, holds, probe == Probe::from_limit ? &guess : nullptr);
+  return end;
 }
 
-Found search(const RowAt& row_at, std::uint64_t limit, SearchBound at_limit, Probe probe = Probe::from_limit) {
+/// The largest n in [1, limit] such that `holds` for every n' <= n; nullopt when not even 1 does.
+/// `steps` (ascending) are where the engine may take less than at one fewer (Profile::
+/// shrink_points): between them `holds` never turns true again once false, so each stretch is
+/// searched by itself and the search stops at the first n that does not hold. Where an engine
+/// shrinks, a larger n may hold again (under Ollama with a budget, 187 sequences fit where 179 to
+/// 186 do not): the answer is still the last n before the first that does not.
+std::optional<std::uint64_t> largest_holding_guided(std::uint64_t limit, Probe probe,
+                                                    const std::function<bool(std::uint64_t)>& holds, const Guess& guess,
+                                                    std::span<const std::uint64_t> steps) {
+  if (limit == 0 || !holds(1)) return std::nullopt;
+  std::uint64_t low = 1;  // holds, and so does every n below it
+  for (const std::uint64_t step : steps) {
+    if (step <= low) continue;
+    if (step > limit) break;
+    const std::uint64_t last = largest_in(low, step - 1, probe, holds, guess);
+    if (last < step - 1 || !holds(step)) return last;
+    low = step;
+  }
+  return largest_in(low, limit, probe, holds, guess);
+}
+
+Found search(const RowAt& row_at, std::uint64_t limit, SearchBound at_limit, std::span<const std::uint64_t> steps,
+             Probe probe = Probe::from_limit) {
   // The probes only ever raise the last n that fits and lower the last that does not, so the rows
   // at the bracket's ends are the last of each kind probed: the guess reads their headroom, and the
   // answer's row and the row one past it are kept, not priced again.
@@ -170,7 +184,7 @@ Found search(const RowAt& row_at, std::uint64_t limit, SearchBound at_limit, Pro
   };
   const auto row_of = [&](Probed& probed, std::uint64_t n) { return probed.n == n ? std::move(probed.row) : row_at(n); };
   Found found;
-  found.value = largest_holding_guided(limit, probe, fits, guess);
+  found.value = largest_holding_guided(limit, probe, fits, guess, steps);
   if (found.value == limit) found.stop = {at_limit, ""};
   else found.stop = stop_of(row_of(last_miss, found.value.value_or(0) + 1));
   if (found.value) found.row = row_of(last_fit, *found.value);
@@ -321,7 +335,8 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
         return std::nullopt;
       }
     };
-    Found ctx = search(at_ctx, limits.ctx_cap, limits.cap_kind);
+    const std::vector<std::uint64_t> ctx_steps = profile->shrink_points(query, SearchAxis::context);
+    Found ctx = search(at_ctx, limits.ctx_cap, limits.cap_kind, ctx_steps);
     out.max_ctx = ctx.value;
     out.ctx_stop = ctx.stop;
     out.max_ctx_row = std::move(ctx.row);
@@ -330,7 +345,7 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
       // Not asked for: left unset.
     } else if (ctx.stop.bound == SearchBound::trained_context || ctx.stop.bound == SearchBound::cap) {
       // The cap bound it: what would memory allow?
-      Found uncapped = search(at_ctx, engine_limit, SearchBound::search_limit);
+      Found uncapped = search(at_ctx, engine_limit, SearchBound::search_limit, ctx_steps);
       out.uncapped_max_ctx = uncapped.value;
       out.uncapped_stop = uncapped.stop;
     } else {
@@ -338,7 +353,8 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
       out.uncapped_stop = out.ctx_stop;
     }
 
-    Found batch = search(at_batch, request.batch_limit, SearchBound::search_limit, Probe::from_below);
+    const std::vector<std::uint64_t> batch_steps = profile->shrink_points(query, SearchAxis::batch);
+    Found batch = search(at_batch, request.batch_limit, SearchBound::search_limit, batch_steps, Probe::from_below);
     out.max_batch = batch.value;
     out.batch_stop = batch.stop;
     out.max_batch_row = std::move(batch.row);

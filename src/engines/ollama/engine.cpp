@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "engines/ollama/e4_choices.h"
 #include "engines/ollama/rules.h"
 #include "engines/ollama/section.h"
 #include "kvplan/error.h"
@@ -314,6 +315,11 @@ class OllamaProfile final : public Profile {
   }
   std::uint64_t search_cap() const override {
     return std::numeric_limits<std::uint32_t>::max() / 2 / std::max<std::uint32_t>(parallel_.value_or(4), 1);
+  }
+
+  std::vector<std::uint64_t> shrink_points(const RowQuery& query, SearchAxis axis) const override {
+    // The rows' own num_ctx and this profile's parallel slots, as price() hands them to plan_ollama.
+    return ollama_shrink_points(model_, devices_, options_, query.ctx, parallel_, axis == SearchAxis::batch);
   }
 
   void write_section(const Plan& plan, EngineSection& section) const override {

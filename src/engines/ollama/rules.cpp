@@ -1,5 +1,7 @@
 #include "engines/ollama/rules.h"
 
+#include "engines/ollama/e4_choices.h"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -490,6 +492,13 @@ Modelfile parse_modelfile(std::string_view text, std::string_view path) {
   return mf;
 }
 
+bool ollama_forces_single(std::string_view arch, OllamaEra era) {
+  static constexpr std::array<std::string_view, 10> kSingle = {"qwen3vl",   "qwen3vlmoe", "qwen35",         "qwen35moe",
+                                                               "qwen3next", "lfm2",       "lfm2moe",        "nemotron_h",
+                                                               "nemotron_h_moe", "nemotron_h_omni"};
+  return arch == "mllama" || (era == OllamaEra::e4 && std::find(kSingle.begin(), kSingle.end(), arch) != kSingle.end());
+}
+
 OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>& gpus, const OllamaOptions& o,
                          std::uint64_t num_ctx_in, std::optional<std::uint32_t> parallel_in,
                          const LlamaCppModelFacts* given_facts) {
@@ -540,11 +549,7 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
   } else if (!v.at_least(0, 10, 0)) {
     tries = {v.at_least(0, 6, 7) ? 2u : 4u, 1u};
   }
-  static constexpr std::array<std::string_view, 11> kSingle = {"mllama",  "qwen3vl", "qwen3vlmoe", "qwen35",
-                                                               "qwen35moe", "qwen3next", "lfm2",     "lfm2moe",
-                                                               "nemotron_h", "nemotron_h_moe", "nemotron_h_omni"};
-  const bool forced_single = m.arch == "mllama" ||
-                             (out.era == OllamaEra::e4 && std::find(kSingle.begin(), kSingle.end(), m.arch) != kSingle.end());
+  const bool forced_single = ollama_forces_single(m.arch, out.era);
   if (forced_single && (parallel != 1 || !tries.empty())) {
     rules.push_back(fmt::format("{}: Ollama forces parallel 1 for this architecture (server/sched.go)", m.arch));
     parallel = 1;
@@ -774,50 +779,21 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
     if (m.vision_weights)
       rules.push_back("the vision tower travels with the output layer (an ESTIMATE: the Ollama engine measures it at load)");
   } else {
-    // E4: Ollama picks the GPUs; llama-server fits the layers.
-    const std::uint64_t file = model.weights_bytes.value_or(0);
-    const std::uint64_t head_dim = m.heads ? m.embedding / m.heads : 0;
-    const u128 kv_predicted = u128{2} * m.block_count * m.heads_kv_min * head_dim * num_ctx * parallel * 2;
-    const std::uint64_t predicted = static_cast<std::uint64_t>(std::min<u128>(kv_predicted + file, u128{1} << 62));
-    std::vector<std::uint64_t> available;
-    for (const OllamaDevice& g : gpus) {
-      const std::uint64_t reserved = o.gpu_overhead + g.minimum_bytes;
-      available.push_back(g.free_bytes > reserved ? g.free_bytes - reserved : 0);
-    }
+    // E4: Ollama picks the GPUs and the batch (e4_choices.h); llama-server fits the layers.
+    const OllamaE4Inputs e4 = ollama_e4_inputs(m, model, gpus, o);
+    const std::uint64_t predicted = ollama_e4_predicted(e4, num_ctx * parallel);
     if (!o.num_batch) {
-      const std::uint64_t ctx = num_ctx * parallel;
-      std::uint32_t b = ctx > 32768 ? 2048 : ctx > 4096 ? 1024 : 512;
-      if (fa == LlamaCppFlashAttn::off) {
-        bool small = false;
-        for (const OllamaDevice& g : gpus) small = small || g.total_bytes <= 8 * GiB;
-        b = ctx > 4096 && small ? 256 : 512;
-      }
-      const std::uint64_t most = *std::max_element(available.begin(), available.end());
-      const auto fits = [&](std::uint32_t batch) {
-        const double avail = static_cast<double>(most), p = static_cast<double>(predicted);
-        const double surcharge = batch == 2048 ? 2.0 * GiB : batch == 1024 ? 768.0 * MiB : 0.0;
-        const double headroom = batch == 2048 ? 0.6 : batch == 1024 ? 0.75 : 0.8;
-        return p <= 0.8 * avail && p <= headroom * avail && surcharge <= 0.8 * avail - p;
-      };
-      while (b > 512 && !fits(b)) b /= 2;
-      out.num_batch = b;
-      rules.push_back(fmt::format("automatic batch (server/sched.go automaticGenerationBatch): -b {0} -ub {0}", b));
+      out.num_batch = ollama_e4_batch(e4, num_ctx * parallel);
+      rules.push_back(fmt::format("automatic batch (server/sched.go automaticGenerationBatch): -b {0} -ub {0}", out.num_batch));
     }
     s.n_batch = out.num_batch;
     s.n_ubatch = out.num_batch;
-    std::size_t chosen = gpus.size();
-    if (gpus.size() > 1) {
-      for (std::size_t i = 0; i < gpus.size(); ++i)
-        if (static_cast<double>(predicted) <= 0.8 * static_cast<double>(available[i]) &&
-            (chosen == gpus.size() || available[i] > available[chosen]))
-          chosen = i;
-    }
-    if (chosen < gpus.size()) {
-      used = {chosen};
+    if (const std::optional<std::size_t> chosen = ollama_e4_single_gpu(e4, num_ctx * parallel)) {
+      used = {*chosen};
       mode = LlamaCppSplitMode::none;
       rules.push_back(fmt::format("GPU {} alone holds the predicted {} within 80% of its available memory: "
                                   "--split-mode none --main-gpu 0 with only it visible (selectLlamaServerPlacement)",
-                                  chosen, human(predicted)));
+                                  *chosen, human(predicted)));
     } else {
       for (std::size_t i = 0; i < gpus.size(); ++i) used.push_back(i);
     }

@@ -42,6 +42,10 @@ enum class OllamaEra { e1, e3, e4 };
 OllamaEra ollama_era(const OllamaVersion& version);
 std::string_view to_string(OllamaEra era);
 
+/// True when Ollama runs one sequence whatever OLLAMA_NUM_PARALLEL says: mllama; from E4 also
+/// qwen3vl(moe), qwen35(moe), qwen3next, lfm2(moe), nemotron_h(_moe, _omni) (server/sched.go load).
+bool ollama_forces_single(std::string_view arch, OllamaEra era);
+
 /// One GPU as Ollama sees it.
 struct OllamaDevice {
   std::string id;

@@ -1,0 +1,145 @@
+// Ollama E4's own choices from its prediction (server/sched.go, llm/llama_server.go), and where
+// they step so that llama.cpp may allocate less for more tokens (e4_choices.h).
+
+#include "engines/ollama/e4_choices.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "kvplan/units.h"
+#include "model/wide_int.h"
+
+namespace kvplan {
+
+namespace {
+
+/// llama.cpp keeps n_ctx in 32 bits; plan_ollama refuses more.
+constexpr std::uint64_t kMostTokens = std::numeric_limits<std::uint32_t>::max();
+
+/// automaticGenerationBatch's test for `batch` at prediction `predicted` (doubles, as Ollama's Go).
+bool batch_fits(std::uint32_t batch, std::uint64_t predicted, std::uint64_t most) {
+  const double avail = static_cast<double>(most), p = static_cast<double>(predicted);
+  const double surcharge = batch == 2048 ? 2.0 * GiB : batch == 1024 ? 768.0 * MiB : 0.0;
+  const double headroom = batch == 2048 ? 0.6 : batch == 1024 ? 0.75 : 0.8;
+  return p <= 0.8 * avail && p <= headroom * avail && surcharge <= 0.8 * avail - p;
+}
+
+bool holds_alone(std::uint64_t predicted, std::uint64_t available) {
+  return static_cast<double>(predicted) <= 0.8 * static_cast<double>(available);
+}
+
+std::uint64_t most_available(const OllamaE4Inputs& in) {
+  return in.available.empty() ? 0 : *std::max_element(in.available.begin(), in.available.end());
+}
+
+/// The first n_ctx in [2, kMostTokens] at which `holds` (true at small n_ctx, false from some
+/// point on: it reads the prediction, which grows with n_ctx) is false; nullopt when none is.
+template <typename Holds>
+std::optional<std::uint64_t> first_failing(const Holds& holds) {
+  if (!holds(1) || holds(kMostTokens)) return std::nullopt;
+  std::uint64_t low = 1, high = kMostTokens;  // holds, does not
+  while (high - low > 1) {
+    const std::uint64_t middle = low + (high - low) / 2;
+    (holds(middle) ? low : high) = middle;
+  }
+  return high;
+}
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return a / b + (a % b != 0); }
+
+bool forced_single(const OllamaModelView& m) { return ollama_forces_single(m.arch, OllamaEra::e4); }
+
+}  // namespace
+
+OllamaE4Inputs ollama_e4_inputs(const OllamaModelView& m, const ModelSpec& model, const std::vector<OllamaDevice>& gpus,
+                                const OllamaOptions& o) {
+  OllamaE4Inputs in;
+  in.file_bytes = model.weights_bytes.value_or(0);
+  in.layers = m.block_count;
+  in.heads_kv_min = m.heads_kv_min;
+  in.head_dim = m.heads ? m.embedding / m.heads : 0;
+  for (const OllamaDevice& g : gpus) {
+    const std::uint64_t reserved = o.gpu_overhead + g.minimum_bytes;
+    in.available.push_back(g.free_bytes > reserved ? g.free_bytes - reserved : 0);
+    in.small_card = in.small_card || g.total_bytes <= 8 * GiB;
+  }
+  in.num_batch = o.num_batch;
+  in.flash_attention_off = o.flash_attention.has_value() && !*o.flash_attention;
+  return in;
+}
+
+std::uint64_t ollama_e4_predicted(const OllamaE4Inputs& in, std::uint64_t n_ctx) {
+  const u128 kv = u128{2} * in.layers * in.heads_kv_min * in.head_dim * n_ctx * 2;
+  return static_cast<std::uint64_t>(std::min<u128>(kv + in.file_bytes, u128{1} << 62));
+}
+
+std::uint32_t ollama_e4_batch(const OllamaE4Inputs& in, std::uint64_t n_ctx) {
+  if (in.num_batch) return *in.num_batch;
+  std::uint32_t b = n_ctx > 32768 ? 2048 : n_ctx > 4096 ? 1024 : 512;
+  if (in.flash_attention_off) b = n_ctx > 4096 && in.small_card ? 256 : 512;
+  const std::uint64_t predicted = ollama_e4_predicted(in, n_ctx), most = most_available(in);
+  while (b > 512 && !batch_fits(b, predicted, most)) b /= 2;
+  return b;
+}
+
+std::optional<std::size_t> ollama_e4_single_gpu(const OllamaE4Inputs& in, std::uint64_t n_ctx) {
+  if (in.available.size() < 2) return std::nullopt;
+  const std::uint64_t predicted = ollama_e4_predicted(in, n_ctx);
+  std::optional<std::size_t> chosen;
+  for (std::size_t i = 0; i < in.available.size(); ++i)
+    if (holds_alone(predicted, in.available[i]) && (!chosen || in.available[i] > in.available[*chosen])) chosen = i;
+  return chosen;
+}
+
+std::vector<std::uint64_t> ollama_e4_shrink_totals(const OllamaE4Inputs& in) {
+  // The choices change only where the first batch steps (4096, 32768 tokens) or where one of the
+  // tests on the prediction starts to fail; each candidate is then compared with one token fewer.
+  std::vector<std::uint64_t> candidates = {4097, 32769};
+  const std::uint64_t most = most_available(in);
+  const auto add_failing = [&](const auto& holds) {
+    if (const std::optional<std::uint64_t> at = first_failing(holds)) candidates.push_back(*at);
+  };
+  for (const std::uint32_t batch : {2048u, 1024u})
+    add_failing([&](std::uint64_t n) { return batch_fits(batch, ollama_e4_predicted(in, n), most); });
+  if (in.available.size() > 1)
+    for (const std::uint64_t available : in.available)
+      add_failing([&](std::uint64_t n) { return holds_alone(ollama_e4_predicted(in, n), available); });
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  std::vector<std::uint64_t> out;
+  for (const std::uint64_t n : candidates)
+    if (ollama_e4_batch(in, n) < ollama_e4_batch(in, n - 1) || ollama_e4_single_gpu(in, n) != ollama_e4_single_gpu(in, n - 1))
+      out.push_back(n);
+  return out;
+}
+
+std::vector<std::uint64_t> ollama_shrink_points(const ModelSpec& model, const std::vector<OllamaDevice>& gpus,
+                                                const OllamaOptions& o, std::uint64_t num_ctx,
+                                                std::optional<std::uint32_t> parallel, bool along_batch) {
+  if (ollama_era(o.version) != OllamaEra::e4 || num_ctx == 0) return {};
+  const OllamaModelView m = ollama_model_view(model);
+  const std::vector<std::uint64_t> totals = ollama_e4_shrink_totals(ollama_e4_inputs(m, model, gpus, o));
+  // num_ctx as plan_ollama settles it in E4: clamped to the trained context, a vision model's raised to 2048.
+  const bool vision = m.vision_weights > 0;
+  const auto settled = [&](std::uint64_t ctx) {
+    if (m.train_ctx > 0) ctx = std::min(ctx, m.train_ctx);
+    return vision ? std::max<std::uint64_t>(ctx, 2048) : ctx;
+  };
+  const std::uint64_t slots = forced_single(m) ? 1 : parallel.value_or(1);
+  std::vector<std::uint64_t> out;
+  for (const std::uint64_t total : totals) {
+    std::uint64_t at = 0;
+    if (along_batch) {
+      if (forced_single(m)) break;  // the batch never reaches llama.cpp
+      at = ceil_div(total, settled(num_ctx));
+    } else {
+      at = ceil_div(total, slots);
+      // num_ctx is constant below 2048 for a vision model; past the trained context rows are refused.
+      if ((vision && at <= 2048) || (m.train_ctx > 0 && at > m.train_ctx)) continue;
+    }
+    if (at >= 2 && (out.empty() || out.back() != at)) out.push_back(at);
+  }
+  return out;
+}
+
+}  // namespace kvplan
