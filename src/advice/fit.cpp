@@ -149,7 +149,7 @@ struct Evaluation {
   /// would price it again only for it to be dropped; 5 of 7 candidates under SGLang). Only a filter
   /// before make_plan, which still decides what it takes.
   std::vector<CacheDtypes> priced_caches(const ModelSpec& model, const FitVariant& variant, std::vector<CacheDtypes> caches,
-                                         std::vector<NotOffered>& not_offered) {
+                                         std::vector<NotOffered>& not_offered, std::uint64_t& batch) {
     const EngineEntry& engine = find_engine(request.base.runtime, request.base.names.runtime);
     std::shared_ptr<const Profile> profile;
     try {
@@ -162,6 +162,7 @@ struct Evaluation {
     RowQuery query;
     query.ctx = request.base.contexts.front();
     query.batch = request.base.batch_given ? request.base.batch : profile->default_batch().value_or(request.base.batch);
+    batch = query.batch;
     std::vector<CacheDtypes> taken;
     for (const CacheDtypes& cache : caches) {
       query.cache = cache;
@@ -185,8 +186,9 @@ struct Evaluation {
 
   void evaluate(const ModelSpec& model, const FitVariant& variant) {
     std::vector<NotOffered> not_offered;
+    std::uint64_t batch = request.base.batch;
     std::vector<CacheDtypes> caches =
-        priced_caches(model, variant, cache_candidates(variant.spec, request.quality), not_offered);
+        priced_caches(model, variant, cache_candidates(variant.spec, request.quality), not_offered, batch);
     std::vector<Row> rows = caches.empty() ? std::vector<Row>{} : plan_rows(model, variant, caches);
     for (NotOffered& refused : not_offered) refuse(model, variant.format, std::move(refused.cache), std::move(refused.reason));
     // Drop what the engine does not offer (a blocking finding naming the dtype; the probe found
@@ -211,6 +213,10 @@ struct Evaluation {
     LimitsRequest limits_request;
     limits_request.plan = request.base;
     limits_request.plan.caches = kept_caches;
+    // The batch the probe resolved (the engine's default when none was given), as find_limits would
+    // resolve it: it then builds no profile only to ask.
+    limits_request.plan.batch = batch;
+    limits_request.plan.batch_given = true;
     limits_request.search_uncapped_ctx = false;
     limits_request.search_gpus = false;
     Limits limits;

@@ -129,6 +129,7 @@ class OllamaProfile final : public Profile {
     } else if (request.batch_given) {
       if (request.batch > 256) throw Error(fmt::format("{}: {} sequences; llama.cpp runs at most 256", names.batch, request.batch));
       parallel_ = static_cast<std::uint32_t>(request.batch);
+      batch_is_rows_ = true;
     }
     const EngineOption* kv = option("kv-cache-type");
     if (kv) {
@@ -139,6 +140,7 @@ class OllamaProfile final : public Profile {
     // The cache types asked for are checked as each row is priced, not here: a sweep over every
     // dtype then leaves out the ones Ollama has no type for instead of refusing the whole grid.
     kv_dtype_flag_ = names.kv_dtype;
+    batch_flag_ = names.batch;
     if (const EngineOption* o = option("flash-attention")) options_.flash_attention = parse_bool(o->value, o->shown_as);
     if (const EngineOption* o = option("gpu-overhead")) {
       const bool digits = !o->value.empty() && std::all_of(o->value.begin(), o->value.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -189,7 +191,7 @@ class OllamaProfile final : public Profile {
       if (query.cache.k != query.cache.v) throw Error("Ollama stores K and V at one type (OLLAMA_KV_CACHE_TYPE)");
       options.kv_cache_type = parse_ollama_kv_type(query.cache.k->name == "fp16" ? "f16" : query.cache.k->name, kv_dtype_flag_);
     }
-    r = plan_ollama(model_, devices_, options, query.ctx, parallel_, &facts_);
+    r = plan_ollama(model_, devices_, options, query.ctx, parallel_for(query), &facts_);
     r.rules.insert(r.rules.begin() + 1, ctx_rule(query.ctx));
 
     Row row;
@@ -319,8 +321,12 @@ class OllamaProfile final : public Profile {
 
   std::vector<std::uint64_t> shrink_points(const RowQuery& query, SearchAxis axis) const override {
     // The rows' own num_ctx and this profile's parallel slots, as price() hands them to plan_ollama.
-    return ollama_shrink_points(model_, devices_, options_, query.ctx, parallel_, axis == SearchAxis::batch);
+    return ollama_shrink_points(model_, devices_, options_, query.ctx, parallel_for(query), axis == SearchAxis::batch);
   }
+
+  /// With the slots set by the batch (not OLLAMA_NUM_PARALLEL), each row's own batch is its slots,
+  /// as a profile built for that batch would have them: the batch search reuses this profile.
+  bool depends_on_batch() const override { return !batch_is_rows_; }
 
   void write_section(const Plan& plan, EngineSection& section) const override {
     std::vector<const OllamaResult*> results;
@@ -329,6 +335,12 @@ class OllamaProfile final : public Profile {
   }
 
  private:
+  std::optional<std::uint32_t> parallel_for(const RowQuery& query) const {
+    if (!batch_is_rows_) return parallel_;
+    if (query.batch > 256) throw Error(fmt::format("{}: {} sequences; llama.cpp runs at most 256", batch_flag_, query.batch));
+    return static_cast<std::uint32_t>(query.batch);
+  }
+
   std::string ctx_rule(std::uint64_t ctx) const {
     if (!contexts_.empty()) return fmt::format("num_ctx {} ({})", ctx, ctx_from_);
     if (ctx == default_ctx_) return default_ctx_rule_;
@@ -342,6 +354,8 @@ class OllamaProfile final : public Profile {
   std::vector<OllamaDevice> devices_;
   std::vector<std::string> gpu_ids_;
   std::optional<std::uint32_t> parallel_;
+  bool batch_is_rows_ = false;  ///< the slots are the request's batch: each row's own (RowQuery::batch)
+  std::string batch_flag_;      ///< the batch setting's name, for the error that refuses > 256
   std::vector<std::uint64_t> contexts_;
   std::string ctx_from_;
   std::uint64_t default_ctx_ = 4096;
