@@ -2,10 +2,13 @@
 // without its searches has the same rows, a profile reused across batches prices what a profile
 // built for each batch prices, and the context search's answer is bisection's.
 
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "engines/core/profile.h"
 #include "kvplan/catalog.h"
+#include "kvplan/dtype.h"
 #include "kvplan/error.h"
 #include "kvplan/search.h"
 
@@ -58,7 +61,15 @@ TEST_CASE("fit search: a profile that says its rows do not depend on its batch p
     INFO(engine.name);
     const PlanRequest one = request_for(std::string(engine.name), 8192);
     const std::shared_ptr<const Profile> reused = engine.make(model, gpus, one);
-    if (engine.name == "ollama") CHECK(reused->depends_on_batch());  // its parallel slots
+    if (engine.name == "ollama") {
+      // Its slots: OLLAMA_NUM_PARALLEL fixes them for every row; set by the batch, they are each
+      // row's own batch, as a profile built for that batch has them.
+      PlanRequest slots = one;
+      slots.batch_given = false;
+      slots.engine_options.push_back({"num-parallel", "4", "--num-parallel"});
+      CHECK(engine.make(model, gpus, slots)->depends_on_batch());
+      CHECK_FALSE(reused->depends_on_batch());
+    }
     if (reused->depends_on_batch()) continue;
     for (const std::uint64_t batch : {std::uint64_t{2}, std::uint64_t{7}, std::uint64_t{64}}) {
       PlanRequest with_batch = one;
@@ -112,5 +123,51 @@ TEST_CASE("fit search: the context search's answer is bisection's over the catal
       ++compared;
     }
     CHECK(compared > 100);
+  }
+}
+
+TEST_CASE("fit search: a cache the profile refuses without a row is the one its row refuses, in the same words",
+          "[fit][search]") {
+  // SGLang and TensorRT-LLM say which cache dtypes they do not offer from the dtype alone
+  // (Profile::cache_refusal); each answer must be the text of the row's blocking finding
+  // dtype_not_supported_by_engine, and no answer where the row has none.
+  for (const char* card : {"rtx4090", "h100", "b200"}) {
+    const std::vector<GpuSpec> gpus{*builtin_gpus().find(card)};
+    for (const char* runtime : {"sglang", "trtllm", "vllm", "generic"}) {
+      for (const char* id : {"llama3.1-8b", "gemma3-27b", "deepseek-v3", "qwen3-30b-a3b"}) {
+        const ModelSpec& model = *builtin_models().find(id);
+        const EngineEntry& engine = find_engine(runtime, "--runtime");
+        std::shared_ptr<const Profile> profile;
+        try {
+          profile = engine.make(model, gpus, request_for(runtime, 8192));
+        } catch (const Error&) {
+          continue;
+        }
+        for (const char* name : {"fp8", "int8", "q8_0", "int4", "q4_0", "fp16", "bf16"}) {
+          INFO(card << " " << runtime << " " << id << " " << name);
+          const Dtype& type = parse_kv_dtype(name, *model.weight_dtype);
+          const CacheDtypes cache{&type, &type};
+          const std::optional<std::string> refusal = profile->cache_refusal(cache);
+          RowQuery query;
+          query.ctx = 8192;
+          query.cache = cache;
+          std::optional<Row> row;
+          try {
+            row = profile->price(query);
+          } catch (const Error&) {
+            CHECK(!refusal);  // a row that cannot be priced is not refused by its dtype alone
+            continue;
+          }
+          const auto finding = std::find_if(row->findings.begin(), row->findings.end(),
+                                            [](const Finding& f) { return f.code == "dtype_not_supported_by_engine"; });
+          if (refusal) {
+            REQUIRE(finding != row->findings.end());
+            CHECK(finding->text == *refusal);
+          } else {
+            CHECK(finding == row->findings.end());
+          }
+        }
+      }
+    }
   }
 }

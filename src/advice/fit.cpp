@@ -166,6 +166,11 @@ struct Evaluation {
     std::vector<CacheDtypes> taken;
     for (const CacheDtypes& cache : caches) {
       query.cache = cache;
+      if (std::optional<std::string> why = profile->cache_refusal(cache)) {
+        // What the probe's row would say, without pricing it.
+        not_offered.push_back({cache.label(), std::move(*why)});
+        continue;
+      }
       try {
         const Row probe = profile->price(query);
         if (const Finding* f = refusing_dtype(probe)) {

@@ -121,6 +121,15 @@ class Profile {
     return {};
   }
 
+  /// When the engine does not offer `cache` at all: the text of the blocking finding
+  /// `dtype_not_supported_by_engine` its rows would carry, found without pricing a row (kvplan fit
+  /// asks about seven cache dtypes for every model; SGLang and TensorRT-LLM refuse most).
+  /// nullopt: it offers it, or cannot tell without a row (the default: price one).
+  virtual std::optional<std::string> cache_refusal(const CacheDtypes& cache) const {
+    (void)cache;
+    return std::nullopt;
+  }
+
   /// The largest context per sequence the searches may try (an engine's own limit).
   virtual std::uint64_t search_cap() const { return std::uint64_t{1} << 40; }
 

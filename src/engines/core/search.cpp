@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <limits>
 #include <span>
 
 #include <fmt/format.h>
@@ -119,20 +120,38 @@ std::uint64_t narrow(std::uint64_t low, std::uint64_t high, const std::function<
 }
 
 /// How a search probes: from the limit down, then guided by the rows' headroom (a context, whose
-/// answer is often the cap), or from 1 up, 1, 2, 4, ..., then by bisection (a batch, whose answer
-/// is far below its limit of 2^32; each probe once built a profile).
+/// answer is often the cap), or from 1 up, where the headroom of the last two rows that fit, taken
+/// as linear, runs out (a batch, whose answer is far below its limit of 2^32).
 enum class Probe { from_limit, from_below };
 
+/// Where the probes from below go next, given that `low` holds: where the headroom of the last two
+/// rows that fit, taken as linear, runs out; nullopt when they cannot say (fewer than two, or
+/// headroom that does not fall).
+using Extrapolation = std::function<std::optional<std::uint64_t>(std::uint64_t low)>;
+
 /// The largest n in [low, end] for which `holds`, given that `low` holds and that `holds` does not
-/// turn true again once false in this stretch.
+/// turn true again once false in this stretch. From below, an extrapolated n is probed with its
+/// neighbour n + 1, which closes the bracket when the guess was right (1, 2, the guess and its
+/// neighbour where memory grows linearly with n, against 2 log2(answer) probes by doubling and
+/// bisection); a guess that did not close it is followed by a doubling, so the probes never fall
+/// far behind doubling's. Each probe only raises the last n that holds, or sets the first that
+/// does not, so the answer is bisection's wherever they go.
 std::uint64_t largest_in(std::uint64_t low, std::uint64_t end, Probe probe, const std::function<bool(std::uint64_t)>& holds,
-                         const Guess& guess) {
+                         const Guess& guess, const Extrapolation& extrapolate) {
   if (low == end) return end;
   if (probe == Probe::from_limit) return holds(end) ? end : narrow(low, end, holds, &guess);
+  bool guided = true;
   while (low < end) {
-    const std::uint64_t next = low > end / 2 ? end : low * 2;
-    if (!holds(next)) return narrow(low, next, holds, nullptr);
+    const std::optional<std::uint64_t> guessed = guided ? extrapolate(low) : std::nullopt;
+    const std::uint64_t next =
+        guessed ? std::clamp(*guessed, low + 1, end) : (low > end / 2 ? end : low * 2);
+    if (!holds(next)) return narrow(low, next, holds, &guess);
     low = next;
+    if (guessed && low < end) {
+      if (!holds(low + 1)) return low;
+      ++low;
+    }
+    guided = !guessed;
   }
   return end;
 }
@@ -145,17 +164,17 @@ std::uint64_t largest_in(std::uint64_t low, std::uint64_t end, Probe probe, cons
 /// 186 do not): the answer is still the last n before the first that does not.
 std::optional<std::uint64_t> largest_holding_guided(std::uint64_t limit, Probe probe,
                                                     const std::function<bool(std::uint64_t)>& holds, const Guess& guess,
-                                                    std::span<const std::uint64_t> steps) {
+                                                    const Extrapolation& extrapolate, std::span<const std::uint64_t> steps) {
   if (limit == 0 || !holds(1)) return std::nullopt;
   std::uint64_t low = 1;  // holds, and so does every n below it
   for (const std::uint64_t step : steps) {
     if (step <= low) continue;
     if (step > limit) break;
-    const std::uint64_t last = largest_in(low, step - 1, probe, holds, guess);
+    const std::uint64_t last = largest_in(low, step - 1, probe, holds, guess, extrapolate);
     if (last < step - 1 || !holds(step)) return last;
     low = step;
   }
-  return largest_in(low, limit, probe, holds, guess);
+  return largest_in(low, limit, probe, holds, guess, extrapolate);
 }
 
 Found search(const RowAt& row_at, std::uint64_t limit, SearchBound at_limit, std::span<const std::uint64_t> steps,
@@ -168,9 +187,15 @@ Found search(const RowAt& row_at, std::uint64_t limit, SearchBound at_limit, std
     std::optional<Row> row;
   };
   Probed last_fit, last_miss;
+  std::uint64_t fit_before_n = 0;  // the fit probed before last_fit (0: none), and its headroom
+  std::int64_t fit_before_room = 0;
   const auto fits = [&](std::uint64_t n) {
     std::optional<Row> row = row_at(n);
     const bool fit = row && row->fits;
+    if (fit && last_fit.row) {
+      fit_before_n = last_fit.n;
+      fit_before_room = last_fit.row->headroom_bytes;
+    }
     (fit ? last_fit : last_miss) = Probed{n, std::move(row)};
     return fit;
   };
@@ -182,9 +207,19 @@ Found search(const RowAt& row_at, std::uint64_t limit, SearchBound at_limit, std
     const u128 span = u128{static_cast<std::uint64_t>(room)} + static_cast<std::uint64_t>(-(short_by + 1)) + 1;
     return low + static_cast<std::uint64_t>(u128{high - low} * static_cast<std::uint64_t>(room) / span);
   };
+  const Extrapolation extrapolate = [&](std::uint64_t low) -> std::optional<std::uint64_t> {
+    if (last_fit.n != low || !last_fit.row || fit_before_n == 0 || fit_before_n >= low) return std::nullopt;
+    const std::int64_t room = last_fit.row->headroom_bytes;
+    if (room < 0 || fit_before_room <= room) return std::nullopt;  // headroom that does not fall: no line to follow
+    // Each n past `low` costs (fit_before_room - room) / (low - fit_before_n); the headroom runs out
+    // after room / that many more.
+    const u128 more = u128{static_cast<std::uint64_t>(room)} * (low - fit_before_n) /
+                      static_cast<std::uint64_t>(fit_before_room - room);
+    return static_cast<std::uint64_t>(std::min<u128>(u128{low} + more, std::numeric_limits<std::uint64_t>::max()));
+  };
   const auto row_of = [&](Probed& probed, std::uint64_t n) { return probed.n == n ? std::move(probed.row) : row_at(n); };
   Found found;
-  found.value = largest_holding_guided(limit, probe, fits, guess, steps);
+  found.value = largest_holding_guided(limit, probe, fits, guess, extrapolate, steps);
   if (found.value == limit) found.stop = {at_limit, ""};
   else found.stop = stop_of(row_of(last_miss, found.value.value_or(0) + 1));
   if (found.value) found.row = row_of(last_fit, *found.value);

@@ -366,6 +366,17 @@ SglangResult finish_assumptions(SglangResult& r, const ModelSpec& model, const S
 
 }  // namespace
 
+std::optional<std::string> sglang_cache_refusal(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+                                               const SglangSettings& s) {
+  if (gpus.empty()) return std::nullopt;
+  const GpuSpec* smallest = &gpus.front();
+  for (const GpuSpec& gpu : gpus)
+    if (gpu.memory_bytes < smallest->memory_bytes) smallest = &gpu;
+  CacheType cache = cache_type(model, *smallest, s, layout_of(model, s) == SglangResult::Layout::dsa);
+  if (cache.supported) return std::nullopt;
+  return std::move(cache.reason);
+}
+
 SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const SglangSettings& s) {
   if (s.tp == 0 || s.pp == 0) throw Error("--tp-size and --pp-size must be at least 1");
   const std::uint32_t world = s.tp * s.pp;

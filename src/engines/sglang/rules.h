@@ -167,4 +167,9 @@ SglangDefaults sglang_defaults(std::uint64_t gpu_mib, std::uint32_t tp, std::uin
 /// for a layout the profile does not model.
 SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const SglangSettings& settings);
 
+/// Why plan_sglang(model, gpus, settings) would mark its cache dtype unsupported (its `dtype_reason`),
+/// without the rest of the plan; nullopt when the dtype is supported.
+std::optional<std::string> sglang_cache_refusal(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+                                              const SglangSettings& settings);
+
 }  // namespace kvplan

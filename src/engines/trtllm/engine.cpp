@@ -139,6 +139,19 @@ class TrtllmProfile final : public Profile {
                                          : "ESTIMATED: the dry run's activations, CUDA context, graphs and NCCL";
   }
 
+  std::optional<std::string> cache_refusal(const CacheDtypes& cache) const override {
+    // nvfp4 is left to a row: its pricing may refuse the model itself (exit 3) before its dtype,
+    // and fit has always reported that.
+    if (!cache.k || cache.k != cache.v || cache.k->name == "nvfp4") return std::nullopt;
+    TrtllmSettings settings = base_;
+    settings.kv_dtype = cache.k;
+    try {
+      return trtllm_cache_refusal(model_, gpus_, settings);
+    } catch (const Error&) {
+      return std::nullopt;  // a row says what is wrong
+    }
+  }
+
   Row price(const RowQuery& query) const override {
     if (query.cache.k != query.cache.v)
       throw Error("TensorRT-LLM stores K and V at one dtype: give one dtype per row");

@@ -238,6 +238,17 @@ std::string_view to_string(TrtllmVersion version) {
   return "?";
 }
 
+std::optional<std::string> trtllm_cache_refusal(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+                                               const TrtllmSettings& s) {
+  if (gpus.empty()) return std::nullopt;
+  const GpuSpec* smallest = &gpus.front();
+  for (const GpuSpec& gpu : gpus)
+    if (gpu.memory_bytes < smallest->memory_bytes) smallest = &gpu;
+  CacheType cache = cache_type(model, *smallest, s);
+  if (cache.supported) return std::nullopt;
+  return std::move(cache.reason);
+}
+
 TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const TrtllmSettings& s) {
   if (s.tp == 0 || s.pp == 0) throw Error("--tp_size and --pp_size must be at least 1");
   const std::uint32_t world = s.tp * s.pp;

@@ -133,4 +133,9 @@ struct TrtllmResult {
 /// the profile does not model.
 TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const TrtllmSettings& settings);
 
+/// Why plan_trtllm(model, gpus, settings) would mark its cache dtype unsupported (its `dtype_reason`),
+/// without the rest of the plan; nullopt when the dtype is supported.
+std::optional<std::string> trtllm_cache_refusal(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+                                              const TrtllmSettings& settings);
+
 }  // namespace kvplan
