@@ -128,41 +128,45 @@ TEST_CASE("fit search: the context search's answer is bisection's over the catal
 
 TEST_CASE("fit search: a cache the profile refuses without a row is the one its row refuses, in the same words",
           "[fit][search]") {
-  // SGLang and TensorRT-LLM say which cache dtypes they do not offer from the dtype alone
-  // (Profile::cache_refusal); each answer must be the text of the row's blocking finding
-  // dtype_not_supported_by_engine, and no answer where the row has none.
+  // Engines say which cache dtypes they do not offer from the dtype alone (Profile::cache_refusal):
+  // SGLang and TensorRT-LLM as the text of the row's blocking finding dtype_not_supported_by_engine,
+  // llama.cpp and Ollama as the Error pricing throws. Each answer must be exactly that, and no
+  // answer where the row has neither.
   for (const char* card : {"rtx4090", "h100", "b200"}) {
     const std::vector<GpuSpec> gpus{*builtin_gpus().find(card)};
-    for (const char* runtime : {"sglang", "trtllm", "vllm", "generic"}) {
+    for (const EngineEntry& engine : engines()) {
       for (const char* id : {"llama3.1-8b", "gemma3-27b", "deepseek-v3", "qwen3-30b-a3b"}) {
         const ModelSpec& model = *builtin_models().find(id);
-        const EngineEntry& engine = find_engine(runtime, "--runtime");
         std::shared_ptr<const Profile> profile;
         try {
-          profile = engine.make(model, gpus, request_for(runtime, 8192));
+          profile = engine.make(model, gpus, request_for(std::string(engine.name), 8192));
         } catch (const Error&) {
           continue;
         }
         for (const char* name : {"fp8", "int8", "q8_0", "int4", "q4_0", "fp16", "bf16"}) {
-          INFO(card << " " << runtime << " " << id << " " << name);
+          INFO(card << " " << engine.name << " " << id << " " << name);
           const Dtype& type = parse_kv_dtype(name, *model.weight_dtype);
           const CacheDtypes cache{&type, &type};
-          const std::optional<std::string> refusal = profile->cache_refusal(cache);
+          const std::optional<CacheRefusal> refusal = profile->cache_refusal(cache);
           RowQuery query;
           query.ctx = 8192;
           query.cache = cache;
           std::optional<Row> row;
           try {
             row = profile->price(query);
-          } catch (const Error&) {
-            CHECK(!refusal);  // a row that cannot be priced is not refused by its dtype alone
+          } catch (const Error& error) {
+            if (refusal) {
+              CHECK_FALSE(refusal->as_finding);
+              CHECK(refusal->text == error.what());
+            }
             continue;
           }
           const auto finding = std::find_if(row->findings.begin(), row->findings.end(),
                                             [](const Finding& f) { return f.code == "dtype_not_supported_by_engine"; });
           if (refusal) {
+            CHECK(refusal->as_finding);
             REQUIRE(finding != row->findings.end());
-            CHECK(finding->text == *refusal);
+            CHECK(finding->text == refusal->text);
           } else {
             CHECK(finding == row->findings.end());
           }

@@ -166,9 +166,10 @@ struct Evaluation {
     std::vector<CacheDtypes> taken;
     for (const CacheDtypes& cache : caches) {
       query.cache = cache;
-      if (std::optional<std::string> why = profile->cache_refusal(cache)) {
-        // What the probe's row would say, without pricing it.
-        not_offered.push_back({cache.label(), std::move(*why)});
+      if (std::optional<CacheRefusal> refused = profile->cache_refusal(cache)) {
+        // What the probe would say (its row's finding, or the Error it would throw), without pricing it.
+        if (refused->as_finding) not_offered.push_back({cache.label(), std::move(refused->text)});
+        else refuse(model, variant.format, cache.label(), std::move(refused->text));
         continue;
       }
       try {

@@ -46,6 +46,14 @@ struct RowQuery {
   std::optional<std::uint32_t> gpu_layers;
 };
 
+/// How an engine refuses a cache dtype it does not offer (Profile::cache_refusal).
+struct CacheRefusal {
+  std::string text;
+  /// true: its rows carry `text` as the blocking finding dtype_not_supported_by_engine (SGLang,
+  /// TensorRT-LLM); false: pricing a row throws it as an Error (no such llama.cpp or Ollama type).
+  bool as_finding = true;
+};
+
 /// What a search varies.
 enum class SearchAxis { context, batch };
 
@@ -121,11 +129,10 @@ class Profile {
     return {};
   }
 
-  /// When the engine does not offer `cache` at all: the text of the blocking finding
-  /// `dtype_not_supported_by_engine` its rows would carry, found without pricing a row (kvplan fit
-  /// asks about seven cache dtypes for every model; SGLang and TensorRT-LLM refuse most).
+  /// When the engine does not offer `cache` at all: what it says, found without pricing a row
+  /// (kvplan fit asks about seven cache dtypes for every model; most engines refuse several).
   /// nullopt: it offers it, or cannot tell without a row (the default: price one).
-  virtual std::optional<std::string> cache_refusal(const CacheDtypes& cache) const {
+  virtual std::optional<CacheRefusal> cache_refusal(const CacheDtypes& cache) const {
     (void)cache;
     return std::nullopt;
   }

@@ -229,6 +229,15 @@ class LlamaCppProfile final : public Profile {
     return static_cast<const LlamaCppDetail&>(*row.detail).result.n_layer_all + 1;
   }
 
+  std::optional<CacheRefusal> cache_refusal(const CacheDtypes& cache) const override {
+    // What price() throws for a type llama.cpp has no cache of (K first, as it reads them).
+    for (const Dtype* type : {cache.k, cache.v})
+      if (type)
+        if (std::optional<std::string> error = llamacpp_cache_type_error(type->name, kv_dtype_setting_))
+          return CacheRefusal{std::move(*error), false};
+    return std::nullopt;
+  }
+
   Row price(const RowQuery& query) const override {
     LlamaCppSettings s = base_;
     s.n_parallel = parallel_given_ ? base_.n_parallel : to_u32(query.batch);

@@ -185,18 +185,38 @@ std::string_view to_string(LlamaCppFlashAttn mode) {
   return "auto";
 }
 
-const GgmlType& parse_llamacpp_cache_type(std::string_view text, std::string_view flag) {
+namespace {
+
+/// The cache type `text` names (kvplan's fp32 / fp16 too), or nullptr.
+const GgmlType* find_cache_type(std::string_view text) {
   std::string t = lower(text);
   if (t == "fp32") t = "f32";
   if (t == "fp16") t = "f16";
-  if (std::find(kCacheTypes.begin(), kCacheTypes.end(), t) != kCacheTypes.end()) return ggml_type_by_name(t);
-  std::vector<std::string> names(kCacheTypes.begin(), kCacheTypes.end());
-  std::string hint = did_you_mean(text, names);
+  if (std::find(kCacheTypes.begin(), kCacheTypes.end(), t) != kCacheTypes.end()) return &ggml_type_by_name(t);
+  return nullptr;
+}
+
+std::string cache_type_error(std::string_view text, std::string_view flag) {
+  const std::string t = lower(text);
+  std::string hint;
   if (t == "fp8" || t == "fp8_e4m3" || t == "fp8_e5m2" || t == "int8") hint = " (llama.cpp has no 8-bit float or int8 cache; q8_0 is its 8-bit type)";
-  if (t == "int4") hint = " (llama.cpp's 4-bit cache types are q4_0, q4_1 and iq4_nl)";
-  throw Error(fmt::format("{}: '{}' is not a llama.cpp cache type{}; llama.cpp accepts f32 f16 bf16 q8_0 q4_0 q4_1 "
-                          "q5_0 q5_1 iq4_nl",
-                          flag, text, hint));
+  else if (t == "int4") hint = " (llama.cpp's 4-bit cache types are q4_0, q4_1 and iq4_nl)";
+  else hint = did_you_mean(text, std::vector<std::string>(kCacheTypes.begin(), kCacheTypes.end()));
+  return fmt::format("{}: '{}' is not a llama.cpp cache type{}; llama.cpp accepts f32 f16 bf16 q8_0 q4_0 q4_1 "
+                     "q5_0 q5_1 iq4_nl",
+                     flag, text, hint);
+}
+
+}  // namespace
+
+const GgmlType& parse_llamacpp_cache_type(std::string_view text, std::string_view flag) {
+  if (const GgmlType* type = find_cache_type(text)) return *type;
+  throw Error(cache_type_error(text, flag));
+}
+
+std::optional<std::string> llamacpp_cache_type_error(std::string_view text, std::string_view flag) {
+  if (find_cache_type(text)) return std::nullopt;
+  return cache_type_error(text, flag);
 }
 
 LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& settings, const LlamaCppModelFacts& facts,

@@ -81,6 +81,8 @@ std::string_view to_string(LlamaCppFlashAttn mode);
 /// The llama.cpp cache types: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl (case-insensitive;
 /// kvplan's spellings fp32/fp16 are accepted). Anything else is an Error naming `flag`.
 const GgmlType& parse_llamacpp_cache_type(std::string_view text, std::string_view flag);
+/// The words of the Error parse_llamacpp_cache_type throws for `text`; nullopt when it is a cache type.
+std::optional<std::string> llamacpp_cache_type_error(std::string_view text, std::string_view flag);
 
 /// llama.cpp's flags, with llama.cpp's defaults.
 struct LlamaCppSettings {

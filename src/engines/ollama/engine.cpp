@@ -183,6 +183,15 @@ class OllamaProfile final : public Profile {
     if (!modelfile_.from.empty()) settings_.notes.push_back("Modelfile FROM " + modelfile_.from);
   }
 
+  std::optional<CacheRefusal> cache_refusal(const CacheDtypes& cache) const override {
+    // What price() throws for a type Ollama has no cache of.
+    if (!cache.k || cache.k != cache.v) return std::nullopt;
+    std::optional<std::string> error =
+        ollama_kv_type_error(cache.k->name == "fp16" ? "f16" : cache.k->name, kv_dtype_flag_);
+    if (!error) return std::nullopt;
+    return CacheRefusal{std::move(*error), false};
+  }
+
   Row price(const RowQuery& query) const override {
     auto detail = std::make_shared<OllamaDetail>();
     OllamaResult& r = detail->result;

@@ -262,11 +262,17 @@ std::string_view to_string(OllamaEra era) {
   return "E4";
 }
 
+std::optional<std::string> ollama_kv_type_error(std::string_view text, std::string_view flag) {
+  const std::string t = lower(text);
+  if (t.empty() || t == "f16" || t == "fp16" || t == "q8_0" || t == "q4_0") return std::nullopt;
+  return fmt::format("{}: '{}' is not a cache type Ollama accepts (f16, q8_0, q4_0)", flag, text);
+}
+
 std::string parse_ollama_kv_type(std::string_view text, std::string_view flag) {
+  if (std::optional<std::string> error = ollama_kv_type_error(text, flag)) throw Error(std::move(*error));
   const std::string t = lower(text);
   if (t.empty() || t == "f16" || t == "fp16") return t.empty() ? "" : "f16";
-  if (t == "q8_0" || t == "q4_0") return t;
-  throw Error(fmt::format("{}: '{}' is not a cache type Ollama accepts (f16, q8_0, q4_0)", flag, text));
+  return t;
 }
 
 OllamaModelView ollama_model_view(const ModelSpec& model) {

@@ -163,6 +163,8 @@ std::uint64_t ollama_default_num_ctx(const OllamaVersion& version, const std::ve
 
 /// OLLAMA_KV_CACHE_TYPE values Ollama accepts: "" f16 q8_0 q4_0 (any case); Error naming `flag` otherwise.
 std::string parse_ollama_kv_type(std::string_view text, std::string_view flag);
+/// The words of the Error parse_ollama_kv_type throws for `text`; nullopt when Ollama accepts it.
+std::optional<std::string> ollama_kv_type_error(std::string_view text, std::string_view flag);
 
 /// Ollama's Modelfile: the PARAMETER lines it sets (num_ctx, num_gpu, num_batch; others ignored).
 struct Modelfile {

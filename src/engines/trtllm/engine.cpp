@@ -139,14 +139,15 @@ class TrtllmProfile final : public Profile {
                                          : "ESTIMATED: the dry run's activations, CUDA context, graphs and NCCL";
   }
 
-  std::optional<std::string> cache_refusal(const CacheDtypes& cache) const override {
+  std::optional<CacheRefusal> cache_refusal(const CacheDtypes& cache) const override {
     // nvfp4 is left to a row: its pricing may refuse the model itself (exit 3) before its dtype,
     // and fit has always reported that.
     if (!cache.k || cache.k != cache.v || cache.k->name == "nvfp4") return std::nullopt;
     TrtllmSettings settings = base_;
     settings.kv_dtype = cache.k;
     try {
-      return trtllm_cache_refusal(model_, gpus_, settings);
+      if (std::optional<std::string> why = trtllm_cache_refusal(model_, gpus_, settings)) return CacheRefusal{std::move(*why), true};
+      return std::nullopt;
     } catch (const Error&) {
       return std::nullopt;  // a row says what is wrong
     }
