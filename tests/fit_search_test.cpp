@@ -175,3 +175,53 @@ TEST_CASE("fit search: a cache the profile refuses without a row is the one its 
     }
   }
 }
+
+TEST_CASE("fit search: a probe without words prices the row the words explain", "[fit][search]") {
+  // RowQuery::words = false lets an engine leave its rule sentences out (the searches' probes):
+  // every figure, finding and verdict must be the row's with them.
+  const std::vector<GpuSpec> gpus{*builtin_gpus().find("rtx4090")};
+  for (const EngineEntry& engine : engines()) {
+    for (const char* id : {"llama3.1-8b", "gemma3-27b", "gpt-oss-20b", "qwen3-30b-a3b"}) {
+      const ModelSpec& model = *builtin_models().find(id);
+      for (const std::uint64_t ctx : {std::uint64_t{4096}, std::uint64_t{131072}}) {
+        INFO(engine.name << " " << id << " ctx " << ctx);
+        std::shared_ptr<const Profile> profile;
+        try {
+          profile = engine.make(model, gpus, request_for(std::string(engine.name), ctx));
+        } catch (const Error&) {
+          continue;
+        }
+        RowQuery query;
+        query.ctx = ctx;
+        query.batch = 3;
+        std::optional<Row> full;
+        try {
+          full = profile->price(query);
+        } catch (const Error&) {
+          continue;
+        }
+        query.words = false;
+        const Row quiet = profile->price(query);
+        CHECK(quiet.kv_bytes == full->kv_bytes);
+        CHECK(quiet.weights_bytes == full->weights_bytes);
+        CHECK(quiet.overhead_bytes == full->overhead_bytes);
+        CHECK(quiet.capacity_bytes == full->capacity_bytes);
+        CHECK(quiet.state_bytes == full->state_bytes);
+        CHECK(quiet.engine.starts == full->engine.starts);
+        CHECK(quiet.engine.kv_cache_tokens == full->engine.kv_cache_tokens);
+        REQUIRE(quiet.findings.size() == full->findings.size());
+        for (std::size_t i = 0; i < quiet.findings.size(); ++i) {
+          CHECK(quiet.findings[i].code == full->findings[i].code);
+          CHECK(quiet.findings[i].text == full->findings[i].text);
+          CHECK(quiet.findings[i].blocking == full->findings[i].blocking);
+        }
+        REQUIRE(quiet.per_gpu.size() == full->per_gpu.size());
+        for (std::size_t i = 0; i < quiet.per_gpu.size(); ++i) {
+          CHECK(quiet.per_gpu[i].weights_bytes == full->per_gpu[i].weights_bytes);
+          CHECK(quiet.per_gpu[i].kv_bytes == full->per_gpu[i].kv_bytes);
+          CHECK(quiet.per_gpu[i].other_bytes == full->per_gpu[i].other_bytes);
+        }
+      }
+    }
+  }
+}

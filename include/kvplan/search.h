@@ -59,6 +59,9 @@ struct LimitsRequest {
   /// two (kvplan fit, over the whole catalog) leaves these out; their answers are then unset.
   bool search_uncapped_ctx = true;
   bool search_gpus = true;
+  /// The rows at the largest context and batch (CacheLimits::max_ctx_row, max_batch_row); a caller
+  /// that shows only the answers (kvplan fit) leaves them out, and they are not priced again.
+  bool answer_rows = true;
 };
 
 /// The answers for one cache dtype.

@@ -160,6 +160,7 @@ struct Evaluation {
       return {};
     }
     RowQuery query;
+    query.words = false;  // its findings and whether it throws are all this asks
     query.ctx = request.base.contexts.front();
     query.batch = request.base.batch_given ? request.base.batch : profile->default_batch().value_or(request.base.batch);
     batch = query.batch;
@@ -225,6 +226,7 @@ struct Evaluation {
     limits_request.plan.batch_given = true;
     limits_request.search_uncapped_ctx = false;
     limits_request.search_gpus = false;
+    limits_request.answer_rows = false;
     Limits limits;
     try {
       limits = find_limits(variant.spec, gpus, limits_request);

@@ -116,6 +116,7 @@ ContextLimit context_limit(const Profile& profile, RowQuery query, std::uint64_t
   ContextLimit out;
   out.cache = query.cache;
   query.ctx_is_total = false;
+  query.words = false;  // only the verdict is read
   const auto fits = [&](std::uint64_t ctx) {
     query.ctx = ctx;
     try {

@@ -40,6 +40,9 @@ struct RowQuery {
   bool ctx_is_total = false;   ///< llama.cpp's -c
   std::uint64_t batch = 1;
   CacheDtypes cache;           ///< {null, null}: the engine's default
+  /// false: a probe whose caller reads only the verdict, the figures and the findings (the
+  /// searches, fit's cache probe): an engine may leave its rule sentences out (llama.cpp's).
+  bool words = true;
   const Dtype* weight_dtype = nullptr;  ///< nullptr: the checkpoint's own
   /// Offloadable layers to keep on the GPUs (llama.cpp's -ngl), chosen by the core's offload
   /// search (Profile::offload_layers); nullopt: the engine's own setting.

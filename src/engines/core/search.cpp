@@ -12,6 +12,7 @@
 #include <functional>
 #include <limits>
 #include <span>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -349,9 +350,13 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
     query.batch = limits.batch;
     query.ctx = limits.ctx;
 
+    // The probes read the verdict, the headroom and the findings; the rows kept at the answers are
+    // priced again with the engine's words when the caller shows them.
+    bool probing = true;
     const RowAt at_ctx = [&](std::uint64_t ctx) {
       RowQuery q = query;
       q.ctx = ctx;
+      q.words = !probing;
       return try_settle(*profile, q, model, gpus, room);
     };
     // An engine may size itself by the batch it is given (Ollama's parallel slots), so each batch
@@ -360,6 +365,7 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
     const RowAt at_batch = [&](std::uint64_t batch) -> std::optional<Row> {
       RowQuery q = query;
       q.batch = batch;
+      q.words = !probing;
       if (!profile->depends_on_batch()) return try_settle(*profile, q, model, gpus, room);
       PlanRequest with_batch = searchable;
       with_batch.batch = batch;
@@ -375,7 +381,6 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
     out.max_ctx = ctx.value;
     out.ctx_stop = ctx.stop;
     out.max_ctx_row = std::move(ctx.row);
-    if (out.max_ctx_row) out.max_ctx_row->decode_bound = decode_bound(*out.max_ctx_row, model, gpus.front());
     if (!request.search_uncapped_ctx) {
       // Not asked for: left unset.
     } else if (ctx.stop.bound == SearchBound::trained_context || ctx.stop.bound == SearchBound::cap) {
@@ -393,7 +398,6 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
     out.max_batch = batch.value;
     out.batch_stop = batch.stop;
     out.max_batch_row = std::move(batch.row);
-    if (out.max_batch_row) out.max_batch_row->decode_bound = decode_bound(*out.max_batch_row, model, gpus.front());
 
     if (request.search_gpus) fewest_gpus(model, gpus.front(), engine, searchable, limits.tried, query, room, out);
     // The cache as the rows resolved it ("auto" becomes the dtype it meant).
@@ -404,6 +408,17 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
       query.ctx = 1;
       query.batch = 1;
       if (const std::optional<Row> one = try_settle(*profile, query, model, gpus, room)) out.cache = one->cache;
+    }
+    // The answers' rows were probes: priced again with the engine's words, for a caller that shows them.
+    probing = false;
+    for (auto [row, n, at] : {std::tuple{&out.max_ctx_row, out.max_ctx, &at_ctx}, std::tuple{&out.max_batch_row, out.max_batch, &at_batch}}) {
+      if (!*row) continue;
+      if (!request.answer_rows) {
+        row->reset();
+        continue;
+      }
+      *row = (*at)(*n);
+      if (*row) (*row)->decode_bound = decode_bound(**row, model, gpus.front());
     }
     limits.caches.push_back(std::move(out));
   }

@@ -241,6 +241,7 @@ class LlamaCppProfile final : public Profile {
   Row price(const RowQuery& query) const override {
     LlamaCppSettings s = base_;
     s.n_parallel = parallel_given_ ? base_.n_parallel : to_u32(query.batch);
+    s.words = query.words;
     s.type_k = query.cache.k ? &ggml_of(*query.cache.k) : nullptr;
     s.type_v = query.cache.v ? &ggml_of(*query.cache.v) : nullptr;
     if (query.gpu_layers) s.n_gpu_layers = *query.gpu_layers;

@@ -81,6 +81,22 @@ bool ignores_window(std::string_view arch) {
 
 }  // namespace
 
+namespace {
+
+/// A rule sentence formatted into `rules` only when the caller wants the words (a probe does not:
+/// formatting was a fifth of a probe's instructions). Sentences without arguments are pushed as
+/// they are.
+struct RuleWords {
+  std::vector<std::string>& rules;
+  bool words;
+  template <typename... T>
+  void operator()(fmt::format_string<T...> format, T&&... args) const {
+    if (words) rules.push_back(fmt::vformat(format, fmt::make_format_args(args...)));
+  }
+};
+
+}  // namespace
+
 LlamaCppLayerWeights sum_by_layer(const std::vector<ModelFileTensor>& tensors) {
   LlamaCppLayerWeights out;
   out.from_tensors = tensors.size();
@@ -224,15 +240,16 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   if (loads) *loads = LlamaCppLayerLoads{};
   LlamaCppResult out;
   std::vector<std::string>& rules = out.rules;
+  const RuleWords say{rules, settings.words};
   for (const std::string& note : facts.notes) rules.push_back("model file: " + note);
 
   const GgmlType& type_k = settings.type_k ? *settings.type_k : ggml_type_by_name("f16");
   const GgmlType& type_v = settings.type_v ? *settings.type_v : ggml_type_by_name("f16");
   out.type_k = std::string(type_k.name);
   out.type_v = std::string(type_v.name);
-  rules.push_back(fmt::format("cache types: K {}, V {}{}", type_k.name, type_v.name,
+  say("cache types: K {}, V {}{}", type_k.name, type_v.name,
                               settings.type_k || settings.type_v ? " (-ctk/-ctv; llama.cpp's default is f16)"
-                                                                 : " (llama.cpp's default)"));
+                                                                 : " (llama.cpp's default)");
 
   // --- the layers as llama.cpp numbers them: the decoder layers, then the nextn (MTP) layers.
   std::vector<CacheLayer> layers;
@@ -269,16 +286,16 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     layers.push_back(layer);
   }
   if (window_ignored)
-    rules.push_back(fmt::format("{}: llama.cpp does not apply the sliding window for this architecture: the sliding "
+    say("{}: llama.cpp does not apply the sliding window for this architecture: the sliding "
                                 "layers keep the full context",
-                                model.architecture));
+                                model.architecture);
   if (any_mla && any_plain) throw unsupported_architecture("layers", "MLA mixed with plain attention");
   const std::uint32_t n_layer = static_cast<std::uint32_t>(model.layers.size());
   std::uint32_t n_layer_all = n_layer + model.mtp_layers;
   if (model.mtp_layers > 0) {
     const auto last = std::find_if(layers.rbegin(), layers.rend(), [](const CacheLayer& l) { return holds_tokens(l.kind); });
     if (filters_nextn_layers(model.architecture) || last == layers.rend()) {
-      rules.push_back(fmt::format("the {} nextn (MTP) layers get no KV cache (layer filter il < n_layer)", model.mtp_layers));
+      say("the {} nextn (MTP) layers get no KV cache (layer filter il < n_layer)", model.mtp_layers);
     } else {
       for (std::uint32_t i = 0; i < model.mtp_layers; ++i) {
         CacheLayer extra = *last;
@@ -286,9 +303,9 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
         if (is_windowed(extra.kind)) extra.kind = LayerKind::full;  // set_swa_pattern marks them non-SWA
         layers.push_back(extra);
       }
-      rules.push_back(fmt::format("the {} nextn (MTP) layers get KV cells too, shaped like the last attention layer "
+      say("the {} nextn (MTP) layers get KV cells too, shaped like the last attention layer "
                                   "(llama.cpp v0.4.0 applies no layer filter for {})",
-                                  model.mtp_layers, model.architecture.empty() ? "this model" : model.architecture));
+                                  model.mtp_layers, model.architecture.empty() ? "this model" : model.architecture);
     }
   }
   out.n_layer_all = n_layer_all;
@@ -354,34 +371,34 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   if (n_ctx_in == 0) {
     if (model.max_context == 0) throw Error("--ctx-size 0 means the trained context, which this model does not state");
     n_ctx_in = model.max_context;
-    rules.push_back(fmt::format("-c 0: n_ctx = the trained context, {}", format_thousands(n_ctx_in)));
+    say("-c 0: n_ctx = the trained context, {}", format_thousands(n_ctx_in));
   }
   if (n_ctx_in > std::numeric_limits<std::uint32_t>::max())
     throw Error(fmt::format("--ctx-size: {} is more than llama.cpp's n_ctx can hold (2^32 - 1)", n_ctx_in));
   if (settings.n_batch == 0 && settings.n_ubatch == 0) throw Error("llama.cpp refuses n_batch and n_ubatch both zero");
   out.n_batch = static_cast<std::uint32_t>(std::min<std::uint64_t>(n_ctx_in, settings.n_batch));
   out.n_ubatch = std::min(out.n_batch, settings.n_ubatch == 0 ? out.n_batch : settings.n_ubatch);
-  rules.push_back(fmt::format("n_batch = min(n_ctx {}, -b {}) = {}; n_ubatch = min(n_batch, -ub {}) = {}", n_ctx_in,
-                              settings.n_batch, out.n_batch, settings.n_ubatch, out.n_ubatch));
+  say("n_batch = min(n_ctx {}, -b {}) = {}; n_ubatch = min(n_batch, -ub {}) = {}", n_ctx_in,
+                              settings.n_batch, out.n_batch, settings.n_ubatch, out.n_ubatch);
   out.n_seq_max = n_seq;
   out.kv_unified = settings.kv_unified;
   out.swa_full = settings.swa_full;
   out.n_ctx = pad256(n_ctx_in);
-  if (out.n_ctx != n_ctx_in) rules.push_back(fmt::format("n_ctx = pad256({}) = {}", n_ctx_in, out.n_ctx));
+  if (out.n_ctx != n_ctx_in) say("n_ctx = pad256({}) = {}", n_ctx_in, out.n_ctx);
   if (settings.kv_unified) {
     out.n_ctx_seq = out.n_ctx;
-    rules.push_back(fmt::format("--kv-unified: one stream of {} cells shared by {} sequence{}", out.n_ctx, n_seq,
-                                n_seq == 1 ? "" : "s"));
+    say("--kv-unified: one stream of {} cells shared by {} sequence{}", out.n_ctx, n_seq,
+                                n_seq == 1 ? "" : "s");
   } else {
     out.n_ctx_seq = pad256(out.n_ctx / n_seq);
     const std::uint64_t n_ctx = out.n_ctx_seq * n_seq;
-    rules.push_back(fmt::format("per-sequence streams: n_ctx_seq = pad256(n_ctx {} / {} sequences) = {}, one stream "
+    say("per-sequence streams: n_ctx_seq = pad256(n_ctx {} / {} sequences) = {}, one stream "
                                 "per sequence{}",
                                 out.n_ctx, n_seq, out.n_ctx_seq,
                                 n_ctx != out.n_ctx ? fmt::format("; n_ctx becomes {} x {} = {} (llama.cpp: \"n_ctx is not "
                                                                  "divisible by n_seq_max - rounding down\")",
                                                                  out.n_ctx_seq, n_seq, n_ctx)
-                                                   : ""));
+                                                   : "");
     out.n_ctx = n_ctx;
   }
   const std::uint32_t streams = settings.kv_unified ? 1 : n_seq;
@@ -397,11 +414,11 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     std::string which = out.output_on_gpu ? "the output layer" : "nothing";
     if (gpu_repeating > 0)
       which += fmt::format(" + repeating layers {} to {}", i_gpu_start, n_layer_all - 1);
-    rules.push_back(fmt::format("-ngl {}: {} of {} layers on the GPU ({}); the input layer (token embeddings) always "
+    say("-ngl {}: {} of {} layers on the GPU ({}); the input layer (token embeddings) always "
                                 "stays in host memory; each layer's KV cells and state live on its layer's device",
                                 settings.n_gpu_layers < 0 ? std::string("all (llama.cpp's -1)")
                                                           : std::to_string(settings.n_gpu_layers),
-                                out.gpu_layers, n_layer_all + 1, which));
+                                out.gpu_layers, n_layer_all + 1, which);
   }
   // The devices (llama_model_load_from_file_impl: --split-mode none keeps the main GPU alone) and
   // the split points: the tensor split, or each device's free memory, summed and normalized in
@@ -464,16 +481,16 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     for (const LlamaCppDevice& d : out.devices)
       shares += fmt::format("{}GPU {}: {} layer{}{}", shares.empty() ? "" : ", ", d.index, d.layers, d.layers == 1 ? "" : "s",
                             d.output ? " + the output layer" : "");
-    rules.push_back(fmt::format("--split-mode layer across {} GPUs by {} (split points {}): {}", out.devices.size(),
+    say("--split-mode layer across {} GPUs by {} (split points {}): {}", out.devices.size(),
                                 all_zero ? "free memory" : "--tensor-split",
                                 [&] {
                                   std::string points;
                                   for (const float p : splits) points += fmt::format("{}{:.4f}", points.empty() ? "" : " ", p);
                                   return points;
                                 }(),
-                                shares));
+                                shares);
   } else if (settings.split_mode == LlamaCppSplitMode::none && given > 1) {
-    rules.push_back(fmt::format("--split-mode none: every offloaded layer on the main GPU {}", settings.main_gpu));
+    say("--split-mode none: every offloaded layer on the main GPU {}", settings.main_gpu);
   }
   const auto add_to_device = [&](std::int64_t il, std::uint64_t weights, std::uint64_t cache, std::uint64_t state = 0) {
     const std::int32_t d = device_of(il);
@@ -500,9 +517,9 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     v_row_max = std::max(v_row_max, layer.v_row);
   }
   if (out.v_trans && v_varies && !any_mla)
-    rules.push_back(fmt::format("-fa off and V widths differ across layers: every V row padded to the widest, {} "
+    say("-fa off and V widths differ across layers: every V row padded to the widest, {} "
                                 "(llama.cpp: \"padding V cache to {}\")",
-                                v_row_max, v_row_max));
+                                v_row_max, v_row_max);
 
   // --- the caches.
   const auto make_cache = [&](std::string role, std::uint64_t cells, auto belongs) {
@@ -542,14 +559,14 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
                                        : n_swa * (settings.kv_unified ? n_seq : 1) + out.n_ubatch;
     std::uint64_t swa_cells = pad256(std::min(out.n_ctx_seq, swa_span));
     if (settings.swa_full) {
-      rules.push_back(fmt::format("--swa-full: the SWA cache holds n_ctx_seq = {} cells", out.n_ctx_seq));
+      say("--swa-full: the SWA cache holds n_ctx_seq = {} cells", out.n_ctx_seq);
       swa_cells = out.n_ctx_seq;
     } else {
-      rules.push_back(fmt::format(
+      say(
           "iSWA: {} layers get their own cache of pad256(min(n_ctx_seq {}, n_swa {} x {} + n_ubatch {})) = {} cells "
           "per stream (llama-kv-cache-iswa.cpp)",
           any_chunked ? "chunked" : "sliding", out.n_ctx_seq, n_swa, settings.kv_unified ? n_seq : 1, out.n_ubatch,
-          swa_cells));
+          swa_cells);
     }
     out.caches.push_back(make_cache("non-SWA KV", out.n_ctx_seq, [](const CacheLayer& l) { return !is_windowed(l.kind); }));
     out.caches.push_back(make_cache("SWA KV", swa_cells, [](const CacheLayer& l) { return is_windowed(l.kind); }));
@@ -560,9 +577,9 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   }
   if (any_mla) rules.push_back("MLA: the cache stores K only (the compressed latent with its rope part); V is 0 bytes");
   for (const LlamaCppKvCache& cache : out.caches)
-    rules.push_back(fmt::format("{}: {} cells x {} stream{} x {} layers: K {} = {} B, V {} = {} B", cache.role, cache.cells,
+    say("{}: {} cells x {} stream{} x {} layers: K {} = {} B, V {} = {} B", cache.role, cache.cells,
                                 cache.streams, cache.streams == 1 ? "" : "s", cache.layers, cache.k_type, cache.k_bytes,
-                                cache.v_type, cache.v_bytes));
+                                cache.v_type, cache.v_bytes);
 
   // --- recurrent state: llama_memory_recurrent, f32 whatever the cache types (create_memory).
   const bool any_recurrent = std::any_of(layers.begin(), layers.end(), [](const CacheLayer& l) { return l.kind == LayerKind::linear; });
@@ -590,10 +607,10 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
         rs.host_bytes = checked_add(rs.host_bytes, checked_add(r, s, "state size"), "state size");
       }
     }
-    rules.push_back(fmt::format("recurrent state: {} cells (max(1, n_seq_max)) x {} recurrent layers, f32 whatever -ctk/-ctv: "
+    say("recurrent state: {} cells (max(1, n_seq_max)) x {} recurrent layers, f32 whatever -ctk/-ctv: "
                                 "R {} x 4 B, S {} x 4 B per cell per layer (llama-memory-recurrent.cpp; context size "
                                 "does not matter)",
-                                rs.cells, rs.layers, rs.r_row, rs.s_row));
+                                rs.cells, rs.layers, rs.r_row, rs.s_row);
     out.recurrent = rs;
   }
 
@@ -621,8 +638,8 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     if (facts.output_tied && out.output_on_gpu) {
       out.model_gpu_bytes = checked_add(out.model_gpu_bytes, facts.token_embd_bytes, "weight size");
       add_to_device(n_layer_all, facts.token_embd_bytes, 0);
-      rules.push_back(fmt::format("no output.weight: the output layer uses a copy of token_embd ({} B) on the GPU",
-                                  facts.token_embd_bytes));
+      say("no output.weight: the output layer uses a copy of token_embd ({} B) on the GPU",
+                                  facts.token_embd_bytes);
     }
     rules.push_back("weights: the GPU buffer is the sum of its tensors; the host buffer is memory-mapped: the span of "
                     "the file from the first to the last host tensor (alignment padding included)");
@@ -727,9 +744,9 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   // --- output buffer: llama_context::output_reserve(n_seq_max), logits only, in host memory.
   if (facts.n_vocab > 0) {
     out.output_buffer_bytes = checked_mul(checked_mul(facts.n_vocab, n_seq, "output buffer"), 4, "output buffer");
-    rules.push_back(fmt::format("output buffer: n_vocab {} x n_seq_max {} f32 logits = {} B, host memory "
+    say("output buffer: n_vocab {} x n_seq_max {} f32 logits = {} B, host memory "
                                 "(output_reserve at context creation)",
-                                facts.n_vocab, n_seq, *out.output_buffer_bytes));
+                                facts.n_vocab, n_seq, *out.output_buffer_bytes);
   }
 
   // --- compute buffer: an ESTIMATE (the real one is the peak of ggml's graph allocator). Two
@@ -756,12 +773,12 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     const std::uint64_t layer_phase =
         (Checked(4, "compute buffer") * ub * (Checked(facts.n_embd, "compute buffer") + qkv) + mask + scores).value();
     out.compute_estimate_bytes = std::max(logits_phase, layer_phase);
-    rules.push_back(fmt::format(
+    say(
         "compute buffer ESTIMATE (not llama.cpp's figure): the larger of the logits phase 4 x n_ubatch x (n_vocab + "
         "n_embd) = {} and an attention layer 4 x n_ubatch x (n_embd + n_head x (2 k + v)) + KQ mask n_ubatch x cells x "
         "{} B{} = {}",
         mib(logits_phase), out.flash_attn ? 2 : 4, out.flash_attn ? "" : " + f32 scores 4 x n_ubatch x n_head x cells",
-        mib(layer_phase)));
+        mib(layer_phase));
   }
   return out;
 }

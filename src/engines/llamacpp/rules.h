@@ -91,6 +91,7 @@ struct LlamaCppSettings {
   std::uint32_t n_batch = 2048;     ///< -b/--batch-size: logical batch
   std::uint32_t n_ubatch = 512;     ///< -ub/--ubatch-size: physical batch
   bool kv_unified = false;          ///< --kv-unified: one stream shared by all sequences
+  bool words = true;                ///< false: LlamaCppResult::rules without the formatted sentences (a probe)
   bool swa_full = false;            ///< --swa-full: SWA layers hold the full context
   LlamaCppFlashAttn flash_attn = LlamaCppFlashAttn::automatic;  ///< -fa (llama.cpp's default: auto)
   const GgmlType* type_k = nullptr; ///< -ctk; nullptr = f16

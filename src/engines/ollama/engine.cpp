@@ -196,6 +196,7 @@ class OllamaProfile final : public Profile {
     auto detail = std::make_shared<OllamaDetail>();
     OllamaResult& r = detail->result;
     OllamaOptions options = options_;
+    options.words = query.words;
     if (query.cache.k) {
       if (query.cache.k != query.cache.v) throw Error("Ollama stores K and V at one type (OLLAMA_KV_CACHE_TYPE)");
       options.kv_cache_type = parse_ollama_kv_type(query.cache.k->name == "fp16" ? "f16" : query.cache.k->name, kv_dtype_flag_);

@@ -608,6 +608,7 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
   for (const OllamaDevice& g : gpus) device_free.push_back(g.free_bytes);
 
   LlamaCppSettings s;
+  s.words = o.words;
   s.type_k = &ggml_type_by_name(out.kv_type);
   s.type_v = s.type_k;
   s.flash_attn = fa;

@@ -66,6 +66,7 @@ struct OllamaOptions {
   std::string kv_cache_type;                  ///< "", f16, q8_0, q4_0 (lower case)
   std::optional<bool> flash_attention;        ///< OLLAMA_FLASH_ATTENTION; nullopt: not set
   std::uint64_t gpu_overhead = 0;             ///< OLLAMA_GPU_OVERHEAD, bytes per GPU
+  bool words = true;                          ///< false: llama.cpp's rule sentences left out (a probe)
 };
 
 /// What Ollama's estimator reads of the model file (fs/ggml): sizes by GGUF layer group.
