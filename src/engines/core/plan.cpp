@@ -9,6 +9,7 @@
 
 #include "engines/core/cache_cost.h"
 #include "engines/core/decode_bound.h"
+#include "engines/core/largest_fitting.h"
 #include "engines/core/profile.h"
 #include "engines/core/settle.h"
 #include "kvplan/error.h"
@@ -109,39 +110,27 @@ bool is_wider_than_fp8(const Dtype& type) { return type.block_bytes > type.block
 
 /// The largest context per sequence (at most `limit`) at which `query` still fits, and every
 /// shorter one too, as the engine prices it. Memory never shrinks as a context grows, except where
-/// the engine's own choices step (Profile::shrink_points), so bisection within each stretch between
-/// those steps finds the exact boundary.
+/// the engine's own choices step (Profile::shrink_points), so the guided search, stretch by stretch
+/// between those steps, finds the exact boundary.
 ContextLimit context_limit(const Profile& profile, RowQuery query, std::uint64_t limit, const ModelSpec& model,
                            const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room) {
   ContextLimit out;
   out.cache = query.cache;
   query.ctx_is_total = false;
-  query.words = false;  // only the verdict is read
-  const auto fits = [&](std::uint64_t ctx) {
-    query.ctx = ctx;
-    try {
-      return settle(profile, query, model, gpus, room).fits;
-    } catch (const Error& error) {
-      if (error.code() == ExitCode::unsupported_architecture) throw;
-      return false;  // a size past 64 bits certainly does not fit
-    }
-  };
-  std::uint64_t from = 1;  // fits, and so does every shorter context (once the first stretch holds)
-  for (const std::uint64_t step : profile.shrink_points(query, SearchAxis::context)) {
-    if (step <= from) continue;
-    if (step > limit) break;
-    // The stretch [from, step - 1], searched as offsets from `from`.
-    const std::optional<std::uint64_t> last =
-        largest_holding(step - from, [&](std::uint64_t n) { return fits(from + n - 1); });
-    if (!last) return out;  // only the first stretch's start can fail: later starts were probed
-    if (from + *last - 1 < step - 1 || !fits(step)) {
-      out.max_ctx = from + *last - 1;
-      return out;
-    }
-    from = step;
-  }
-  const std::optional<std::uint64_t> last = largest_holding(limit - from + 1, [&](std::uint64_t n) { return fits(from + n - 1); });
-  if (last) out.max_ctx = from + *last - 1;
+  query.words = false;  // only the verdict and the headroom are read
+  const std::vector<std::uint64_t> steps = profile.shrink_points(query, SearchAxis::context);
+  out.max_ctx = largest_fitting(
+      limit,
+      [&](std::uint64_t ctx) -> std::optional<Row> {
+        query.ctx = ctx;
+        try {
+          return settle(profile, query, model, gpus, room);
+        } catch (const Error& error) {
+          if (error.code() == ExitCode::unsupported_architecture) throw;
+          return std::nullopt;  // a size past 64 bits certainly does not fit
+        }
+      },
+      steps);
   out.reached_search_limit = out.max_ctx == limit;
   return out;
 }
