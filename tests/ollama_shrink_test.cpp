@@ -17,6 +17,7 @@
 #include "kvplan/plan.h"
 #include "kvplan/search.h"
 #include "kvplan/units.h"
+#include "loaders/ollama_tags.h"
 
 using namespace kvplan;
 
@@ -141,19 +142,55 @@ TEST_CASE("ollama shrink: the largest context is one whose every shorter context
   CHECK(*limits.caches.front().max_ctx == answer);
 }
 
+TEST_CASE("ollama shrink: E3 on two GPUs spreads at 25 sequences; with a budget the batch stops before the gap",
+          "[ollama][shrink]") {
+  // llama3.1:8b (Q4_K_M blob) at num_ctx 4096 on two RTX 4090s under Ollama v0.20.0 (E3): buildLayout
+  // keeps every layer on one GPU to 24 sequences (23.84 GiB there), and uses both from 25 (16.43 GiB
+  // on the fullest). With --budget 20GiB, 20 to 24 do not fit and 25 does again: the largest
+  // batch is 19 (it answered 31 before the profile named the step).
+  const ModelSpec model = load_ollama_tag("llama3.1:8b", builtin_models());
+  const std::vector<GpuSpec> two(2, *builtin_gpus().find("rtx4090"));
+  PlanRequest request = ollama_request(4096, 1, 20 * GiB);
+  request.engine_options.push_back({"ollama-version", "0.20.0", "--ollama-version"});
+  const std::shared_ptr<const Profile> profile = ollama_engine().make(model, two, request);
+  RowQuery query;
+  query.ctx = 4096;
+  const std::vector<std::uint64_t> steps = profile->shrink_points(query, SearchAxis::batch);
+  CHECK(std::find(steps.begin(), steps.end(), 25) != steps.end());
+  LimitsRequest limits_request;
+  limits_request.plan = request;
+  limits_request.search_gpus = false;
+  limits_request.search_uncapped_ctx = false;
+  const Limits limits = find_limits(model, two, limits_request);
+  REQUIRE(limits.caches.front().max_batch);
+  const std::uint64_t answer = *limits.caches.front().max_batch;
+  CHECK(answer == 19);
+  for (std::uint64_t batch = 1; batch <= answer + 1; ++batch) {
+    PlanRequest at = request;
+    at.batch = batch;
+    at.rows_only = true;
+    INFO("batch " << batch);
+    CHECK(make_plan(model, two, at).rows.front().fits == (batch <= answer));
+  }
+}
+
 TEST_CASE("ollama shrink: memory shrinks only where the profile says, over every batch", "[ollama][shrink][property]") {
   // For catalog models and Ollama tags on one and two cards: along the batch (1 to 256, llama.cpp's
   // most sequences), a row takes less than the one before only at a shrink point.
-  const std::vector<std::string> ids = {"gpt-oss-20b", "llama3.1-8b", "gemma3-27b", "qwen3-8b"};
+  // Every era: E4 (latest), E3 (0.20.0), E1 (0.5.12); catalog models and Ollama tags.
+  const std::vector<std::string> ids = {"gpt-oss-20b", "llama3.1-8b", "gemma3-27b", "qwen3-8b", "llama3.1:8b", "gemma3:12b"};
   const std::vector<std::vector<GpuSpec>> card_sets = {a100(), {*builtin_gpus().find("rtx4090"), *builtin_gpus().find("rtx4090")}};
+  for (const char* version : {"latest", "0.20.0", "0.5.12"})
   for (const std::string& id : ids) {
-    const ModelSpec& model = *builtin_models().find(id);
+    const ModelSpec model = id.find(':') != std::string::npos ? load_ollama_tag(id, builtin_models()) : *builtin_models().find(id);
     for (const std::vector<GpuSpec>& gpus : card_sets) {
       for (const std::uint64_t ctx : {std::uint64_t{1024}, std::uint64_t{4096}}) {
-        INFO(id << " on " << gpus.size() << " x " << gpus.front().id << " ctx " << ctx);
+        INFO(version << " " << id << " on " << gpus.size() << " x " << gpus.front().id << " ctx " << ctx);
         std::vector<std::uint64_t> steps;
+        PlanRequest base = ollama_request(ctx, 1, {});
+        base.engine_options.push_back({"ollama-version", version, "--ollama-version"});
         try {
-          const std::shared_ptr<const Profile> profile = ollama_engine().make(model, gpus, ollama_request(ctx, 1, {}));
+          const std::shared_ptr<const Profile> profile = ollama_engine().make(model, gpus, base);
           RowQuery query;
           query.ctx = ctx;
           steps = profile->shrink_points(query, SearchAxis::batch);
@@ -161,11 +198,15 @@ TEST_CASE("ollama shrink: memory shrinks only where the profile says, over every
           continue;  // not an architecture the profile prices
         }
         std::optional<Row> previous;
-        for (std::uint64_t batch = 1; batch <= 256; ++batch) {
-          const Row row = row_at(model, gpus, ctx, batch, std::nullopt);
+        for (std::uint64_t batch = 1; batch <= 256; batch += batch < 64 ? 1 : 7) {
+          PlanRequest at = base;
+          at.batch = batch;
+          at.rows_only = true;
+          const Row row = make_plan(model, gpus, at).rows.at(0);
           if (previous && row.total_bytes < previous->total_bytes) {
+            // A step in (the previous batch sampled, this one].
             INFO("batch " << batch << " takes " << row.total_bytes << " after " << previous->total_bytes);
-            CHECK(std::find(steps.begin(), steps.end(), batch) != steps.end());
+            CHECK(std::any_of(steps.begin(), steps.end(), [&](std::uint64_t s) { return s > previous->batch && s <= batch; }));
           }
           previous = row;
         }

@@ -4,8 +4,10 @@
 #include "engines/ollama/e4_choices.h"
 
 #include <algorithm>
+#include <utility>
 #include <limits>
 
+#include "kvplan/error.h"
 #include "kvplan/units.h"
 #include "model/wide_int.h"
 
@@ -113,10 +115,61 @@ std::vector<std::uint64_t> ollama_e4_shrink_totals(const OllamaE4Inputs& in) {
   return out;
 }
 
+namespace {
+
+/// E1 / E3: the values in [1, limit] at which the layout uses more GPUs, or the automatic parallel
+/// (4 or 2, then 1, before v0.10) falls, than at one fewer: bisection between two values whose
+/// choices differ (the count never falls and the parallel never rises as rows grow).
+std::vector<std::uint64_t> layout_points(const ModelSpec& model, const std::vector<OllamaDevice>& gpus,
+                                            const OllamaOptions& o, std::uint64_t num_ctx,
+                                            std::optional<std::uint32_t> parallel, bool along_batch,
+                                            std::uint64_t limit, const LlamaCppModelFacts* facts) {
+  OllamaOptions quiet = o;
+  quiet.words = false;
+  const auto used = [&](std::uint64_t n) -> std::pair<std::size_t, std::uint32_t> {
+    try {
+      const OllamaResult r = along_batch ? plan_ollama(model, gpus, quiet, num_ctx, static_cast<std::uint32_t>(n), facts)
+                                         : plan_ollama(model, gpus, quiet, n, parallel, facts);
+      const auto count = std::count_if(r.gpus.begin(), r.gpus.end(), [](const OllamaGpuShare& g) { return g.layers > 0; });
+      return {static_cast<std::size_t>(count), r.parallel};
+    } catch (const Error&) {
+      return {gpus.size() + 1, 0};  // not priced: past every layout
+    }
+  };
+  std::vector<std::uint64_t> out;
+  // Each pending range [low, high] holds a change when its ends' counts differ.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> pending{{1, limit}};
+  while (!pending.empty()) {
+    const auto [low, high] = pending.back();
+    pending.pop_back();
+    if (high <= low || used(low) == used(high)) continue;
+    if (high == low + 1) {
+      out.push_back(high);
+      continue;
+    }
+    const std::uint64_t middle = low + (high - low) / 2;
+    pending.push_back({low, middle});
+    pending.push_back({middle, high});
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::uint64_t> ollama_shrink_points(const ModelSpec& model, const std::vector<OllamaDevice>& gpus,
                                                 const OllamaOptions& o, std::uint64_t num_ctx,
-                                                std::optional<std::uint32_t> parallel, bool along_batch) {
-  if (ollama_era(o.version) != OllamaEra::e4 || num_ctx == 0) return {};
+                                                std::optional<std::uint32_t> parallel, bool along_batch,
+                                                const LlamaCppModelFacts* facts) {
+  if (num_ctx == 0) return {};
+  if (ollama_era(o.version) != OllamaEra::e4) {
+    const bool automatic_parallel = !along_batch && !parallel && !o.version.at_least(0, 10, 0);
+    if (gpus.size() < 2 && !automatic_parallel) return {};
+    if (along_batch) return layout_points(model, gpus, o, num_ctx, parallel, true, 256, facts);
+    const std::uint64_t trained = model.max_context;
+    if (trained == 0) return {};
+    return layout_points(model, gpus, o, num_ctx, parallel, false, trained, facts);
+  }
   const OllamaModelView m = ollama_model_view(model);
   const std::vector<std::uint64_t> totals = ollama_e4_shrink_totals(ollama_e4_inputs(m, model, gpus, o));
   // num_ctx as plan_ollama settles it in E4: clamped to the trained context, a vision model's raised to 2048.

@@ -331,7 +331,8 @@ class OllamaProfile final : public Profile {
 
   std::vector<std::uint64_t> shrink_points(const RowQuery& query, SearchAxis axis) const override {
     // The rows' own num_ctx and this profile's parallel slots, as price() hands them to plan_ollama.
-    return ollama_shrink_points(model_, devices_, options_, query.ctx, parallel_for(query), axis == SearchAxis::batch);
+    return ollama_shrink_points(model_, devices_, options_, query.ctx, parallel_for(query), axis == SearchAxis::batch,
+                                &facts_);
   }
 
   /// With the slots set by the batch (not OLLAMA_NUM_PARALLEL), each row's own batch is its slots,
