@@ -142,7 +142,7 @@ TEST_CASE("ollama shrink: the largest context is one whose every shorter context
   CHECK(*limits.caches.front().max_ctx == answer);
 }
 
-TEST_CASE("ollama shrink: E3 on two GPUs spreads at 25 sequences; with a budget the batch stops before the gap",
+TEST_CASE("ollama shrink: E3 on two GPUs spreads at 25 sequences, and with a budget the batch stops before the gap",
           "[ollama][shrink]") {
   // llama3.1:8b (Q4_K_M blob) at num_ctx 4096 on two RTX 4090s under Ollama v0.20.0 (E3): buildLayout
   // keeps every layer on one GPU to 24 sequences (23.84 GiB there), and uses both from 25 (16.43 GiB
