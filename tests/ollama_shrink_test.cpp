@@ -73,13 +73,13 @@ TEST_CASE("ollama shrink: E4 lowers its batch at 187 sequences and llama.cpp all
   RowQuery query;
   query.ctx = 4096;
   query.batch = 1;
-  CHECK(profile->shrink_points(query, SearchAxis::batch) == std::vector<std::uint64_t>{187, 250});
+  CHECK(profile->shrink_points(query, SearchAxis::batch, 256) == std::vector<std::uint64_t>{187, 250});
   CHECK(num_batch_of(row_at(gpt_oss(), a100(), 4096, 249, std::nullopt)) == 1024);
   CHECK(num_batch_of(row_at(gpt_oss(), a100(), 4096, 250, std::nullopt)) == 512);
   // Along the context at 186 sequences: n_ctx 762,753 -> num_ctx ceil(762,753 / 186) = 4101.
   query.batch = 186;
   const std::shared_ptr<const Profile> at_186 = ollama_engine().make(gpt_oss(), a100(), ollama_request(4096, 186, {}));
-  const std::vector<std::uint64_t> ctx_steps = at_186->shrink_points(query, SearchAxis::context);
+  const std::vector<std::uint64_t> ctx_steps = at_186->shrink_points(query, SearchAxis::context, 131072);
   REQUIRE(!ctx_steps.empty());
   CHECK(ctx_steps.front() == 4101);
   CHECK(num_batch_of(row_at(gpt_oss(), a100(), 4100, 186, std::nullopt)) == 2048);
@@ -155,7 +155,7 @@ TEST_CASE("ollama shrink: E3 on two GPUs spreads at 25 sequences, and with a bud
   const std::shared_ptr<const Profile> profile = ollama_engine().make(model, two, request);
   RowQuery query;
   query.ctx = 4096;
-  const std::vector<std::uint64_t> steps = profile->shrink_points(query, SearchAxis::batch);
+  const std::vector<std::uint64_t> steps = profile->shrink_points(query, SearchAxis::batch, 256);
   CHECK(std::find(steps.begin(), steps.end(), 25) != steps.end());
   LimitsRequest limits_request;
   limits_request.plan = request;
@@ -193,7 +193,7 @@ TEST_CASE("ollama shrink: memory shrinks only where the profile says, over every
           const std::shared_ptr<const Profile> profile = ollama_engine().make(model, gpus, base);
           RowQuery query;
           query.ctx = ctx;
-          steps = profile->shrink_points(query, SearchAxis::batch);
+          steps = profile->shrink_points(query, SearchAxis::batch, 256);
         } catch (const Error&) {
           continue;  // not an architecture the profile prices
         }

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <span>
+#include <vector>
 
 #include "engines/core/profile.h"
 
@@ -15,11 +15,11 @@ namespace kvplan {
 /// The largest n in [1, limit] whose row fits, and every smaller n's too (row_at(n), nullopt: it
 /// cannot be priced, so it does not fit); nullopt when not even 1 fits. Probes the limit first,
 /// then between the last row that fits and the last that does not, where their headroom says the
-/// boundary is. Memory never shrinks as n grows (tests/property_test.cpp) except at `steps`
-/// (Profile::shrink_points), each stretch between them searched by itself, so the answer is
-/// bisection's, exactly.
+/// boundary is. Memory never shrinks as n grows (tests/property_test.cpp) except at the points
+/// `steps_up_to` gives below the first answer (Profile::shrink_points), each stretch between them
+/// then searched by itself, so the answer is bisection's, exactly.
 std::optional<std::uint64_t> largest_fitting(std::uint64_t limit,
                                              const std::function<std::optional<Row>(std::uint64_t)>& row_at,
-                                             std::span<const std::uint64_t> steps = {});
+                                             const std::function<std::vector<std::uint64_t>(std::uint64_t up_to)>& steps_up_to = {});
 
 }  // namespace kvplan

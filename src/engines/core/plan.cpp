@@ -118,7 +118,6 @@ ContextLimit context_limit(const Profile& profile, RowQuery query, std::uint64_t
   out.cache = query.cache;
   query.ctx_is_total = false;
   query.words = false;  // only the verdict and the headroom are read
-  const std::vector<std::uint64_t> steps = profile.shrink_points(query, SearchAxis::context);
   out.max_ctx = largest_fitting(
       limit,
       [&](std::uint64_t ctx) -> std::optional<Row> {
@@ -130,7 +129,7 @@ ContextLimit context_limit(const Profile& profile, RowQuery query, std::uint64_t
           return std::nullopt;  // a size past 64 bits certainly does not fit
         }
       },
-      steps);
+      [&](std::uint64_t up_to) { return profile.shrink_points(query, SearchAxis::context, up_to); });
   out.reached_search_limit = out.max_ctx == limit;
   return out;
 }

@@ -120,15 +120,17 @@ class Profile {
   /// vLLM a build was a fifth of `kvplan fit`'s time).
   virtual bool depends_on_batch() const { return true; }
 
-  /// The values of the batch or of the context per sequence (`axis`; the rest as in `query`) from
-  /// which a row may take less memory than at one fewer, because the engine changes a choice of its
-  /// own there (Ollama E4 lowers its automatic batch as its prediction grows, e4_choices.h), in
-  /// ascending order. Between two of them memory never shrinks as the value grows: the searches
-  /// check each stretch, so that an answer's smaller values all fit. None (the default): memory
-  /// never shrinks.
-  virtual std::vector<std::uint64_t> shrink_points(const RowQuery& query, SearchAxis axis) const {
+  /// The values in [2, up_to] of the batch or of the context per sequence (`axis`; the rest as in
+  /// `query`) from which a row may take less memory than at one fewer, because the engine changes a
+  /// choice of its own there (Ollama E4 lowers its automatic batch as its prediction grows,
+  /// e4_choices.h), in ascending order. Between two of them memory never shrinks as the value
+  /// grows: the searches ask for those below their first answer and, when there are some, search
+  /// each stretch, so that an answer's smaller values all fit. None (the default): memory never
+  /// shrinks.
+  virtual std::vector<std::uint64_t> shrink_points(const RowQuery& query, SearchAxis axis, std::uint64_t up_to) const {
     (void)query;
     (void)axis;
+    (void)up_to;
     return {};
   }
 

@@ -13,6 +13,7 @@
 #include <limits>
 #include <span>
 #include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -179,7 +180,10 @@ std::optional<std::uint64_t> largest_holding_guided(std::uint64_t limit, Probe p
   return largest_in(low, limit, probe, holds, guess, extrapolate);
 }
 
-Found search(const RowAt& row_at, std::uint64_t limit, SearchBound at_limit, std::span<const std::uint64_t> steps,
+/// Profile::shrink_points up to a value, for one search's axis; empty: none.
+using StepsUpTo = std::function<std::vector<std::uint64_t>(std::uint64_t up_to)>;
+
+Found search(const RowAt& row_at, std::uint64_t limit, SearchBound at_limit, const StepsUpTo& steps_up_to,
              Probe probe = Probe::from_limit) {
   // The probes only ever raise the last n that fits and lower the last that does not, so the rows
   // at the bracket's ends are the last of each kind probed: the guess reads their headroom, and the
@@ -191,7 +195,10 @@ Found search(const RowAt& row_at, std::uint64_t limit, SearchBound at_limit, std
   Probed last_fit, last_miss;
   std::uint64_t fit_before_n = 0;  // the fit probed before last_fit (0: none), and its headroom
   std::int64_t fit_before_room = 0;
+  std::vector<std::pair<std::uint64_t, bool>> known;  // every n probed: a second pass prices only new ones
   const auto fits = [&](std::uint64_t n) {
+    for (const auto& [at, fit] : known)
+      if (at == n) return fit;
     std::optional<Row> row = row_at(n);
     const bool fit = row && row->fits;
     if (fit && last_fit.row) {
@@ -199,6 +206,7 @@ Found search(const RowAt& row_at, std::uint64_t limit, SearchBound at_limit, std
       fit_before_room = last_fit.row->headroom_bytes;
     }
     (fit ? last_fit : last_miss) = Probed{n, std::move(row)};
+    known.emplace_back(n, fit);
     return fit;
   };
   const Guess guess = [&](std::uint64_t low, std::uint64_t high) -> std::optional<std::uint64_t> {
@@ -221,7 +229,15 @@ Found search(const RowAt& row_at, std::uint64_t limit, SearchBound at_limit, std
   };
   const auto row_of = [&](Probed& probed, std::uint64_t n) { return probed.n == n ? std::move(probed.row) : row_at(n); };
   Found found;
-  found.value = largest_holding_guided(limit, probe, fits, guess, extrapolate, steps);
+  found.value = largest_holding_guided(limit, probe, fits, guess, extrapolate, {});
+  // Only where memory shrinks below that answer can a smaller value fail: searched again, stretch
+  // by stretch, only then (the points are asked for up to the answer, which for Ollama's layouts
+  // costs a few plans).
+  if (found.value && *found.value > 1 && steps_up_to) {
+    const std::vector<std::uint64_t> steps = steps_up_to(*found.value);
+    // The answer cannot pass the first one (one more did not fit): the second pass stays below it.
+    if (!steps.empty()) found.value = largest_holding_guided(*found.value, probe, fits, guess, extrapolate, steps);
+  }
   if (found.value == limit) found.stop = {at_limit, ""};
   else found.stop = stop_of(row_of(last_miss, found.value.value_or(0) + 1));
   if (found.value) found.row = row_of(last_fit, *found.value);
@@ -377,7 +393,9 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
         return std::nullopt;
       }
     };
-    const std::vector<std::uint64_t> ctx_steps = profile->shrink_points(query, SearchAxis::context);
+    const StepsUpTo ctx_steps = [&](std::uint64_t up_to) {
+      return profile->shrink_points(query, SearchAxis::context, up_to);
+    };
     Found ctx = search(at_ctx, limits.ctx_cap, limits.cap_kind, ctx_steps);
     out.max_ctx = ctx.value;
     out.ctx_stop = ctx.stop;
@@ -394,7 +412,7 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
       out.uncapped_stop = out.ctx_stop;
     }
 
-    const std::vector<std::uint64_t> batch_steps = profile->shrink_points(query, SearchAxis::batch);
+    const StepsUpTo batch_steps = [&](std::uint64_t up_to) { return profile->shrink_points(query, SearchAxis::batch, up_to); };
     Found batch = search(at_batch, request.batch_limit, SearchBound::search_limit, batch_steps, Probe::from_below);
     out.max_batch = batch.value;
     out.batch_stop = batch.stop;
@@ -426,8 +444,8 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
   return limits;
 }
 
-std::optional<std::uint64_t> largest_fitting(std::uint64_t limit, const RowAt& row_at, std::span<const std::uint64_t> steps) {
-  return search(row_at, limit, SearchBound::search_limit, steps).value;
+std::optional<std::uint64_t> largest_fitting(std::uint64_t limit, const RowAt& row_at, const StepsUpTo& steps_up_to) {
+  return search(row_at, limit, SearchBound::search_limit, steps_up_to).value;
 }
 
 }  // namespace kvplan

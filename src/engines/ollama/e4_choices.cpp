@@ -136,13 +136,20 @@ std::vector<std::uint64_t> layout_points(const ModelSpec& model, const std::vect
       return {gpus.size() + 1, 0};  // not priced: past every layout
     }
   };
+  std::vector<std::pair<std::uint64_t, std::pair<std::size_t, std::uint32_t>>> seen;  // each n planned once
+  const auto choice = [&](std::uint64_t n) {
+    for (const auto& [at, value] : seen)
+      if (at == n) return value;
+    seen.push_back({n, used(n)});
+    return seen.back().second;
+  };
   std::vector<std::uint64_t> out;
-  // Each pending range [low, high] holds a change when its ends' counts differ.
+  // Each pending range [low, high] holds a change when its ends' choices differ.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> pending{{1, limit}};
   while (!pending.empty()) {
     const auto [low, high] = pending.back();
     pending.pop_back();
-    if (high <= low || used(low) == used(high)) continue;
+    if (high <= low || choice(low) == choice(high)) continue;
     if (high == low + 1) {
       out.push_back(high);
       continue;
@@ -160,15 +167,14 @@ std::vector<std::uint64_t> layout_points(const ModelSpec& model, const std::vect
 std::vector<std::uint64_t> ollama_shrink_points(const ModelSpec& model, const std::vector<OllamaDevice>& gpus,
                                                 const OllamaOptions& o, std::uint64_t num_ctx,
                                                 std::optional<std::uint32_t> parallel, bool along_batch,
-                                                const LlamaCppModelFacts* facts) {
-  if (num_ctx == 0) return {};
+                                                std::uint64_t up_to, const LlamaCppModelFacts* facts) {
+  if (num_ctx == 0 || up_to < 2) return {};
   if (ollama_era(o.version) != OllamaEra::e4) {
     const bool automatic_parallel = !along_batch && !parallel && !o.version.at_least(0, 10, 0);
     if (gpus.size() < 2 && !automatic_parallel) return {};
-    if (along_batch) return layout_points(model, gpus, o, num_ctx, parallel, true, 256, facts);
-    const std::uint64_t trained = model.max_context;
-    if (trained == 0) return {};
-    return layout_points(model, gpus, o, num_ctx, parallel, false, trained, facts);
+    // Past llama.cpp's 256 sequences or the trained context no row fits: no point to find there.
+    const std::uint64_t most = along_batch ? 256 : model.max_context ? model.max_context : up_to;
+    return layout_points(model, gpus, o, num_ctx, parallel, along_batch, std::min(up_to, most), facts);
   }
   const OllamaModelView m = ollama_model_view(model);
   const std::vector<std::uint64_t> totals = ollama_e4_shrink_totals(ollama_e4_inputs(m, model, gpus, o));
@@ -190,7 +196,7 @@ std::vector<std::uint64_t> ollama_shrink_points(const ModelSpec& model, const st
       // num_ctx is constant below 2048 for a vision model; past the trained context rows are refused.
       if ((vision && at <= 2048) || (m.train_ctx > 0 && at > m.train_ctx)) continue;
     }
-    if (at >= 2 && (out.empty() || out.back() != at)) out.push_back(at);
+    if (at >= 2 && at <= up_to && (out.empty() || out.back() != at)) out.push_back(at);
   }
   return out;
 }

@@ -46,9 +46,9 @@ std::optional<std::size_t> ollama_e4_single_gpu(const OllamaE4Inputs& in, std::u
 /// fewer in a way that may shrink what llama.cpp allocates: a lower batch, another GPU placement.
 std::vector<std::uint64_t> ollama_e4_shrink_totals(const OllamaE4Inputs& in);
 
-/// The values of the batch (`along_batch`: parallel at num_ctx `num_ctx`) or of num_ctx (at
-/// `parallel` sequences) from which a row may take less memory than at one fewer (Profile::
-/// shrink_points). E4: where its own choices step (above). E1 and E3 on several GPUs: where the
+/// The values in [2, up_to] of the batch (`along_batch`: parallel at num_ctx `num_ctx`) or of
+/// num_ctx (at `parallel` sequences) from which a row may take less memory than at one fewer
+/// (Profile::shrink_points). E4: where its own choices step (above). E1 and E3 on several GPUs: where the
 /// layout starts to use another GPU (each then holds less), found by bisection on the number of
 /// GPUs the rules use, which grows with the batch and the context (up to llama.cpp's 256
 /// sequences, or the trained context). E1 and E3 on one GPU: none.
@@ -56,6 +56,6 @@ std::vector<std::uint64_t> ollama_e4_shrink_totals(const OllamaE4Inputs& in);
 std::vector<std::uint64_t> ollama_shrink_points(const ModelSpec& model, const std::vector<OllamaDevice>& gpus,
                                                 const OllamaOptions& options, std::uint64_t num_ctx,
                                                 std::optional<std::uint32_t> parallel, bool along_batch,
-                                                const LlamaCppModelFacts* facts = nullptr);
+                                                std::uint64_t up_to, const LlamaCppModelFacts* facts = nullptr);
 
 }  // namespace kvplan

@@ -329,10 +329,10 @@ class OllamaProfile final : public Profile {
     return std::numeric_limits<std::uint32_t>::max() / 2 / std::max<std::uint32_t>(parallel_.value_or(4), 1);
   }
 
-  std::vector<std::uint64_t> shrink_points(const RowQuery& query, SearchAxis axis) const override {
+  std::vector<std::uint64_t> shrink_points(const RowQuery& query, SearchAxis axis, std::uint64_t up_to) const override {
     // The rows' own num_ctx and this profile's parallel slots, as price() hands them to plan_ollama.
     return ollama_shrink_points(model_, devices_, options_, query.ctx, parallel_for(query), axis == SearchAxis::batch,
-                                &facts_);
+                                up_to, &facts_);
   }
 
   /// With the slots set by the batch (not OLLAMA_NUM_PARALLEL), each row's own batch is its slots,
