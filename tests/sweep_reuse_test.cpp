@@ -13,6 +13,7 @@
 #include "kvplan/plan.h"
 #include "reports/fields.h"
 #include "reports/row_json_writer.h"
+#include "support/breakdown_items.h"
 
 using namespace kvplan;
 
@@ -131,29 +132,12 @@ TEST_CASE("a line longer than the writer's first buffer grows it", "[sweep_write
 
 TEST_CASE("the breakdown phrase, appended piece by piece", "[sweep_writer]") {
   Row row;
-  KvBreakdownItem sliding;
-  sliding.kind = LayerKind::sliding;
-  sliding.window = 1024;
-  sliding.layers = 40;
-  sliding.tokens_held = 1024;
-  KvBreakdownItem full;
-  full.kind = LayerKind::full;
-  full.layers = 8;
-  full.tokens_held = 131072;
-  full.indexer_layers = 8;
-  KvBreakdownItem mtp = full;
-  mtp.layers = 1;
-  mtp.indexer_layers = 0;
-  mtp.mtp = true;
-  KvBreakdownItem cross;
-  cross.kind = LayerKind::cross;
-  cross.window = 6404;
-  cross.layers = 20;
-  cross.tokens_held = 6404;
-  KvBreakdownItem linear;
-  linear.kind = LayerKind::linear;
-  linear.layers = 36;
-  row.breakdown = {sliding, full, mtp, cross, linear};
+  using testing::breakdown_item;
+  row.breakdown = {breakdown_item(LayerKind::sliding, 40, 1024, {.window = 1024}),
+                   breakdown_item(LayerKind::full, 8, 131072, {.indexer_layers = 8}),
+                   breakdown_item(LayerKind::full, 1, 131072, {.mtp = true}),
+                   breakdown_item(LayerKind::cross, 20, 6404, {.window = 6404}),
+                   breakdown_item(LayerKind::linear, 36, 0)};
   CHECK(describe_breakdown(row) ==
         "40 sliding(1024) x 1,024 tokens + 8 full x 131,072 tokens (indexer on 8) + 1 full (MTP) x 131,072 tokens"
         " + 20 cross(6404) x 6,404 image tokens + 36 linear");
