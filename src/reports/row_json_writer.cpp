@@ -9,12 +9,10 @@
 #include <cmath>
 #include <cstring>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "reports/row_text_blocks.h"
 
 namespace kvplan {
 
@@ -43,21 +41,9 @@ bool word_needs_care(std::uint64_t word) {
 }
 
 #if defined(__SSE2__)
-/// Copies 16 bytes from `from` to `to`; true when one of them needs care, the same test as
-/// word_needs_care's 16 bytes at a time (SSE2 is part of every x86-64): a signed byte below 0x20
-/// is a control character or, negative, a byte of 0x80 or above; then 0x7F, '"' and '\\'.
-bool copy_block(const char* from, char* to) {
-  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(to), bytes);
-  const __m128i flags = _mm_or_si128(
-      _mm_or_si128(_mm_cmplt_epi8(bytes, _mm_set1_epi8(0x20)), _mm_cmpeq_epi8(bytes, _mm_set1_epi8(0x7F))),
-      _mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('"')), _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\\'))));
-  return _mm_movemask_epi8(flags) != 0;
-}
-
 bool block_needs_care(const char* at) {
   std::array<char, 16> ignored;
-  return copy_block(at, ignored.data());
+  return row_text::copy_json_block(at, ignored.data());
 }
 #endif
 
@@ -161,6 +147,10 @@ char* JsonNumberMemo::write(char* at, std::uint64_t value) {
 
 char* write_json_uint(char* at, std::uint64_t value) { return write_digits(at, value); }
 
+char* write_json_double(char* at, double value) { return write_double(at, value); }
+
+char* write_json_int(char* at, std::int64_t value) { return write_signed(at, value); }
+
 void append_json_uint(std::string& out, std::uint64_t value) {
   std::array<char, 24> digits{};
   out.append(digits.data(), static_cast<std::size_t>(write_digits(digits.data(), value) - digits.data()));
@@ -250,13 +240,13 @@ class Sink {
     bool care = false;
     if (size >= 16) {
       std::size_t i = 0;
-      for (; i + 16 <= size; i += 16) care |= copy_block(value.data() + i, to + i);
-      if (i < size) care |= copy_block(value.data() + size - 16, to + size - 16);  // overlapping
+      for (; i + 16 <= size; i += 16) care |= row_text::copy_json_block(value.data() + i, to + i);
+      if (i < size) care |= row_text::copy_json_block(value.data() + size - 16, to + size - 16);  // overlapping
     } else {
       std::array<char, 16> block;  // the text over 16 bytes of 'a', which needs no care
       block.fill('a');
       std::memcpy(block.data(), value.data(), size);
-      care = copy_block(block.data(), to);
+      care = row_text::copy_json_block(block.data(), to);
     }
     if (!care) {
       *cursor_ = '"';
