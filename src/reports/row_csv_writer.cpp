@@ -116,8 +116,7 @@ class CsvCells {
       if (i < size) take(value.data() + size - 16, cursor_ + size - 16);
     } else {
       std::array<char, 16> block;
-      block.fill('a');
-      if (size) std::memcpy(block.data(), value.data(), size);
+      row_text::short_block(value.data(), size, block.data());
       take(block.data(), cursor_);
     }
     const CellForm form = flags.slow ? CellForm::slow : flags.comma ? CellForm::quoted : CellForm::plain;
@@ -298,7 +297,11 @@ void write_cells(CsvCells& out, const Row& row) {
   out.number(row.capacity_bytes);
   out.signed_number(row.headroom_bytes);
   out.boolean(row.fits);
-  out.text(to_string(row.verdict));
+  switch (row.verdict) {  // to_string(row.verdict): plain words
+    case Verdict::fits: out.literal(",fits"); break;
+    case Verdict::does_not_fit: out.literal(",does_not_fit"); break;
+    case Verdict::engine_refuses: out.literal(",engine_refuses"); break;
+  }
   if (row.kv_pool_bytes) out.number(*row.kv_pool_bytes);
   else out.empty();
   if (row.engine.available_kv_bytes) out.number(*row.engine.available_kv_bytes);

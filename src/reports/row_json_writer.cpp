@@ -135,14 +135,9 @@ char* write_double(char* at, double value) {
 
 }  // namespace
 
-char* JsonNumberMemo::write(char* at, std::uint64_t value) {
-  Entry& entry = entries_[static_cast<std::size_t>((value * 0x9E3779B97F4A7C15ull) >> 58)];  // 64 slots
-  if (entry.size == 0 || entry.value != value) {
-    entry.value = value;
-    entry.size = static_cast<std::uint8_t>(write_digits(entry.digits.data(), value) - entry.digits.data());
-  }
-  std::memcpy(at, entry.digits.data(), entry.digits.size());  // fixed size: inlined; `at` has room
-  return at + entry.size;
+void JsonNumberMemo::keep(Entry& entry, std::uint64_t value) {
+  entry.value = value;
+  entry.size = static_cast<std::uint8_t>(write_digits(entry.digits.data(), value) - entry.digits.data());
 }
 
 char* write_json_uint(char* at, std::uint64_t value) { return write_digits(at, value); }
@@ -194,24 +189,24 @@ class Sink {
   Sink& operator=(const Sink&) = delete;
 
   template <std::size_t N>
-  void literal(const char (&text)[N]) {
+  [[gnu::always_inline]] void literal(const char (&text)[N]) {
     room(N);
     std::memcpy(cursor_, text, N - 1);
     cursor_ += N - 1;
   }
-  void ch(char c) {
+  [[gnu::always_inline]] void ch(char c) {
     room(1);
     *cursor_++ = c;
   }
-  void count(std::uint64_t value) {
+  [[gnu::always_inline]] void count(std::uint64_t value) {
     room(24);
     cursor_ = memo_.write(cursor_, value);
   }
-  void signed_count(std::int64_t value) {
+  [[gnu::always_inline]] void signed_count(std::int64_t value) {
     room(24);
     cursor_ = write_signed(cursor_, value);
   }
-  void boolean(bool value) {
+  [[gnu::always_inline]] void boolean(bool value) {
     if (value) literal("true");
     else literal("false");
   }
@@ -244,8 +239,7 @@ class Sink {
       if (i < size) care |= row_text::copy_json_block(value.data() + size - 16, to + size - 16);  // overlapping
     } else {
       std::array<char, 16> block;  // the text over 16 bytes of 'a', which needs no care
-      block.fill('a');
-      std::memcpy(block.data(), value.data(), size);
+      row_text::short_block(value.data(), size, block.data());
       care = row_text::copy_json_block(block.data(), to);
     }
     if (!care) {
@@ -282,12 +276,15 @@ class Sink {
     std::memcpy(cursor_, value.data(), value.size());
     cursor_ += value.size();
   }
-  void room(std::size_t bytes) {
-    if (static_cast<std::size_t>(end_ - cursor_) < bytes) {
-      out_.end_at(cursor_);
-      cursor_ = out_.room(bytes + kStep);
-      end_ = cursor_ + bytes + kStep;
-    }
+  /// Room for `bytes` after the cursor: a comparison inlined at every field, the growth not.
+  [[gnu::always_inline]] void room(std::size_t bytes) {
+    if (static_cast<std::size_t>(end_ - cursor_) < bytes) [[unlikely]]
+      grow(bytes);
+  }
+  [[gnu::noinline]] void grow(std::size_t bytes) {
+    out_.end_at(cursor_);
+    cursor_ = out_.room(bytes + kStep);
+    end_ = cursor_ + bytes + kStep;
   }
 
   TextBuffer& out_;
@@ -334,8 +331,11 @@ void write_members(Sink& out, const Row& row) {
   out.signed_count(row.headroom_bytes);
   out.literal(",\"fits\":");
   out.boolean(row.fits);
-  out.literal(",\"verdict\":");
-  out.text(to_string(row.verdict));
+  switch (row.verdict) {  // to_string(row.verdict), quoted: plain words
+    case Verdict::fits: out.literal(",\"verdict\":\"fits\""); break;
+    case Verdict::does_not_fit: out.literal(",\"verdict\":\"does_not_fit\""); break;
+    case Verdict::engine_refuses: out.literal(",\"verdict\":\"engine_refuses\""); break;
+  }
   out.literal(",\"kv_pool_bytes\":");
   out.optional(row.kv_pool_bytes);
   out.literal(",\"available_kv_bytes\":");

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -37,8 +38,15 @@ void append_json_string(std::string& out, std::string_view text);
 /// the digits and keeps them.
 class JsonNumberMemo {
  public:
-  /// Writes `value`'s digits at `at` (room for 20), returns the end.
-  char* write(char* at, std::uint64_t value);
+  /// Writes `value`'s digits at `at` (room for 20), returns the end. Inline: a line asks for
+  /// thirty numbers, nearly all of them found.
+  char* write(char* at, std::uint64_t value) {
+    Entry& entry = entries_[static_cast<std::size_t>((value * 0x9E3779B97F4A7C15ull) >> 58)];  // 64 slots
+    if (entry.size == 0 || entry.value != value) [[unlikely]]
+      keep(entry, value);
+    std::memcpy(at, entry.digits.data(), entry.digits.size());  // fixed size: inlined; `at` has room
+    return at + entry.size;
+  }
 
  private:
   struct Entry {
@@ -46,6 +54,8 @@ class JsonNumberMemo {
     std::uint8_t size = 0;  ///< 0: empty
     std::array<char, 20> digits{};
   };
+  /// Writes `value`'s digits into `entry`.
+  static void keep(Entry& entry, std::uint64_t value);
   std::array<Entry, 64> entries_{};
 };
 
