@@ -34,9 +34,13 @@ enum class CellForm { plain, quoted, slow };
 char* write_thousands(char* at, std::uint64_t value) {
   std::array<char, 24> digits;
   const auto count = static_cast<std::size_t>(write_json_uint(digits.data(), value) - digits.data());
-  for (std::size_t i = 0; i < count; ++i) {
-    if (i > 0 && (count - i) % 3 == 0) *at++ = ',';
-    *at++ = digits[i];
+  // The first group (1 to 3 digits), then a comma and three digits at a time.
+  const std::size_t first = count % 3 == 0 ? 3 : count % 3;
+  for (std::size_t i = 0; i < first; ++i) *at++ = digits[i];
+  for (std::size_t i = first; i < count; i += 3) {
+    *at = ',';
+    std::memcpy(at + 1, digits.data() + i, 3);
+    at += 4;
   }
   return at;
 }
