@@ -41,6 +41,10 @@ class JsonNumberMemo {
   /// Writes `value`'s digits at `at` (room for 20), returns the end. Inline: a line asks for
   /// thirty numbers, nearly all of them found.
   char* write(char* at, std::uint64_t value) {
+    if (value < 10) {  // a batch, tp, pp, rank, stage, 0 bytes: one digit, no lookup
+      *at = static_cast<char>('0' + value);
+      return at + 1;
+    }
     Entry& entry = entries_[static_cast<std::size_t>((value * 0x9E3779B97F4A7C15ull) >> 58)];  // 64 slots
     if (entry.size == 0 || entry.value != value) [[unlikely]]
       keep(entry, value);
