@@ -13,6 +13,8 @@ namespace kvplan {
 char* write_gib_number(char* at, std::int64_t bytes);
 /// The decimal digits of `value` written at `at` (room for 20), returns the end.
 char* write_decimal(char* at, std::uint64_t value);
+/// format_thousands(value) written at `at` (room for 26), returns the end: "131,072".
+char* write_thousands(char* at, std::uint64_t value);
 
 /// The decimal digits of `value`.
 void append_decimal(std::string& out, std::uint64_t value);

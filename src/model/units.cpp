@@ -231,23 +231,26 @@ void append_gib(std::string& out, std::int64_t bytes) {
   out += " GiB";
 }
 
-void append_thousands(std::string& out, std::uint64_t value) {
+char* write_thousands(char* at, std::uint64_t value) {
   // The first group (1 to 3 digits), then a comma and three digits at a time: a sweep past the
   // trained context writes two of these a row, and a remainder per digit cost a sixth of its
   // settling.
   const fmt::format_int digits(value);
   const char* const from = digits.data();
   const std::size_t count = digits.size();
-  std::array<char, 32> text;  // 20 digits and 6 commas at most; appended once
   const std::size_t first = count % 3 == 0 ? 3 : count % 3;
-  std::size_t size = 0;
-  for (; size < first; ++size) text[size] = from[size];
+  for (std::size_t i = 0; i < first; ++i) *at++ = from[i];
   for (std::size_t i = first; i < count; i += 3) {
-    text[size] = ',';
-    std::memcpy(text.data() + size + 1, from + i, 3);
-    size += 4;
+    *at = ',';
+    std::memcpy(at + 1, from + i, 3);
+    at += 4;
   }
-  out.append(text.data(), size);
+  return at;
+}
+
+void append_thousands(std::string& out, std::uint64_t value) {
+  std::array<char, 32> text;  // 20 digits and 6 commas at most; appended once
+  out.append(text.data(), static_cast<std::size_t>(write_thousands(text.data(), value) - text.data()));
 }
 
 std::string format_gib_number(std::int64_t bytes) {

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "model/text.h"
+#include "model/text_append.h"
 #include "reports/row_json_writer.h"
 #include "reports/row_text_blocks.h"
 
@@ -28,22 +29,6 @@ constexpr std::size_t kMaxCell = 4096;
 
 /// How the bytes of a cell's text decide its form.
 enum class CellForm { plain, quoted, slow };
-
-/// `value` with thousands separators ("131,072", format_thousands) written at `at` (room for 32),
-/// returns the end.
-char* write_thousands(char* at, std::uint64_t value) {
-  std::array<char, 24> digits;
-  const auto count = static_cast<std::size_t>(write_json_uint(digits.data(), value) - digits.data());
-  // The first group (1 to 3 digits), then a comma and three digits at a time.
-  const std::size_t first = count % 3 == 0 ? 3 : count % 3;
-  for (std::size_t i = 0; i < first; ++i) *at++ = digits[i];
-  for (std::size_t i = first; i < count; i += 3) {
-    *at = ',';
-    std::memcpy(at + 1, digits.data() + i, 3);
-    at += 4;
-  }
-  return at;
-}
 
 /// One line's cells after model, gpu and runtime, written through a cursor into `out`: one bounds
 /// check a cell, and no string of its own for any cell but one that needs the slow way.
