@@ -93,6 +93,43 @@ TEST_CASE("a row priced into a used Row is the row price() gives", "[sweep]") {
   CHECK(!full.decode_bound);
 }
 
+TEST_CASE("a sweep's trained-context warning takes over the strings of the row before's", "[sweep]") {
+  // Rows below and past Qwen3-8B's trained 40,960 tokens, in turn and in runs, settled into one
+  // Row with the findings of the row before kept aside (sweep_rows' `spent`): each is the row
+  // settle_shown gives, and from the second warning in a run on, its text is in the same buffer
+  // as the one before's (no allocation).
+  const ModelSpec& model = *builtin_models().find("qwen3-8b");
+  const std::vector<GpuSpec> gpus{*builtin_gpus().find("h100")};
+  PlanRequest request;
+  const std::shared_ptr<const Profile> profile = find_engine("generic", "runtime").make(model, gpus, request);
+  RowQuery query;
+  const Dtype& fp16 = parse_kv_dtype("fp16", *model.weight_dtype);
+  query.cache = {&fp16, &fp16};
+  Row row;
+  std::vector<Finding> spent;
+  const char* last_text = nullptr;
+  std::size_t reused = 0;
+  for (const std::uint64_t ctx : {100'000, 4096, 100'000, 123'456, 999'999, 4096, 40'960, 40'961}) {
+    query.ctx = ctx;
+    settle_shown_into(row, *profile, query, model, gpus, std::nullopt, &spent);
+    INFO(ctx);
+    CHECK(written(row) == written(settle_shown(*profile, query, model, gpus)));
+    const bool warned = ctx > 40'960;
+    REQUIRE(row.findings.size() == (warned ? 1u : 0u));
+    if (warned) {
+      CHECK(row.findings[0].code == "beyond_trained_context");
+      if (last_text && row.findings[0].text.data() == last_text) ++reused;
+      last_text = row.findings[0].text.data();
+    } else {
+      last_text = nullptr;
+    }
+  }
+  CHECK(row.findings.at(0).text == "ctx 40,961 is beyond the model's trained context of 40,960 tokens");
+  // 123,456 after 100,000 and 999,999 after it (a longer text may grow the string; a row without
+  // the warning leaves none to take over).
+  CHECK(reused == 2);
+}
+
 TEST_CASE("text copied and checked in one pass is escaped exactly as nlohmann escapes it", "[sweep_writer]") {
   // Each byte that needs care (and a plain one) at each position of texts of 1 to 40 bytes: the
   // short path (below 16), whole blocks and the overlapping last block. The row's JSON through
