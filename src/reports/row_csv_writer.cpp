@@ -45,9 +45,15 @@ class CsvCells {
     cursor_ = memo_.write(cursor_, value);
   }
   void signed_number(std::int64_t value) {
+    // A '-' and the magnitude from the memo, taken in unsigned arithmetic (INT64_MIN has one).
     room(24);
     *cursor_++ = ',';
-    cursor_ = write_json_int(cursor_, value);
+    auto magnitude = static_cast<std::uint64_t>(value);
+    if (value < 0) {
+      *cursor_++ = '-';
+      magnitude = ~magnitude + 1;
+    }
+    cursor_ = memo_.write(cursor_, magnitude);
   }
   void real(double value) {
     room(72);

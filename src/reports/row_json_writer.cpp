@@ -144,8 +144,6 @@ char* write_json_uint(char* at, std::uint64_t value) { return write_digits(at, v
 
 char* write_json_double(char* at, double value) { return write_double(at, value); }
 
-char* write_json_int(char* at, std::int64_t value) { return write_signed(at, value); }
-
 void append_json_uint(std::string& out, std::uint64_t value) {
   std::array<char, 24> digits{};
   out.append(digits.data(), static_cast<std::size_t>(write_digits(digits.data(), value) - digits.data()));
@@ -203,8 +201,15 @@ class Sink {
     cursor_ = memo_.write(cursor_, value);
   }
   [[gnu::always_inline]] void signed_count(std::int64_t value) {
+    // A '-' and the magnitude from the memo (a headroom repeats in its GPU's share), the
+    // magnitude taken in unsigned arithmetic so that INT64_MIN has one too.
     room(24);
-    cursor_ = write_signed(cursor_, value);
+    auto magnitude = static_cast<std::uint64_t>(value);
+    if (value < 0) {
+      *cursor_++ = '-';
+      magnitude = ~magnitude + 1;
+    }
+    cursor_ = memo_.write(cursor_, magnitude);
   }
   [[gnu::always_inline]] void boolean(bool value) {
     if (value) literal("true");

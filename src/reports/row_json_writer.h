@@ -22,8 +22,6 @@ void append_json_uint(std::string& out, std::uint64_t value);
 /// may overwrite); returns the end.
 char* write_json_uint(char* at, std::uint64_t value);
 void append_json_int(std::string& out, std::int64_t value);
-/// append_json_int's text written at `at`, which must have room for 21 bytes; returns the end.
-char* write_json_int(char* at, std::int64_t value);
 void append_json_double(std::string& out, double value);
 /// append_json_double's text written at `at`, which must have room for 64 bytes; returns the end.
 char* write_json_double(char* at, double value);
