@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "reports/row_shortest_double.h"
 #include "reports/row_text_blocks.h"
 
 namespace kvplan {
@@ -130,7 +131,7 @@ char* write_double(char* at, double value) {
     std::memcpy(at, ".0", 2);
     return at + 2;
   }
-  return nlohmann::detail::to_chars(at, at + 64, value);
+  return write_shortest_double(at, value);  // nlohmann's own digits, by its own algorithm
 }
 
 }  // namespace
