@@ -17,7 +17,8 @@ for arg in "$@"; do
   [[ "$arg" == "--web" ]] && with_web=true
 done
 
-packages=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev catch2 libyaml-cpp-dev)
+# lld links the release binary with the plain command's code placed together (cmake/KvplanStaticLink.cmake).
+packages=(cmake ninja-build g++ lld libcli11-dev nlohmann-json3-dev libfmt-dev catch2 libyaml-cpp-dev)
 if $with_tests && ! command -v node >/dev/null; then packages+=(nodejs npm); fi
 # The plot tests: xmllint parses the SVG, headless Chromium renders it once (skipped without it).
 if $with_tests; then packages+=(libxml2-utils chromium); fi

@@ -1,8 +1,10 @@
 // A100 MIG instances in the GPU catalog: each with the memory nvidia-smi prints for the MIG device
-// (its MIG devices table, in MiB), never the profile name's nominal GB; the profiles with no such
-// figure found are not in the catalog at all (docs/planning.md, "MIG instances").
+// (its MIG devices table, in MiB) or, where only `nvidia-smi mig -lgip` was found, the lowest value
+// that prints so; never the profile name's nominal GB. The figure moves with the driver, so each is
+// the smallest seen (docs/planning.md, "MIG instances").
 
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include "kvplan/catalog.h"
@@ -46,19 +48,46 @@ TEST_CASE("A100 MIG instances answer to the spellings of their card", "[mig]") {
   CHECK(catalog.find("a100-80g-2g.20gb")->id == "a100-80gb-2g.20gb");
 }
 
-TEST_CASE("an A100 MIG profile with no driver-reported figure is not guessed", "[mig]") {
-  // 3g.20gb on the 40 GB card prints 20096MiB under driver 510 and 19.50 GiB in a later driver's
-  // `mig -lgip`: which one a user has is unknown, so the profile is not in the catalog (nor 2g.10gb,
-  // 4g.20gb, 7g.40gb; on the 80 GB card 1g.20gb, 4g.40gb, 7g.80gb): docs/planning.md says why.
-  for (const char* name : {"a100-40gb-2g.10gb", "a100-40gb-3g.20gb", "a100-40gb-4g.20gb", "a100-40gb-7g.40gb",
-                           "a100-80gb-1g.20gb", "a100-80gb-4g.40gb", "a100-80gb-7g.80gb"}) {
+TEST_CASE("every A100 MIG profile carries the smallest memory a driver printed for it", "[mig]") {
+  const GpuCatalog& catalog = builtin_gpus();
+  struct Expected {
+    const char* id;
+    std::uint64_t mib;
+    double bandwidth_gbps;
+  };
+  // Device tables: 2g.10gb 9856MiB and 3g.20gb 19968MiB on an A100-PCIE-40GB under driver 550.54.14
+  // (470.57.02 printed 9984 and 20096); 4g.40gb 40192MiB on an A100-SXM4-80GB under 550.54.14.
+  // -lgip only, lowest value that prints so, whole MiB down: 19.50 GiB -> 19.495 x 1024 = 19962.88 ->
+  // 19962; 39.25 -> 40186.88 -> 40186; 78.75 -> 80634.88 -> 80634. Bandwidth: the memory slices'
+  // share, 2/8 or 4/8 or 8/8 of 1,555 GB/s (40 GB) or 2,039 GB/s (80 GB).
+  for (const Expected& e : {Expected{"a100-40gb-2g.10gb", 9856, 388.75}, Expected{"a100-40gb-3g.20gb", 19968, 777.5},
+                            Expected{"a100-40gb-4g.20gb", 19962, 777.5}, Expected{"a100-40gb-7g.40gb", 40186, 1555},
+                            Expected{"a100-80gb-1g.20gb", 19962, 509.75}, Expected{"a100-80gb-4g.40gb", 40192, 1019.5},
+                            Expected{"a100-80gb-7g.80gb", 80634, 2039}}) {
+    INFO(e.id);
+    const GpuSpec* gpu = catalog.find(e.id);
+    REQUIRE(gpu);
+    CHECK(gpu->memory_bytes == e.mib * MiB);
+    CHECK(gpu->bandwidth_gbps == e.bandwidth_gbps);
+    CHECK_FALSE(gpu->fp8);
+  }
+  // 10,334,765,056 = 9,856 x 2^20: the 2g.10gb instance holds more than "10gb" (10^10) says.
+  CHECK(catalog.find("a100-40gb-2g.10gb")->memory_bytes == 10'334'765'056u);
+  // The old drivers' 7g devices printed the whole card (40537MiB, 81251MiB): never taken.
+  CHECK(catalog.find("a100-40gb-7g.40gb")->memory_bytes < 40537 * MiB);
+  CHECK(catalog.find("a100-80gb-7g.80gb")->memory_bytes == 84'550'877'184u);
+}
+
+TEST_CASE("a MIG profile A100 does not have is not guessed", "[mig]") {
+  // 1g.20gb exists on the 80 GB card only; 7g.80gb only on the 80 GB card.
+  for (const char* name : {"a100-40gb-1g.20gb", "a100-40gb-7g.80gb", "a100-80gb-3g.20gb"}) {
     INFO(name);
     CHECK_FALSE(builtin_gpus().find(name));
   }
-  const kvplan::testing::ProcessResult r = run_kvplan("--model qwen3-8b --gpu a100-40gb-3g.20gb --ctx 4k");
+  const kvplan::testing::ProcessResult r = run_kvplan("--model qwen3-8b --gpu a100-40gb-1g.20gb --ctx 4k");
   CHECK(r.exit_code == 2);
   CHECK(r.out.empty());
-  CHECK_THAT(r.err, Catch::StartsWith("kvplan: error: ") && Catch::Contains("unknown GPU 'a100-40gb-3g.20gb'"));
+  CHECK_THAT(r.err, Catch::StartsWith("kvplan: error: ") && Catch::Contains("unknown GPU 'a100-40gb-1g.20gb'"));
 }
 
 TEST_CASE("a card's name never means one of its MIG instances", "[mig]") {

@@ -22,8 +22,10 @@
 
 #include "support/run_binary.h"
 #include "support/temp_dir.h"
+#include "support/text_lines.h"
 
 namespace fs = std::filesystem;
+using kvplan::testing::lines_of;
 using kvplan::testing::read_file;
 using kvplan::testing::source_path;
 
@@ -39,13 +41,6 @@ struct Example {
   std::size_t output_line = 0;  ///< index of the first output line in the file
 };
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) lines.push_back(line);
-  return lines;
-}
 
 std::vector<Example> examples_in(const std::string& relative) {
   const std::vector<std::string> lines = lines_of(read_file(source_path(relative)));

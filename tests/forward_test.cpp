@@ -13,6 +13,7 @@
 #include "kvplan/error.h"
 #include "kvplan/model_loader.h"
 #include "kvplan/plan.h"
+#include "kvplan/units.h"
 #include "loaders/hf_cache.h"
 #include "loaders/hf_config.h"
 #include "loaders/unified_memory.h"
@@ -21,11 +22,11 @@
 
 namespace {
 
+using kvplan::GiB;
 using kvplan::testing::run_kvplan;
 using kvplan::testing::source_path;
 namespace fs = std::filesystem;
 
-constexpr std::uint64_t GiB = std::uint64_t{1} << 30;
 
 kvplan::ModelSpec llama8b() { return kvplan::load_hf_model(source_path("tests/fixtures/hf/llama3.1-8b")); }
 

@@ -15,13 +15,14 @@
 #include "loaders/gguf_model.h"
 #include "kvplan/model_loader.h"
 #include "support/gguf_writer.h"
-#include "support/llamacpp_fixtures.h"
+#include "support/llamacpp_fixture_model.h"
 
 using kvplan::ExitCode;
 using kvplan::GgufModel;
 using kvplan::LayerKind;
 using kvplan::LayerSpec;
 using kvplan::testing::GgufWriter;
+using kvplan::testing::load_llamacpp_fixture;
 using kvplan::testing::make_llamacpp_fixture;
 
 using kvplan::testing::TempDir;
@@ -36,7 +37,6 @@ GgufModel load(const GgufWriter& writer) {
   return kvplan::load_gguf_model(path);
 }
 
-GgufModel fixture(const std::string& name) { return load(make_llamacpp_fixture(name)); }
 
 /// The Error loading `writer` throws: its exit code and message.
 std::pair<ExitCode, std::string> load_error(const GgufWriter& writer) {
@@ -84,7 +84,7 @@ bool has_note(const GgufModel& m, const std::string& text) {
 }  // namespace
 
 TEST_CASE("llama: plain attention, exact weights, params and per-layer bytes", "[gguf_model]") {
-  const GgufModel m = fixture("llama");
+  const GgufModel m = load_llamacpp_fixture("llama");
   const kvplan::ModelSpec& s = m.spec;
   CHECK(s.architecture == "llama");
   CHECK(s.name == "kvplan fixture llama");
@@ -108,7 +108,7 @@ TEST_CASE("llama: plain attention, exact weights, params and per-layer bytes", "
 
 TEST_CASE("vocab_size is llama.cpp's n_vocab: <arch>.vocab_size, else the token list, else token_embd rows",
           "[gguf_model]") {
-  CHECK(fixture("llama").spec.vocab_size == 8);  // the fixtures' 8-token gpt2 vocabulary
+  CHECK(load_llamacpp_fixture("llama").spec.vocab_size == 8);  // the fixtures' 8-token gpt2 vocabulary
   // minimal_llama has no token list: the rows of token_embd {128, 8}.
   CHECK(load(minimal_llama()).spec.vocab_size == 8);
   const GgufModel listed = load(minimal_llama("", [](GgufWriter& w) {
@@ -124,7 +124,7 @@ TEST_CASE("vocab_size is llama.cpp's n_vocab: <arch>.vocab_size, else the token 
 }
 
 TEST_CASE("llama with a sliding_window key: llama.cpp ignores it, and kvplan says so", "[gguf_model]") {
-  const GgufModel m = fixture("llama-swa-ignored");
+  const GgufModel m = load_llamacpp_fixture("llama-swa-ignored");
   for (const LayerSpec& layer : m.spec.layers) check_attention(layer, LayerKind::full, 2, 32, 32);
   CHECK(has_note(m, "attention.sliding_window = 128 is ignored by llama.cpp"));
   CHECK(m.spec.file->output_tied);  // no output.weight
@@ -132,7 +132,7 @@ TEST_CASE("llama with a sliding_window key: llama.cpp ignores it, and kvplan say
 }
 
 TEST_CASE("MoE: active parameters count expert_used_count of expert_count experts", "[gguf_model]") {
-  const GgufModel m = fixture("llama-moe");
+  const GgufModel m = load_llamacpp_fixture("llama-moe");
   // Per layer: q/k/v/o 49,152 + attn_norm and ffn_norm 256 + router 512 + 3 expert tensors of
   // 4 x 128 x 256 (393,216 values) = 443,136; + 2,176 outside the layers.
   CHECK(m.spec.params == 4 * 443'136 + 2'176);
@@ -141,15 +141,15 @@ TEST_CASE("MoE: active parameters count expert_used_count of expert_count expert
 }
 
 TEST_CASE("qwen2, qwen3, qwen3moe: head sizes from key_length/value_length or n_embd / n_head", "[gguf_model]") {
-  for (const LayerSpec& layer : fixture("qwen2").spec.layers) check_attention(layer, LayerKind::full, 2, 32, 32);
-  for (const LayerSpec& layer : fixture("qwen3").spec.layers) check_attention(layer, LayerKind::full, 2, 64, 64);
-  const GgufModel moe = fixture("qwen3moe");
+  for (const LayerSpec& layer : load_llamacpp_fixture("qwen2").spec.layers) check_attention(layer, LayerKind::full, 2, 32, 32);
+  for (const LayerSpec& layer : load_llamacpp_fixture("qwen3").spec.layers) check_attention(layer, LayerKind::full, 2, 64, 64);
+  const GgufModel moe = load_llamacpp_fixture("qwen3moe");
   for (const LayerSpec& layer : moe.spec.layers) check_attention(layer, LayerKind::full, 2, 64, 64);
   CHECK(moe.spec.active_params > 0);
 }
 
 TEST_CASE("gemma2: llama.cpp's hard-coded period 2, window from the key", "[gguf_model]") {
-  const GgufModel m = fixture("gemma2");
+  const GgufModel m = load_llamacpp_fixture("gemma2");
   REQUIRE(m.spec.layers.size() == 4);
   check_attention(m.spec.layers[0], LayerKind::sliding, 2, 64, 64, 256);
   check_attention(m.spec.layers[1], LayerKind::full, 2, 64, 64);
@@ -160,11 +160,11 @@ TEST_CASE("gemma2: llama.cpp's hard-coded period 2, window from the key", "[gguf
 }
 
 TEST_CASE("gemma3: every 6th layer global without a pattern key, pattern 0 makes all sliding", "[gguf_model]") {
-  const GgufModel m = fixture("gemma3");
+  const GgufModel m = load_llamacpp_fixture("gemma3");
   CHECK(kvplan::describe_layers(m.spec) == "5 sliding(512) + 1 full");
   CHECK(m.spec.layers[5].kind == LayerKind::full);
   CHECK(has_note(m, "default period 6"));
-  const GgufModel all = fixture("gemma3-allswa");
+  const GgufModel all = load_llamacpp_fixture("gemma3-allswa");
   CHECK(kvplan::describe_layers(all.spec) == "4 sliding(512)");
 
   // gemma3 reads only a scalar period: an array is skipped and the default stays (llama.cpp's
@@ -177,7 +177,7 @@ TEST_CASE("gemma3: every 6th layer global without a pattern key, pattern 0 makes
 }
 
 TEST_CASE("deepseek2 MLA: one K-only head of key_length = kv_lora_rank + rope", "[gguf_model]") {
-  const GgufModel m = fixture("deepseek2");
+  const GgufModel m = load_llamacpp_fixture("deepseek2");
   REQUIRE(m.spec.layers.size() == 4);
   for (const LayerSpec& layer : m.spec.layers) {
     CHECK(layer.kind == LayerKind::mla);
@@ -190,7 +190,7 @@ TEST_CASE("deepseek2 MLA: one K-only head of key_length = kv_lora_rank + rope", 
 
 TEST_CASE("recurrent layers: state sizes as llama_hparams::n_embd_r / n_embd_s, in f32", "[gguf_model]") {
   SECTION("mamba2: (4 - 1) x (128 + 2 x 1 x 16) = 480 conv, 16 x 128 = 2048 SSM") {
-    const GgufModel m = fixture("mamba2");
+    const GgufModel m = load_llamacpp_fixture("mamba2");
     REQUIRE(m.spec.layers.size() == 4);
     for (const LayerSpec& layer : m.spec.layers) {
       CHECK(layer.kind == LayerKind::linear);
@@ -203,24 +203,24 @@ TEST_CASE("recurrent layers: state sizes as llama_hparams::n_embd_r / n_embd_s, 
     CHECK(m.spec.attention_heads == 4);  // no attention heads: the 4 SSM heads stand in
   }
   SECTION("granitehybrid: recurrent where head_count_kv is 0; 3 x (256 + 32) conv, 16 x 256 SSM") {
-    const GgufModel m = fixture("granitehybrid");
+    const GgufModel m = load_llamacpp_fixture("granitehybrid");
     CHECK(kvplan::describe_layers(m.spec) == "3 linear + 1 full");
     CHECK(m.spec.layers[0].state[0].elements == 864);
     CHECK(m.spec.layers[0].state[1].elements == 4096);
     check_attention(m.spec.layers[3], LayerKind::full, 2, 32, 32);
   }
   SECTION("lfm2: short-conv state n_embd x (l_cache - 1) = 256, no SSM state") {
-    const GgufModel m = fixture("lfm2");
+    const GgufModel m = load_llamacpp_fixture("lfm2");
     CHECK(m.spec.layers[0].kind == LayerKind::linear);
     REQUIRE(m.spec.layers[0].state.size() == 1);
     CHECK(m.spec.layers[0].state[0].elements == 256);
     check_attention(m.spec.layers[1], LayerKind::full, 2, 32, 32);
-    const GgufModel swa = fixture("lfm2-swa");
+    const GgufModel swa = load_llamacpp_fixture("lfm2-swa");
     check_attention(swa.spec.layers[1], LayerKind::sliding, 2, 32, 32, 128);
     CHECK(swa.spec.layers[2].kind == LayerKind::linear);
   }
   SECTION("qwen3next: full attention every 4th layer; conv 3 x (64 + 2 x 2 x 16) = 384, SSM 16 x 64") {
-    const GgufModel m = fixture("qwen3next");
+    const GgufModel m = load_llamacpp_fixture("qwen3next");
     CHECK(kvplan::describe_layers(m.spec) == "3 linear + 1 full");
     CHECK(m.spec.layers[0].state[0].elements == 384);
     CHECK(m.spec.layers[0].state[1].elements == 1024);
@@ -238,7 +238,7 @@ TEST_CASE("the model loader reads a GGUF file and sums split files", "[gguf_mode
   CHECK(spec.architecture == "qwen3");
 
   // The llama fixture's tensors over two parts: weights are the sum of both.
-  const GgufModel whole = fixture("llama");
+  const GgufModel whole = load_llamacpp_fixture("llama");
   const auto part = [&](int no) { return dir.file("llama-0000" + std::to_string(no) + "-of-00002.gguf"); };
   GgufWriter first = minimal_llama("", [](GgufWriter& w) {
     w.add_uint32("llama.feed_forward_length", 256);

@@ -30,20 +30,20 @@ namespace {
 namespace fs = std::filesystem;
 
 /// A directory of its own for one test case, removed at the end.
-class TempDir {
+class ScratchDir {
  public:
-  TempDir() {
+  ScratchDir() {
     std::string pattern = (fs::temp_directory_path() / "kvplan-hostile-XXXXXX").string();
     if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
     path_ = pattern;
   }
-  ~TempDir() {
+  ~ScratchDir() {
     std::error_code ec;
     fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ec);
     fs::remove_all(path_, ec);
   }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
 
   /// Writes `text` to `name` inside the directory and returns its path.
   std::string write(const std::string& name, const std::string& text) const {
@@ -82,7 +82,7 @@ std::string quoted(const std::string& path) { return "'" + path + "'"; }
 }  // namespace
 
 TEST_CASE("deeply nested JSON is refused at depth 256, whatever the depth") {
-  TempDir dir;
+  ScratchDir dir;
   const std::string arrays = dir.write("arrays.json", std::string(200000, '[') + std::string(200000, ']'));
   check_hostile("--gpu 4090 --model " + quoted(arrays), "JSON nested deeper than 256 levels");
   std::string objects;
@@ -98,7 +98,7 @@ TEST_CASE("deeply nested JSON is refused at depth 256, whatever the depth") {
 }
 
 TEST_CASE("NaN, Infinity, negative, fractional and huge numbers where integers belong") {
-  TempDir dir;
+  ScratchDir dir;
   const auto layers = [&](const std::string& value, const std::string& expected) {
     check_hostile("--gpu 4090 --model " + quoted(dir.write("spec.json", spec_with_layers(value))), expected);
   };
@@ -152,7 +152,7 @@ TEST_CASE("NaN, Infinity, negative, fractional and huge numbers on the command l
 }
 
 TEST_CASE("empty files, directories given as files, paths that are not files") {
-  TempDir dir;
+  ScratchDir dir;
   check_hostile("--gpu 4090 --model " + quoted(dir.write("empty.json", "")), "empty.json:1:1: invalid JSON");
   check_hostile("--gpu 4090 --model " + quoted(dir.write("blank.json", " \n\t\n")), "blank.json:");
   check_hostile("--gpu 4090 --model " + quoted(dir.write("nul.json", std::string(16, '\0'))), "invalid JSON");
@@ -177,14 +177,14 @@ TEST_CASE("devices and oversized files are refused without reading them whole") 
   // /dev/zero has no size to check first: the read stops at 64 MiB (it used to grow until killed).
   check_hostile("--gpu 4090 --model /dev/zero", "/dev/zero: is not a regular file");
   check_hostile("--gpu 4090 --model /dev/null", "/dev/null: is not a regular file");
-  TempDir dir;
+  ScratchDir dir;
   const std::string big = dir.write("big.json", "{");
   fs::resize_file(big, 65 * 1024 * 1024);  // sparse: nothing is written
   check_hostile("--gpu 4090 --model " + quoted(big), "big.json: file is larger than 64 MiB");
 }
 
 TEST_CASE("unreadable paths") {
-  TempDir dir;
+  ScratchDir dir;
   const std::string spec = dir.write("locked.json", spec_with_layers("2"));
   fs::create_directories(dir.path("locked-folder"));
   dir.write("locked-folder/config.json", "{}");
@@ -200,7 +200,7 @@ TEST_CASE("unreadable paths") {
 }
 
 TEST_CASE("malformed UTF-8, control characters and long names stay on one line") {
-  TempDir dir;
+  ScratchDir dir;
   check_hostile("--gpu 4090 --model " + quoted(dir.write("utf8.json", "{\"name\": \"\xff\xfe\"}")), "invalid JSON");
   check_hostile("--gpu 4090 --model " + quoted(dir.write("key.json", "{\"na\\nme\": 1}")), "key.json");
   const std::string long_key = "{\"" + std::string(100000, 'k') + "\": 1}";
@@ -212,7 +212,7 @@ TEST_CASE("malformed UTF-8, control characters and long names stay on one line")
 }
 
 TEST_CASE("hostile GGUF values where the spec needs integers") {
-  TempDir dir;
+  ScratchDir dir;
   const auto model = [&](const std::string& name, auto&& add_block_count) {
     GgufWriter w;
     w.add_string("general.architecture", "llama");
@@ -242,7 +242,7 @@ TEST_CASE("hostile quantization_config in a Hugging Face config.json") {
   // Found by the hf_config fuzzer: weight_block_size [128, 0] and [1e30, 1e30] divided by zero
   // (SIGFPE), [128, -1] wrapped to a huge block silently, [128, false] escaped as a JSON library
   // exception, a quant_method that is not a string likewise.
-  TempDir dir;
+  ScratchDir dir;
   const nlohmann::json base = nlohmann::json::parse(read_file(source_path("tests/fixtures/hf/kimi-k2/config.json")));
   REQUIRE(base["quantization_config"]["quant_method"] == "fp8");
   const auto with = [&](const std::string& key, const nlohmann::json& value) {

@@ -19,7 +19,7 @@
 #include "engines/llamacpp/rules.h"
 #include "kvplan/units.h"
 #include "cli/arguments.h"
-#include "support/llamacpp_fixtures.h"
+#include "support/llamacpp_fixture_model.h"
 #include "support/run_binary.h"
 #include "kvplan/plan.h"
 
@@ -33,6 +33,7 @@ using kvplan::MiB;
 using kvplan::ModelSpec;
 using kvplan::plan_llamacpp;
 
+using kvplan::testing::load_llamacpp_fixture;
 using kvplan::testing::TempDir;
 
 namespace {
@@ -70,12 +71,6 @@ LlamaCppSettings settings(std::uint64_t n_ctx, std::uint32_t seqs, const char* k
   return s;
 }
 
-kvplan::GgufModel fixture(const std::string& name) {
-  TempDir dir;
-  const std::string path = dir.file(name + ".gguf");
-  kvplan::testing::make_llamacpp_fixture(name).write(path);
-  return kvplan::load_gguf_model(path);
-}
 
 std::string refusal(const ModelSpec& model, const LlamaCppSettings& s) {
   try {
@@ -199,7 +194,7 @@ TEST_CASE("real logs: iSWA, MLA and the pre-MLA DeepSeek cache", "[llamacpp]") {
 TEST_CASE("fixtures: the exact bytes llama.cpp's memory breakdown gave (tests/llamacpp/ARCHS.md)", "[llamacpp]") {
   // node-llama-cpp's --context-size 4096 --sequences 2: n_ctx 8192; n_ubatch 513 for SWA models.
   SECTION("gemma3: 4096 + 1280 cells, 10,747,904 B in [10747876, 10747980]") {
-    const kvplan::GgufModel m = fixture("gemma3");
+    const kvplan::GgufModel m = load_llamacpp_fixture("gemma3");
     LlamaCppSettings s = settings(8192, 2, "f16", "f16", LlamaCppFlashAttn::off);
     s.n_batch = s.n_ubatch = 513;
     s.n_gpu_layers = 0;  // the harness runs on the CPU
@@ -214,7 +209,7 @@ TEST_CASE("fixtures: the exact bytes llama.cpp's memory breakdown gave (tests/ll
     CHECK(r.model_host_bytes == m.spec.weights_bytes);  // all F32 tensors: no alignment gaps
   }
   SECTION("qwen3next: 4,194,304 KV + 2 cells x 3 layers x (1536 + 4096) = 4,228,096") {
-    const kvplan::GgufModel m = fixture("qwen3next");
+    const kvplan::GgufModel m = load_llamacpp_fixture("qwen3next");
     const LlamaCppResult r = plan_llamacpp(m.spec, settings(8192, 2), llamacpp_facts(m.spec));
     CHECK(r.kv_bytes + r.recurrent_bytes == 4'228'096);
     REQUIRE(r.recurrent);
@@ -223,13 +218,13 @@ TEST_CASE("fixtures: the exact bytes llama.cpp's memory breakdown gave (tests/ll
     CHECK(r.recurrent->logged_layers == 4);  // the log line prints n_layer
   }
   SECTION("lfm2: 4,194,304 + 2 cells x 2 conv layers x 1024 = 4,198,400") {
-    const kvplan::GgufModel m = fixture("lfm2");
+    const kvplan::GgufModel m = load_llamacpp_fixture("lfm2");
     const LlamaCppResult r = plan_llamacpp(m.spec, settings(8192, 2), llamacpp_facts(m.spec));
     CHECK(r.kv_bytes + r.recurrent_bytes == 4'198'400);
     CHECK(r.recurrent->s_bytes == 0);
   }
   SECTION("mamba2: no KV cache, 4 B x 2 cells x 4 layers x (480 + 2048) = 80,896, whatever the context") {
-    const kvplan::GgufModel m = fixture("mamba2");
+    const kvplan::GgufModel m = load_llamacpp_fixture("mamba2");
     for (std::uint64_t n_ctx : {512u, 8192u, 65536u}) {
       const LlamaCppResult r = plan_llamacpp(m.spec, settings(n_ctx, 2), llamacpp_facts(m.spec));
       CHECK(r.caches.empty());
@@ -237,13 +232,13 @@ TEST_CASE("fixtures: the exact bytes llama.cpp's memory breakdown gave (tests/ll
     }
   }
   SECTION("deepseek2 MLA fixture: 8.00 MiB of K, 0 of V") {
-    const kvplan::GgufModel m = fixture("deepseek2");
+    const kvplan::GgufModel m = load_llamacpp_fixture("deepseek2");
     const LlamaCppResult r = plan_llamacpp(m.spec, settings(8192, 2), llamacpp_facts(m.spec));
     CHECK(r.caches[0].k_bytes == 8 * MiB);  // 4 layers x 128 x 2 B x 4096 x 2 streams
     CHECK(r.caches[0].v_bytes == 0);
   }
   SECTION("gemma3 with every layer sliding: the non-SWA cache exists with 0 layers") {
-    const kvplan::GgufModel m = fixture("gemma3-allswa");
+    const kvplan::GgufModel m = load_llamacpp_fixture("gemma3-allswa");
     LlamaCppSettings s = settings(8192, 2);
     s.n_batch = s.n_ubatch = 513;
     const LlamaCppResult r = plan_llamacpp(m.spec, s, llamacpp_facts(m.spec));
@@ -293,7 +288,7 @@ TEST_CASE("the context: padding, per-sequence streams, batch clipping", "[llamac
 }
 
 TEST_CASE("iSWA cells: unified streams multiply the window, --swa-full holds the full context", "[llamacpp]") {
-  const kvplan::GgufModel m = fixture("gemma3");
+  const kvplan::GgufModel m = load_llamacpp_fixture("gemma3");
   LlamaCppSettings s = settings(16384, 4);
   s.kv_unified = true;
   const LlamaCppResult unified = plan_llamacpp(m.spec, s, llamacpp_facts(m.spec));
@@ -355,7 +350,7 @@ TEST_CASE("what llama.cpp refuses, in its words", "[llamacpp]") {
 }
 
 TEST_CASE("llama.cpp -ngl places the output layer first, then the last repeating layers, embeddings on the host", "[llamacpp]") {
-  const kvplan::GgufModel m = fixture("llama");  // 4 layers of 590,848 B; token_embd, output_norm, output
+  const kvplan::GgufModel m = load_llamacpp_fixture("llama");  // 4 layers of 590,848 B; token_embd, output_norm, output
   LlamaCppSettings s = settings(4096, 1);
   s.n_gpu_layers = 2;  // i_gpu_start = 4 + 1 - 2 = 3: the output layer and layer 3
   const LlamaCppResult two = plan_llamacpp(m.spec, s, llamacpp_facts(m.spec));
@@ -377,7 +372,7 @@ TEST_CASE("llama.cpp -ngl places the output layer first, then the last repeating
   CHECK(all.host_cache_bytes == 0);
 
   // A tied output head: the output layer holds its own copy of token_embd on the GPU.
-  const kvplan::GgufModel tied = fixture("llama-swa-ignored");
+  const kvplan::GgufModel tied = load_llamacpp_fixture("llama-swa-ignored");
   const LlamaCppResult copy = plan_llamacpp(tied.spec, s, llamacpp_facts(tied.spec));
   CHECK(copy.model_gpu_bytes == tied.spec.weights_bytes.value() - 4096 + 4096);
   CHECK(has_rule(copy, "a copy of token_embd"));

@@ -9,14 +9,15 @@
 #include "kvplan/error.h"
 #include "kvplan/search.h"
 #include "support/run_binary.h"
+#include "support/catalog_entries.h"
 
+using kvplan::testing::catalog_model;
 using namespace kvplan;
 using kvplan::testing::check_refused;
 using kvplan::testing::run_kvplan;
 
 namespace {
 
-const ModelSpec& qwen3_8b() { return *builtin_models().find("qwen3-8b"); }
 
 GpuSpec card_24gb() {
   GpuSpec gpu;
@@ -51,7 +52,7 @@ TEST_CASE("seed 003: Qwen3-8B on a 24 GB card at 0.9, 8 x 4,700 tokens", "[max]"
   // budget 24,000,000,000 x 0.9 = 21,600,000,000; weights 16,381,470,720 (safetensors total_size);
   // the cache may use 21,600,000,000 - 16,381,470,720 = 5,218,529,280 bytes.
   // fp16: 2 x 36 layers x 8 KV heads x 128 x 2 B = 147,456 B a token; fp8 73,728 B.
-  const Limits limits = find_limits(qwen3_8b(), {card_24gb()}, seed_003(8));
+  const Limits limits = find_limits(catalog_model("qwen3-8b"), {card_24gb()}, seed_003(8));
   REQUIRE(limits.caches.size() == 2);
   CHECK(limits.ctx == 4700);
   CHECK(limits.batch == 8);
@@ -90,7 +91,7 @@ TEST_CASE("seed 003: Qwen3-8B on a 24 GB card at 0.9, 8 x 4,700 tokens", "[max]"
 TEST_CASE("the trained context caps the context search and the memory limit is reported too", "[max]") {
   // One sequence: fp16 5,218,529,280 / 147,456 = 35,390.6 -> 35,390 (memory, below 40,960);
   // fp8 / 73,728 = 70,780.8: the trained context 40,960 binds, memory would allow 70,780.
-  const Limits limits = find_limits(qwen3_8b(), {card_24gb()}, seed_003(1));
+  const Limits limits = find_limits(catalog_model("qwen3-8b"), {card_24gb()}, seed_003(1));
   CHECK(limits.caches[0].max_ctx == 35390u);
   CHECK(limits.caches[0].ctx_stop.bound == SearchBound::memory);
   CHECK(limits.caches[1].max_ctx == 40960u);
@@ -100,7 +101,7 @@ TEST_CASE("the trained context caps the context search and the memory limit is r
 
   LimitsRequest capped = seed_003(1);
   capped.ctx_cap = 32768;
-  const Limits under_cap = find_limits(qwen3_8b(), {card_24gb()}, capped);
+  const Limits under_cap = find_limits(catalog_model("qwen3-8b"), {card_24gb()}, capped);
   CHECK(under_cap.cap_kind == SearchBound::cap);
   CHECK(under_cap.caches[0].max_ctx == 32768u);
   CHECK(under_cap.caches[0].ctx_stop.bound == SearchBound::cap);
@@ -114,7 +115,7 @@ TEST_CASE("vLLM's largest batch is its Maximum concurrency, and max_num_seqs bou
   request.plan.runtime = "vllm";
   request.plan.contexts = {4700};
   const GpuSpec gpu = *builtin_gpus().find("rtx4090");
-  const Limits limits = find_limits(qwen3_8b(), {gpu}, request);
+  const Limits limits = find_limits(catalog_model("qwen3-8b"), {gpu}, request);
   REQUIRE(limits.caches.size() == 1);
   const CacheLimits& auto_cache = limits.caches[0];
   REQUIRE(auto_cache.max_batch_row);
@@ -125,7 +126,7 @@ TEST_CASE("vLLM's largest batch is its Maximum concurrency, and max_num_seqs bou
 
   // A short context: the concurrency is past 256, and max_num_seqs (256 on a 24 GiB card) binds.
   request.plan.contexts = {64};
-  const Limits short_ctx = find_limits(qwen3_8b(), {gpu}, request);
+  const Limits short_ctx = find_limits(catalog_model("qwen3-8b"), {gpu}, request);
   CHECK(short_ctx.caches[0].max_batch == 256u);
   CHECK(short_ctx.caches[0].batch_stop.bound == SearchBound::engine);
   CHECK(short_ctx.caches[0].batch_stop.code == "exceeds_max_num_seqs");
@@ -136,7 +137,7 @@ TEST_CASE("vLLM's largest batch is its Maximum concurrency, and max_num_seqs bou
     r.plan.contexts = {1024};
     return r;
   }();
-  const Limits on_h100 = find_limits(qwen3_8b(), {*builtin_gpus().find("h100")}, long_request);
+  const Limits on_h100 = find_limits(catalog_model("qwen3-8b"), {*builtin_gpus().find("h100")}, long_request);
   CHECK(on_h100.caches[0].max_ctx == 40960u);
   CHECK(on_h100.caches[0].ctx_stop.bound == SearchBound::trained_context);
   CHECK(on_h100.caches[0].uncapped_max_ctx == 40960u);

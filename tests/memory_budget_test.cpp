@@ -8,14 +8,15 @@
 #include "kvplan/plan.h"
 #include "kvplan/search.h"
 #include "support/run_binary.h"
+#include "support/catalog_entries.h"
 
+using kvplan::testing::catalog_model;
 using namespace kvplan;
 using kvplan::testing::check_refused;
 using kvplan::testing::run_kvplan;
 
 namespace {
 
-const ModelSpec& qwen3_8b() { return *builtin_models().find("qwen3-8b"); }
 
 PlanRequest fp16_at(std::uint64_t ctx) {
   PlanRequest request;
@@ -38,7 +39,7 @@ TEST_CASE("a budget is an absolute limit per GPU", "[budget]") {
   // tokens: 16,381,470,720 + 603,979,776 + 2 GiB overhead = 19,132,934,144: fits, 2,341,902,336 left.
   PlanRequest request = fp16_at(4096);
   request.budget_bytes = 20 * GiB;
-  const Plan plan = make_plan(qwen3_8b(), *builtin_gpus().find("h100"), request);
+  const Plan plan = make_plan(catalog_model("qwen3-8b"), *builtin_gpus().find("h100"), request);
   const Row& row = plan.rows.front();
   CHECK(row.capacity_bytes == 21'474'836'480u);
   CHECK(row.fits);
@@ -48,7 +49,7 @@ TEST_CASE("a budget is an absolute limit per GPU", "[budget]") {
   REQUIRE_FALSE(plan.settings.notes.empty());
   CHECK(plan.settings.notes.back().find("at most 20.00 GiB per GPU (a budget of 20.00 GiB)") != std::string::npos);
   // One more token does not fit, and says why.
-  const Plan past = make_plan(qwen3_8b(), *builtin_gpus().find("h100"), [&] {
+  const Plan past = make_plan(catalog_model("qwen3-8b"), *builtin_gpus().find("h100"), [&] {
     PlanRequest r = request;
     r.contexts = {19979};
     return r;
@@ -66,27 +67,27 @@ TEST_CASE("co-tenants: vLLM refuses to start when less than utilization x total 
   request.contexts = {4096};
   request.used_bytes = 3 * GiB;
   const GpuSpec gpu = *builtin_gpus().find("rtx4090");
-  const Row refused = make_plan(qwen3_8b(), gpu, request).rows.front();
+  const Row refused = make_plan(catalog_model("qwen3-8b"), gpu, request).rows.front();
   CHECK(refused.verdict == Verdict::engine_refuses);
   CHECK(has(refused, "engine_refuses_start"));
   request.used_bytes = 2 * GiB;
-  const Plan starts = make_plan(qwen3_8b(), gpu, request);
+  const Plan starts = make_plan(catalog_model("qwen3-8b"), gpu, request);
   CHECK(starts.rows.front().verdict == Verdict::fits);
   CHECK(starts.settings.notes.back().find("vLLM takes gpu_memory_utilization x the card's TOTAL memory") != std::string::npos);
   // --free says the same from the other side: 22,535,995,392 free is 3 GiB held.
   request.used_bytes.reset();
   request.free_bytes = 25'757'220'864u - 3 * GiB;
-  CHECK(make_plan(qwen3_8b(), gpu, request).rows.front().verdict == Verdict::engine_refuses);
+  CHECK(make_plan(catalog_model("qwen3-8b"), gpu, request).rows.front().verdict == Verdict::engine_refuses);
 }
 
 TEST_CASE("co-tenants shrink what the generic profile may use, and more than the card is an error", "[budget]") {
   // 40 GiB free on an H100: the capacity is 42,949,672,960.
   PlanRequest request = fp16_at(4096);
   request.free_bytes = 40 * GiB;
-  const Row row = make_plan(qwen3_8b(), *builtin_gpus().find("h100"), request).rows.front();
+  const Row row = make_plan(catalog_model("qwen3-8b"), *builtin_gpus().find("h100"), request).rows.front();
   CHECK(row.capacity_bytes == 42'949'672'960u);
   request.free_bytes = 100 * GiB;
-  CHECK_THROWS_WITH(make_plan(qwen3_8b(), *builtin_gpus().find("h100"), request),
+  CHECK_THROWS_WITH(make_plan(catalog_model("qwen3-8b"), *builtin_gpus().find("h100"), request),
                     Catch::Contains("free is more than NVIDIA H100 SXM's 79.65 GiB"));
 }
 
@@ -101,7 +102,7 @@ TEST_CASE("MIG instances are in the GPU catalog, one instance a deployment", "[b
   CHECK(builtin_gpus().find("h100-1g.10gb")->memory_bytes == 9978ull * MiB);
   LimitsRequest request;
   request.plan = fp16_at(4096);
-  const Limits limits = find_limits(qwen3_8b(), {*mig}, request);
+  const Limits limits = find_limits(catalog_model("qwen3-8b"), {*mig}, request);
   CHECK(limits.caches.front().max_ctx == 40960u);
   CHECK(limits.caches.front().uncapped_max_ctx == 161930u);
   REQUIRE(limits.tried.size() == 1);  // MIG instances are not split across

@@ -21,7 +21,7 @@ using namespace kvplan;
 namespace {
 
 /// A real row (Qwen3-8B on an H100, fp16, ctx 4096) to set text cells in.
-Row real_row() {
+Row csv_test_row() {
   const ModelSpec& model = *builtin_models().find("qwen3-8b");
   PlanRequest request;
   request.contexts = {4096};
@@ -29,13 +29,13 @@ Row real_row() {
   return make_plan(model, *builtin_gpus().find("h100"), request).rows.at(0);
 }
 
-std::string cells_of(const Row& row) {
+std::string csv_cells_of(const Row& row) {
   std::string out;
   append_row_csv_cells(out, row);
   return out;
 }
 
-std::string csv_text(std::string_view text) {
+std::string csv_cell_text(std::string_view text) {
   std::string out;
   append_csv_text(out, text);
   return out;
@@ -43,8 +43,8 @@ std::string csv_text(std::string_view text) {
 
 /// The line of `row` with `marker` (a text cell's whole text) in place of `cell`'s text: the line the
 /// writer should write when that cell holds `cell`.
-std::string expected_with(const Row& marked, std::string_view marker, std::string_view cell) {
-  std::string line = cells_of(marked);
+std::string csv_line_with(const Row& marked, std::string_view marker, std::string_view cell) {
+  std::string line = csv_cells_of(marked);
   const std::size_t at = line.find(marker);
   if (at == std::string::npos) throw std::logic_error("no marker in the line");
   return line.replace(at, marker.size(), cell);
@@ -57,7 +57,7 @@ TEST_CASE("CSV text cells written in blocks are append_csv_text's, every byte at
   // 3, 4 to 7 and 8 to 15 bytes, one block, a block and an overlapping tail, several): as the
   // weights rule (a plain cell), as the only assumption and as a warning code (cells joined in
   // place). 256 x 253 texts x 3 cells.
-  Row row = real_row();
+  Row row = csv_test_row();
   const std::string marker = "MARKER";
   Row marked_rule = row;
   marked_rule.weights_rule = marker;
@@ -71,29 +71,29 @@ TEST_CASE("CSV text cells written in blocks are append_csv_text's, every byte at
       for (int byte = 0; byte < 256; ++byte) {
         std::string text(size, 'a');
         text[position] = static_cast<char>(byte);
-        const std::string cell = csv_text(text);
+        const std::string cell = csv_cell_text(text);
         Row ruled = marked_rule;
         ruled.weights_rule = text;
         Row assumed = marked_assumption;
         assumed.assumptions = {text};
         Row coded = marked_code;
         coded.findings[0].code = text;
-        const bool same = cells_of(ruled) == expected_with(marked_rule, marker, cell) &&
-                          cells_of(assumed) == expected_with(marked_assumption, marker, cell) &&
-                          cells_of(coded) == expected_with(marked_code, marker, cell);
+        const bool same = csv_cells_of(ruled) == csv_line_with(marked_rule, marker, cell) &&
+                          csv_cells_of(assumed) == csv_line_with(marked_assumption, marker, cell) &&
+                          csv_cells_of(coded) == csv_line_with(marked_code, marker, cell);
         if (!same) {
           ++differing;
           INFO("byte " << byte << " at " << position << " of " << size);
-          CHECK(cells_of(ruled) == expected_with(marked_rule, marker, cell));
-          CHECK(cells_of(assumed) == expected_with(marked_assumption, marker, cell));
-          CHECK(cells_of(coded) == expected_with(marked_code, marker, cell));
+          CHECK(csv_cells_of(ruled) == csv_line_with(marked_rule, marker, cell));
+          CHECK(csv_cells_of(assumed) == csv_line_with(marked_assumption, marker, cell));
+          CHECK(csv_cells_of(coded) == csv_line_with(marked_code, marker, cell));
         }
       }
   CHECK(differing == 0);
 }
 
 TEST_CASE("CSV cells at the 4 KiB cut and joined cells with empty items", "[sweep_writer]") {
-  Row row = real_row();
+  Row row = csv_test_row();
   const std::string marker = "MARKER";
   Row marked = row;
   marked.assumptions = {marker};
@@ -102,20 +102,20 @@ TEST_CASE("CSV cells at the 4 KiB cut and joined cells with empty items", "[swee
     // A joined cell of `size` bytes: two assumptions and their "; ".
     Row joined = row;
     joined.assumptions = {std::string(size - 3, 'x'), "y"};
-    CHECK(cells_of(joined) == expected_with(marked, marker, csv_text(std::string(size - 3, 'x') + "; y")));
+    CHECK(csv_cells_of(joined) == csv_line_with(marked, marker, csv_cell_text(std::string(size - 3, 'x') + "; y")));
     // The same text as one plain cell, with a comma: quoted, or cut and quoted.
     Row plain = row;
     plain.assumptions = {std::string(size - 1, 'x') + ","};
-    CHECK(cells_of(plain) == expected_with(marked, marker, csv_text(std::string(size - 1, 'x') + ",")));
+    CHECK(csv_cells_of(plain) == csv_line_with(marked, marker, csv_cell_text(std::string(size - 1, 'x') + ",")));
   }
   // format_csv joins with a separator only after text: an empty first item adds none.
   Row empty_first = row;
   empty_first.assumptions = {"", "one", "", "two"};
-  CHECK(cells_of(empty_first) == expected_with(marked, marker, "one; ; two"));
+  CHECK(csv_cells_of(empty_first) == csv_line_with(marked, marker, "one; ; two"));
 }
 
 TEST_CASE("the CSV breakdown cell is the phrase, written in place and quoted for its commas", "[sweep_writer]") {
-  Row row = real_row();
+  Row row = csv_test_row();
   using testing::breakdown_item;
   // Every kind of part: a window, MTP, the indexer, image tokens, no tokens; and token counts of
   // 1 to 20 digits, so that every length of the first group of the thousands is written.
@@ -128,15 +128,15 @@ TEST_CASE("the CSV breakdown cell is the phrase, written in place and quoted for
       "40 sliding(1024) x 1,024 tokens + 8 full x 131,072 tokens (indexer on 8) + 1 full (MTP) x 131,072 tokens"
       " + 20 cross(6404) x 6,404 image tokens + 36 linear";
   CHECK(describe_breakdown(row) == phrase);
-  CHECK(cells_of(row).find(",\"" + phrase + "\",") != std::string::npos);
+  CHECK(csv_cells_of(row).find(",\"" + phrase + "\",") != std::string::npos);
 
   std::uint64_t tokens = 0;
   for (int digits = 1; digits <= 20; ++digits) {
     tokens = tokens * 10 + static_cast<std::uint64_t>(digits % 10);  // 1, 12, 123, ..., 12345678901234567890
     row.breakdown = {breakdown_item(LayerKind::full, 36, tokens)};
-    const std::string cell = csv_text("36 full x " + format_thousands(tokens) + " tokens");
+    const std::string cell = csv_cell_text("36 full x " + format_thousands(tokens) + " tokens");
     INFO(tokens);
-    CHECK(cells_of(row).find("," + cell + ",") != std::string::npos);
+    CHECK(csv_cells_of(row).find("," + cell + ",") != std::string::npos);
   }
   // By hand: 20 digits in groups of 2, 3, ...; 4 digits; 3 digits (no comma, so no quotes).
   CHECK(format_thousands(12345678901234567890ull) == "12,345,678,901,234,567,890");
@@ -144,5 +144,5 @@ TEST_CASE("the CSV breakdown cell is the phrase, written in place and quoted for
   CHECK(format_thousands(1000) == "1,000");
   CHECK(format_thousands(0) == "0");
   row.breakdown = {breakdown_item(LayerKind::full, 36, 999)};
-  CHECK(cells_of(row).find(",36 full x 999 tokens,") != std::string::npos);
+  CHECK(csv_cells_of(row).find(",36 full x 999 tokens,") != std::string::npos);
 }

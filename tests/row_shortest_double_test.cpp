@@ -17,22 +17,22 @@ using kvplan::write_shortest_double;
 
 namespace {
 
-std::string written(double value) {
+std::string double_text(double value) {
   char text[64];
   return {text, write_shortest_double(text, value)};
 }
 
 /// The number of values among `values()` whose text differs from nlohmann's (the first few shown).
 template <typename Values>
-std::size_t differing(std::size_t count, Values values) {
+std::size_t doubles_differing(std::size_t count, Values values) {
   std::size_t differ = 0;
   for (std::size_t i = 0; i < count; ++i) {
     const double value = values(i);
     if (!std::isfinite(value)) continue;
-    if (written(value) != nlohmann::json(value).dump()) {
+    if (double_text(value) != nlohmann::json(value).dump()) {
       if (++differ <= 5) {
         INFO(value);
-        CHECK(written(value) == nlohmann::json(value).dump());
+        CHECK(double_text(value) == nlohmann::json(value).dump());
       }
     }
   }
@@ -41,22 +41,22 @@ std::size_t differing(std::size_t count, Values values) {
 
 }  // namespace
 
-TEST_CASE("doubles are written as nlohmann writes them, digit for digit", "[sweep_writer]") {
+TEST_CASE("doubles are double_text as nlohmann writes them, digit for digit", "[sweep_writer]") {
   // By hand: decode rates (docs/planning.md's sweep; Qwen3-8B at 50,000 tokens on an H100), and the
   // layouts either side of the switch to exponents (below 10^-4 and from 10^15: nlohmann's
   // kMinExp and kMaxExp).
-  CHECK(written(57.307143233888596) == "57.307143233888596");
-  CHECK(written(141.02727208457108) == "141.02727208457108");
-  CHECK(written(0.0) == "0.0");
-  CHECK(written(-0.0) == "-0.0");
-  CHECK(written(5.0) == "5.0");
-  CHECK(written(0.5) == "0.5");
-  CHECK(written(1e-4) == "0.0001");
-  CHECK(written(1e-5) == "1e-05");
-  CHECK(written(999999999999999.9) == "999999999999999.9");
-  CHECK(written(1e15) == "1e+15");
-  CHECK(written(1e21) == "1e+21");
-  CHECK(written(-2.5e-300) == "-2.5e-300");
+  CHECK(double_text(57.307143233888596) == "57.307143233888596");
+  CHECK(double_text(141.02727208457108) == "141.02727208457108");
+  CHECK(double_text(0.0) == "0.0");
+  CHECK(double_text(-0.0) == "-0.0");
+  CHECK(double_text(5.0) == "5.0");
+  CHECK(double_text(0.5) == "0.5");
+  CHECK(double_text(1e-4) == "0.0001");
+  CHECK(double_text(1e-5) == "1e-05");
+  CHECK(double_text(999999999999999.9) == "999999999999999.9");
+  CHECK(double_text(1e15) == "1e+15");
+  CHECK(double_text(1e21) == "1e+21");
+  CHECK(double_text(-2.5e-300) == "-2.5e-300");
 
   // Every p1 digit count and both digit loops: powers of ten and two and their neighbours, the
   // extremes, subnormals.
@@ -70,24 +70,24 @@ TEST_CASE("doubles are written as nlohmann writes them, digit for digit", "[swee
   for (const double v : {std::numeric_limits<double>::max(), std::numeric_limits<double>::min(),
                          std::numeric_limits<double>::denorm_min(), std::numeric_limits<double>::epsilon()})
     special.push_back(v);
-  CHECK(differing(special.size(), [&](std::size_t i) { return special[i]; }) == 0);
+  CHECK(doubles_differing(special.size(), [&](std::size_t i) { return special[i]; }) == 0);
 
   // Decode rates as the core computes them: bandwidth / bytes read, over sizes of 1 GB to 1 TB
   // and bandwidths of 100 to 8,000 GB/s.
   std::mt19937_64 random(14);
   std::uniform_int_distribution<std::uint64_t> bytes(1'000'000'000ull, 1'000'000'000'000ull);
   std::uniform_int_distribution<int> bandwidth(100, 8000);
-  CHECK(differing(500'000, [&](std::size_t) {
+  CHECK(doubles_differing(500'000, [&](std::size_t) {
           const double step = static_cast<double>(bytes(random)) / (bandwidth(random) * 1e9);
           return 1.0 / step;
         }) == 0);
   // Any double at all: random bit patterns (NaN and infinities skipped), and uniform values.
-  CHECK(differing(1'000'000, [&](std::size_t) {
+  CHECK(doubles_differing(1'000'000, [&](std::size_t) {
           const std::uint64_t bits = random();
           double value = 0;
           std::memcpy(&value, &bits, sizeof value);
           return value;
         }) == 0);
   std::uniform_real_distribution<double> uniform(-1e6, 1e6);
-  CHECK(differing(500'000, [&](std::size_t) { return uniform(random); }) == 0);
+  CHECK(doubles_differing(500'000, [&](std::size_t) { return uniform(random); }) == 0);
 }

@@ -17,22 +17,15 @@
 #include "kvplan/gpu.h"
 #include "kvplan/units.h"
 #include "support/run_binary.h"
+#include "support/catalog_entries.h"
 
 using namespace kvplan;
+using kvplan::testing::catalog_model;
+using kvplan::testing::catalog_cards;
 
 namespace {
 
-const ModelSpec& model(const char* id) {
-  const ModelSpec* found = builtin_models().find(id);
-  REQUIRE(found != nullptr);
-  return *found;
-}
 
-std::vector<GpuSpec> cards(const char* id, std::size_t count = 1) {
-  const GpuSpec* found = builtin_gpus().find(id);
-  REQUIRE(found != nullptr);
-  return std::vector<GpuSpec>(count, *found);
-}
 
 /// x hundredths of a GiB in bytes, rounded down.
 std::uint64_t centi_gib(std::uint64_t hundredths) { return hundredths * GiB / 100; }
@@ -64,7 +57,7 @@ TEST_CASE("SGLang S1 / R071: Qwen3-235B-A22B-FP8 on 4 H100s, K and V 8.23 GB at 
   SglangSettings s = capped(4, 367'404);
   s.mem_fraction_static = 0.93;
   s.version = parse_sglang_version("0.4.9", "test");  // filed 2025-07-22: the 0.4.9 era, no dtype in the line
-  const SglangResult r = plan_sglang(model("qwen3-235b-a22b"), cards("h100", 4), s);
+  const SglangResult r = plan_sglang(catalog_model("qwen3-235b-a22b"), catalog_cards("h100", 4), s);
   CHECK(r.stages.front().cell_bytes == 48'128);
   CHECK(r.max_total_num_tokens == 367'404);
   CHECK(r.k_bytes == 8'841'233'920ull);
@@ -79,13 +72,13 @@ TEST_CASE("SGLang S1 / R071: Qwen3-235B-A22B-FP8 on 4 H100s, K and V 8.23 GB at 
 TEST_CASE("SGLang S4, S5, S6: K sizes of three more logs at their printed #tokens", "[sglang]") {
   SECTION("S4: 8 GPUs at TP 8, 53.31 GB (the model is not named: Llama-3.1-70B's 80 x 8 x 128 is inferred)") {
     // 8 KV heads / TP 8 = 1: K = 80 x (2,795,207 + 1) x 128 x 2 B = 57,245,859,840 B = 53.31 GiB.
-    const SglangResult r = plan_sglang(model("llama3.1-70b"), cards("h200", 8), capped(8, 2'795'207));
+    const SglangResult r = plan_sglang(catalog_model("llama3.1-70b"), catalog_cards("h200", 8), capped(8, 2'795'207));
     CHECK(r.k_bytes == 57'245'859'840ull);
     CHECK(has_line(r, "#tokens: 2795207, K size: 53.31 GB, V size: 53.31 GB"));
   }
   SECTION("S5: one B200, 59.91 GB (the model is not named: Qwen2.5-7B's 28 x 4 x 128 is inferred)") {
     // K = 28 x (2,243,474 + 1) x 4 x 128 x 2 B = 64,324,915,200 B = 59.91 GiB.
-    const SglangResult r = plan_sglang(model("qwen2.5-7b"), cards("b200"), capped(1, 2'243'474));
+    const SglangResult r = plan_sglang(catalog_model("qwen2.5-7b"), catalog_cards("b200"), capped(1, 2'243'474));
     CHECK(r.k_bytes == 64'324'915'200ull);
     CHECK(has_line(r, "#tokens: 2243474, K size: 59.91 GB, V size: 59.91 GB"));
   }
@@ -146,7 +139,7 @@ TEST_CASE("SGLang S3: the logs kvplan cannot match, and why", "[sglang]") {
   SglangSettings s = capped(1, 2'086'558);
   s.context_length = 256'000;
   s.version = parse_sglang_version("0.5.14", "test");
-  const SglangResult r = plan_sglang(model("qwen2.5-7b"), cards("h100"), s);
+  const SglangResult r = plan_sglang(catalog_model("qwen2.5-7b"), catalog_cards("h100"), s);
   REQUIRE(r.max_total_num_tokens == 2'086'558);
   CHECK(r.max_running_requests == 4096);
 }
@@ -160,7 +153,7 @@ TEST_CASE("SGLang's token pool from given free memory, by hand", "[sglang]") {
   s.free_before_load = 785 * GiB / 10;
   s.free_after_load = centi_gib(6346);
   s.context_length = 8192;
-  const SglangResult r = plan_sglang(model("llama3.1-8b"), cards("h100"), s);
+  const SglangResult r = plan_sglang(catalog_model("llama3.1-8b"), catalog_cards("h100"), s);
   CHECK(r.budget.available == 54'232'015'175);
   CHECK(r.max_total_num_tokens == 413'757);
   CHECK(r.k_bytes == 32ull * 413'758 * 8 * 128 * 2);  // 25.25 GiB, the extra page included
@@ -172,21 +165,21 @@ TEST_CASE("SGLang's token pool from given free memory, by hand", "[sglang]") {
 
   // Pages of 64 (trtllm_mha on any card, or --page-size 64): 413,757 floors to 413,696.
   s.page_size = 64;
-  CHECK(plan_sglang(model("llama3.1-8b"), cards("h100"), s).max_total_num_tokens == 413'696);
+  CHECK(plan_sglang(catalog_model("llama3.1-8b"), catalog_cards("h100"), s).max_total_num_tokens == 413'696);
   s.page_size = 0;
 
   // --max-total-tokens caps it, and a larger one changes nothing.
   s.max_total_tokens = 100'000;
-  CHECK(plan_sglang(model("llama3.1-8b"), cards("h100"), s).max_total_num_tokens == 100'000);
+  CHECK(plan_sglang(catalog_model("llama3.1-8b"), catalog_cards("h100"), s).max_total_num_tokens == 100'000);
   s.max_total_tokens = 999'999;
-  CHECK(plan_sglang(model("llama3.1-8b"), cards("h100"), s).max_total_num_tokens == 413'757);
+  CHECK(plan_sglang(catalog_model("llama3.1-8b"), catalog_cards("h100"), s).max_total_num_tokens == 413'757);
   s.max_total_tokens.reset();
 
   // At TP 2 the readings go through float32 for the MIN all-reduce: 68,139,656,151 B becomes
   // 68,139,655,168 (78.5 GiB is exact), so rest is 983 B smaller: 54,232,014,192 B // 65,536 B
   // (4 heads a rank) = 827,514 tokens.
   s.tp = 2;
-  const SglangResult two = plan_sglang(model("llama3.1-8b"), cards("h100", 2), s);
+  const SglangResult two = plan_sglang(catalog_model("llama3.1-8b"), catalog_cards("h100", 2), s);
   CHECK(two.budget.available == 54'232'014'192);
   CHECK(two.max_total_num_tokens == 827'514);
 }
@@ -197,7 +190,7 @@ TEST_CASE("SGLang cells: GQA split and replicated, MLA whole, DSA's fp8 layout a
     SglangSettings s = capped(tp, 1000);
     if (dtype) s.kv_dtype = &parse_kv_dtype(dtype, parse_weight_dtype("bf16"));
     s.version = parse_sglang_version(version, "test");
-    return plan_sglang(model(id), cards(gpu, tp), s).stages.front();
+    return plan_sglang(catalog_model(id), catalog_cards(gpu, tp), s).stages.front();
   };
   // Qwen3-235B-A22B, 4 KV heads: 2 a rank at TP 2, 1 at TP 4 and (replicated) at TP 8.
   CHECK(cell("qwen3-235b-a22b", 2).cell_bytes == 94ull * 2 * 256 * 2);
@@ -233,18 +226,18 @@ TEST_CASE("SGLang hybrid SWA: the two eras split Gemma 3's pool one token apart"
   s.free_after_load = 56 * GiB;
   s.context_length = 8192;
   s.version = parse_sglang_version("0.5.5", "test");
-  const SglangResult old = plan_sglang(model("gemma3-12b"), cards("h100"), s);
+  const SglangResult old = plan_sglang(catalog_model("gemma3-12b"), catalog_cards("h100"), s);
   CHECK(old.budget.available == 46'221'901'168);
   CHECK(old.max_total_num_tokens == 141'057);
   CHECK(old.swa_tokens == 112'845);
   s.version = parse_sglang_version("latest", "test");
-  const SglangResult now = plan_sglang(model("gemma3-12b"), cards("h100"), s);
+  const SglangResult now = plan_sglang(catalog_model("gemma3-12b"), catalog_cards("h100"), s);
   CHECK(now.max_total_num_tokens == 141'058);
   CHECK(now.swa_tokens == 112'846);
   CHECK(has_line(now, "Use sliding window memory pool. full_layer_tokens=141058, swa_layer_tokens=112846"));
   // A ratio of 0.5 gives the sliding pool fewer tokens and the full pool more.
   s.swa_full_tokens_ratio = 0.5;
-  CHECK(plan_sglang(model("gemma3-12b"), cards("h100"), s).max_total_num_tokens > 141'058);
+  CHECK(plan_sglang(catalog_model("gemma3-12b"), catalog_cards("h100"), s).max_total_num_tokens > 141'058);
 }
 
 TEST_CASE("SGLang Mamba pool: Qwen3-Next's slots come out of rest before the tokens", "[sglang]") {
@@ -259,14 +252,14 @@ TEST_CASE("SGLang Mamba pool: Qwen3-Next's slots come out of rest before the tok
   s.free_after_load = 30 * GiB;
   s.context_length = 32768;
   s.version = parse_sglang_version("0.5.5", "test");
-  const SglangResult old = plan_sglang(model("qwen3-next-80b-a3b"), cards("b200"), s);
+  const SglangResult old = plan_sglang(catalog_model("qwen3-next-80b-a3b"), catalog_cards("b200"), s);
   CHECK(old.stages.front().mamba_bytes_per_request == 77'266'944);
   CHECK(old.mamba_slots == 29);
   CHECK(old.budget.available == 2'640'488'955);
   CHECK(old.max_total_num_tokens == 107'441);
   CHECK(old.max_running_requests == 9);
   s.version = parse_sglang_version("latest", "test");
-  CHECK(plan_sglang(model("qwen3-next-80b-a3b"), cards("b200"), s).max_running_requests == 5);
+  CHECK(plan_sglang(catalog_model("qwen3-next-80b-a3b"), catalog_cards("b200"), s).max_running_requests == 5);
 }
 
 TEST_CASE("SGLang --mem-fraction-static defaults by generation", "[sglang]") {
@@ -296,7 +289,7 @@ TEST_CASE("SGLang pipeline stages: the last ones get the extra layers, the pool 
   s.mem_fraction_static = 0.9;
   s.free_before_load = 78 * GiB;
   s.free_after_load = 30 * GiB;
-  const SglangResult r = plan_sglang(model("llama3.1-70b"), cards("h100", 3), s);
+  const SglangResult r = plan_sglang(catalog_model("llama3.1-70b"), catalog_cards("h100", 3), s);
   REQUIRE(r.stages.size() == 3);
   CHECK(r.stages[0].layers == 26);
   CHECK(r.stages[1].layers == 27);
@@ -322,7 +315,7 @@ TEST_CASE("SGLang refuses what its rules do not cover, by name", "[sglang]") {
   const auto refused = [](const char* id, std::uint32_t tp = 1) {
     SglangSettings s = capped(tp, 1000);
     try {
-      plan_sglang(model(id), cards("h100", tp), s);
+      plan_sglang(catalog_model(id), catalog_cards("h100", tp), s);
     } catch (const Error& error) {
       return error.code() == ExitCode::unsupported_architecture;
     }
@@ -333,7 +326,7 @@ TEST_CASE("SGLang refuses what its rules do not cover, by name", "[sglang]") {
   CHECK(refused("gemma3n-e2b"));         // KV-shared layers
   CHECK(refused("qwen3-next-80b-a3b", 2));  // Mamba state under TP
   CHECK(refused("glm5.2"));              // an indexer on some layers only
-  CHECK_THROWS_WITH(plan_sglang(model("llama3.1-8b"), cards("h100", 3), capped(3, 1000)),
+  CHECK_THROWS_WITH(plan_sglang(catalog_model("llama3.1-8b"), catalog_cards("h100", 3), capped(3, 1000)),
                     Catch::Contains("--tp-size 3: SGLang splits the 8 KV heads"));
 }
 

@@ -13,7 +13,9 @@
 #include "reports/row_csv_writer.h"
 #include "reports/row_json_writer.h"
 #include "support/run_binary.h"
+#include "support/text_lines.h"
 
+using kvplan::testing::lines_of;
 using namespace kvplan;
 using kvplan::testing::run_kvplan;
 
@@ -31,16 +33,6 @@ std::string written_string(std::string_view text) {
   return out;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t end = text.find('\n', start);
-    lines.push_back(text.substr(start, end - start));
-    start = end == std::string::npos ? text.size() : end + 1;
-  }
-  return lines;
-}
 
 }  // namespace
 

@@ -19,7 +19,7 @@ using namespace kvplan;
 
 namespace {
 
-std::string written(const Row& row) {
+std::string reuse_written(const Row& row) {
   std::string out;
   append_row_json(out, row);
   return out;
@@ -27,7 +27,7 @@ std::string written(const Row& row) {
 
 /// A settled row of `model` on `count` H100s at `ctx` with an fp8 cache: per_gpu shares and an
 /// assumption on two cards, the trained-context warning past 40,960.
-Row settled(const ModelSpec& model, std::size_t count, std::uint64_t ctx) {
+Row reuse_settled(const ModelSpec& model, std::size_t count, std::uint64_t ctx) {
   const std::vector<GpuSpec> gpus(count, *builtin_gpus().find("h100"));
   PlanRequest request;
   request.contexts = {ctx};
@@ -50,13 +50,13 @@ TEST_CASE("a row priced into a used Row is the row price() gives", "[sweep]") {
 
   // The Row first holds another model's row on two cards, past its trained context: shares,
   // assumptions, a warning, a decode bound, a detail-free but fuller row in every vector.
-  Row row = settled(*builtin_models().find("gemma3-12b"), 2, 200'000);
+  Row row = reuse_settled(*builtin_models().find("gemma3-12b"), 2, 200'000);
   REQUIRE(!row.per_gpu.empty());
   REQUIRE(!row.assumptions.empty());
   REQUIRE(!row.findings.empty());
   REQUIRE(row.breakdown.size() == 2);  // Gemma 3: sliding and full layers
   settle_shown_into(row, *profile, query, model, gpus);
-  CHECK(written(row) == written(settle_shown(*profile, query, model, gpus)));
+  CHECK(reuse_written(row) == reuse_written(settle_shown(*profile, query, model, gpus)));
   // Qwen3-8B at 4,096 tokens: 36 layers x 8 KV heads x 128 x 2 (K and V) x 2 bytes = 147,456 bytes
   // a token, 603,979,776 bytes; one GPU share, no warning.
   CHECK(row.kv_bytes == 603'979'776);
@@ -65,7 +65,7 @@ TEST_CASE("a row priced into a used Row is the row price() gives", "[sweep]") {
   CHECK(row.assumptions.empty());
 
   // clear_row leaves every field as a new Row has it.
-  Row full = settled(model, 2, 100'000);
+  Row full = reuse_settled(model, 2, 100'000);
   full.kv_pool_bytes = 1;
   full.engine.starts = false;
   clear_row(full);
@@ -113,7 +113,7 @@ TEST_CASE("a sweep's trained-context warning takes over the strings of the row b
     query.ctx = ctx;
     settle_shown_into(row, *profile, query, model, gpus, std::nullopt, &spent);
     INFO(ctx);
-    CHECK(written(row) == written(settle_shown(*profile, query, model, gpus)));
+    CHECK(reuse_written(row) == reuse_written(settle_shown(*profile, query, model, gpus)));
     const bool warned = ctx > 40'960;
     REQUIRE(row.findings.size() == (warned ? 1u : 0u));
     if (warned) {
@@ -134,7 +134,7 @@ TEST_CASE("text copied and checked in one pass is escaped exactly as nlohmann es
   // Each byte that needs care (and a plain one) at each position of texts of 1 to 40 bytes: the
   // short path (below 16), whole blocks and the overlapping last block. The row's JSON through
   // the writer and through the tree, compared.
-  Row row = settled(*builtin_models().find("qwen3-8b"), 1, 4096);
+  Row row = reuse_settled(*builtin_models().find("qwen3-8b"), 1, 4096);
   std::size_t compared = 0;
   for (const int byte : {0x00, 0x1F, 0x20, 0x22, 0x5C, 0x7A, 0x7E, 0x7F, 0x80, 0xC3, 0xFF})  // '"' 0x22, '\\' 0x5C, 'z' 0x7A
     for (std::size_t size = 1; size <= 40; ++size)
@@ -148,19 +148,19 @@ TEST_CASE("text copied and checked in one pass is escaped exactly as nlohmann es
         try {
           expected = row_to_json(row).dump();
         } catch (const nlohmann::json::type_error&) {
-          CHECK_THROWS_AS(written(row), nlohmann::json::type_error);  // not UTF-8, as the tree says
+          CHECK_THROWS_AS(reuse_written(row), nlohmann::json::type_error);  // not UTF-8, as the tree says
           continue;
         }
-        CHECK(written(row) == expected);
+        CHECK(reuse_written(row) == expected);
         ++compared;
       }
   CHECK(compared > 4000);
 }
 
 TEST_CASE("a line longer than the writer's first buffer grows it", "[sweep_writer]") {
-  Row row = settled(*builtin_models().find("qwen3-8b"), 1, 4096);
+  Row row = reuse_settled(*builtin_models().find("qwen3-8b"), 1, 4096);
   row.weights_rule = std::string(100'000, 'x');  // the buffer starts at 4 KiB, grown 2 KiB ahead
-  CHECK(written(row) == row_to_json(row).dump());
+  CHECK(reuse_written(row) == row_to_json(row).dump());
   TextBuffer buffer;
   for (int i = 0; i < 1000; ++i) buffer.append("0123456789");
   CHECK(buffer.size() == 10'000);

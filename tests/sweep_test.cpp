@@ -10,19 +10,15 @@
 #include "kvplan/error.h"
 #include "kvplan/sweep.h"
 #include "support/run_binary.h"
+#include "support/text_lines.h"
 
+using kvplan::testing::lines_of;
 using namespace kvplan;
 using kvplan::testing::check_refused;
 using kvplan::testing::run_kvplan;
 
 namespace {
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 }  // namespace
 

@@ -17,22 +17,15 @@
 #include "kvplan/model_loader.h"
 #include "kvplan/units.h"
 #include "support/run_binary.h"
+#include "support/catalog_entries.h"
 
 using namespace kvplan;
+using kvplan::testing::catalog_model;
+using kvplan::testing::catalog_cards;
 
 namespace {
 
-const ModelSpec& model(const char* id) {
-  const ModelSpec* found = builtin_models().find(id);
-  REQUIRE(found != nullptr);
-  return *found;
-}
 
-std::vector<GpuSpec> cards(const char* id, std::size_t count = 1) {
-  const GpuSpec* found = builtin_gpus().find(id);
-  REQUIRE(found != nullptr);
-  return std::vector<GpuSpec>(count, *found);
-}
 
 const Dtype& kv(const char* name) { return parse_kv_dtype(name, parse_weight_dtype("bf16")); }
 
@@ -65,7 +58,7 @@ TEST_CASE("TensorRT-LLM T3: 631 blocks from the printed 21.89 GiB available (Ten
     s.kv_dtype = &kv("fp16");
     s.free_memory = thousandths * GiB / 1000;
     s.max_seq_len = 4096;
-    const TrtllmResult r = plan_trtllm(qwen, cards("a100-40g"), s);
+    const TrtllmResult r = plan_trtllm(qwen, catalog_cards("a100-40g"), s);
     INFO(thousandths);
     CHECK(r.stages.front().bytes_per_token == 524'288);
     CHECK(r.tokens_per_block == 64);
@@ -86,7 +79,7 @@ TEST_CASE("TensorRT-LLM T1: 860,308 max tokens round UP to 860,320 in 0.20 (52.5
     s.max_seq_len = 157;
     s.max_num_tokens = 23'552;
     s.max_batch_size = 4096;
-    const TrtllmResult r = plan_trtllm(model("llama3.1-8b"), cards("h100"), s);
+    const TrtllmResult r = plan_trtllm(catalog_model("llama3.1-8b"), catalog_cards("h100"), s);
     CHECK(r.blocks == 26'885);
     CHECK(r.tokens == 860'320);
     CHECK(has_line(r, "Both free_gpu_memory_fraction and max_tokens are set (to 0.800000011920929 and 860308, "
@@ -104,13 +97,13 @@ TEST_CASE("TensorRT-LLM T1: 860,308 max tokens round UP to 860,320 in 0.20 (52.5
       s.free_gpu_memory_fraction = 0.8;
       s.free_memory = free;
       s.max_seq_len = 157;
-      const TrtllmResult r = plan_trtllm(model("llama3.1-8b"), cards("h100"), s);
+      const TrtllmResult r = plan_trtllm(catalog_model("llama3.1-8b"), catalog_cards("h100"), s);
       INFO(free);
       CHECK(r.creator_max_tokens == 860'308);
       CHECK(r.tokens == 860'320);
       // From 0.21 the same count floors: 26,884 blocks, 860,288 tokens.
       s.version = parse_trtllm_version("0.21.0", "test");
-      CHECK(plan_trtllm(model("llama3.1-8b"), cards("h100"), s).tokens == 860'288);
+      CHECK(plan_trtllm(catalog_model("llama3.1-8b"), catalog_cards("h100"), s).tokens == 860'288);
     }
   }
 }
@@ -123,7 +116,7 @@ TEST_CASE("TensorRT-LLM T4, T5, T6, T7: the pools four more logs printed", "[trt
     s.max_seq_len = 1800;
     s.max_num_tokens = 1700;
     s.max_batch_size = 1;
-    const TrtllmResult r = plan_trtllm(model("qwen2.5-7b"), cards("l40s"), s);
+    const TrtllmResult r = plan_trtllm(catalog_model("qwen2.5-7b"), catalog_cards("l40s"), s);
     CHECK(r.stages.front().bytes_per_token == 57'344);
     CHECK(has_line(r, "[MemUsageChange] Allocated 16.10 GiB for max tokens in paged KV cache (301472)."));
   }
@@ -133,7 +126,7 @@ TEST_CASE("TensorRT-LLM T4, T5, T6, T7: the pools four more logs printed", "[trt
     TrtllmSettings s = with_max_tokens(395'776, "0.15");
     s.kv_dtype = &kv("fp16");
     s.max_seq_len = 4096;
-    const TrtllmResult r = plan_trtllm(model("qwen2.5-0.5b"), cards("rtxa6000"), s);
+    const TrtllmResult r = plan_trtllm(catalog_model("qwen2.5-0.5b"), catalog_cards("rtxa6000"), s);
     CHECK(r.stages.front().bytes_per_token == 12'288);
     CHECK(r.blocks == 6'184);
     CHECK(has_line(r, "[MemUsageChange] Allocated 4.53 GiB for max tokens in paged KV cache (395776)."));
@@ -145,7 +138,7 @@ TEST_CASE("TensorRT-LLM T4, T5, T6, T7: the pools four more logs printed", "[trt
     TrtllmSettings s = with_max_tokens(132'608, "0.8");
     s.kv_dtype = &kv("fp16");
     s.max_seq_len = 5120;
-    const TrtllmResult r = plan_trtllm(qwen, cards("a100-80g"), s);
+    const TrtllmResult r = plan_trtllm(qwen, catalog_cards("a100-80g"), s);
     CHECK(r.pool_bytes == 69'524'783'104ull);
   }
   SECTION("T7 (TensorRT engine via cortex): 128 tokens = 16,777,216 B cannot hold one sequence") {
@@ -154,7 +147,7 @@ TEST_CASE("TensorRT-LLM T4, T5, T6, T7: the pools four more logs printed", "[trt
     TrtllmSettings s = with_max_tokens(128, "0.11");
     s.kv_dtype = &kv("fp16");
     s.max_seq_len = 1024;
-    const TrtllmResult r = plan_trtllm(model("mistral-7b-v0.1"), cards("rtx4090"), s);
+    const TrtllmResult r = plan_trtllm(catalog_model("mistral-7b-v0.1"), catalog_cards("rtx4090"), s);
     CHECK(r.pool_bytes == 16'777'216);
     CHECK(r.windows.front().blocks_per_sequence == 16);
     CHECK_FALSE(r.starts);
@@ -176,10 +169,10 @@ TEST_CASE("TensorRT-LLM T2: the logs kvplan cannot match, and why", "[trtllm]") 
   s.max_seq_len = 157;
   s.max_num_tokens = 23'552;
   s.max_batch_size = 4096;
-  ModelSpec fp8 = model("llama3.1-8b");
+  ModelSpec fp8 = catalog_model("llama3.1-8b");
   fp8.weights_bytes = 846 * GiB / 100;  // "Rank 0 uses 8.46 GB for model weights"
   fp8.params = 0;
-  const TrtllmResult r = plan_trtllm(fp8, cards("h100"), s);
+  const TrtllmResult r = plan_trtllm(fp8, catalog_cards("h100"), s);
   CHECK(static_cast<double>(r.tokens) == Approx(860'320).epsilon(0.01));
   CHECK(r.tokens <= 860'320);  // the estimate leaves less, never more
 }
@@ -189,7 +182,7 @@ TEST_CASE("TensorRT-LLM bytes a token: ceil of the heads per rank, MLA whole, NV
     TrtllmSettings s = with_max_tokens(1000, "latest");
     s.tp = tp;
     if (dtype) s.kv_dtype = &kv(dtype);
-    return plan_trtllm(model(id), cards(gpu, tp), s).stages.front();
+    return plan_trtllm(catalog_model(id), catalog_cards(gpu, tp), s).stages.front();
   };
   // Qwen3-235B-A22B, 4 KV heads: at TP 8 the pool holds ceil(4 / 8) = 1 a layer, 94 x 2 x 128 x 2 B
   // = 48,128; the creator's estimate floors 128 x 4 // 8 = 64: 24,064 B.
@@ -214,7 +207,7 @@ TEST_CASE("TensorRT-LLM VSWA: Gemma 3's pool in equal shares across its windows"
   s.free_memory = 40 * GiB;
   s.max_seq_len = 8192;
   s.max_attention_window = {1024, 1024, 1024, 1024, 1024, 8192};
-  const TrtllmResult r = plan_trtllm(model("gemma3-12b"), cards("h100"), s);
+  const TrtllmResult r = plan_trtllm(catalog_model("gemma3-12b"), catalog_cards("h100"), s);
   REQUIRE(r.vswa);
   REQUIRE(r.windows.size() == 2);
   CHECK(r.windows[0].window == 1024);
@@ -224,7 +217,7 @@ TEST_CASE("TensorRT-LLM VSWA: Gemma 3's pool in equal shares across its windows"
   CHECK(r.tokens == r.windows[1].blocks * 32);
   // Without the windows TensorRT-LLM keeps max_seq_len tokens in every layer.
   s.max_attention_window.clear();
-  const TrtllmResult plain = plan_trtllm(model("gemma3-12b"), cards("h100"), s);
+  const TrtllmResult plain = plan_trtllm(catalog_model("gemma3-12b"), catalog_cards("h100"), s);
   CHECK_FALSE(plain.vswa);
   CHECK(plain.stages.front().bytes_per_token == 48ull * 8'192);
 }
@@ -234,7 +227,7 @@ TEST_CASE("TensorRT-LLM pipeline stages: the first ones get the extra layers", "
   TrtllmSettings s;
   s.pp = 3;
   s.free_memory = 40 * GiB;
-  const TrtllmResult r = plan_trtllm(model("llama3.1-70b"), cards("h100", 3), s);
+  const TrtllmResult r = plan_trtllm(catalog_model("llama3.1-70b"), catalog_cards("h100", 3), s);
   REQUIRE(r.stages.size() == 3);
   CHECK(r.stages[0].layers == 27);
   CHECK(r.stages[2].layers == 26);
@@ -253,15 +246,15 @@ TEST_CASE("TensorRT-LLM versions and the dtypes it lacks", "[trtllm]") {
     CHECK_THROWS_WITH(parse_trtllm_version(bad, "--trtllm-version"), Catch::StartsWith("--trtllm-version: '"));
   TrtllmSettings s = with_max_tokens(1000, "latest");
   s.kv_dtype = &kv("nvfp4");
-  const TrtllmResult hopper = plan_trtllm(model("llama3.1-8b"), cards("h100"), s);
+  const TrtllmResult hopper = plan_trtllm(catalog_model("llama3.1-8b"), catalog_cards("h100"), s);
   CHECK_FALSE(hopper.dtype_supported);
   CHECK_THAT(hopper.dtype_reason, Catch::Contains("Blackwell"));
   s.kv_dtype = &kv("fp8");
-  CHECK_FALSE(plan_trtllm(model("llama3.1-8b"), cards("a100-80g"), s).dtype_supported);
+  CHECK_FALSE(plan_trtllm(catalog_model("llama3.1-8b"), catalog_cards("a100-80g"), s).dtype_supported);
   s.kv_dtype = &kv("q8_0");
-  CHECK_FALSE(plan_trtllm(model("llama3.1-8b"), cards("h100"), s).dtype_supported);
+  CHECK_FALSE(plan_trtllm(catalog_model("llama3.1-8b"), catalog_cards("h100"), s).dtype_supported);
   try {
-    plan_trtllm(model("qwen3-next-80b-a3b"), cards("h100"), s);
+    plan_trtllm(catalog_model("qwen3-next-80b-a3b"), catalog_cards("h100"), s);
     FAIL("no error");
   } catch (const Error& error) {
     CHECK(error.code() == ExitCode::unsupported_architecture);

@@ -16,22 +16,15 @@
 #include "kvplan/units.h"
 #include "engines/vllm/rules.h"
 #include "support/run_binary.h"
+#include "support/catalog_entries.h"
 
 using namespace kvplan;
+using kvplan::testing::catalog_model;
+using kvplan::testing::catalog_gpu;
 
 namespace {
 
-const ModelSpec& model(const char* id) {
-  const ModelSpec* found = builtin_models().find(id);
-  REQUIRE(found != nullptr);
-  return *found;
-}
 
-const GpuSpec& gpu(const char* id) {
-  const GpuSpec* found = builtin_gpus().find(id);
-  REQUIRE(found != nullptr);
-  return *found;
-}
 
 /// x hundredths of a GiB in bytes, rounded down.
 std::uint64_t centi_gib(std::int64_t hundredths) { return static_cast<std::uint64_t>(hundredths) * GiB / 100; }
@@ -95,7 +88,7 @@ const Record kRecords[] = {
 };
 
 VllmResult plan_record(const Record& record, std::uint64_t available) {
-  const ModelSpec& m = model(record.model);
+  const ModelSpec& m = catalog_model(record.model);
   VllmSettings settings;
   settings.tensor_parallel = record.tp;
   settings.max_model_len = record.max_len;
@@ -104,7 +97,7 @@ VllmResult plan_record(const Record& record, std::uint64_t available) {
   settings.prefix_caching = record.prefix_caching;
   settings.kv_cache_memory_bytes = available;
   settings.block_size = record.block_size;
-  return plan_vllm(m, gpu(record.gpu), settings);
+  return plan_vllm(m, catalog_gpu(record.gpu), settings);
 }
 
 }  // namespace
@@ -185,15 +178,15 @@ TEST_CASE("vLLM: MLA keeps one latent on every TP rank, in FlashMLA's 64-token b
   settings.kv_cache_memory_bytes = 10 * GiB;
   for (const std::uint32_t tp : {1u, 2u, 4u}) {
     settings.tensor_parallel = tp;
-    const VllmResult r = plan_vllm(model("deepseek-v2-lite"), gpu("h100"), settings);
+    const VllmResult r = plan_vllm(catalog_model("deepseek-v2-lite"), catalog_gpu("h100"), settings);
     CHECK(r.kv_bytes_per_token == 31'104);
     CHECK(r.page_bytes * r.layers_per_block == 1'990'656);
     CHECK(r.num_blocks == 10 * GiB / 1'990'656);
   }
   // Blackwell (sm_120): CUTLASS MLA's 128; an Ampere card keeps 16.
   settings.tensor_parallel = 1;
-  CHECK(plan_vllm(model("deepseek-v2-lite"), gpu("rtx5090"), settings).groups.front().block_size == 128);
-  CHECK(plan_vllm(model("deepseek-v2-lite"), gpu("a100-80g"), settings).groups.front().block_size == 16);
+  CHECK(plan_vllm(catalog_model("deepseek-v2-lite"), catalog_gpu("rtx5090"), settings).groups.front().block_size == 128);
+  CHECK(plan_vllm(catalog_model("deepseek-v2-lite"), catalog_gpu("a100-80g"), settings).groups.front().block_size == 16);
 }
 
 TEST_CASE("vLLM: TP splits KV heads until each rank has one, then replicates", "[vllm]") {
@@ -202,11 +195,11 @@ TEST_CASE("vLLM: TP splits KV heads until each rank has one, then replicates", "
   settings.max_model_len = 8192;
   settings.kv_cache_memory_bytes = 8 * GiB;
   settings.tensor_parallel = 4;
-  CHECK(plan_vllm(model("qwen3-235b-a22b"), gpu("h100"), settings).kv_bytes_per_token == 48'128);
+  CHECK(plan_vllm(catalog_model("qwen3-235b-a22b"), catalog_gpu("h100"), settings).kv_bytes_per_token == 48'128);
   settings.tensor_parallel = 8;
-  CHECK(plan_vllm(model("qwen3-235b-a22b"), gpu("h100"), settings).kv_bytes_per_token == 48'128);
+  CHECK(plan_vllm(catalog_model("qwen3-235b-a22b"), catalog_gpu("h100"), settings).kv_bytes_per_token == 48'128);
   settings.tensor_parallel = 3;
-  CHECK_THROWS_WITH(plan_vllm(model("qwen3-235b-a22b"), gpu("h100"), settings),
+  CHECK_THROWS_WITH(plan_vllm(catalog_model("qwen3-235b-a22b"), catalog_gpu("h100"), settings),
                     Catch::Contains("-tp 3: vLLM needs the 4 KV heads to be divisible"));
 }
 
@@ -224,7 +217,7 @@ TEST_CASE("vLLM: the startup check and the longest max_model_len that fits", "[v
   VllmSettings settings;
   settings.kv_dtype = &parse_kv_dtype("fp8", *m.weight_dtype);
   settings.kv_cache_memory_bytes = 122'080ull * 49'152 + 1'000;  // 5.59 GiB, as R077 prints it
-  const VllmResult r = plan_vllm(m, gpu("h100"), settings);
+  const VllmResult r = plan_vllm(m, catalog_gpu("h100"), settings);
   CHECK(r.request_bytes == 13'813ull * 16 * 49'152);
   CHECK(format_gib(static_cast<std::int64_t>(r.request_bytes)) == "10.12 GiB");
   CHECK_FALSE(r.starts);
@@ -236,7 +229,7 @@ TEST_CASE("vLLM: the estimated budget against the components vLLM 0.19.0 logged"
   // available = 79.19 GiB x 0.95 - weights - 16 B x 1,024 seqs x vocab - 0.25 GiB (TP 1) / 2.1 GiB.
   // The logs: R018 58.11 (Llama 3.1 8B), R046 58.53 (Qwen2.5-7B), R055 57.50 (Qwen3-8B), R006 20.59
   // (Gemma 2 27B), R027 63.76 (Llama 3.1 8B, TP 2), R052 63.84 (Qwen2.5-7B, TP 2).
-  const GpuSpec& h100 = gpu("h100");
+  const GpuSpec& h100 = catalog_gpu("h100");
   REQUIRE(h100.cuda_total_bytes);
   CHECK(format_gib(static_cast<std::int64_t>(*h100.cuda_total_bytes)) == "79.19 GiB");
   struct Logged {
@@ -252,7 +245,7 @@ TEST_CASE("vLLM: the estimated budget against the components vLLM 0.19.0 logged"
     settings.max_model_len = 8192;
     settings.utilization_millionths = 950'000;
     settings.version = VllmVersion::v0_11;
-    const VllmResult r = plan_vllm(model(logged.model), h100, settings);
+    const VllmResult r = plan_vllm(catalog_model(logged.model), h100, settings);
     CHECK(std::abs(r.budget.available - static_cast<std::int64_t>(centi_gib(logged.available))) <
           static_cast<std::int64_t>(3 * GiB / 10));
     CHECK_FALSE(r.budget.cuda_graphs_subtracted);
@@ -260,10 +253,10 @@ TEST_CASE("vLLM: the estimated budget against the components vLLM 0.19.0 logged"
   // Llama 3.1 8B's sampler estimate: 16 x 1,024 x 128,256 B = 1.96 GiB, what R018 logged.
   VllmSettings settings;
   settings.max_model_len = 8192;
-  CHECK(format_gib(static_cast<std::int64_t>(plan_vllm(model("llama3.1-8b"), h100, settings).budget.activation)) ==
+  CHECK(format_gib(static_cast<std::int64_t>(plan_vllm(catalog_model("llama3.1-8b"), h100, settings).budget.activation)) ==
         "1.96 GiB");
   // From 0.21 the CUDA-graph estimate (0.45 + 0.014 x 32 layers = 0.90 GiB) comes off too.
-  const VllmResult latest = plan_vllm(model("llama3.1-8b"), h100, settings);
+  const VllmResult latest = plan_vllm(catalog_model("llama3.1-8b"), h100, settings);
   CHECK(latest.budget.cuda_graphs_subtracted);
   CHECK(format_gib(static_cast<std::int64_t>(latest.budget.cuda_graphs)) == "0.90 GiB");
 }
@@ -273,10 +266,10 @@ TEST_CASE("vLLM refuses what it has no kernel for, and kvplan what the profile d
   settings.max_model_len = 8192;
   settings.kv_cache_memory_bytes = GiB;
   settings.kv_dtype = &parse_kv_dtype("q8_0", parse_weight_dtype("bf16"));
-  CHECK_THROWS_WITH(plan_vllm(model("llama3.1-8b"), gpu("h100"), settings), Catch::Contains("--kv-cache-dtype q8_0"));
+  CHECK_THROWS_WITH(plan_vllm(catalog_model("llama3.1-8b"), catalog_gpu("h100"), settings), Catch::Contains("--kv-cache-dtype q8_0"));
   settings.kv_dtype = nullptr;
   try {
-    plan_vllm(model("deepseek-v3.2"), gpu("h100"), settings);
+    plan_vllm(catalog_model("deepseek-v3.2"), catalog_gpu("h100"), settings);
     FAIL("no error");
   } catch (const Error& error) {
     CHECK(error.code() == ExitCode::unsupported_architecture);
@@ -284,7 +277,7 @@ TEST_CASE("vLLM refuses what it has no kernel for, and kvplan what the profile d
   }
   settings.tensor_parallel = 2;
   try {
-    plan_vllm(model("qwen3.5-27b"), gpu("h100"), settings);
+    plan_vllm(catalog_model("qwen3.5-27b"), catalog_gpu("h100"), settings);
     FAIL("no error");
   } catch (const Error& error) {
     CHECK(error.code() == ExitCode::unsupported_architecture);
@@ -296,18 +289,18 @@ TEST_CASE("vLLM --enforce-eager: from 0.21 the CUDA-graph estimate leaves the bu
   // 964,220,157 B (1,073,741,824 x 0.898, rounded down), and eager mode frees exactly that for the cache.
   VllmSettings settings;
   settings.max_model_len = 8192;
-  const VllmResult graphs = plan_vllm(model("llama3.1-8b"), gpu("h100"), settings);
+  const VllmResult graphs = plan_vllm(catalog_model("llama3.1-8b"), catalog_gpu("h100"), settings);
   settings.enforce_eager = true;
-  const VllmResult eager = plan_vllm(model("llama3.1-8b"), gpu("h100"), settings);
+  const VllmResult eager = plan_vllm(catalog_model("llama3.1-8b"), catalog_gpu("h100"), settings);
   CHECK(graphs.budget.cuda_graphs == 964'220'157);
   CHECK(eager.budget.cuda_graphs == 0);
   CHECK_FALSE(eager.budget.cuda_graphs_subtracted);
   CHECK(eager.budget.available - graphs.budget.available == 964'220'157);
   // Before 0.21 graphs were never in the budget: eager changes nothing there.
   settings.version = VllmVersion::v0_11;
-  const std::int64_t eager_0_19 = plan_vllm(model("llama3.1-8b"), gpu("h100"), settings).budget.available;
+  const std::int64_t eager_0_19 = plan_vllm(catalog_model("llama3.1-8b"), catalog_gpu("h100"), settings).budget.available;
   settings.enforce_eager = false;
-  CHECK(plan_vllm(model("llama3.1-8b"), gpu("h100"), settings).budget.available == eager_0_19);
+  CHECK(plan_vllm(catalog_model("llama3.1-8b"), catalog_gpu("h100"), settings).budget.available == eager_0_19);
   // The flag as vLLM spells it, on the command line and in kvplan check.
   const testing::ProcessResult line = testing::run_kvplan("--runtime vllm --model llama3.1-8b --gpu h100 --max-model-len 8k --enforce-eager");
   CHECK(line.exit_code == 0);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "loaders/embedded_files.h"
+#include "loaders/model_facts.h"
 #include "loaders/spec_json.h"
 
 namespace kvplan {
@@ -45,8 +46,26 @@ const embedded::File* file_named(std::string_view name) {
   return nullptr;
 }
 
-/// The model of `file` when `name` is its id or one of its aliases.
+/// Whether `name` is the facts' id or one of their aliases (ModelCatalog::find's rule).
+bool facts_named(const embedded::ModelFacts& facts, std::string_view name) {
+  if (same_name(facts.id, name)) return true;
+  for (std::string_view aliases = facts.aliases; !aliases.empty();) {
+    const std::size_t line = aliases.find('\n');
+    if (same_name(aliases.substr(0, line), name)) return true;
+    aliases.remove_prefix(line == std::string_view::npos ? aliases.size() : line + 1);
+  }
+  return false;
+}
+
+/// The model of `file` when `name` is its id or one of its aliases: from the file's facts when it
+/// has them (no JSON parsed), else parsed.
 std::optional<ModelSpec> model_in(const embedded::File& file, std::string_view name) {
+  const std::span<const embedded::File> files = embedded::model_files();
+  const embedded::ModelFacts& facts = embedded::model_facts()[static_cast<std::size_t>(&file - files.data())];
+  if (facts.present) {
+    if (!facts_named(facts, name)) return std::nullopt;
+    if (std::optional<ModelSpec> model = model_from_facts(facts)) return model;
+  }
   ModelCatalog one;
   one.models.push_back(parse_model_spec(file.text, file.name));
   if (one.find(name)) return std::move(one.models.front());

@@ -12,6 +12,43 @@ struct File {
   std::string_view text;
 };
 
+/// A catalog model's fields of models/<id>.json, read at build time when the file holds only
+/// these flat fields (the plain dense models), so that --model builds its ModelSpec without parsing
+/// JSON (loaders/model_facts.h). `present` false: the file has fields these do not carry, and is
+/// parsed. `has_*`: the optional field is present. Literals only, as GpuFacts.
+struct ModelFacts {
+  bool present = false;
+  std::string_view id, name;
+  std::string_view aliases;  ///< one per line
+  std::string_view source, architecture, weights_source, weight_dtype;
+  bool has_params = false;
+  std::uint64_t params = 0;
+  bool has_active_params = false;
+  std::uint64_t active_params = 0;
+  bool has_weights_bytes = false;
+  std::uint64_t weights_bytes = 0;
+  bool has_max_context = false;
+  std::uint64_t max_context = 0;
+  bool has_vocab_size = false;
+  std::uint64_t vocab_size = 0;
+  bool has_layers = false;
+  std::uint64_t layers = 0;
+  bool has_attention_heads = false;
+  std::uint64_t attention_heads = 0;
+  bool has_kv_heads = false;
+  std::uint64_t kv_heads = 0;
+  bool has_head_dim = false;
+  std::uint64_t head_dim = 0;
+  bool has_hidden_size = false;
+  std::uint64_t hidden_size = 0;
+  bool has_intermediate_size = false;
+  std::uint64_t intermediate_size = 0;
+  bool has_mtp_layers = false;
+  std::uint64_t mtp_layers = 0;
+  bool has_tie_word_embeddings = false;
+  bool tie_word_embeddings = false;
+};
+
 /// A card's fields of gpus/gpus.json, read at build time, so that --gpu builds a card's GpuSpec
 /// without parsing JSON. `has_*`: the optional field is present. Literals only: the table is a
 /// constant, nothing to construct at start-up.
@@ -41,6 +78,8 @@ struct GpuEntry {
 };
 
 std::span<const File> model_files();
+/// The same files, in the same order, as fields where they are plain (ModelFacts::present).
+std::span<const ModelFacts> model_facts();
 std::string_view gpu_catalog();
 std::span<const GpuEntry> gpu_entries();
 /// The same cards, in the same order, as fields.

@@ -11,6 +11,7 @@
 
 #include "engines/core/cache_cost.h"
 #include "engines/core/decode_bound.h"
+#include "engines/core/largest_fitting.h"
 #include "engines/core/profile.h"
 #include "engines/core/settle.h"
 #include "kvplan/error.h"
@@ -29,9 +30,6 @@ bool has_finding(const Row& row, std::string_view code) {
 
 bool is_fp8(const Dtype* type) { return type && type->name.substr(0, 3) == "fp8"; }
 
-/// The facts every engine's row shares: a context the model was not trained for, fp8 on a card
-/// without fp8 tensor cores, weights that are an estimate. A profile that knows its engine's
-/// stricter rule (vLLM refuses to start beyond the trained context) has already said so.
 /// A finding with `code` and `text`; its strings taken over from one with the same code in `spent`
 /// (an earlier row's findings) when there is one, so that a sweep's repeated warning allocates
 /// nothing.
@@ -48,6 +46,9 @@ void add_finding(Row& row, std::string_view code, std::string_view text, std::ve
   row.findings.push_back({std::string(code), std::string(text), false});
 }
 
+/// The facts every engine's row shares: a context the model was not trained for, fp8 on a card
+/// without fp8 tensor cores, weights that are an estimate. A profile that knows its engine's
+/// stricter rule (vLLM refuses to start beyond the trained context) has already said so.
 void add_common_findings(Row& row, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                          std::vector<Finding>* spent) {
   const GpuSpec& gpu = gpus.front();
@@ -132,19 +133,19 @@ void decide(Row& row, const GpuSpec& first) {
 bool is_wider_than_fp8(const Dtype& type) { return type.block_bytes > type.block_elements; }
 
 /// The largest context per sequence (at most `limit`) at which `query` still fits, as the engine
-/// prices it. Memory never shrinks as a context grows, so bisection finds the exact boundary.
+/// prices it. Memory never shrinks as a context grows, so the guided search finds the exact boundary.
 ContextLimit context_limit(const Profile& profile, RowQuery query, std::uint64_t limit, const ModelSpec& model,
                            const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room) {
   ContextLimit out;
   out.cache = query.cache;
   query.ctx_is_total = false;
-  out.max_ctx = largest_holding(limit, [&](std::uint64_t ctx) {
+  out.max_ctx = largest_fitting(limit, [&](std::uint64_t ctx) -> std::optional<Row> {
     query.ctx = ctx;
     try {
-      return settle(profile, query, model, gpus, room).fits;
+      return settle(profile, query, model, gpus, room);
     } catch (const Error& error) {
       if (error.code() == ExitCode::unsupported_architecture) throw;
-      return false;  // a size past 64 bits certainly does not fit
+      return std::nullopt;  // a size past 64 bits certainly does not fit
     }
   });
   out.reached_search_limit = out.max_ctx == limit;

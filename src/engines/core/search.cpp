@@ -14,6 +14,7 @@
 #include "engines/core/cache_cost.h"
 #include "engines/core/profile.h"
 #include "engines/core/decode_bound.h"
+#include "engines/core/largest_fitting.h"
 #include "engines/core/settle.h"
 #include "kvplan/error.h"
 #include "kvplan/search.h"
@@ -357,6 +358,10 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
     limits.caches.push_back(std::move(out));
   }
   return limits;
+}
+
+std::optional<std::uint64_t> largest_fitting(std::uint64_t limit, const RowAt& row_at) {
+  return search(row_at, limit, SearchBound::search_limit).value;
 }
 
 }  // namespace kvplan

@@ -40,6 +40,8 @@ constexpr std::array kGroupFormats = {
 constexpr std::array<std::string_view, 8> kDenseTypes = {"llama", "mistral", "qwen2", "qwen3",
                                                          "gemma", "gemma2", "gemma3", "gemma3_text"};
 
+constexpr std::string_view kNvfp4 = "nvfp4";
+
 struct Table {
   std::deque<std::string> texts;  // stable storage for the Dtypes' names and descriptions
   std::vector<Dtype> types;
@@ -62,7 +64,7 @@ const Table& table() {
       t.types.push_back(Dtype{f.name, 2, 1, text});
     }
     const std::string& nvfp4 = t.texts.emplace_back("NVFP4 weights (ModelOpt): 4-bit floats, an fp8 scale per 16 values");
-    t.types.push_back(Dtype{"nvfp4", 16, 9, nvfp4});
+    t.types.push_back(Dtype{kNvfp4, 16, 9, nvfp4});
     return t;
   }();
   return built;
@@ -72,6 +74,16 @@ std::string lowercase(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+/// Whether `lower` is the name of one of table()'s formats, asked without building the table (its
+/// 23 descriptions were a twentieth of the headline command's start-up, issue #10).
+bool names_a_format(std::string_view lower) {
+  for (const GgufMixInfo& mix : gguf_mixes())
+    if (mix.name == lower) return true;
+  for (const GroupFormat& f : kGroupFormats)
+    if (f.name == lower) return true;
+  return lower == kNvfp4;
 }
 
 const Dtype* find_format(std::string_view name) {
@@ -197,7 +209,8 @@ const Dtype& parse_requested_weight_dtype(std::string_view text) {
 }
 
 std::optional<WeightsEstimate> price_weight_format(const ModelSpec& model, const Dtype& format) {
-  if (find_format(format.name) != &format) return std::nullopt;
+  // A plain dtype (the headline table's "with fp8 weights") is answered before the table is built.
+  if (!names_a_format(lowercase(format.name)) || find_format(format.name) != &format) return std::nullopt;
   if (const GgufMixInfo* mix = find_gguf_mix(format.name)) return price_gguf(model, format, *mix);
   return price_linear(model, format);
 }
