@@ -14,6 +14,7 @@
 #include "reports/fields.h"
 #include "reports/row_json_writer.h"
 #include "reports/sweep_lines.h"
+#include "support/breakdown_items.h"
 
 using namespace kvplan;
 
@@ -65,19 +66,9 @@ Row awkward_row() {
   }
   row.assumptions = {"", "one", "\x01\x1f control"};
   row.findings = {{"code", "text with \"quotes\"", true}, {"other", "", false}};
-  KvBreakdownItem full;
-  full.kind = LayerKind::full;
-  full.layers = 36;
-  full.tokens_held = 8192;
-  full.bytes = 1207959552;
-  KvBreakdownItem windowed;
-  windowed.kind = LayerKind::sliding;
-  windowed.window = 4096;
-  windowed.layers = 5;
-  windowed.indexer_layers = 2;
-  windowed.indexer_bytes = 77;
-  windowed.mtp = true;
-  row.breakdown = {full, windowed};
+  row.breakdown = {testing::breakdown_item(LayerKind::full, 36, 8192, {.bytes = 1207959552}),
+                   testing::breakdown_item(LayerKind::sliding, 5, 0,
+                                           {.window = 4096, .indexer_layers = 2, .indexer_bytes = 77, .mtp = true})};
   DecodeBound bound;
   bound.tokens_per_s_per_sequence = 57.307143233888596;
   bound.tokens_per_s_batch = 1e21;

@@ -13,12 +13,13 @@
 #include "kvplan/plan.h"
 #include "reports/fields.h"
 #include "reports/row_json_writer.h"
+#include "support/breakdown_items.h"
 
 using namespace kvplan;
 
 namespace {
 
-std::string written(const Row& row) {
+std::string reuse_written(const Row& row) {
   std::string out;
   append_row_json(out, row);
   return out;
@@ -26,7 +27,7 @@ std::string written(const Row& row) {
 
 /// A settled row of `model` on `count` H100s at `ctx` with an fp8 cache: per_gpu shares and an
 /// assumption on two cards, the trained-context warning past 40,960.
-Row settled(const ModelSpec& model, std::size_t count, std::uint64_t ctx) {
+Row reuse_settled(const ModelSpec& model, std::size_t count, std::uint64_t ctx) {
   const std::vector<GpuSpec> gpus(count, *builtin_gpus().find("h100"));
   PlanRequest request;
   request.contexts = {ctx};
@@ -49,13 +50,13 @@ TEST_CASE("a row priced into a used Row is the row price() gives", "[sweep]") {
 
   // The Row first holds another model's row on two cards, past its trained context: shares,
   // assumptions, a warning, a decode bound, a detail-free but fuller row in every vector.
-  Row row = settled(*builtin_models().find("gemma3-12b"), 2, 200'000);
+  Row row = reuse_settled(*builtin_models().find("gemma3-12b"), 2, 200'000);
   REQUIRE(!row.per_gpu.empty());
   REQUIRE(!row.assumptions.empty());
   REQUIRE(!row.findings.empty());
   REQUIRE(row.breakdown.size() == 2);  // Gemma 3: sliding and full layers
   settle_shown_into(row, *profile, query, model, gpus);
-  CHECK(written(row) == written(settle_shown(*profile, query, model, gpus)));
+  CHECK(reuse_written(row) == reuse_written(settle_shown(*profile, query, model, gpus)));
   // Qwen3-8B at 4,096 tokens: 36 layers x 8 KV heads x 128 x 2 (K and V) x 2 bytes = 147,456 bytes
   // a token, 603,979,776 bytes; one GPU share, no warning.
   CHECK(row.kv_bytes == 603'979'776);
@@ -64,7 +65,7 @@ TEST_CASE("a row priced into a used Row is the row price() gives", "[sweep]") {
   CHECK(row.assumptions.empty());
 
   // clear_row leaves every field as a new Row has it.
-  Row full = settled(model, 2, 100'000);
+  Row full = reuse_settled(model, 2, 100'000);
   full.kv_pool_bytes = 1;
   full.engine.starts = false;
   clear_row(full);
@@ -92,11 +93,48 @@ TEST_CASE("a row priced into a used Row is the row price() gives", "[sweep]") {
   CHECK(!full.decode_bound);
 }
 
+TEST_CASE("a sweep's trained-context warning takes over the strings of the row before's", "[sweep]") {
+  // Rows below and past Qwen3-8B's trained 40,960 tokens, in turn and in runs, settled into one
+  // Row with the findings of the row before kept aside (sweep_rows' `spent`): each is the row
+  // settle_shown gives, and from the second warning in a run on, its text is in the same buffer
+  // as the one before's (no allocation).
+  const ModelSpec& model = *builtin_models().find("qwen3-8b");
+  const std::vector<GpuSpec> gpus{*builtin_gpus().find("h100")};
+  PlanRequest request;
+  const std::shared_ptr<const Profile> profile = find_engine("generic", "runtime").make(model, gpus, request);
+  RowQuery query;
+  const Dtype& fp16 = parse_kv_dtype("fp16", *model.weight_dtype);
+  query.cache = {&fp16, &fp16};
+  Row row;
+  std::vector<Finding> spent;
+  const char* last_text = nullptr;
+  std::size_t reused = 0;
+  for (const std::uint64_t ctx : {100'000, 4096, 100'000, 123'456, 999'999, 4096, 40'960, 40'961}) {
+    query.ctx = ctx;
+    settle_shown_into(row, *profile, query, model, gpus, std::nullopt, &spent);
+    INFO(ctx);
+    CHECK(reuse_written(row) == reuse_written(settle_shown(*profile, query, model, gpus)));
+    const bool warned = ctx > 40'960;
+    REQUIRE(row.findings.size() == (warned ? 1u : 0u));
+    if (warned) {
+      CHECK(row.findings[0].code == "beyond_trained_context");
+      if (last_text && row.findings[0].text.data() == last_text) ++reused;
+      last_text = row.findings[0].text.data();
+    } else {
+      last_text = nullptr;
+    }
+  }
+  CHECK(row.findings.at(0).text == "ctx 40,961 is beyond the model's trained context of 40,960 tokens");
+  // 123,456 after 100,000 and 999,999 after it (a longer text may grow the string; a row without
+  // the warning leaves none to take over).
+  CHECK(reused == 2);
+}
+
 TEST_CASE("text copied and checked in one pass is escaped exactly as nlohmann escapes it", "[sweep_writer]") {
   // Each byte that needs care (and a plain one) at each position of texts of 1 to 40 bytes: the
   // short path (below 16), whole blocks and the overlapping last block. The row's JSON through
   // the writer and through the tree, compared.
-  Row row = settled(*builtin_models().find("qwen3-8b"), 1, 4096);
+  Row row = reuse_settled(*builtin_models().find("qwen3-8b"), 1, 4096);
   std::size_t compared = 0;
   for (const int byte : {0x00, 0x1F, 0x20, 0x22, 0x5C, 0x7A, 0x7E, 0x7F, 0x80, 0xC3, 0xFF})  // '"' 0x22, '\\' 0x5C, 'z' 0x7A
     for (std::size_t size = 1; size <= 40; ++size)
@@ -110,19 +148,19 @@ TEST_CASE("text copied and checked in one pass is escaped exactly as nlohmann es
         try {
           expected = row_to_json(row).dump();
         } catch (const nlohmann::json::type_error&) {
-          CHECK_THROWS_AS(written(row), nlohmann::json::type_error);  // not UTF-8, as the tree says
+          CHECK_THROWS_AS(reuse_written(row), nlohmann::json::type_error);  // not UTF-8, as the tree says
           continue;
         }
-        CHECK(written(row) == expected);
+        CHECK(reuse_written(row) == expected);
         ++compared;
       }
   CHECK(compared > 4000);
 }
 
 TEST_CASE("a line longer than the writer's first buffer grows it", "[sweep_writer]") {
-  Row row = settled(*builtin_models().find("qwen3-8b"), 1, 4096);
+  Row row = reuse_settled(*builtin_models().find("qwen3-8b"), 1, 4096);
   row.weights_rule = std::string(100'000, 'x');  // the buffer starts at 4 KiB, grown 2 KiB ahead
-  CHECK(written(row) == row_to_json(row).dump());
+  CHECK(reuse_written(row) == row_to_json(row).dump());
   TextBuffer buffer;
   for (int i = 0; i < 1000; ++i) buffer.append("0123456789");
   CHECK(buffer.size() == 10'000);
@@ -131,29 +169,12 @@ TEST_CASE("a line longer than the writer's first buffer grows it", "[sweep_write
 
 TEST_CASE("the breakdown phrase, appended piece by piece", "[sweep_writer]") {
   Row row;
-  KvBreakdownItem sliding;
-  sliding.kind = LayerKind::sliding;
-  sliding.window = 1024;
-  sliding.layers = 40;
-  sliding.tokens_held = 1024;
-  KvBreakdownItem full;
-  full.kind = LayerKind::full;
-  full.layers = 8;
-  full.tokens_held = 131072;
-  full.indexer_layers = 8;
-  KvBreakdownItem mtp = full;
-  mtp.layers = 1;
-  mtp.indexer_layers = 0;
-  mtp.mtp = true;
-  KvBreakdownItem cross;
-  cross.kind = LayerKind::cross;
-  cross.window = 6404;
-  cross.layers = 20;
-  cross.tokens_held = 6404;
-  KvBreakdownItem linear;
-  linear.kind = LayerKind::linear;
-  linear.layers = 36;
-  row.breakdown = {sliding, full, mtp, cross, linear};
+  using testing::breakdown_item;
+  row.breakdown = {breakdown_item(LayerKind::sliding, 40, 1024, {.window = 1024}),
+                   breakdown_item(LayerKind::full, 8, 131072, {.indexer_layers = 8}),
+                   breakdown_item(LayerKind::full, 1, 131072, {.mtp = true}),
+                   breakdown_item(LayerKind::cross, 20, 6404, {.window = 6404}),
+                   breakdown_item(LayerKind::linear, 36, 0)};
   CHECK(describe_breakdown(row) ==
         "40 sliding(1024) x 1,024 tokens + 8 full x 131,072 tokens (indexer on 8) + 1 full (MTP) x 131,072 tokens"
         " + 20 cross(6404) x 6,404 image tokens + 36 linear");

@@ -3,7 +3,9 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace kvplan::embedded {
 
@@ -84,5 +86,16 @@ std::string_view gpu_catalog();
 std::span<const GpuEntry> gpu_entries();
 /// The same cards, in the same order, as fields.
 std::span<const GpuFacts> gpu_facts();
+
+/// The items of a facts field that holds one per line (the aliases of ModelFacts and GpuFacts).
+inline std::vector<std::string> items_of(std::string_view lines) {
+  std::vector<std::string> items;
+  while (!lines.empty()) {
+    const std::size_t end = lines.find('\n');
+    items.emplace_back(lines.substr(0, end));
+    lines.remove_prefix(end == std::string_view::npos ? lines.size() : end + 1);
+  }
+  return items;
+}
 
 }  // namespace kvplan::embedded

@@ -6,12 +6,7 @@ GpuSpec gpu_from_facts(const embedded::GpuFacts& facts) {
   GpuSpec gpu;
   gpu.id = facts.id;
   gpu.name = facts.name;
-  std::string_view aliases = facts.aliases;
-  while (!aliases.empty()) {
-    const std::size_t line = aliases.find('\n');
-    gpu.aliases.emplace_back(aliases.substr(0, line));
-    aliases.remove_prefix(line == std::string_view::npos ? aliases.size() : line + 1);
-  }
+  gpu.aliases = embedded::items_of(facts.aliases);
   gpu.vendor = facts.vendor;
   gpu.arch = facts.arch;
   gpu.memory_bytes = facts.memory_bytes;

@@ -38,11 +38,7 @@ std::optional<ModelSpec> model_from_facts(const embedded::ModelFacts& f) {
   // As model_spec_from_json, field by field, in its order.
   spec.id = f.id;
   spec.name = f.name;
-  for (std::string_view aliases = f.aliases; !aliases.empty();) {
-    const std::size_t line = aliases.find('\n');
-    spec.aliases.emplace_back(aliases.substr(0, line));
-    aliases.remove_prefix(line == std::string_view::npos ? aliases.size() : line + 1);
-  }
+  spec.aliases = embedded::items_of(f.aliases);
   spec.source = f.source;
   spec.architecture = f.architecture;
   spec.weights_source = f.weights_source;

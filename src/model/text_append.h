@@ -11,8 +11,11 @@ namespace kvplan {
 /// format_gib_number(bytes) written at `at` (room for 32), returns the end: for text built in a
 /// buffer of its own.
 char* write_gib_number(char* at, std::int64_t bytes);
-/// The decimal digits of `value` written at `at` (room for 20), returns the end.
+/// The decimal digits of `value` written at `at` (room for 20, all of which it may overwrite),
+/// returns the end.
 char* write_decimal(char* at, std::uint64_t value);
+/// format_thousands(value) written at `at` (room for 26), returns the end: "131,072".
+char* write_thousands(char* at, std::uint64_t value);
 
 /// The decimal digits of `value`.
 void append_decimal(std::string& out, std::uint64_t value);

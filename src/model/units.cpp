@@ -184,10 +184,42 @@ std::uint64_t scale_by_millionths(std::uint64_t bytes, std::uint32_t millionths)
   return static_cast<std::uint64_t>(product / 1'000'000);
 }
 
+namespace {
+
+/// "00" to "99", for two digits at a time.
+constexpr char kDigitPairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/// `value`'s digits written to end at `end`, two at a time from the last; returns their start.
+char* digits_ending_at(char* end, std::uint64_t value) {
+  char* start = end;
+  while (value >= 100) {
+    start -= 2;
+    std::memcpy(start, kDigitPairs + static_cast<std::size_t>(value % 100) * 2, 2);
+    value /= 100;
+  }
+  if (value >= 10) {
+    start -= 2;
+    std::memcpy(start, kDigitPairs + static_cast<std::size_t>(value) * 2, 2);
+  } else {
+    *--start = static_cast<char>('0' + value);
+  }
+  return start;
+}
+
+}  // namespace
+
 char* write_decimal(char* at, std::uint64_t value) {
-  const fmt::format_int digits(value);
-  std::memcpy(at, digits.data(), digits.size());
-  return at + digits.size();
+  // The digits end at byte 20 of 40 (a uint64 has at most 20), so the 20 bytes copied from their
+  // first stay within the buffer: a copy of fixed size, inlined, where one of the digits' own
+  // length was a library call (a sweep writes five of these a row).
+  std::array<char, 40> buffer;  // not zeroed: the bytes after the digits are copied, then written over
+  char* const end = buffer.data() + 20;
+  const char* const start = digits_ending_at(end, value);
+  std::memcpy(at, start, 20);
+  return at + (end - start);
 }
 
 void append_decimal(std::string& out, std::uint64_t value) {
@@ -231,16 +263,26 @@ void append_gib(std::string& out, std::int64_t bytes) {
   out += " GiB";
 }
 
-void append_thousands(std::string& out, std::uint64_t value) {
-  const fmt::format_int digits(value);
-  const std::size_t count = digits.size();
-  std::array<char, 32> text{};  // 20 digits and 6 commas at most; appended once
-  std::size_t size = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    if (i > 0 && (count - i) % 3 == 0) text[size++] = ',';
-    text[size++] = digits.data()[i];
+char* write_thousands(char* at, std::uint64_t value) {
+  // The first group (1 to 3 digits), then a comma and three digits at a time: a sweep past the
+  // trained context writes two of these a row, and a remainder per digit cost a sixth of its
+  // settling.
+  std::array<char, 20> digits;
+  const char* const from = digits_ending_at(digits.data() + digits.size(), value);
+  const auto count = static_cast<std::size_t>(digits.data() + digits.size() - from);
+  const std::size_t first = count % 3 == 0 ? 3 : count % 3;
+  for (std::size_t i = 0; i < first; ++i) *at++ = from[i];
+  for (std::size_t i = first; i < count; i += 3) {
+    *at = ',';
+    std::memcpy(at + 1, from + i, 3);
+    at += 4;
   }
-  out.append(text.data(), size);
+  return at;
+}
+
+void append_thousands(std::string& out, std::uint64_t value) {
+  std::array<char, 32> text;  // 20 digits and 6 commas at most; appended once
+  out.append(text.data(), static_cast<std::size_t>(write_thousands(text.data(), value) - text.data()));
 }
 
 std::string format_gib_number(std::int64_t bytes) {

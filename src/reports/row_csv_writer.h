@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "kvplan/plan.h"
+#include "reports/row_json_writer.h"
 
 namespace kvplan {
 
@@ -19,8 +20,8 @@ void append_csv_text(std::string& out, std::string_view text);
 
 /// The row's cells after model, gpu and runtime (",4096,1,fp16,...") and the newline.
 void append_row_csv_cells(std::string& out, const Row& row);
-/// The same, with `scratch` for the joined cells (kept from row to row, so that a sweep's lines
+/// The same, written into `out` with a memo of numbers kept from row to row (a sweep's lines
 /// allocate nothing).
-void append_row_csv_cells(std::string& out, const Row& row, std::string& scratch);
+void append_row_csv_cells(TextBuffer& out, const Row& row, JsonNumberMemo& memo);
 
 }  // namespace kvplan

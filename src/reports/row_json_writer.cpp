@@ -9,12 +9,11 @@
 #include <cmath>
 #include <cstring>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "reports/row_shortest_double.h"
+#include "reports/row_text_blocks.h"
 
 namespace kvplan {
 
@@ -43,21 +42,9 @@ bool word_needs_care(std::uint64_t word) {
 }
 
 #if defined(__SSE2__)
-/// Copies 16 bytes from `from` to `to`; true when one of them needs care, the same test as
-/// word_needs_care's 16 bytes at a time (SSE2 is part of every x86-64): a signed byte below 0x20
-/// is a control character or, negative, a byte of 0x80 or above; then 0x7F, '"' and '\\'.
-bool copy_block(const char* from, char* to) {
-  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(to), bytes);
-  const __m128i flags = _mm_or_si128(
-      _mm_or_si128(_mm_cmplt_epi8(bytes, _mm_set1_epi8(0x20)), _mm_cmpeq_epi8(bytes, _mm_set1_epi8(0x7F))),
-      _mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('"')), _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\\'))));
-  return _mm_movemask_epi8(flags) != 0;
-}
-
 bool block_needs_care(const char* at) {
   std::array<char, 16> ignored;
-  return copy_block(at, ignored.data());
+  return row_text::copy_json_block(at, ignored.data());
 }
 #endif
 
@@ -144,22 +131,19 @@ char* write_double(char* at, double value) {
     std::memcpy(at, ".0", 2);
     return at + 2;
   }
-  return nlohmann::detail::to_chars(at, at + 64, value);
+  return write_shortest_double(at, value);  // nlohmann's own digits, by its own algorithm
 }
 
 }  // namespace
 
-char* JsonNumberMemo::write(char* at, std::uint64_t value) {
-  Entry& entry = entries_[static_cast<std::size_t>((value * 0x9E3779B97F4A7C15ull) >> 58)];  // 64 slots
-  if (entry.size == 0 || entry.value != value) {
-    entry.value = value;
-    entry.size = static_cast<std::uint8_t>(write_digits(entry.digits.data(), value) - entry.digits.data());
-  }
-  std::memcpy(at, entry.digits.data(), entry.digits.size());  // fixed size: inlined; `at` has room
-  return at + entry.size;
+void JsonNumberMemo::keep(Entry& entry, std::uint64_t value) {
+  entry.value = value;
+  entry.size = static_cast<std::uint8_t>(write_digits(entry.digits.data(), value) - entry.digits.data());
 }
 
 char* write_json_uint(char* at, std::uint64_t value) { return write_digits(at, value); }
+
+char* write_json_double(char* at, double value) { return write_double(at, value); }
 
 void append_json_uint(std::string& out, std::uint64_t value) {
   std::array<char, 24> digits{};
@@ -204,39 +188,47 @@ class Sink {
   Sink& operator=(const Sink&) = delete;
 
   template <std::size_t N>
-  void literal(const char (&text)[N]) {
+  [[gnu::always_inline]] void literal(const char (&text)[N]) {
     room(N);
     std::memcpy(cursor_, text, N - 1);
     cursor_ += N - 1;
   }
-  void ch(char c) {
+  [[gnu::always_inline]] void ch(char c) {
     room(1);
     *cursor_++ = c;
   }
-  void count(std::uint64_t value) {
+  [[gnu::always_inline]] void count(std::uint64_t value) {
     room(24);
     cursor_ = memo_.write(cursor_, value);
   }
-  void signed_count(std::int64_t value) {
+  [[gnu::always_inline]] void signed_count(std::int64_t value) {
+    // A '-' and the magnitude from the memo (a headroom repeats in its GPU's share), the
+    // magnitude taken in unsigned arithmetic so that INT64_MIN has one too.
     room(24);
-    cursor_ = write_signed(cursor_, value);
+    auto magnitude = static_cast<std::uint64_t>(value);
+    if (value < 0) {
+      *cursor_++ = '-';
+      magnitude = ~magnitude + 1;
+    }
+    cursor_ = memo_.write(cursor_, magnitude);
   }
-  void boolean(bool value) {
+  [[gnu::always_inline]] void boolean(bool value) {
     if (value) literal("true");
     else literal("false");
   }
   void real(double value) {
     room(64);
     // A batch of one decodes as fast as its sequence: the same double twice a row, written once.
+    // Its text is copied as 32 bytes, a copy of fixed size (inlined): the room is 64.
     if (last_real_size_ != 0 && value == last_real_ && std::signbit(value) == std::signbit(last_real_)) {
-      std::memcpy(cursor_, last_real_text_.data(), last_real_size_);
+      std::memcpy(cursor_, last_real_text_.data(), last_real_text_.size());
       cursor_ += last_real_size_;
       return;
     }
     char* end = write_double(cursor_, value);
     const auto size = static_cast<std::size_t>(end - cursor_);
     last_real_size_ = size <= last_real_text_.size() ? size : 0;
-    if (last_real_size_) std::memcpy(last_real_text_.data(), cursor_, size);
+    if (last_real_size_) std::memcpy(last_real_text_.data(), cursor_, last_real_text_.size());
     last_real_ = value;
     cursor_ = end;
   }
@@ -250,13 +242,12 @@ class Sink {
     bool care = false;
     if (size >= 16) {
       std::size_t i = 0;
-      for (; i + 16 <= size; i += 16) care |= copy_block(value.data() + i, to + i);
-      if (i < size) care |= copy_block(value.data() + size - 16, to + size - 16);  // overlapping
+      for (; i + 16 <= size; i += 16) care |= row_text::copy_json_block(value.data() + i, to + i);
+      if (i < size) care |= row_text::copy_json_block(value.data() + size - 16, to + size - 16);  // overlapping
     } else {
       std::array<char, 16> block;  // the text over 16 bytes of 'a', which needs no care
-      block.fill('a');
-      std::memcpy(block.data(), value.data(), size);
-      care = copy_block(block.data(), to);
+      row_text::short_block(value.data(), size, block.data());
+      care = row_text::copy_json_block(block.data(), to);
     }
     if (!care) {
       *cursor_ = '"';
@@ -292,12 +283,15 @@ class Sink {
     std::memcpy(cursor_, value.data(), value.size());
     cursor_ += value.size();
   }
-  void room(std::size_t bytes) {
-    if (static_cast<std::size_t>(end_ - cursor_) < bytes) {
-      out_.end_at(cursor_);
-      cursor_ = out_.room(bytes + kStep);
-      end_ = cursor_ + bytes + kStep;
-    }
+  /// Room for `bytes` after the cursor: a comparison inlined at every field, the growth not.
+  [[gnu::always_inline]] void room(std::size_t bytes) {
+    if (static_cast<std::size_t>(end_ - cursor_) < bytes) [[unlikely]]
+      grow(bytes);
+  }
+  [[gnu::noinline]] void grow(std::size_t bytes) {
+    out_.end_at(cursor_);
+    cursor_ = out_.room(bytes + kStep);
+    end_ = cursor_ + bytes + kStep;
   }
 
   TextBuffer& out_;
@@ -344,8 +338,11 @@ void write_members(Sink& out, const Row& row) {
   out.signed_count(row.headroom_bytes);
   out.literal(",\"fits\":");
   out.boolean(row.fits);
-  out.literal(",\"verdict\":");
-  out.text(to_string(row.verdict));
+  switch (row.verdict) {  // to_string(row.verdict), quoted: plain words
+    case Verdict::fits: out.literal(",\"verdict\":\"fits\""); break;
+    case Verdict::does_not_fit: out.literal(",\"verdict\":\"does_not_fit\""); break;
+    case Verdict::engine_refuses: out.literal(",\"verdict\":\"engine_refuses\""); break;
+  }
   out.literal(",\"kv_pool_bytes\":");
   out.optional(row.kv_pool_bytes);
   out.literal(",\"available_kv_bytes\":");

@@ -46,12 +46,14 @@ void SweepLines::start(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
 
 void SweepLines::append(const Row& row, TextBuffer& out) {
   if (csv_) {
-    csv_line_.clear();
-    if (!header_written_) append_csv_header(csv_line_);
-    header_written_ = true;
-    csv_line_ += prefix_;
-    append_row_csv_cells(csv_line_, row, csv_cell_);
-    out.append(csv_line_);
+    if (!header_written_) {
+      std::string header;
+      append_csv_header(header);
+      out.append(header);
+      header_written_ = true;
+    }
+    out.append(prefix_);
+    append_row_csv_cells(out, row, numbers_);
     return;
   }
   out.append(prefix_);

@@ -30,8 +30,6 @@ class SweepLines {
   /// `model,gpu,runtime`.
   std::string prefix_;
   JsonNumberMemo numbers_;  ///< the digits of numbers the lines repeat
-  std::string csv_line_;    ///< a CSV line, written here first
-  std::string csv_cell_;    ///< a CSV cell joined from parts
 };
 
 }  // namespace kvplan

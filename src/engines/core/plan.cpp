@@ -2,6 +2,8 @@
 // and the one place where a row's total, headroom and verdict are settled.
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -28,22 +30,44 @@ bool has_finding(const Row& row, std::string_view code) {
 
 bool is_fp8(const Dtype* type) { return type && type->name.substr(0, 3) == "fp8"; }
 
+/// A finding with `code` and `text`; its strings taken over from one with the same code in `spent`
+/// (an earlier row's findings) when there is one, so that a sweep's repeated warning allocates
+/// nothing.
+void add_finding(Row& row, std::string_view code, std::string_view text, std::vector<Finding>* spent) {
+  if (spent)
+    for (Finding& old : *spent)
+      if (old.code == code) {
+        Finding reused = std::move(old);  // `old` is left without a code: taken once
+        reused.text.assign(text.data(), text.size());
+        reused.blocking = false;
+        row.findings.push_back(std::move(reused));
+        return;
+      }
+  row.findings.push_back({std::string(code), std::string(text), false});
+}
+
 /// The facts every engine's row shares: a context the model was not trained for, fp8 on a card
 /// without fp8 tensor cores, weights that are an estimate. A profile that knows its engine's
 /// stricter rule (vLLM refuses to start beyond the trained context) has already said so.
-void add_common_findings(Row& row, const ModelSpec& model, const std::vector<GpuSpec>& gpus) {
+void add_common_findings(Row& row, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+                         std::vector<Finding>* spent) {
   const GpuSpec& gpu = gpus.front();
   if (model.max_context && row.ctx > model.max_context && !has_finding(row, "beyond_trained_context"))
   {
-    // Written piece by piece: a sweep past the trained context writes this for every row.
-    std::string text;
-    text.reserve(80);
-    text += std::string_view("ctx ");
-    append_thousands(text, row.ctx);
-    text += std::string_view(" is beyond the model's trained context of ");
-    append_thousands(text, model.max_context);
-    text += std::string_view(" tokens");
-    row.findings.push_back({"beyond_trained_context", std::move(text), false});
+    // Written into a buffer of its own and copied once: a sweep past the trained context writes
+    // this for every row. At most 4 + 26 + 42 + 26 + 7 = 105 characters.
+    std::array<char, 112> text;
+    char* at = text.data();
+    const auto words = [&](std::string_view part) {
+      std::memcpy(at, part.data(), part.size());
+      at += part.size();
+    };
+    words("ctx ");
+    at = write_thousands(at, row.ctx);
+    words(" is beyond the model's trained context of ");
+    at = write_thousands(at, model.max_context);
+    words(" tokens");
+    add_finding(row, "beyond_trained_context", {text.data(), static_cast<std::size_t>(at - text.data())}, spent);
   }
   const bool fp8_cache = is_fp8(row.cache.k) || is_fp8(row.cache.v);
   const bool fp8_weights = is_fp8(row.weight_dtype);
@@ -163,9 +187,10 @@ namespace {
 
 /// The row as priced, decided on the GPUs alone (within the room), into `row` (its buffers reused).
 void settle_on_gpus(Row& row, const Profile& profile, const RowQuery& query, const ModelSpec& model,
-                    const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room) {
+                    const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room,
+                    std::vector<Finding>* spent = nullptr) {
   profile.price_into(query, row);
-  add_common_findings(row, model, gpus);
+  add_common_findings(row, model, gpus, spent);
   decide(row, gpus.front());
   if (room) {
     // An engine that takes what the rows need fits in the room: its budget shrinks to it. One that
@@ -212,8 +237,8 @@ void decide_ram(const Profile& profile, Row& row, const GpuSpec& first) {
 }  // namespace
 
 void settle_into(Row& row, const Profile& profile, const RowQuery& query, const ModelSpec& model,
-                 const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room) {
-  settle_on_gpus(row, profile, query, model, gpus, room);
+                 const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room, std::vector<Finding>* spent) {
+  settle_on_gpus(row, profile, query, model, gpus, room, spent);
   if (!row.fits && row.verdict != Verdict::engine_refuses && !query.gpu_layers) {
     if (const std::optional<std::uint32_t> layers = profile.offload_layers(query)) {
       // The most layers the GPUs hold: fewer layers never take more GPU memory, so bisection finds
@@ -241,10 +266,14 @@ Row settle(const Profile& profile, const RowQuery& query, const ModelSpec& model
 }
 
 void settle_shown_into(Row& row, const Profile& profile, const RowQuery& query, const ModelSpec& model,
-                       const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room) {
+                       const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room,
+                       std::vector<Finding>* spent) {
   std::optional<DecodeBound> bound = std::move(row.decode_bound);  // its sentence's buffer, reused
   row.decode_bound.reset();
-  settle_into(row, profile, query, model, gpus, room);
+  // The row's findings kept in `spent` for the new ones to take their strings over; the row gets
+  // the vector `spent` held (its findings taken or left to clear_row).
+  if (spent) row.findings.swap(*spent);
+  settle_into(row, profile, query, model, gpus, room, spent);
   if (!bound) bound.emplace();
   if (decode_bound_into(*bound, row, model, gpus.front(), profile.host_memory(row))) row.decode_bound = std::move(bound);
 }

@@ -29,8 +29,11 @@ Row settle(const Profile& profile, const RowQuery& query, const ModelSpec& model
            const std::optional<MemoryRoom>& room = std::nullopt);
 
 /// settle() into `row`, which holds an earlier row (or none): its buffers reused (Profile::price_into).
+/// `spent`, when given, holds findings of an earlier row: a finding the core adds (the trained
+/// context's) takes over the strings of the one with its code instead of allocating its own.
 void settle_into(Row& row, const Profile& profile, const RowQuery& query, const ModelSpec& model,
-                 const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room = std::nullopt);
+                 const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room = std::nullopt,
+                 std::vector<Finding>* spent = nullptr);
 
 /// settle(), and the row's decode-speed bound (Row::decode_bound): for the rows a user sees. The
 /// searches' probes skip the bound; its words were a seventh of the headline command's start-up.
@@ -38,7 +41,10 @@ Row settle_shown(const Profile& profile, const RowQuery& query, const ModelSpec&
                  const std::optional<MemoryRoom>& room = std::nullopt);
 
 /// settle_shown() into `row`, its buffers and its decode bound's sentence reused: a sweep's rows.
+/// `spent`, kept by the caller from row to row, takes the row's findings before it is settled
+/// again, for the core's findings to reuse their strings (settle_into).
 void settle_shown_into(Row& row, const Profile& profile, const RowQuery& query, const ModelSpec& model,
-                       const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room = std::nullopt);
+                       const std::vector<GpuSpec>& gpus, const std::optional<MemoryRoom>& room = std::nullopt,
+                       std::vector<Finding>* spent = nullptr);
 
 }  // namespace kvplan

@@ -49,12 +49,13 @@ std::vector<SweptOut> sweep_rows(const ModelSpec& model, const std::vector<GpuSp
   // One row, settled into again and again: a profile that prices into it (Profile::price_into)
   // reuses its vectors and strings, so that a million rows are not a million sets of allocations.
   Row row;
+  std::vector<Finding> spent;  // the findings of the row before, their strings reused
   for (const std::uint64_t ctx : contexts) {
     for (const CacheDtypes& cache : caches) {
       query.ctx = ctx;
       query.cache = cache;
       try {
-        settle_shown_into(row, *profile, query, model, gpus, room);
+        settle_shown_into(row, *profile, query, model, gpus, room, &spent);
         emit(std::move(row));
       } catch (const Error& error) {
         if (error.code() == ExitCode::unsupported_architecture) throw;
