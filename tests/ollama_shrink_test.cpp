@@ -23,7 +23,7 @@ using namespace kvplan;
 
 namespace {
 
-PlanRequest ollama_request(std::uint64_t ctx, std::uint64_t batch, std::optional<std::uint64_t> budget) {
+PlanRequest shrink_request(std::uint64_t ctx, std::uint64_t batch, std::optional<std::uint64_t> budget) {
   PlanRequest request;
   request.runtime = "ollama";
   request.contexts = {ctx};
@@ -33,17 +33,17 @@ PlanRequest ollama_request(std::uint64_t ctx, std::uint64_t batch, std::optional
   return request;
 }
 
-Row row_at(const ModelSpec& model, const std::vector<GpuSpec>& gpus, std::uint64_t ctx, std::uint64_t batch,
+Row shrink_row_at(const ModelSpec& model, const std::vector<GpuSpec>& gpus, std::uint64_t ctx, std::uint64_t batch,
            std::optional<std::uint64_t> budget) {
-  PlanRequest request = ollama_request(ctx, batch, budget);
+  PlanRequest request = shrink_request(ctx, batch, budget);
   request.rows_only = true;
   return make_plan(model, gpus, request).rows.at(0);
 }
 
-std::uint32_t num_batch_of(const Row& row) { return ollama_result(row)->num_batch; }
+std::uint32_t shrink_num_batch(const Row& row) { return ollama_result(row)->num_batch; }
 
-const ModelSpec& gpt_oss() { return *builtin_models().find("gpt-oss-20b"); }
-std::vector<GpuSpec> a100() { return {*builtin_gpus().find("a100-80gb")}; }
+const ModelSpec& shrink_gpt_oss() { return *builtin_models().find("gpt-oss-20b"); }
+std::vector<GpuSpec> shrink_a100() { return {*builtin_gpus().find("a100-80gb")}; }
 
 }  // namespace
 
@@ -55,10 +55,10 @@ TEST_CASE("ollama shrink: E4 lowers its batch at 187 sequences and llama.cpp all
   //   -b 2048 needs predicted <= 0.6 x available = 51,252,088,012.8
   //     -> n_ctx <= (51,252,088,012.8 - 13,761,264,768) / 49,152 = 762,752.75
   //   n_ctx = 4096 x 186 = 761,856 keeps 2048; 4096 x 187 = 765,952 gets 1024.
-  const Row before = row_at(gpt_oss(), a100(), 4096, 186, std::nullopt);
-  const Row after = row_at(gpt_oss(), a100(), 4096, 187, std::nullopt);
-  CHECK(num_batch_of(before) == 2048);
-  CHECK(num_batch_of(after) == 1024);
+  const Row before = shrink_row_at(shrink_gpt_oss(), shrink_a100(), 4096, 186, std::nullopt);
+  const Row after = shrink_row_at(shrink_gpt_oss(), shrink_a100(), 4096, 187, std::nullopt);
+  CHECK(shrink_num_batch(before) == 2048);
+  CHECK(shrink_num_batch(after) == 1024);
   // The cache (f16, 1024 B per layer per cell for K + V of 8 heads x 64 x 2 B, 12 full + 12 sliding
   // layers, one stream per sequence):
   //   186: 4096 x 186 x 12 x 2048 + pad256(128 + 2048) = 2304 x 186 x 12 x 2048 = 18,723,373,056 + 10,531,897,344
@@ -69,21 +69,21 @@ TEST_CASE("ollama shrink: E4 lowers its batch at 187 sequences and llama.cpp all
 
   // The profile says so: 187 and, where 0.75 x available = 64,065,110,016 stops -b 1024,
   // (64,065,110,016 - 13,761,264,768) / 49,152 = 1,023,434.6 -> n_ctx 1,023,435 -> parallel 250.
-  const std::shared_ptr<const Profile> profile = ollama_engine().make(gpt_oss(), a100(), ollama_request(4096, 1, {}));
+  const std::shared_ptr<const Profile> profile = ollama_engine().make(shrink_gpt_oss(), shrink_a100(), shrink_request(4096, 1, {}));
   RowQuery query;
   query.ctx = 4096;
   query.batch = 1;
   CHECK(profile->shrink_points(query, SearchAxis::batch, 256) == std::vector<std::uint64_t>{187, 250});
-  CHECK(num_batch_of(row_at(gpt_oss(), a100(), 4096, 249, std::nullopt)) == 1024);
-  CHECK(num_batch_of(row_at(gpt_oss(), a100(), 4096, 250, std::nullopt)) == 512);
+  CHECK(shrink_num_batch(shrink_row_at(shrink_gpt_oss(), shrink_a100(), 4096, 249, std::nullopt)) == 1024);
+  CHECK(shrink_num_batch(shrink_row_at(shrink_gpt_oss(), shrink_a100(), 4096, 250, std::nullopt)) == 512);
   // Along the context at 186 sequences: n_ctx 762,753 -> num_ctx ceil(762,753 / 186) = 4101.
   query.batch = 186;
-  const std::shared_ptr<const Profile> at_186 = ollama_engine().make(gpt_oss(), a100(), ollama_request(4096, 186, {}));
+  const std::shared_ptr<const Profile> at_186 = ollama_engine().make(shrink_gpt_oss(), shrink_a100(), shrink_request(4096, 186, {}));
   const std::vector<std::uint64_t> ctx_steps = at_186->shrink_points(query, SearchAxis::context, 131072);
   REQUIRE(!ctx_steps.empty());
   CHECK(ctx_steps.front() == 4101);
-  CHECK(num_batch_of(row_at(gpt_oss(), a100(), 4100, 186, std::nullopt)) == 2048);
-  CHECK(num_batch_of(row_at(gpt_oss(), a100(), 4101, 186, std::nullopt)) == 1024);
+  CHECK(shrink_num_batch(shrink_row_at(shrink_gpt_oss(), shrink_a100(), 4100, 186, std::nullopt)) == 2048);
+  CHECK(shrink_num_batch(shrink_row_at(shrink_gpt_oss(), shrink_a100(), 4101, 186, std::nullopt)) == 1024);
 }
 
 TEST_CASE("ollama shrink: the largest batch is one whose every smaller batch fits (issue #18)", "[ollama][shrink]") {
@@ -91,18 +91,18 @@ TEST_CASE("ollama shrink: the largest batch is one whose every smaller batch fit
   // 187 to 212 (-b 1024). The batch search answered 212 (bisection probed 128, 256, 192, 224, 208,
   // 216, 212, ...); every batch below the answer must fit.
   const std::uint64_t budget = 40 * GiB;
-  CHECK(row_at(gpt_oss(), a100(), 4096, 178, budget).fits);
-  CHECK_FALSE(row_at(gpt_oss(), a100(), 4096, 179, budget).fits);
-  CHECK_FALSE(row_at(gpt_oss(), a100(), 4096, 186, budget).fits);
-  CHECK(row_at(gpt_oss(), a100(), 4096, 187, budget).fits);
-  CHECK(row_at(gpt_oss(), a100(), 4096, 212, budget).fits);
-  CHECK_FALSE(row_at(gpt_oss(), a100(), 4096, 213, budget).fits);
+  CHECK(shrink_row_at(shrink_gpt_oss(), shrink_a100(), 4096, 178, budget).fits);
+  CHECK_FALSE(shrink_row_at(shrink_gpt_oss(), shrink_a100(), 4096, 179, budget).fits);
+  CHECK_FALSE(shrink_row_at(shrink_gpt_oss(), shrink_a100(), 4096, 186, budget).fits);
+  CHECK(shrink_row_at(shrink_gpt_oss(), shrink_a100(), 4096, 187, budget).fits);
+  CHECK(shrink_row_at(shrink_gpt_oss(), shrink_a100(), 4096, 212, budget).fits);
+  CHECK_FALSE(shrink_row_at(shrink_gpt_oss(), shrink_a100(), 4096, 213, budget).fits);
 
   LimitsRequest request;
-  request.plan = ollama_request(4096, 1, budget);
+  request.plan = shrink_request(4096, 1, budget);
   request.search_gpus = false;
   request.search_uncapped_ctx = false;
-  const Limits limits = find_limits(gpt_oss(), a100(), request);
+  const Limits limits = find_limits(shrink_gpt_oss(), shrink_a100(), request);
   REQUIRE(limits.caches.size() == 1);
   const CacheLimits& found = limits.caches.front();
   REQUIRE(found.max_batch);
@@ -113,7 +113,7 @@ TEST_CASE("ollama shrink: the largest batch is one whose every smaller batch fit
   CHECK(found.max_batch_row->batch == 178);
   for (std::uint64_t batch = 1; batch <= *found.max_batch; ++batch) {
     INFO("batch " << batch);
-    REQUIRE(row_at(gpt_oss(), a100(), 4096, batch, budget).fits);
+    REQUIRE(shrink_row_at(shrink_gpt_oss(), shrink_a100(), 4096, batch, budget).fits);
   }
 }
 
@@ -122,22 +122,22 @@ TEST_CASE("ollama shrink: the largest context is one whose every shorter context
   // (-b 1024), so a search that skips the step would answer past a gap. Every context up to the
   // answer must fit and the next must not.
   const std::uint64_t budget = 40 * GiB;
-  CHECK_FALSE(row_at(gpt_oss(), a100(), 4100, 186, budget).fits);
-  CHECK(row_at(gpt_oss(), a100(), 4101, 186, budget).fits);
-  PlanRequest request = ollama_request(1024, 186, budget);
-  const Plan plan = make_plan(gpt_oss(), a100(), request);
+  CHECK_FALSE(shrink_row_at(shrink_gpt_oss(), shrink_a100(), 4100, 186, budget).fits);
+  CHECK(shrink_row_at(shrink_gpt_oss(), shrink_a100(), 4101, 186, budget).fits);
+  PlanRequest request = shrink_request(1024, 186, budget);
+  const Plan plan = make_plan(shrink_gpt_oss(), shrink_a100(), request);
   REQUIRE(plan.context_limits.size() == 1);
   REQUIRE(plan.context_limits.front().max_ctx);
   const std::uint64_t answer = *plan.context_limits.front().max_ctx;
   CHECK(answer < 4096);
-  CHECK(row_at(gpt_oss(), a100(), answer, 186, budget).fits);
-  CHECK_FALSE(row_at(gpt_oss(), a100(), answer + 1, 186, budget).fits);
-  for (std::uint64_t ctx = 1; ctx <= answer; ctx += 97) REQUIRE(row_at(gpt_oss(), a100(), ctx, 186, budget).fits);
+  CHECK(shrink_row_at(shrink_gpt_oss(), shrink_a100(), answer, 186, budget).fits);
+  CHECK_FALSE(shrink_row_at(shrink_gpt_oss(), shrink_a100(), answer + 1, 186, budget).fits);
+  for (std::uint64_t ctx = 1; ctx <= answer; ctx += 97) REQUIRE(shrink_row_at(shrink_gpt_oss(), shrink_a100(), ctx, 186, budget).fits);
 
   LimitsRequest limits_request;
   limits_request.plan = request;
   limits_request.search_gpus = false;
-  const Limits limits = find_limits(gpt_oss(), a100(), limits_request);
+  const Limits limits = find_limits(shrink_gpt_oss(), shrink_a100(), limits_request);
   REQUIRE(limits.caches.front().max_ctx);
   CHECK(*limits.caches.front().max_ctx == answer);
 }
@@ -150,7 +150,7 @@ TEST_CASE("ollama shrink: E3 on two GPUs spreads at 25 sequences, and with a bud
   // batch is 19 (it answered 31 before the profile named the step).
   const ModelSpec model = load_ollama_tag("llama3.1:8b", builtin_models());
   const std::vector<GpuSpec> two(2, *builtin_gpus().find("rtx4090"));
-  PlanRequest request = ollama_request(4096, 1, 20 * GiB);
+  PlanRequest request = shrink_request(4096, 1, 20 * GiB);
   request.engine_options.push_back({"ollama-version", "0.20.0", "--ollama-version"});
   const std::shared_ptr<const Profile> profile = ollama_engine().make(model, two, request);
   RowQuery query;
@@ -179,7 +179,7 @@ TEST_CASE("ollama shrink: memory shrinks only where the profile says, over every
   // most sequences), a row takes less than the one before only at a shrink point.
   // Every era: E4 (latest), E3 (0.20.0), E1 (0.5.12); catalog models and Ollama tags.
   const std::vector<std::string> ids = {"gpt-oss-20b", "llama3.1-8b", "gemma3-27b", "qwen3-8b", "llama3.1:8b", "gemma3:12b"};
-  const std::vector<std::vector<GpuSpec>> card_sets = {a100(), {*builtin_gpus().find("rtx4090"), *builtin_gpus().find("rtx4090")}};
+  const std::vector<std::vector<GpuSpec>> card_sets = {shrink_a100(), {*builtin_gpus().find("rtx4090"), *builtin_gpus().find("rtx4090")}};
   for (const char* version : {"latest", "0.20.0", "0.5.12"})
   for (const std::string& id : ids) {
     const ModelSpec model = id.find(':') != std::string::npos ? load_ollama_tag(id, builtin_models()) : *builtin_models().find(id);
@@ -187,7 +187,7 @@ TEST_CASE("ollama shrink: memory shrinks only where the profile says, over every
       for (const std::uint64_t ctx : {std::uint64_t{1024}, std::uint64_t{4096}}) {
         INFO(version << " " << id << " on " << gpus.size() << " x " << gpus.front().id << " ctx " << ctx);
         std::vector<std::uint64_t> steps;
-        PlanRequest base = ollama_request(ctx, 1, {});
+        PlanRequest base = shrink_request(ctx, 1, {});
         base.engine_options.push_back({"ollama-version", version, "--ollama-version"});
         try {
           const std::shared_ptr<const Profile> profile = ollama_engine().make(model, gpus, base);
