@@ -116,14 +116,10 @@ TEST_CASE("CSV cells at the 4 KiB cut and joined cells with empty items", "[swee
 
 TEST_CASE("the CSV breakdown cell is the phrase, written in place and quoted for its commas", "[sweep_writer]") {
   Row row = csv_test_row();
-  using testing::breakdown_item;
   // Every kind of part: a window, MTP, the indexer, image tokens, no tokens; and token counts of
   // 1 to 20 digits, so that every length of the first group of the thousands is written.
-  row.breakdown = {breakdown_item(LayerKind::sliding, 40, 1024, {.window = 1024}),
-                   breakdown_item(LayerKind::full, 8, 131072, {.indexer_layers = 8}),
-                   breakdown_item(LayerKind::full, 1, 131072, {.mtp = true}),
-                   breakdown_item(LayerKind::cross, 20, 6404, {.window = 6404}),
-                   breakdown_item(LayerKind::linear, 36, 0)};
+  row.breakdown = testing::every_kind_breakdown();
+  using testing::breakdown_item;
   const std::string phrase =
       "40 sliding(1024) x 1,024 tokens + 8 full x 131,072 tokens (indexer on 8) + 1 full (MTP) x 131,072 tokens"
       " + 20 cross(6404) x 6,404 image tokens + 36 linear";

@@ -19,6 +19,22 @@ using namespace kvplan;
 
 namespace {
 
+/// Qwen3-8B on one H100 under the generic profile, and a query for its rows with an fp16 cache.
+struct GenericQwenOnH100 {
+  const ModelSpec& model = *builtin_models().find("qwen3-8b");
+  std::vector<GpuSpec> gpus{*builtin_gpus().find("h100")};
+  PlanRequest request;
+  std::shared_ptr<const Profile> profile = find_engine("generic", "runtime").make(model, gpus, request);
+  RowQuery query = fp16_query(model);
+
+  static RowQuery fp16_query(const ModelSpec& model) {
+    RowQuery query;
+    const Dtype& fp16 = parse_kv_dtype("fp16", *model.weight_dtype);
+    query.cache = {&fp16, &fp16};
+    return query;
+  }
+};
+
 std::string reuse_written(const Row& row) {
   std::string out;
   append_row_json(out, row);
@@ -39,13 +55,11 @@ Row reuse_settled(const ModelSpec& model, std::size_t count, std::uint64_t ctx) 
 }  // namespace
 
 TEST_CASE("a row priced into a used Row is the row price() gives", "[sweep]") {
-  const ModelSpec& model = *builtin_models().find("qwen3-8b");
-  const std::vector<GpuSpec> gpus{*builtin_gpus().find("h100")};
-  PlanRequest request;
-  const std::shared_ptr<const Profile> profile = find_engine("generic", "runtime").make(model, gpus, request);
-  RowQuery query;
-  const Dtype& fp16 = parse_kv_dtype("fp16", *model.weight_dtype);
-  query.cache = {&fp16, &fp16};
+  const GenericQwenOnH100 setup;
+  const ModelSpec& model = setup.model;
+  const std::vector<GpuSpec>& gpus = setup.gpus;
+  const std::shared_ptr<const Profile>& profile = setup.profile;
+  RowQuery query = setup.query;
   query.ctx = 4096;
 
   // The Row first holds another model's row on two cards, past its trained context: shares,
@@ -98,13 +112,11 @@ TEST_CASE("a sweep's trained-context warning takes over the strings of the row b
   // Row with the findings of the row before kept aside (sweep_rows' `spent`): each is the row
   // settle_shown gives, and from the second warning in a run on, its text is in the same buffer
   // as the one before's (no allocation).
-  const ModelSpec& model = *builtin_models().find("qwen3-8b");
-  const std::vector<GpuSpec> gpus{*builtin_gpus().find("h100")};
-  PlanRequest request;
-  const std::shared_ptr<const Profile> profile = find_engine("generic", "runtime").make(model, gpus, request);
-  RowQuery query;
-  const Dtype& fp16 = parse_kv_dtype("fp16", *model.weight_dtype);
-  query.cache = {&fp16, &fp16};
+  const GenericQwenOnH100 setup;
+  const ModelSpec& model = setup.model;
+  const std::vector<GpuSpec>& gpus = setup.gpus;
+  const std::shared_ptr<const Profile>& profile = setup.profile;
+  RowQuery query = setup.query;
   Row row;
   std::vector<Finding> spent;
   const char* last_text = nullptr;
@@ -169,12 +181,7 @@ TEST_CASE("a line longer than the writer's first buffer grows it", "[sweep_write
 
 TEST_CASE("the breakdown phrase, appended piece by piece", "[sweep_writer]") {
   Row row;
-  using testing::breakdown_item;
-  row.breakdown = {breakdown_item(LayerKind::sliding, 40, 1024, {.window = 1024}),
-                   breakdown_item(LayerKind::full, 8, 131072, {.indexer_layers = 8}),
-                   breakdown_item(LayerKind::full, 1, 131072, {.mtp = true}),
-                   breakdown_item(LayerKind::cross, 20, 6404, {.window = 6404}),
-                   breakdown_item(LayerKind::linear, 36, 0)};
+  row.breakdown = testing::every_kind_breakdown();
   CHECK(describe_breakdown(row) ==
         "40 sliding(1024) x 1,024 tokens + 8 full x 131,072 tokens (indexer on 8) + 1 full (MTP) x 131,072 tokens"
         " + 20 cross(6404) x 6,404 image tokens + 36 linear");

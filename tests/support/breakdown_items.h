@@ -3,6 +3,7 @@
 // the rarer fields by name (`{.window = 1024}`), so that a test's breakdown reads as its phrase.
 
 #include <cstdint>
+#include <vector>
 
 #include "kvplan/plan.h"
 
@@ -29,6 +30,16 @@ inline KvBreakdownItem breakdown_item(LayerKind kind, std::uint32_t layers, std:
   item.indexer_bytes = extras.indexer_bytes;
   item.mtp = extras.mtp;
   return item;
+}
+
+/// One item of every kind a breakdown phrase words differently: a window, the indexer, MTP, image
+/// tokens (cross), no tokens (linear).
+inline std::vector<KvBreakdownItem> every_kind_breakdown() {
+  return {breakdown_item(LayerKind::sliding, 40, 1024, {.window = 1024}),
+          breakdown_item(LayerKind::full, 8, 131072, {.indexer_layers = 8}),
+          breakdown_item(LayerKind::full, 1, 131072, {.mtp = true}),
+          breakdown_item(LayerKind::cross, 20, 6404, {.window = 6404}),
+          breakdown_item(LayerKind::linear, 36, 0)};
 }
 
 }  // namespace kvplan::testing
