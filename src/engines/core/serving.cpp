@@ -20,6 +20,13 @@ unsigned compute_capability(const GpuSpec& gpu) {
   return value;
 }
 
+const GpuSpec& smallest_card(const std::vector<GpuSpec>& gpus) {
+  const GpuSpec* smallest = &gpus.front();
+  for (const GpuSpec& gpu : gpus)
+    if (gpu.memory_bytes < smallest->memory_bytes) smallest = &gpu;
+  return *smallest;
+}
+
 CudaTotal cuda_visible_total(const GpuSpec& gpu) {
   if (gpu.cuda_total_bytes) return {*gpu.cuda_total_bytes, true};
   if (gpu.memory_basis == "given") return {gpu.memory_bytes, true};

@@ -15,6 +15,10 @@ namespace kvplan {
 /// "sm_90" in the catalog's architecture text -> 90; 0 when absent (not an NVIDIA card).
 unsigned compute_capability(const GpuSpec& gpu);
 
+/// The card that bounds every rank of one shape: the one with the least memory (the first of
+/// those). `gpus` must not be empty.
+const GpuSpec& smallest_card(const std::vector<GpuSpec>& gpus);
+
 /// The memory CUDA reports as the device total (torch.cuda.mem_get_info()[1]).
 struct CudaTotal {
   std::uint64_t bytes = 0;

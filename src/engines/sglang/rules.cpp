@@ -318,8 +318,8 @@ SglangStage stage_cells(const ModelSpec& model, const SglangSettings& s, const C
 
 /// What the figures take for granted, in words (estimates and inferred rules).
 SglangResult finish_assumptions(SglangResult& r, const ModelSpec& model, const SglangSettings& s, const SglangBudget& b,
-                                const GpuSpec& smallest_card, bool mla, const CacheType& cache) {
-  const GpuSpec* smallest = &smallest_card;
+                                const GpuSpec& smallest_gpu, bool mla, const CacheType& cache) {
+  const GpuSpec* smallest = &smallest_gpu;
   const std::uint32_t world = s.tp * s.pp;
   (void)model;
   if (!b.before_measured || !b.after_measured)
@@ -369,10 +369,7 @@ SglangResult finish_assumptions(SglangResult& r, const ModelSpec& model, const S
 std::optional<std::string> sglang_cache_refusal(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                                                const SglangSettings& s) {
   if (gpus.empty()) return std::nullopt;
-  const GpuSpec* smallest = &gpus.front();
-  for (const GpuSpec& gpu : gpus)
-    if (gpu.memory_bytes < smallest->memory_bytes) smallest = &gpu;
-  CacheType cache = cache_type(model, *smallest, s, layout_of(model, s) == SglangResult::Layout::dsa);
+  CacheType cache = cache_type(model, smallest_card(gpus), s, layout_of(model, s) == SglangResult::Layout::dsa);
   if (cache.supported) return std::nullopt;
   return std::move(cache.reason);
 }
@@ -391,9 +388,7 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   r.rules.push_back(fmt::format("SGLang {} rules, --tp-size {} --pp-size {}: figures are per GPU", to_string(s.version),
                                 s.tp, s.pp));
 
-  const GpuSpec* smallest = &gpus.front();
-  for (const GpuSpec& gpu : gpus)
-    if (gpu.memory_bytes < smallest->memory_bytes) smallest = &gpu;
+  const GpuSpec* smallest = &smallest_card(gpus);
   r.layout = layout_of(model, s);
   const bool mla = r.layout == SglangResult::Layout::mla || r.layout == SglangResult::Layout::dsa;
   // One latent buffer a layer (MLATokenToKVPool), also for a Mamba model's MLA layers.

@@ -241,10 +241,7 @@ std::string_view to_string(TrtllmVersion version) {
 std::optional<std::string> trtllm_cache_refusal(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                                                const TrtllmSettings& s) {
   if (gpus.empty()) return std::nullopt;
-  const GpuSpec* smallest = &gpus.front();
-  for (const GpuSpec& gpu : gpus)
-    if (gpu.memory_bytes < smallest->memory_bytes) smallest = &gpu;
-  CacheType cache = cache_type(model, *smallest, s);
+  CacheType cache = cache_type(model, smallest_card(gpus), s);
   if (cache.supported) return std::nullopt;
   return std::move(cache.reason);
 }
@@ -276,9 +273,7 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
                                 : shape.dsa ? " (DeepSeek-V3.2's, secondary)"
                                             : " (KvCacheConfig's default)"));
 
-  const GpuSpec* smallest = &gpus.front();
-  for (const GpuSpec& gpu : gpus)
-    if (gpu.memory_bytes < smallest->memory_bytes) smallest = &gpu;
+  const GpuSpec* smallest = &smallest_card(gpus);
   const CacheType cache = cache_type(model, *smallest, s);
   r.dtype = cache.dtype;
   r.kv_dtype = cache.name;
