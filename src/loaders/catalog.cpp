@@ -49,11 +49,8 @@ const embedded::File* file_named(std::string_view name) {
 /// Whether `name` is the facts' id or one of their aliases (ModelCatalog::find's rule).
 bool facts_named(const embedded::ModelFacts& facts, std::string_view name) {
   if (same_name(facts.id, name)) return true;
-  for (std::string_view aliases = facts.aliases; !aliases.empty();) {
-    const std::size_t line = aliases.find('\n');
-    if (same_name(aliases.substr(0, line), name)) return true;
-    aliases.remove_prefix(line == std::string_view::npos ? aliases.size() : line + 1);
-  }
+  for (std::string_view aliases = facts.aliases; !aliases.empty();)
+    if (same_name(embedded::take_item(aliases), name)) return true;
   return false;
 }
 

@@ -87,14 +87,19 @@ std::span<const GpuEntry> gpu_entries();
 /// The same cards, in the same order, as fields.
 std::span<const GpuFacts> gpu_facts();
 
-/// The items of a facts field that holds one per line (the aliases of ModelFacts and GpuFacts).
+/// The first item of a facts field that holds one per line (the aliases of ModelFacts and
+/// GpuFacts), taken off `lines`.
+inline std::string_view take_item(std::string_view& lines) {
+  const std::size_t end = lines.find('\n');
+  const std::string_view item = lines.substr(0, end);
+  lines.remove_prefix(end == std::string_view::npos ? lines.size() : end + 1);
+  return item;
+}
+
+/// Every item of such a field.
 inline std::vector<std::string> items_of(std::string_view lines) {
   std::vector<std::string> items;
-  while (!lines.empty()) {
-    const std::size_t end = lines.find('\n');
-    items.emplace_back(lines.substr(0, end));
-    lines.remove_prefix(end == std::string_view::npos ? lines.size() : end + 1);
-  }
+  while (!lines.empty()) items.emplace_back(take_item(lines));
   return items;
 }
 
