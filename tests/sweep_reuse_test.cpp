@@ -27,6 +27,12 @@ struct GenericQwenOnH100 {
   std::shared_ptr<const Profile> profile = find_engine("generic", "runtime").make(model, gpus, request);
   RowQuery query = fp16_query(model);
 
+  /// The row settle_shown_into writes into `row`, the findings of the row before kept in `spent`.
+  void settle_into(Row& row, const RowQuery& at, std::vector<Finding>* spent = nullptr) const {
+    settle_shown_into(row, *profile, at, model, gpus, std::nullopt, spent);
+  }
+  Row settled(const RowQuery& at) const { return settle_shown(*profile, at, model, gpus); }
+
   static RowQuery fp16_query(const ModelSpec& model) {
     RowQuery query;
     const Dtype& fp16 = parse_kv_dtype("fp16", *model.weight_dtype);
@@ -56,9 +62,6 @@ Row reuse_settled(const ModelSpec& model, std::size_t count, std::uint64_t ctx) 
 
 TEST_CASE("a row priced into a used Row is the row price() gives", "[sweep]") {
   const GenericQwenOnH100 setup;
-  const ModelSpec& model = setup.model;
-  const std::vector<GpuSpec>& gpus = setup.gpus;
-  const std::shared_ptr<const Profile>& profile = setup.profile;
   RowQuery query = setup.query;
   query.ctx = 4096;
 
@@ -69,8 +72,8 @@ TEST_CASE("a row priced into a used Row is the row price() gives", "[sweep]") {
   REQUIRE(!row.assumptions.empty());
   REQUIRE(!row.findings.empty());
   REQUIRE(row.breakdown.size() == 2);  // Gemma 3: sliding and full layers
-  settle_shown_into(row, *profile, query, model, gpus);
-  CHECK(reuse_written(row) == reuse_written(settle_shown(*profile, query, model, gpus)));
+  setup.settle_into(row, query);
+  CHECK(reuse_written(row) == reuse_written(setup.settled(query)));
   // Qwen3-8B at 4,096 tokens: 36 layers x 8 KV heads x 128 x 2 (K and V) x 2 bytes = 147,456 bytes
   // a token, 603,979,776 bytes; one GPU share, no warning.
   CHECK(row.kv_bytes == 603'979'776);
@@ -79,7 +82,7 @@ TEST_CASE("a row priced into a used Row is the row price() gives", "[sweep]") {
   CHECK(row.assumptions.empty());
 
   // clear_row leaves every field as a new Row has it.
-  Row full = reuse_settled(model, 2, 100'000);
+  Row full = reuse_settled(setup.model, 2, 100'000);
   full.kv_pool_bytes = 1;
   full.engine.starts = false;
   clear_row(full);
@@ -113,9 +116,6 @@ TEST_CASE("a sweep's trained-context warning takes over the strings of the row b
   // settle_shown gives, and from the second warning in a run on, its text is in the same buffer
   // as the one before's (no allocation).
   const GenericQwenOnH100 setup;
-  const ModelSpec& model = setup.model;
-  const std::vector<GpuSpec>& gpus = setup.gpus;
-  const std::shared_ptr<const Profile>& profile = setup.profile;
   RowQuery query = setup.query;
   Row row;
   std::vector<Finding> spent;
@@ -123,9 +123,9 @@ TEST_CASE("a sweep's trained-context warning takes over the strings of the row b
   std::size_t reused = 0;
   for (const std::uint64_t ctx : {100'000, 4096, 100'000, 123'456, 999'999, 4096, 40'960, 40'961}) {
     query.ctx = ctx;
-    settle_shown_into(row, *profile, query, model, gpus, std::nullopt, &spent);
+    setup.settle_into(row, query, &spent);
     INFO(ctx);
-    CHECK(reuse_written(row) == reuse_written(settle_shown(*profile, query, model, gpus)));
+    CHECK(reuse_written(row) == reuse_written(setup.settled(query)));
     const bool warned = ctx > 40'960;
     REQUIRE(row.findings.size() == (warned ? 1u : 0u));
     if (warned) {
