@@ -71,7 +71,7 @@ constexpr std::string_view kExamples = R"(Examples:
 
 Sizes print in GiB (2^30 bytes). Exit codes: 0 success, 1 a row does not fit or the engine would
 refuse to start (--check only), 2 invalid input, 3 unsupported architecture or unknown weights,
-4 output could not be written.)";
+4 out of memory, 5 output could not be written.)";
 
 constexpr std::string_view kModelsExamples = R"(Examples:
   kvplan models                    # id, name, params, max context, fp16 KV bytes per token, kinds, layout
