@@ -99,6 +99,14 @@ TEST_CASE("engine command lines map to kvplan's settings through the engines' ow
     CHECK(s.texts.contexts == Words{"16384"});
     CHECK(s.parallel == 1);  // vLLM runs on one GPU unless -tp says more
   }
+  SECTION("vllm serve with pipeline stages and a dtype: tp x pp GPUs") {
+    const CommandSettings s = read_line("VLLM_PP_LAYER_PARTITION=10,22 vllm serve m -tp 2 --pipeline-parallel-size 2 --dtype half");
+    CHECK(s.parallel == 4);
+    CHECK(option(s, "pipeline-parallel-size")->value == "2");
+    CHECK(option(s, "dtype")->value == "half");
+    REQUIRE(option(s, "pp-layer-partition"));
+    CHECK(option(s, "pp-layer-partition")->shown_as == "VLLM_PP_LAYER_PARTITION");
+  }
   SECTION("sglang") {
     const CommandSettings s = read_line(
         "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-70B-Instruct --context-length 32768 "
@@ -143,11 +151,11 @@ TEST_CASE("engine command lines map to kvplan's settings through the engines' ow
     CHECK(s.model == "Qwen/Qwen3-8B");
   }
   SECTION("fail closed: what kvplan does not understand is exit 3, naming it") {
-    CHECK(code_of([] { read_line("vllm serve m --pipeline-parallel-size 2"); }) == ExitCode::unsupported_architecture);
-    CHECK_THAT(message_of([] { read_line("vllm serve m --pipeline-parallel-size 2"); }),
-               Catch::Contains("--pipeline-parallel-size is not a flag kvplan reads"));
+    CHECK(code_of([] { read_line("vllm serve m --data-parallel-size 2"); }) == ExitCode::unsupported_architecture);
+    CHECK_THAT(message_of([] { read_line("vllm serve m --data-parallel-size 2"); }),
+               Catch::Contains("--data-parallel-size is not a flag kvplan reads"));
     CHECK(code_of([] { read_line("vllm serve m --quantization fp8"); }) == ExitCode::unsupported_architecture);
-    CHECK(code_of([] { read_line("vllm serve m --dtype float32"); }) == ExitCode::unsupported_architecture);
+    CHECK(code_of([] { read_line("vllm serve m --dtype float32"); }) == ExitCode::ok);  // vLLM's --dtype, read
     CHECK(code_of([] { read_line("vllm serve m --dtype auto"); }) == ExitCode::ok);
     CHECK(code_of([] { read_line("vllm serve m --max-model-len $MAX_LEN"); }) == ExitCode::unsupported_architecture);
     CHECK(code_of([] { read_line("OLLAMA_SCHED_SPREAD=1 ollama serve"); }) == ExitCode::unsupported_architecture);

@@ -377,6 +377,11 @@ std::uint64_t stage_weights(const ModelSpec& model, std::uint64_t checkpoint, co
                         "weight size");
     return sum;
   }();
+  if (model.embedding_params == 0 && (model.vocab_size == 0 || model.hidden_size == 0))
+    throw unsupported_architecture("vLLM profile: pipeline stages of a model whose embedding size is unknown (vocab_size, "
+                                   "hidden_size)",
+                                   "the first and last stages' weights cannot be told apart");
+  // Unknown whether tied: the head is counted on the last stage and again in the layers' share.
   const std::uint64_t embedding_params =
       model.embedding_params ? model.embedding_params : checked_mul(model.vocab_size, model.hidden_size, "weight size");
   const std::uint64_t embedding = params_bytes(embedding_params, dtype);
