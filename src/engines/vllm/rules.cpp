@@ -377,14 +377,13 @@ std::uint64_t stage_weights(const ModelSpec& model, std::uint64_t checkpoint, co
                         "weight size");
     return sum;
   }();
-  if (model.embedding_params == 0 && (model.vocab_size == 0 || model.hidden_size == 0))
-    throw unsupported_architecture("vLLM profile: pipeline stages of a model whose embedding size is unknown (vocab_size, "
-                                   "hidden_size)",
-                                   "the first and last stages' weights cannot be told apart");
-  // Unknown whether tied: the head is counted on the last stage and again in the layers' share.
-  const std::uint64_t embedding_params =
-      model.embedding_params ? model.embedding_params : checked_mul(model.vocab_size, model.hidden_size, "weight size");
+  // Embeddings of unknown size (no hidden_size): everything is spread over the layers (plan_vllm
+  // says so in the rules).
+  const std::uint64_t embedding_params = model.embedding_params     ? model.embedding_params
+                                         : model.hidden_size == 0 ? 0
+                                                                  : checked_mul(model.vocab_size, model.hidden_size, "weight size");
   const std::uint64_t embedding = params_bytes(embedding_params, dtype);
+  // Tied (or unknown whether tied): the last stage builds the embeddings again as its head.
   const std::uint64_t head = model.lm_head_params ? params_bytes(model.lm_head_params, dtype) : embedding;
   const std::uint64_t outside = checked_add(embedding, model.lm_head_params ? head : 0, "weight size");
   const std::uint64_t language = checkpoint - std::min(checkpoint, parts);
@@ -664,8 +663,11 @@ VllmResult plan_vllm(const ModelSpec& model, std::span<const GpuSpec> stage_card
                                         "the last (get_pp_indices)",
                                         split, model.layer_count(), settings.pipeline_parallel)
                           : fmt::format("layers per stage [{}] (VLLM_PP_LAYER_PARTITION)", split));
-    r.rules.push_back(fmt::format("ESTIMATE: a stage's weights are its share of the decoder layers, the token embeddings "
-                                  "on the first stage and the output head on the last{}",
+    r.rules.push_back(fmt::format("ESTIMATE: a stage's weights are its share of the decoder layers, {}{}",
+                                  model.embedding_params || model.hidden_size
+                                      ? "the token embeddings on the first stage and the output head on the last"
+                                      : "embeddings and head included (their size is not known: the first and last "
+                                        "stages hold more than this)",
                                   model.parts.empty() ? "" : ", the vision/audio towers counted on every stage"));
     r.rules.push_back(fmt::format("every stage gets the fewest blocks any stage has: stage {} ({} blocks of {} B)",
                                   decisive.stage, format_thousands(r.num_blocks), format_thousands(decisive.block_bytes)));
