@@ -186,8 +186,9 @@ class VllmProfile final : public Profile {
                                bytes});
     }
     row.weights_bytes = b.weights;
-    const std::string loaded = r.dtype == dtype_torch_name(*model_.weight_dtype) ? "the checkpoint"
-                                                                               : "the checkpoint as " + r.dtype;
+    // A float checkpoint cast to another float dtype says so; a quantized one is loaded as it is.
+    const bool cast = r.model_dtype != nullptr && row.weight_dtype == r.model_dtype && r.model_dtype->name != own;
+    const std::string loaded = cast ? "the checkpoint as " + r.dtype : "the checkpoint";
     row.weights_rule = r.pipeline_parallel > 1
                            ? fmt::format("ESTIMATE: stage {}'s share of {} (its {} layers{}{}){}", r.decisive_stage, loaded,
                                          r.stages[r.decisive_stage].layers,
