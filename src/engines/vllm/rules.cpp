@@ -388,8 +388,9 @@ std::uint64_t stage_weights(const ModelSpec& model, std::uint64_t checkpoint, co
   const std::uint64_t outside = checked_add(embedding, model.lm_head_params ? head : 0, "weight size");
   const std::uint64_t language = checkpoint - std::min(checkpoint, parts);
   const std::uint64_t layers_total = language - std::min(language, outside);
+  // At most layers_total: a stage holds at most every layer.
   const std::uint64_t share = static_cast<std::uint64_t>(
-      (u128{layers_total} * stage.layers + model.layer_count() - 1) / std::max<std::uint32_t>(model.layer_count(), 1));
+      ceil_div_wide(u128{layers_total} * stage.layers, std::max<std::uint32_t>(model.layer_count(), 1)));
   std::uint64_t bytes = checked_add(share, parts, "weight size");
   if (stage.stage == 0) bytes = checked_add(bytes, embedding, "weight size");
   if (stage.stage + 1 == pp) bytes = checked_add(bytes, head, "weight size");
