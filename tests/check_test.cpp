@@ -325,6 +325,15 @@ TEST_CASE("check: exit codes 0, 1, 2, 3 and their order", "[check]") {
       "check --cmd 'vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 4' --gpu 2xh100");
   CHECK(too_few.exit_code == 2);
   CHECK_THAT(too_few.out, Catch::Contains("2 cards named, but the command runs on 4"));
+  // -tp 2 x -pp 2 is four cards too; --dtype float32 is vLLM's, and the cache follows it.
+  const testing::ProcessResult staged = run_kvplan(
+      "check --cmd 'vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 2 -pp 2 --dtype float32 --max-model-len 8192' --gpu 2xh100");
+  CHECK(staged.exit_code == 2);
+  CHECK_THAT(staged.out, Catch::Contains("2 cards named, but the command runs on 4"));
+  const nlohmann::json wide = check_json(
+      "--cmd 'vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 2 -pp 2 --dtype float32 --max-model-len 8192' --gpu 4xh100", 0);
+  CHECK(wide["deployments"][0]["plan"]["rows"][0]["pp"] == 2);
+  CHECK(wide["deployments"][0]["plan"]["rows"][0]["kv_dtype"] == "fp32");
 
   check_refused(run_kvplan("check"), "give deployment files");
   check_refused(run_kvplan("check missing.yaml"), "missing.yaml: no such file");
