@@ -201,6 +201,10 @@ TEST_CASE("kvplan --runtime vllm -pp: tp x pp cards, per-stage figures, refusals
   check_refused(run_kvplan("--runtime vllm --model llama3.1-70b --gpu 2xh100 -tp 2 -pp 2"), "on 2 GPUs");
   check_refused(run_kvplan("--runtime vllm --model llama3.1-8b --gpu h100 -pp 2 --pp-layer-partition 10,20"),
                 "adds up to 30 layers");
+  // One stage: vLLM still reads the partition, and it must name every layer in one entry.
+  check_refused(run_kvplan("--runtime vllm --model llama3.1-8b --gpu h100 --pp-layer-partition 10,22"),
+                "one per pipeline stage (1)");
+  check_refused(run_kvplan("--runtime vllm --model llama3.1-8b --gpu 3xh100 -pp 2"), "does not divide the 3 GPUs");
   // The partition from the environment, as vLLM reads it.
   const ProcessResult env = run_kvplan("--runtime vllm --model llama3.1-8b --gpu h100 -pp 2 --format json",
                                        "VLLM_PP_LAYER_PARTITION=10,22");

@@ -597,6 +597,8 @@ VllmResult plan_vllm(const ModelSpec& model, std::span<const GpuSpec> stage_card
   if (block_bytes == 0) throw Error("vLLM profile: a KV block of 0 bytes (a layer whose cache is empty)");
 
   if (settings.pipeline_parallel == 1) {
+    // vLLM reads VLLM_PP_LAYER_PARTITION on one stage too: it must name all the layers.
+    if (!settings.layer_partition.empty()) vllm_pp_partition(model.layer_count(), 1, settings.layer_partition);
     r.budget = estimate_budget(model, gpu, settings, ceil_div(checkpoint.bytes, tp), r, &r.rules);
     // num_blocks = avail // page // layers per block (get_num_blocks); every rank alike.
     r.num_blocks = r.budget.available > 0 ? static_cast<std::uint64_t>(r.budget.available) / block_bytes : 0;
