@@ -19,6 +19,9 @@
 using namespace kvplan;
 using kvplan::testing::catalog_gpu;
 using kvplan::testing::catalog_model;
+using kvplan::testing::check_refused;
+using kvplan::testing::ProcessResult;
+using kvplan::testing::run_kvplan;
 
 namespace {
 
