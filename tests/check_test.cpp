@@ -99,6 +99,14 @@ TEST_CASE("engine command lines map to kvplan's settings through the engines' ow
     CHECK(s.texts.contexts == Words{"16384"});
     CHECK(s.parallel == 1);  // vLLM runs on one GPU unless -tp says more
   }
+  SECTION("vllm serve with pipeline stages and a dtype: tp x pp GPUs") {
+    const CommandSettings s = read_line("VLLM_PP_LAYER_PARTITION=10,22 vllm serve m -tp 2 --pipeline-parallel-size 2 --dtype half");
+    CHECK(s.parallel == 4);
+    CHECK(option(s, "pipeline-parallel-size")->value == "2");
+    CHECK(option(s, "dtype")->value == "half");
+    REQUIRE(option(s, "pp-layer-partition"));
+    CHECK(option(s, "pp-layer-partition")->shown_as == "VLLM_PP_LAYER_PARTITION");
+  }
   SECTION("sglang") {
     const CommandSettings s = read_line(
         "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-70B-Instruct --context-length 32768 "
@@ -143,11 +151,11 @@ TEST_CASE("engine command lines map to kvplan's settings through the engines' ow
     CHECK(s.model == "Qwen/Qwen3-8B");
   }
   SECTION("fail closed: what kvplan does not understand is exit 3, naming it") {
-    CHECK(code_of([] { read_line("vllm serve m --pipeline-parallel-size 2"); }) == ExitCode::unsupported_architecture);
-    CHECK_THAT(message_of([] { read_line("vllm serve m --pipeline-parallel-size 2"); }),
-               Catch::Contains("--pipeline-parallel-size is not a flag kvplan reads"));
+    CHECK(code_of([] { read_line("vllm serve m --data-parallel-size 2"); }) == ExitCode::unsupported_architecture);
+    CHECK_THAT(message_of([] { read_line("vllm serve m --data-parallel-size 2"); }),
+               Catch::Contains("--data-parallel-size is not a flag kvplan reads"));
     CHECK(code_of([] { read_line("vllm serve m --quantization fp8"); }) == ExitCode::unsupported_architecture);
-    CHECK(code_of([] { read_line("vllm serve m --dtype float32"); }) == ExitCode::unsupported_architecture);
+    CHECK(code_of([] { read_line("vllm serve m --dtype float32"); }) == ExitCode::ok);  // vLLM's --dtype, read
     CHECK(code_of([] { read_line("vllm serve m --dtype auto"); }) == ExitCode::ok);
     CHECK(code_of([] { read_line("vllm serve m --max-model-len $MAX_LEN"); }) == ExitCode::unsupported_architecture);
     CHECK(code_of([] { read_line("OLLAMA_SCHED_SPREAD=1 ollama serve"); }) == ExitCode::unsupported_architecture);
@@ -317,6 +325,15 @@ TEST_CASE("check: exit codes 0, 1, 2, 3 and their order", "[check]") {
       "check --cmd 'vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 4' --gpu 2xh100");
   CHECK(too_few.exit_code == 2);
   CHECK_THAT(too_few.out, Catch::Contains("2 cards named, but the command runs on 4"));
+  // -tp 2 x -pp 2 is four cards too; --dtype float32 is vLLM's, and the cache follows it.
+  const testing::ProcessResult staged = run_kvplan(
+      "check --cmd 'vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 2 -pp 2 --dtype float32 --max-model-len 8192' --gpu 2xh100");
+  CHECK(staged.exit_code == 2);
+  CHECK_THAT(staged.out, Catch::Contains("2 cards named, but the command runs on 4"));
+  const nlohmann::json wide = check_json(
+      "--cmd 'vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 2 -pp 2 --dtype float32 --max-model-len 8192' --gpu 4xh100", 0);
+  CHECK(wide["deployments"][0]["plan"]["rows"][0]["pp"] == 2);
+  CHECK(wide["deployments"][0]["plan"]["rows"][0]["kv_dtype"] == "fp32");
 
   check_refused(run_kvplan("check"), "give deployment files");
   check_refused(run_kvplan("check missing.yaml"), "missing.yaml: no such file");

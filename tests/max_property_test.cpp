@@ -100,6 +100,8 @@ TEST_CASE("every profile: max ctx, max batch and fewest GPUs are exact", "[max][
       if (d.pp > 1) {
         if (runtime == "sglang") at.engine_options.push_back({"pp-size", std::to_string(d.pp), "--pp-size"});
         else if (runtime == "trtllm") at.engine_options.push_back({"pp_size", std::to_string(d.pp), "--pp_size"});
+        else if (runtime == "vllm")
+          at.engine_options.push_back({"pipeline-parallel-size", std::to_string(d.pp), "--pipeline-parallel-size"});
       }
       const bool answer = each.min_gpus && d.gpus == each.min_gpus->gpus && d.pp == each.min_gpus->pp;
       if (answer) {

@@ -55,7 +55,7 @@ constexpr Harmless kVllmHarmless[] = {
     {"--enable-auto-tool-choice"}, {"--tool-call-parser", true}, {"--reasoning-parser", true},
     {"--allowed-origins", true}, {"--root-path", true},     {"--ssl-keyfile", true},
     {"--ssl-certfile", true},   {"--generation-config", true}, {"--disable-fastapi-docs"},
-    {"--no-enable-prefix-caching"}, {"--dtype", true, "auto"}, {"--backend", true, "vllm"},
+    {"--no-enable-prefix-caching"}, {"--backend", true, "vllm"},
 };
 
 constexpr CoreFlag kSglangCore[] = {{"--model-path --model", Core::model}, {"--kv-cache-dtype", Core::kv_dtype}};
@@ -350,7 +350,8 @@ CommandSettings read_engine_command(const EngineCommand& command) {
         if (o.name == n) return parse_positive_integer(o.value, o.shown_as);
     return 1;
   };
-  if (program.runtime == "vllm") out.parallel = option_value({"tensor-parallel-size"});
+  if (program.runtime == "vllm")
+    out.parallel = checked_mul(option_value({"tensor-parallel-size"}), option_value({"pipeline-parallel-size"}), "GPUs");
   else if (program.runtime == "sglang")
     out.parallel = checked_mul(option_value({"tp-size", "tensor-parallel-size"}), option_value({"pp-size"}), "GPUs");
   else if (program.runtime == "trtllm")

@@ -37,7 +37,7 @@ constexpr SettingNames kAdviseNames{"--ctx",     "--batch",  "--overhead", "--ut
                                     "--weight-dtype", "--weights", "--params", "--runtime", "--gpus",      "--text-only"};
 
 /// Engine options that fix the deployment's split, which the advisor searches.
-constexpr std::string_view kSplitOptions[] = {"tensor-parallel-size", "tp-size", "pp-size", "tp_size", "pp_size"};
+constexpr std::string_view kSplitOptions[] = {"tensor-parallel-size", "tp-size", "pp-size", "pipeline-parallel-size", "tp_size", "pp_size"};
 
 /// The cards to try: --gpus, else every catalog card with a price (or with one in --prices).
 std::vector<PricedGpu> candidates(const std::string& gpus, const std::vector<GivenPrice>& given, bool from_file) {

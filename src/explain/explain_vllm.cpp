@@ -51,9 +51,7 @@ LogRequest vllm_request(const logs::EngineLog& log, Explanation& out) {
   if (const std::string tp = req.value("tensor_parallel_size"); !tp.empty() && tp != "1")
     req.option("tensor-parallel-size", tp, "-tp");
   if (const std::string pp = req.value("pipeline_parallel_size"); !pp.empty() && pp != "1")
-    out.notes.push_back(fmt::format("pipeline_parallel_size {}: kvplan's vLLM profile models tensor parallelism only; "
-                                    "figures are per GPU of the first stage",
-                                    pp));
+    req.option("pipeline-parallel-size", pp, "-pp");
   if (const std::string version = req.value("vllm_version"); !version.empty()) {
     try {
       (void)parse_vllm_version(version, "vllm-version");
@@ -70,6 +68,12 @@ LogRequest vllm_request(const logs::EngineLog& log, Explanation& out) {
   return req;
 }
 
+/// A checkpoint stored at a float dtype (not quantized): vLLM's dtype decides its weights' width.
+bool float_checkpoint(const ModelSpec& model) {
+  const std::string_view name = model.weight_dtype->name;
+  return name == "fp32" || name == "fp16" || name == "bf16";
+}
+
 /// The first figure of a name; several ranks print the same line, the first rank's is shown.
 const LogFact* first(const logs::EngineLog& log, std::string_view name) { return log.figure(name); }
 
@@ -84,13 +88,22 @@ std::uint64_t hundredths(double x) {
 }  // namespace
 
 void explain_vllm(const logs::EngineLog& log, const ModelSpec& model, const std::vector<GpuSpec>& gpus, Explanation& out) {
-  const LogRequest req = vllm_request(log, out);
+  LogRequest req = vllm_request(log, out);
+  // The config line's dtype is the one vLLM resolved: given as --dtype where it is not the
+  // checkpoint's own float dtype (a float32 checkpoint run at bfloat16, a bfloat16 one at float16).
+  if (const std::string dtype = req.value("dtype");
+      (dtype == "float16" || dtype == "bfloat16" || dtype == "float32") && float_checkpoint(model) &&
+      dtype != dtype_torch_name(*model.weight_dtype))
+    req.option("dtype", dtype, "--dtype");
   out.command = req.command;
   std::vector<GpuSpec> cards = gpus;
   const std::string tp = req.value("tensor_parallel_size");
-  if (cards.size() == 1 && !tp.empty() && tp != "1") {
-    // -tp N on one named card: N of them, as vLLM ran.
-    const std::uint64_t n = logs::whole_number(tp).value_or(0);
+  const std::string pp = req.value("pipeline_parallel_size");
+  if (cards.size() == 1 && ((!tp.empty() && tp != "1") || (!pp.empty() && pp != "1"))) {
+    // -tp N -pp M on one named card: N x M of them, as vLLM ran.
+    const std::uint64_t tp_n = logs::whole_number(tp.empty() ? "1" : tp).value_or(0);
+    const std::uint64_t pp_n = logs::whole_number(pp.empty() ? "1" : pp).value_or(0);
+    const std::uint64_t n = tp_n <= 1024 && pp_n <= 1024 ? tp_n * pp_n : 0;
     if (n > 1 && n <= 1024) cards = std::vector<GpuSpec>(n, cards.front());  // assign() may not take its own element
   }
   const PlanRequest request = req.request(model);

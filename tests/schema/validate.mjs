@@ -54,6 +54,8 @@ const commands = [
   ["--runtime", "vllm", "--model", "llama3.1-8b", "--gpu", "4090", "--max-model-len", "8k", "--kv-cache-memory", "30GiB"],
   ["--model", "llama3.1-70b", "--gpu", "4xh100", "--ctx", "32k"],
   ["--runtime", "vllm", "--model", "llama3.1-70b", "--gpu", "h100", "--gpus", "2", "--ctx", "32k"],
+  ["--runtime", "vllm", "--model", "llama3.1-70b", "--gpu", "4xh100", "-tp", "2", "-pp", "2", "--ctx", "32k"],
+  ["--runtime", "vllm", "--model", "gemma2-9b", "--gpu", "h100", "--max-model-len", "8k", "--dtype", "float32"],
   // SGLang: a pool from given free memory, TP x PP, hybrid SWA, a Mamba pool, DSA, a refusal, a dtype it lacks.
   ["--runtime", "sglang", "--model", "llama3.1-8b", "--gpu", "h100", "--ctx", "8k,32k", "--mem-fraction-static", "0.835",
    "--sglang-free-before-load", "78.5GiB", "--sglang-free-after-load", "63.46GiB", "--batch", "8"],

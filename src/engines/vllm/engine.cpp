@@ -5,9 +5,11 @@
 #include "engines/vllm/engine.h"
 
 #include <array>
+#include <charconv>
 
 #include <fmt/format.h>
 
+#include "engines/core/serving.h"
 #include "engines/vllm/rules.h"
 #include "engines/vllm/section.h"
 #include "model/checked.h"
@@ -18,8 +20,13 @@ namespace kvplan {
 
 namespace {
 
-constexpr std::array<OptionSpec, 10> kOptions = {{
+constexpr std::array<OptionSpec, 13> kOptions = {{
     {"tensor-parallel-size", "N", "GPUs one model is split across; figures are per GPU [default: 1]", "-tp"},
+    {"pipeline-parallel-size", "N", "Pipeline stages, each a share of the layers on its own tp GPUs [default: 1]", "-pp"},
+    {"pp-layer-partition", "LIST",
+     "Decoder layers per pipeline stage (10,22), as VLLM_PP_LAYER_PARTITION [default: even, the remainder before the last]",
+     "", "", "VLLM_PP_LAYER_PARTITION"},
+    {"dtype", "DTYPE", "Model dtype: auto half float16 bfloat16 float float32 [default: auto: float32 checkpoints downcast]"},
     {"block-size", "N", "Tokens per KV block [default: 16; MLA: what the backend forces]"},
     {"max-num-seqs", "N", "Sequences a step may hold [default: 1024 on >= 70 GiB cards but A100, else 256]"},
     {"max-num-batched-tokens", "N", "Tokens a step may hold [default: 8192 on >= 70 GiB cards but A100, else 2048]"},
@@ -36,6 +43,22 @@ struct VllmDetail final : EngineDetail {
   VllmResult result;
 };
 
+/// "10,22": layers per stage, each a whole number (0 allowed, as vLLM's int() takes it).
+std::vector<std::uint32_t> parse_layer_partition(std::string_view text, std::string_view flag) {
+  std::vector<std::uint32_t> out;
+  while (true) {
+    const std::size_t comma = text.find(',');
+    const std::string_view part = text.substr(0, comma);
+    std::uint32_t value = 0;
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
+    if (part.empty() || ec != std::errc() || end != part.data() + part.size() || out.size() >= kMaxLayers)
+      throw Error(fmt::format("{} {}: layers per stage, comma-separated (10,22)", flag, text));
+    out.push_back(value);
+    if (comma == std::string_view::npos) return out;
+    text.remove_prefix(comma + 1);
+  }
+}
+
 bool truthy(std::string_view value) { return value.empty() || value == "1" || value == "true" || value == "True"; }
 
 /// The settings shared by every row, from vLLM's flags.
@@ -48,9 +71,17 @@ VllmSettings base_settings(const PlanRequest& request) {
   if (const EngineOption* o = text("max-num-batched-tokens"))
     s.max_num_batched_tokens = parse_positive_integer(o->value, o->shown_as);
   if (const EngineOption* o = text("kv-cache-memory")) s.kv_cache_memory_bytes = parse_memory_size(o->value, o->shown_as);
+  if (const EngineOption* o = text("pipeline-parallel-size")) s.pipeline_parallel = parse_positive_u32(o->value, o->shown_as);
+  if (const EngineOption* o = text("pp-layer-partition")) s.layer_partition = parse_layer_partition(o->value, o->shown_as);
+  if (const EngineOption* o = text("dtype")) s.dtype = parse_vllm_dtype(o->value, o->shown_as);
   const EngineOption* version = text("vllm-version");
   s.version = parse_vllm_version(version ? std::string_view(version->value) : "latest",
                                  version ? std::string_view(version->shown_as) : "vllm-version");
+  // 0.14 and 0.15 (PR #29431 to PR #33698) checked the whole model against each stage's memory.
+  if (version)
+    for (const std::string_view minor : {"0.14", "0.15"})
+      if (version->value.rfind(minor, 0) == 0 && (version->value.size() == minor.size() || version->value[minor.size()] == '.'))
+        s.pp_whole_model_check = true;
   s.prefix_caching = text("enable-prefix-caching") != nullptr;
   s.hybrid_kv_cache_manager = text("disable-hybrid-kv-cache-manager") == nullptr;
   s.enforce_eager = text("enforce-eager") != nullptr;
@@ -63,19 +94,27 @@ class VllmProfile final : public Profile {
   VllmProfile(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const PlanRequest& request)
       : model_(model), gpu_(gpus.front()), base_(base_settings(request)) {
     const SettingNames& names = request.names;
-    // Several GPUs: tensor parallelism across all of them unless -tp says otherwise; every rank is
-    // alike, so the smallest card bounds them all.
-    for (const GpuSpec& other : gpus)
-      if (other.memory_bytes < gpu_.memory_bytes) gpu_ = other;
+    // Several GPUs: tp x pp of them, tensor parallelism across all of a stage's unless -tp says
+    // otherwise (resolve_deployment). Every rank of a stage is alike, so its smallest card bounds it.
     const EngineOption* tp = find_option(request, "tensor-parallel-size");
-    if (gpus.size() > 1) {
-      if (!tp) base_.tensor_parallel = static_cast<std::uint32_t>(gpus.size());
-      else if (base_.tensor_parallel != gpus.size())
-        throw Error(fmt::format("{} {} on {} GPUs: vLLM runs tensor_parallel x pipeline_parallel = the GPUs it is given "
-                                "(pipeline parallelism is not modelled yet)",
-                                tp->shown_as, base_.tensor_parallel, gpus.size()));
+    const EngineOption* pp = find_option(request, "pipeline-parallel-size");
+    if (std::uint64_t{base_.tensor_parallel} * base_.pipeline_parallel > 4096)
+      throw Error("-tp x -pp: more than 4096 GPUs");
+    if (!tp && (gpus.size() > 1 || pp)) {
+      const RankLayout layout =
+          resolve_deployment(gpus, std::nullopt, "-tp", base_.pipeline_parallel, pp ? pp->shown_as : "-pp", "vLLM");
+      base_.tensor_parallel = layout.tp;
+    } else if (tp && gpus.size() > 1) {
+      resolve_deployment(gpus, base_.tensor_parallel, tp->shown_as, base_.pipeline_parallel, pp ? pp->shown_as : "-pp", "vLLM");
     }
-    gpu_count_ = std::max<std::uint32_t>(base_.tensor_parallel, static_cast<std::uint32_t>(gpus.size()));
+    for (std::uint32_t stage = 0; stage < base_.pipeline_parallel && (gpus.size() > 1 || stage == 0); ++stage) {
+      const std::size_t first = gpus.size() > 1 ? std::size_t{stage} * base_.tensor_parallel : 0;
+      const std::vector<GpuSpec> ranks(gpus.begin() + static_cast<std::ptrdiff_t>(first),
+                                       gpus.begin() + static_cast<std::ptrdiff_t>(first + (gpus.size() > 1 ? base_.tensor_parallel : 1)));
+      stage_cards_.push_back(smallest_card(ranks));
+    }
+    gpu_ = smallest_card(stage_cards_);
+    gpu_count_ = std::max<std::uint32_t>(base_.tensor_parallel * base_.pipeline_parallel, static_cast<std::uint32_t>(gpus.size()));
     if (request.weight_dtype)
       throw Error(fmt::format("{} does not apply to the vLLM profile: vLLM runs the checkpoint's own weights (give the "
                               "quantized checkpoint you serve)",
@@ -92,7 +131,7 @@ class VllmProfile final : public Profile {
     // One row's result gives the budget every row shares, and refuses a model vLLM cannot run.
     VllmSettings probe = base_;
     probe.max_model_len = model.max_context ? model.max_context : 1;
-    const VllmBudget b = plan_vllm(model, gpu_, probe).budget;
+    const VllmBudget b = plan_vllm(model, stage_cards_, probe).budget;
     settings_.batch = request.batch;
     settings_.utilization_millionths = base_.utilization_millionths;
     settings_.overhead_bytes =
@@ -123,15 +162,18 @@ class VllmProfile final : public Profile {
     settings.kv_dtype = query.cache.k;
     auto detail = std::make_shared<VllmDetail>();
     VllmResult& r = detail->result;
-    r = plan_vllm(model_, gpu_, settings);
+    r = plan_vllm(model_, stage_cards_, settings);
     const VllmBudget& b = r.budget;
 
     Row row;
     row.ctx = r.max_model_len;
     row.batch = query.batch;
-    const Dtype& dtype = query.cache.k ? *query.cache.k : parse_kv_dtype("auto", *model_.weight_dtype);
+    // The cache's "auto" is the model dtype --dtype resolved to (bfloat16 for a float32 checkpoint).
+    const Dtype& dtype = query.cache.k ? *query.cache.k : parse_kv_dtype(r.kv_dtype, *model_.weight_dtype);
     row.cache = {&dtype, &dtype};
-    row.weight_dtype = model_.weight_dtype;
+    const std::string_view own = model_.weight_dtype->name;
+    row.weight_dtype = own == "fp32" || own == "fp16" || own == "bf16" ? r.model_dtype
+                                                                       : model_.weight_dtype;
     row.kv_bytes_per_token = r.kv_bytes_per_token;
     // The requests take whole blocks of the shared pool: blocks x (a page of every layer a block spans).
     const std::uint64_t block_bytes = checked_mul(r.page_bytes, r.layers_per_block, "KV block");
@@ -144,8 +186,17 @@ class VllmProfile final : public Profile {
                                bytes});
     }
     row.weights_bytes = b.weights;
-    row.weights_rule = r.tensor_parallel == 1 ? "the checkpoint, loaded whole"
-                                              : fmt::format("the checkpoint / {} (tensor parallel, per GPU)", r.tensor_parallel);
+    // A float checkpoint cast to another float dtype says so; a quantized one is loaded as it is.
+    const bool cast = r.model_dtype != nullptr && row.weight_dtype == r.model_dtype && r.model_dtype->name != own;
+    const std::string loaded = cast ? "the checkpoint as " + r.dtype : "the checkpoint";
+    row.weights_rule = r.pipeline_parallel > 1
+                           ? fmt::format("ESTIMATE: stage {}'s share of {} (its {} layers{}{}){}", r.decisive_stage, loaded,
+                                         r.stages[r.decisive_stage].layers,
+                                         r.stages[r.decisive_stage].embedding ? ", the embeddings" : "",
+                                         r.stages[r.decisive_stage].lm_head ? ", the output head" : "",
+                                         r.tensor_parallel > 1 ? fmt::format(" / {} (tensor parallel, per GPU)", r.tensor_parallel) : "")
+                       : r.tensor_parallel == 1 ? loaded + ", loaded whole"
+                                                : fmt::format("{} / {} (tensor parallel, per GPU)", loaded, r.tensor_parallel);
     row.overhead_bytes = settings_.overhead_bytes;
     if (b.from_kv_cache_memory) {
       row.kv_pool_bytes = static_cast<std::uint64_t>(b.available);
@@ -162,19 +213,33 @@ class VllmProfile final : public Profile {
       r.rules.push_back(fmt::format("--batch {} is more than max_num_seqs {}: vLLM runs at most {} sequences at once",
                                     query.batch, r.max_num_seqs, r.max_num_seqs));
     row.tp = r.tensor_parallel;
+    row.pp = r.pipeline_parallel;
     for (std::uint32_t rank = 0; rank < gpu_count_ && gpu_count_ > 1; ++rank) {
+      const VllmStage& st = r.stages[rank / r.tensor_parallel];
+      const GpuSpec& card = stage_cards_[stage_cards_.size() == 1 ? 0 : st.stage];
       GpuShare share;
       share.rank = rank;
-      share.gpu = gpu_.id;
-      share.weights_bytes = row.weights_bytes;
-      share.kv_bytes = std::max(row.kv_bytes, row.kv_pool_bytes.value_or(0));
+      share.stage = st.stage;
+      share.gpu = card.id;
+      share.weights_bytes = st.weights;
+      // The stage's layers of the requests' blocks (every stage holds the same number of blocks).
+      const std::uint64_t stage_kv =
+          r.pipeline_parallel == 1 ? row.kv_bytes
+                                   : checked_mul(checked_mul(r.blocks_per_request, st.block_bytes, "KV cache"), query.batch, "KV cache");
+      const std::uint64_t stage_pool = r.pipeline_parallel == 1 ? row.kv_pool_bytes.value_or(0)
+                                                                : b.from_kv_cache_memory ? static_cast<std::uint64_t>(b.available) : 0;
+      share.kv_bytes = std::max(stage_kv, stage_pool);
       share.other_bytes = row.overhead_bytes;
-      share.capacity_bytes = row.capacity_bytes;
+      share.capacity_bytes = b.from_kv_cache_memory ? card.cuda_total_bytes.value_or(card.memory_bytes) : st.requested;
       row.per_gpu.push_back(share);
     }
     if (gpu_count_ > 1)
-      row.assumptions.push_back("every tensor-parallel rank alike: the checkpoint / tp and the KV heads split (replicated "
-                                "when tp exceeds them), the MLA latent whole on every rank");
+      row.assumptions.push_back(r.pipeline_parallel > 1
+                                    ? "ranks of a stage alike: the stage's weights / tp and the KV heads split (replicated "
+                                      "when tp exceeds them); each stage its own layers, every stage the fewest blocks "
+                                      "any stage has"
+                                    : "every tensor-parallel rank alike: the checkpoint / tp and the KV heads split "
+                                      "(replicated when tp exceeds them), the MLA latent whole on every rank");
     row.detail = std::move(detail);
     return row;
   }
@@ -253,6 +318,7 @@ class VllmProfile final : public Profile {
 
   const ModelSpec& model_;
   GpuSpec gpu_;
+  std::vector<GpuSpec> stage_cards_;  ///< the card bounding each stage's ranks (one: every stage's)
   VllmSettings base_;
   PlanSettings settings_;
   std::uint64_t batch_ = 1;

@@ -7,10 +7,12 @@
 
 #include <fmt/format.h>
 
+#include "engines/core/serving.h"
 #include "kvplan/plan.h"
 #include "kvplan/error.h"
 #include "kvplan/units.h"
 #include "model/checked.h"
+#include "model/wide_int.h"
 
 // Every rule names the vLLM source it follows (vllm-project/vllm, V1 engine; shared/reference/
 // vllm-rules.md has the versions and the log records each was checked against).
@@ -35,8 +37,9 @@ struct LayerType {
 
 /// vLLM's cache dtypes: auto (the model's), bfloat16/float16, fp8 (e4m3, e5m2). kvplan's other
 /// types (int8, int4, llama.cpp's blocks) have no vLLM kernel.
-const Dtype& vllm_cache_dtype(const ModelSpec& model, const VllmSettings& settings) {
-  if (settings.kv_dtype == nullptr) return parse_kv_dtype("auto", *model.weight_dtype);
+const Dtype& vllm_cache_dtype(const ModelSpec& model, const VllmModelDtype& model_dtype, const VllmSettings& settings) {
+  // CacheConfig.cache_dtype "auto": the cache is kept at the model dtype --dtype resolved to.
+  if (settings.kv_dtype == nullptr) return parse_kv_dtype(model_dtype.weights->name, *model.weight_dtype);
   const std::string_view name = settings.kv_dtype->name;
   if (name == "fp16" || name == "bf16" || name == "fp32" || name == "fp8" || name == "fp8_e5m2") return *settings.kv_dtype;
   throw Error(fmt::format("--kv-cache-dtype {}: vLLM stores the KV cache as auto (the model's dtype), bfloat16, "
@@ -55,16 +58,6 @@ std::uint64_t kv_heads_per_rank(std::uint64_t heads, std::uint32_t tp) {
   if (tp % heads != 0)
     throw Error(fmt::format("-tp {}: vLLM needs the tensor-parallel size to be a multiple of the {} KV heads", tp, heads));
   return 1;
-}
-
-/// "sm_90" in the catalog's architecture text -> 90; 0 when absent.
-unsigned compute_capability(const GpuSpec& gpu) {
-  const std::size_t at = gpu.arch.find("sm_");
-  if (at == std::string::npos) return 0;
-  unsigned value = 0;
-  const char* begin = gpu.arch.data() + at + 3;
-  std::from_chars(begin, gpu.arch.data() + gpu.arch.size(), value);
-  return value;
 }
 
 /// The attention block size: --block-size, else 16 (FlashAttention, FlashInfer, Triton). MLA
@@ -89,6 +82,20 @@ std::uint32_t attention_block_size(const GpuSpec& gpu, const VllmSettings& setti
   return forced;
 }
 
+/// Bytes one token of an attention layer keeps on one GPU (0 for layers without a KV spec).
+std::uint64_t attention_bytes_per_token(const LayerSpec& layer, const Dtype& dtype, std::uint32_t tp) {
+  switch (layer.kind) {
+    case LayerKind::full:
+    case LayerKind::sliding:
+    case LayerKind::chunked:
+      return dtype_bytes(dtype, (Checked(kv_heads_per_rank(layer.kv_heads, tp), "KV bytes per token") *
+                                 (Checked(layer.k_head_dim, "KV bytes per token") + layer.v_head_dim))
+                                    .value());
+    case LayerKind::mla: return dtype_bytes(dtype, layer.k_head_dim);
+    default: return 0;
+  }
+}
+
 /// What each layer keeps per GPU, grouped into types of equal shape.
 std::vector<LayerType> layer_types(const ModelSpec& model, const Dtype& dtype, const VllmSettings& settings,
                                    std::vector<std::string>& rules) {
@@ -106,9 +113,7 @@ std::vector<LayerType> layer_types(const ModelSpec& model, const Dtype& dtype, c
         if (!layer.state.empty())
           throw unsupported_architecture("vLLM profile: attention with recurrent state in the same layer (Falcon-H1)",
                                          "not modelled");
-        const std::uint64_t heads = kv_heads_per_rank(layer.kv_heads, settings.tensor_parallel);
-        type.bytes_per_token = dtype_bytes(
-            dtype, (Checked(heads, "KV bytes per token") * (Checked(layer.k_head_dim, "KV bytes per token") + layer.v_head_dim)).value());
+        type.bytes_per_token = attention_bytes_per_token(layer, dtype, settings.tensor_parallel);
         // unify_hybrid_kv_cache_specs: without the hybrid manager every layer keeps every token.
         // Chunked-local layers needed VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE, off
         // before 0.21 (envs.py).
@@ -122,7 +127,7 @@ std::vector<LayerType> layer_types(const ModelSpec& model, const Dtype& dtype, c
       }
       case LayerKind::mla:
         // MLAAttentionSpec: one latent per token, not split across TP ranks.
-        type.bytes_per_token = dtype_bytes(dtype, layer.k_head_dim);
+        type.bytes_per_token = attention_bytes_per_token(layer, dtype, settings.tensor_parallel);
         break;
       case LayerKind::linear:
         if (settings.tensor_parallel > 1)
@@ -272,29 +277,34 @@ void form_groups(std::vector<LayerType>& types, const GpuSpec& gpu, const VllmSe
                                 format_thousands(page)));
 }
 
-/// Estimates of what vLLM measures while profiling (vllm-rules.md §8.5), per GPU.
-void estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const VllmSettings& settings, VllmResult& r) {
-  VllmBudget& b = r.budget;
+/// Estimates of what vLLM measures while profiling (vllm-rules.md §8.5), per GPU of a card whose
+/// ranks hold `weights` each. The rules go to `rules` when given (the decisive stage's).
+VllmBudget estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const VllmSettings& settings, std::uint64_t weights,
+                           const VllmResult& r, std::vector<std::string>* rules) {
+  VllmBudget b;
   b.total_is_cuda_visible = gpu.cuda_total_bytes.has_value();
   b.total = gpu.cuda_total_bytes.value_or(gpu.memory_bytes);
   b.requested = scale_by_millionths(b.total, settings.utilization_millionths);
-  r.rules.push_back(fmt::format("budget {} = {} x gpu_memory_utilization {:.2f}{}", gib(b.requested), gib(b.total),
-                                static_cast<double>(settings.utilization_millionths) / 1e6,
-                                b.total_is_cuda_visible ? " (the CUDA-visible total vLLM sees on this GPU)"
-                                                        : " (the driver's total: vLLM sees a little less, ~0.46 GiB on an H100)"));
-  const std::uint32_t tp = settings.tensor_parallel;
-  b.weights = ceil_div(estimate_weights(model, nullptr).bytes, tp);
+  if (rules)
+    rules->push_back(fmt::format("budget {} = {} x gpu_memory_utilization {:.2f}{}", gib(b.requested), gib(b.total),
+                                 static_cast<double>(settings.utilization_millionths) / 1e6,
+                                 b.total_is_cuda_visible ? " (the CUDA-visible total vLLM sees on this GPU)"
+                                                         : " (the driver's total: vLLM sees a little less, ~0.46 GiB on an H100)"));
+  const std::uint64_t world = std::uint64_t{settings.tensor_parallel} * settings.pipeline_parallel;
+  b.weights = weights;
   if (model.vocab_size == 0)
     throw Error("the vLLM profile estimates the sampler's memory from the vocabulary size, which this model does not "
                 "state (vocab_size)",
                 ExitCode::unsupported_architecture);
   // The torch peak of profile_run is the dummy sampler's: fp32 logits, sorted logits and int64
   // indices of max_num_seqs rows (16 B per vocabulary entry); the forward pass is smaller for
-  // dense models. It does not shrink with TP.
+  // dense models. It does not shrink with TP. Under PP only the last stage samples; the others
+  // are given the same peak (an over-estimate of their use, never of their cache).
   b.activation = checked_mul(checked_mul(16, std::min<std::uint64_t>(r.max_num_seqs, r.max_num_batched_tokens), "activation estimate"), model.vocab_size,
                              "activation estimate");
-  // Non-torch memory allocated during profiling, as vLLM's logs show it (H100): NCCL buffers at TP > 1.
-  const double non_torch_gib = settings.version == VllmVersion::v0_10 ? (tp > 1 ? 0.1 : 0.0) : (tp > 1 ? 2.1 : 0.25);
+  // Non-torch memory allocated during profiling, as vLLM's logs show it (H100): NCCL buffers once
+  // more than one GPU serves the model (tensor or pipeline parallel).
+  const double non_torch_gib = settings.version == VllmVersion::v0_10 ? (world > 1 ? 0.1 : 0.0) : (world > 1 ? 2.1 : 0.25);
   b.non_torch = static_cast<std::uint64_t>(non_torch_gib * static_cast<double>(GiB));
   // CUDA graphs: budgeted from 0.21 (profile_cudagraph_memory), roughly 0.45 GiB + 0.014 GiB a layer.
   // --enforce-eager captures none, so there is nothing to profile or subtract.
@@ -302,7 +312,7 @@ void estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const VllmSetti
                       ? 0
                       : static_cast<std::uint64_t>((0.45 + 0.014 * model.layer_count()) * static_cast<double>(GiB));
   b.cuda_graphs_subtracted = settings.version == VllmVersion::v0_21 && !settings.enforce_eager;
-  if (settings.enforce_eager) r.rules.push_back("--enforce-eager: no CUDA graphs, none in the budget");
+  if (settings.enforce_eager && rules) rules->push_back("--enforce-eager: no CUDA graphs, none in the budget");
   const std::uint64_t used = checked_add(checked_add(b.weights, b.activation, "vLLM memory"),
                                          checked_add(b.non_torch, b.cuda_graphs_subtracted ? b.cuda_graphs : 0, "vLLM memory"),
                                          "vLLM memory");
@@ -311,21 +321,80 @@ void estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const VllmSetti
     b.from_kv_cache_memory = true;
     if (*settings.kv_cache_memory_bytes > (std::uint64_t{1} << 62)) throw Error("--kv-cache-memory: too large");
     b.available = static_cast<std::int64_t>(*settings.kv_cache_memory_bytes);
-    r.rules.push_back(fmt::format("--kv-cache-memory {}: vLLM skips profiling and allocates that much for the KV cache; "
-                                  "weights {}, activation ~{}, non-torch ~{}{} still need the card's {}",
-                                  gib(*settings.kv_cache_memory_bytes), gib(b.weights), gib(b.activation), gib(b.non_torch),
-                                  b.cuda_graphs_subtracted ? " and CUDA graphs ~" + gib(b.cuda_graphs) : "", gib(b.total)));
-    return;
+    if (rules)
+      rules->push_back(fmt::format("--kv-cache-memory {}: vLLM skips profiling and allocates that much for the KV cache; "
+                                   "weights {}, activation ~{}, non-torch ~{}{} still need the card's {}",
+                                   gib(*settings.kv_cache_memory_bytes), gib(b.weights), gib(b.activation), gib(b.non_torch),
+                                   b.cuda_graphs_subtracted ? " and CUDA graphs ~" + gib(b.cuda_graphs) : "", gib(b.total)));
+    return b;
   }
   if (b.requested > (std::uint64_t{1} << 62) || used > (std::uint64_t{1} << 62)) throw Error("vLLM budget: too large");
   b.available = static_cast<std::int64_t>(b.requested) - static_cast<std::int64_t>(used);
-  r.rules.push_back(fmt::format("estimate: available = budget - weights/TP {} - sampler peak {} (16 B x {} seqs x {} vocab) "
-                                "- non-torch {}{}",
-                                gib(b.weights), gib(b.activation), std::min<std::uint64_t>(r.max_num_seqs, r.max_num_batched_tokens),
-                                model.vocab_size, gib(b.non_torch),
-                                b.cuda_graphs_subtracted ? fmt::format(" - CUDA graphs {}", gib(b.cuda_graphs))
-                                                         : " (CUDA graphs, ~" + gib(b.cuda_graphs) +
-                                                               ", live outside the budget before 0.21)"));
+  if (rules)
+    rules->push_back(fmt::format("estimate: available = budget - weights/TP {} - sampler peak {} (16 B x {} seqs x {} vocab) "
+                                 "- non-torch {}{}",
+                                 gib(b.weights), gib(b.activation), std::min<std::uint64_t>(r.max_num_seqs, r.max_num_batched_tokens),
+                                 model.vocab_size, gib(b.non_torch),
+                                 b.cuda_graphs_subtracted ? fmt::format(" - CUDA graphs {}", gib(b.cuda_graphs))
+                                                          : " (CUDA graphs, ~" + gib(b.cuda_graphs) +
+                                                                ", live outside the budget before 0.21)"));
+  return b;
+}
+
+/// The bytes of `params` values at `dtype`.
+std::uint64_t params_bytes(std::uint64_t params, const Dtype& dtype) {
+  return checked_mul(ceil_div(params, dtype.block_elements), dtype.block_bytes, "weight size");
+}
+
+/// The whole checkpoint as vLLM loads it at `model_dtype`: unchanged when that is the checkpoint's
+/// own dtype (or the checkpoint is quantized: its quantized tensors stay, and the rest is taken to
+/// be at that 16-bit dtype already); otherwise every tensor, towers and projectors too, cast to it
+/// (vLLM builds the whole model under set_default_torch_dtype(model_config.dtype)).
+WeightsEstimate vllm_checkpoint(const ModelSpec& model, const VllmModelDtype& model_dtype) {
+  const std::string_view own = model.weight_dtype->name;
+  const bool floating = own == "fp32" || own == "fp16" || own == "bf16";
+  if (!floating || own == model_dtype.weights->name) return estimate_weights(model, nullptr);
+  WeightsEstimate estimate = estimate_weights(model, model_dtype.weights);
+  std::uint64_t bytes = estimate.bytes - std::min(estimate.bytes, parts_bytes(model));
+  for (const ModelPart& part : model.parts)
+    bytes = checked_add(bytes, part.params ? params_bytes(part.params, *model_dtype.weights) : part.bytes, "weight size");
+  estimate.bytes = bytes;
+  estimate.rule = fmt::format("the {} checkpoint loaded as {}: {}", own, model_dtype.torch_name, estimate.rule);
+  return estimate;
+}
+
+/// One stage's weights, before TP: its share of the decoder layers (in proportion to their number:
+/// an estimate when the layers differ), the token embeddings on the first stage and the output head
+/// on the last (the models' PPMissingLayer pattern: embed_tokens on the first rank, or on the last
+/// too when tied, and lm_head on the last), and the towers and projectors of a multimodal model on
+/// every stage (an over-estimate for the stages that do not build them).
+std::uint64_t stage_weights(const ModelSpec& model, std::uint64_t checkpoint, const Dtype& dtype, const VllmStage& stage,
+                            std::uint32_t pp) {
+  const std::uint64_t parts = [&] {
+    std::uint64_t sum = 0;
+    for (const ModelPart& part : model.parts)
+      sum = checked_add(sum, part.params && dtype.name != model.weight_dtype->name ? params_bytes(part.params, dtype) : part.bytes,
+                        "weight size");
+    return sum;
+  }();
+  // Embeddings of unknown size (no hidden_size): everything is spread over the layers (plan_vllm
+  // says so in the rules).
+  const std::uint64_t embedding_params = model.embedding_params     ? model.embedding_params
+                                         : model.hidden_size == 0 ? 0
+                                                                  : checked_mul(model.vocab_size, model.hidden_size, "weight size");
+  const std::uint64_t embedding = params_bytes(embedding_params, dtype);
+  // Tied (or unknown whether tied): the last stage builds the embeddings again as its head.
+  const std::uint64_t head = model.lm_head_params ? params_bytes(model.lm_head_params, dtype) : embedding;
+  const std::uint64_t outside = checked_add(embedding, model.lm_head_params ? head : 0, "weight size");
+  const std::uint64_t language = checkpoint - std::min(checkpoint, parts);
+  const std::uint64_t layers_total = language - std::min(language, outside);
+  // At most layers_total: a stage holds at most every layer.
+  const std::uint64_t share = static_cast<std::uint64_t>(
+      ceil_div_wide(u128{layers_total} * stage.layers, std::max<std::uint32_t>(model.layer_count(), 1)));
+  std::uint64_t bytes = checked_add(share, parts, "weight size");
+  if (stage.stage == 0) bytes = checked_add(bytes, embedding, "weight size");
+  if (stage.stage + 1 == pp) bytes = checked_add(bytes, head, "weight size");
+  return bytes;
 }
 
 /// Bytes one request of `len` tokens needs, summed over the real layers of every group
@@ -382,10 +451,118 @@ double VllmResult::max_concurrency() const {
   return blocks_per_request ? static_cast<double>(num_blocks) / static_cast<double>(blocks_per_request) : 0.0;
 }
 
-VllmResult plan_vllm(const ModelSpec& model, const GpuSpec& gpu, const VllmSettings& settings) {
+std::string dtype_torch_name(const Dtype& dtype) {
+  const std::string_view name = dtype.name;
+  return name == "bf16" ? "bfloat16" : name == "fp16" ? "float16" : name == "fp32" ? "float32" : std::string(name);
+}
+
+VllmDtype parse_vllm_dtype(std::string_view text, std::string_view flag) {
+  std::string name(text);
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (name == "auto") return VllmDtype::automatic;
+  if (name == "half" || name == "float16") return VllmDtype::float16;
+  if (name == "bfloat16") return VllmDtype::bfloat16;
+  if (name == "float" || name == "float32") return VllmDtype::float32;
+  throw Error(fmt::format("{} {}: vLLM's dtypes are auto, half, float16, bfloat16, float and float32", flag, text));
+}
+
+VllmModelDtype resolve_vllm_dtype(const ModelSpec& model, const GpuSpec& gpu, VllmDtype requested) {
+  // config/model.py: _FLOAT16_NOT_SUPPORTED_MODELS (numerical instability), by model_type.
+  constexpr std::string_view no_float16[] = {"gemma2", "gemma3", "gemma3_text", "plamo2", "glm4"};
+  const bool float16_refused = std::find(std::begin(no_float16), std::end(no_float16), model.architecture) != std::end(no_float16);
+  // platforms/cuda.py, supported_dtypes: bf16 from compute capability 8.0, fp16 from 6.0.
+  const unsigned cc = compute_capability(gpu);
+  const bool cc_known = cc != 0;
+  std::vector<std::string_view> supported;
+  if (!cc_known || cc >= 80) supported.push_back("bf16");
+  if ((!cc_known || cc >= 60) && !float16_refused) supported.push_back("fp16");
+  supported.push_back("fp32");
+  const auto torch_name = [](std::string_view name) { return dtype_torch_name(parse_weight_dtype(name)); };
+  const std::string_view own = model.weight_dtype->name;
+  const bool floating = own == "fp32" || own == "fp16" || own == "bf16";
+  // A quantized checkpoint's config names its compute dtype (torch_dtype), which kvplan does not
+  // keep: taken as bfloat16, as kvplan's cache "auto" takes it.
+  const std::string_view config = floating ? own : "bf16";
+  const std::string card = cc_known ? fmt::format("{} (sm_{})", gpu.name, cc) : gpu.name;
+  std::string_view chosen;
+  std::string rule;
+  switch (requested) {
+    case VllmDtype::automatic: {
+      const std::string_view preferred = supported.front();
+      const bool config_supported = std::find(supported.begin(), supported.end(), config) != supported.end();
+      if (config == "fp32") {
+        chosen = preferred;
+        rule = fmt::format("--dtype auto: the float32 checkpoint is downcast to {}, the first dtype vLLM supports on {}",
+                           torch_name(chosen), card);
+      } else if (config_supported) {
+        chosen = config;
+        rule = fmt::format("--dtype auto: the checkpoint's {}{}", torch_name(chosen),
+                           floating ? "" : " (a quantized checkpoint's compute dtype, taken as bfloat16)");
+      } else {
+        chosen = preferred;
+        rule = fmt::format("--dtype auto: {} does not run the checkpoint's {}{}; vLLM falls back to {}", card,
+                           torch_name(config), float16_refused && config == "fp16" ? " for " + model.architecture : "",
+                           torch_name(chosen));
+      }
+      if (!cc_known) rule += " (the card's compute capability is not known: bfloat16 support assumed)";
+      rule += " (config/model.py, _resolve_auto_dtype)";
+      break;
+    }
+    case VllmDtype::float16:
+      if (float16_refused)
+        throw Error(fmt::format("--dtype float16: vLLM refuses float16 for model type {} (numerical instability; use "
+                                "bfloat16 or float32)",
+                                model.architecture));
+      chosen = "fp16";
+      break;
+    case VllmDtype::bfloat16:
+      if (cc_known && cc < 80)
+        throw Error(fmt::format("--dtype bfloat16: vLLM needs compute capability 8.0 for bfloat16; {} has {}.{} (use "
+                                "--dtype half)",
+                                gpu.name, cc / 10, cc % 10));
+      chosen = "bf16";
+      break;
+    case VllmDtype::float32: chosen = "fp32"; break;
+  }
+  if (requested != VllmDtype::automatic) {
+    if (!floating && chosen == "fp32")
+      throw unsupported_architecture("vLLM profile: --dtype float32 with a quantized checkpoint",
+                                     "which of its tensors vLLM widens to float32 is not modelled");
+    rule = fmt::format("--dtype {}{}", torch_name(chosen),
+                       chosen == config ? "" : fmt::format(": the {} checkpoint is cast to it", torch_name(config)));
+  }
+  return {&parse_weight_dtype(chosen), torch_name(chosen), rule};
+}
+
+std::vector<std::uint32_t> vllm_pp_partition(std::uint32_t layers, std::uint32_t pp, const std::vector<std::uint32_t>& partition) {
+  if (pp == 0) throw Error("-pp: must be at least 1");
+  if (!partition.empty()) {
+    std::uint64_t sum = 0;
+    for (const std::uint32_t n : partition) sum += n;
+    if (partition.size() != pp)
+      throw Error(fmt::format("--pp-layer-partition has {} entries; vLLM needs one per pipeline stage ({})", partition.size(),
+                              pp));
+    if (sum != layers)
+      throw Error(fmt::format("--pp-layer-partition adds up to {} layers; vLLM needs the model's {}", sum, layers));
+    return partition;
+  }
+  if (pp > layers) throw Error(fmt::format("-pp {}: more pipeline stages than the model's {} layers", pp, layers));
+  std::vector<std::uint32_t> parts(pp, layers / pp);
+  // The remainder goes to the second-to-last stage, then the third-to-last, ...: never the last.
+  for (std::uint32_t i = 2; i < layers % pp + 2; ++i) ++parts[pp - i];
+  return parts;
+}
+
+VllmResult plan_vllm(const ModelSpec& model, std::span<const GpuSpec> stage_cards, const VllmSettings& settings) {
   if (settings.tensor_parallel == 0) throw Error("-tp: must be at least 1");
+  if (settings.pipeline_parallel == 0) throw Error("-pp: must be at least 1");
+  if (stage_cards.size() != 1 && stage_cards.size() != settings.pipeline_parallel)
+    throw Error("vLLM profile: one card for every stage, or one for each");
+  const auto card_of = [&](std::uint32_t stage) -> const GpuSpec& { return stage_cards[stage_cards.size() == 1 ? 0 : stage]; };
+  const GpuSpec& gpu = card_of(0);
   VllmResult r;
   r.tensor_parallel = settings.tensor_parallel;
+  r.pipeline_parallel = settings.pipeline_parallel;
   r.max_model_len = settings.max_model_len ? settings.max_model_len : model.max_context;
   if (r.max_model_len == 0) throw Error("--max-model-len is required: the model does not state its trained context");
   // EngineArgs.get_batch_defaults (API server): large defaults on >= 70 GiB cards other than the A100.
@@ -393,10 +570,20 @@ VllmResult plan_vllm(const ModelSpec& model, const GpuSpec& gpu, const VllmSetti
   const bool large = total >= 70 * GiB && gpu.name.find("A100") == std::string::npos;
   r.max_num_batched_tokens = settings.max_num_batched_tokens ? settings.max_num_batched_tokens : large ? 8192 : 2048;
   r.max_num_seqs = settings.max_num_seqs ? settings.max_num_seqs : large ? 1024 : 256;
-  const Dtype& dtype = vllm_cache_dtype(model, settings);
+  // Every stage runs the model at one dtype: the first card decides it (a mix of cards below and
+  // above compute capability 8.0 is refused by the smallest's check in vLLM; kvplan takes the first).
+  const VllmModelDtype model_dtype = resolve_vllm_dtype(model, gpu, settings.dtype);
+  r.dtype = model_dtype.torch_name;
+  r.model_dtype = model_dtype.weights;
+  const Dtype& dtype = vllm_cache_dtype(model, model_dtype, settings);
   r.kv_dtype = std::string(dtype.name);
-  r.rules.push_back(fmt::format("vLLM {} rules, tensor parallel {}: figures are per GPU", to_string(settings.version),
-                                settings.tensor_parallel));
+  r.rules.push_back(settings.pipeline_parallel == 1
+                        ? fmt::format("vLLM {} rules, tensor parallel {}: figures are per GPU", to_string(settings.version),
+                                      settings.tensor_parallel)
+                        : fmt::format("vLLM {} rules, tensor parallel {} x pipeline parallel {}: figures are per GPU of "
+                                      "the decisive stage",
+                                      to_string(settings.version), settings.tensor_parallel, settings.pipeline_parallel));
+  r.rules.push_back(model_dtype.rule);
 
   std::vector<LayerType> types = layer_types(model, dtype, settings, r.rules);
   form_groups(types, gpu, settings, r);
@@ -404,13 +591,94 @@ VllmResult plan_vllm(const ModelSpec& model, const GpuSpec& gpu, const VllmSetti
     group.blocks_per_request = blocks_per_request(group, r.max_model_len, r.max_num_batched_tokens, settings.prefix_caching);
     r.blocks_per_request = checked_add(r.blocks_per_request, group.blocks_per_request, "blocks per request");
   }
-  estimate_budget(model, gpu, settings, r);
-
-  // num_blocks = avail // page // layers per block (get_num_blocks); every rank alike.
+  const WeightsEstimate checkpoint = vllm_checkpoint(model, model_dtype);
+  const std::uint32_t tp = settings.tensor_parallel;
   const std::uint64_t block_bytes = checked_mul(r.page_bytes, r.layers_per_block, "KV block");
   if (block_bytes == 0) throw Error("vLLM profile: a KV block of 0 bytes (a layer whose cache is empty)");
-  r.num_blocks = r.budget.available > 0 ? static_cast<std::uint64_t>(r.budget.available) / block_bytes : 0;
-  r.cache_bytes = (Checked(r.num_blocks, "KV cache") * block_bytes * (r.uniform ? 1 : r.groups.size())).value();
+
+  if (settings.pipeline_parallel == 1) {
+    // vLLM reads VLLM_PP_LAYER_PARTITION on one stage too: it must name all the layers.
+    if (!settings.layer_partition.empty()) vllm_pp_partition(model.layer_count(), 1, settings.layer_partition);
+    r.budget = estimate_budget(model, gpu, settings, ceil_div(checkpoint.bytes, tp), r, &r.rules);
+    // num_blocks = avail // page // layers per block (get_num_blocks); every rank alike.
+    r.num_blocks = r.budget.available > 0 ? static_cast<std::uint64_t>(r.budget.available) / block_bytes : 0;
+    r.request_bytes = request_bytes_at(r, r.max_model_len, settings);
+    VllmStage only;
+    only.gpu = gpu.name;
+    only.layers = model.layer_count();
+    only.embedding = only.lm_head = true;
+    only.weights = r.budget.weights;
+    only.kv_bytes_per_token = r.kv_bytes_per_token;
+    only.block_bytes = block_bytes;
+    only.requested = r.budget.requested;
+    only.available = r.budget.available;
+    only.num_blocks = r.num_blocks;
+    only.request_bytes = r.request_bytes;
+    r.stages.push_back(only);
+  } else {
+    // Pipeline stages (get_kv_cache_configs): each worker sizes its own blocks from its memory and
+    // its layers, then every worker gets the fewest any has.
+    if (!r.uniform)
+      throw unsupported_architecture("vLLM profile: a hybrid layout (sliding-window, chunked or recurrent layers beside "
+                                     "full attention) under pipeline parallelism",
+                                     "how vLLM projects the model's KV-cache groups onto each stage is not modelled");
+    const std::vector<std::uint32_t> parts = vllm_pp_partition(model.layer_count(), settings.pipeline_parallel,
+                                                               settings.layer_partition);
+    const std::uint32_t block = r.groups.front().block_size;
+    std::uint32_t first = 0;
+    for (std::uint32_t s = 0; s < settings.pipeline_parallel; ++s) {
+      VllmStage st;
+      st.stage = s;
+      st.gpu = card_of(s).name;
+      st.first_layer = first;
+      st.layers = parts[s];
+      st.embedding = s == 0;
+      st.lm_head = s + 1 == settings.pipeline_parallel;
+      for (std::uint32_t l = first; l < first + parts[s]; ++l)
+        st.kv_bytes_per_token = checked_add(st.kv_bytes_per_token, attention_bytes_per_token(model.layers[l], dtype, tp),
+                                            "KV bytes per token");
+      first += parts[s];
+      st.block_bytes = checked_mul(block, st.kv_bytes_per_token, "KV block");
+      st.weights = ceil_div(stage_weights(model, checkpoint.bytes, *model_dtype.weights, st, settings.pipeline_parallel), tp);
+      const VllmBudget b = estimate_budget(model, card_of(s), settings, st.weights, r, nullptr);
+      st.requested = b.requested;
+      st.available = b.available;
+      // A stage without cache layers holds no blocks and bounds nothing.
+      st.num_blocks = st.block_bytes == 0               ? std::numeric_limits<std::uint64_t>::max()
+                      : b.available > 0 ? static_cast<std::uint64_t>(b.available) / st.block_bytes
+                                        : 0;
+      if (s == 0 || st.num_blocks < r.stages[r.decisive_stage].num_blocks) r.decisive_stage = s;
+      r.stages.push_back(st);
+    }
+    const VllmStage& decisive = r.stages[r.decisive_stage];
+    r.budget = estimate_budget(model, card_of(decisive.stage), settings, decisive.weights, r, &r.rules);
+    r.num_blocks = decisive.num_blocks == std::numeric_limits<std::uint64_t>::max() ? 0 : decisive.num_blocks;
+    r.kv_bytes_per_token = decisive.kv_bytes_per_token;
+    // The decisive stage's view: its layers in the one group (a page of each, or one page of them all
+    // when the layers differ in size).
+    if (r.layers_per_block == 1) r.page_bytes = decisive.block_bytes;
+    else r.layers_per_block = std::max<std::uint32_t>(static_cast<std::uint32_t>(decisive.block_bytes / r.page_bytes), 1);
+    r.groups.front().layers = decisive.layers;
+    std::string split;
+    for (const std::uint32_t n : parts) split += (split.empty() ? "" : ",") + std::to_string(n);
+    r.rules.push_back(settings.layer_partition.empty()
+                          ? fmt::format("layers per stage [{}]: {} // {} each, the remainder one more on the stages before "
+                                        "the last (get_pp_indices)",
+                                        split, model.layer_count(), settings.pipeline_parallel)
+                          : fmt::format("layers per stage [{}] (VLLM_PP_LAYER_PARTITION)", split));
+    r.rules.push_back(fmt::format("ESTIMATE: a stage's weights are its share of the decoder layers, {}{}",
+                                  model.embedding_params || model.hidden_size
+                                      ? "the token embeddings on the first stage and the output head on the last"
+                                      : "embeddings and head included (their size is not known: the first and last "
+                                        "stages hold more than this)",
+                                  model.parts.empty() ? "" : ", the vision/audio towers counted on every stage"));
+    r.rules.push_back(fmt::format("every stage gets the fewest blocks any stage has: stage {} ({} blocks of {} B)",
+                                  decisive.stage, format_thousands(r.num_blocks), format_thousands(decisive.block_bytes)));
+  }
+  if (r.model_dtype->name != model.weight_dtype->name) r.rules.push_back("weights: " + checkpoint.rule);
+
+  const VllmStage& decisive = r.stages[r.decisive_stage];
+  r.cache_bytes = (Checked(r.num_blocks, "KV cache") * decisive.block_bytes * (r.uniform ? 1 : r.groups.size())).value();
   if (settings.version == VllmVersion::v0_21) {
     // As vLLM computes it, in floating point; clamped so that absurd inputs cannot overflow the cast.
     r.gpu_kv_cache_tokens = static_cast<std::uint64_t>(
@@ -425,14 +693,52 @@ VllmResult plan_vllm(const ModelSpec& model, const GpuSpec& gpu, const VllmSetti
                                   "for a hybrid model: read the concurrency)");
   }
 
-  r.request_bytes = request_bytes_at(r, r.max_model_len, settings);
-  r.starts = r.budget.available > 0 && r.request_bytes <= static_cast<std::uint64_t>(r.budget.available);
-  if (r.budget.available > 0 && !r.starts) {
-    // estimate_max_model_len: the longest request that fits.
-    const auto available = static_cast<std::uint64_t>(r.budget.available);
-    r.estimated_max_model_len =
-        largest_holding(r.max_model_len, [&](std::uint64_t len) { return request_bytes_at(r, len, settings) <= available; })
-            .value_or(0);
+  if (settings.pipeline_parallel == 1) {
+    r.starts = r.budget.available > 0 && r.request_bytes <= static_cast<std::uint64_t>(r.budget.available);
+    if (r.budget.available > 0 && !r.starts) {
+      // estimate_max_model_len: the longest request that fits.
+      const auto available = static_cast<std::uint64_t>(r.budget.available);
+      r.estimated_max_model_len =
+          largest_holding(r.max_model_len, [&](std::uint64_t len) { return request_bytes_at(r, len, settings) <= available; })
+              .value_or(0);
+    }
+    return r;
+  }
+  // _check_enough_kv_cache_memory, on every worker: one request on the stage's own layers (the
+  // whole model's in 0.14 and 0.15).
+  const VllmGroup& group = r.groups.front();
+  const std::uint64_t whole = block_bytes;
+  const auto stage_bytes = [&](const VllmStage& st, std::uint64_t len) {
+    return checked_mul(blocks_per_request(group, len, r.max_num_batched_tokens, settings.prefix_caching),
+                       settings.pp_whole_model_check ? whole : st.block_bytes, "request");
+  };
+  if (settings.pp_whole_model_check)
+    r.rules.push_back("vLLM 0.14 / 0.15: the startup check counts one request of the WHOLE model against each stage's "
+                      "memory (fixed in PR #33698)");
+  bool any_empty = false;
+  r.starts = true;
+  for (VllmStage& st : r.stages) {
+    st.request_bytes = stage_bytes(st, r.max_model_len);
+    if (st.available <= 0) any_empty = true;
+    else if (st.request_bytes > static_cast<std::uint64_t>(st.available)) r.starts = false;
+  }
+  r.request_bytes = r.stages[r.decisive_stage].request_bytes;
+  if (any_empty) {
+    r.starts = false;
+    r.budget.available = std::min<std::int64_t>(r.budget.available, 0);
+    return r;
+  }
+  if (!r.starts) {
+    r.estimated_max_model_len = largest_holding(r.max_model_len, [&](std::uint64_t len) {
+                                  for (const VllmStage& st : r.stages)
+                                    if (stage_bytes(st, len) > static_cast<std::uint64_t>(st.available)) return false;
+                                  return true;
+                                }).value_or(0);
+    for (const VllmStage& st : r.stages)
+      if (st.request_bytes > static_cast<std::uint64_t>(st.available)) {
+        r.request_bytes = st.request_bytes;
+        break;
+      }
   }
   return r;
 }

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,9 +42,39 @@ enum class VllmVersion {
 VllmVersion parse_vllm_version(std::string_view text, std::string_view flag);
 std::string_view to_string(VllmVersion version);
 
+/// vLLM's --dtype: what it computes in, and loads the checkpoint's unquantized tensors at.
+enum class VllmDtype { automatic, float16, bfloat16, float32 };
+
+/// "auto", "half", "float16", "bfloat16", "float", "float32", any case (vLLM lowercases it); an
+/// Error naming `flag` otherwise.
+VllmDtype parse_vllm_dtype(std::string_view text, std::string_view flag);
+
+/// The dtype vLLM runs a model at on a card, and why (config/model.py, _get_and_verify_dtype).
+struct VllmModelDtype {
+  const Dtype* weights = nullptr;  ///< bf16, fp16 or fp32: the unquantized tensors' width
+  std::string torch_name;          ///< as vLLM logs it: "bfloat16", "float16", "float32"
+  std::string rule;                ///< the rule in words
+};
+
+/// --dtype resolved as vLLM resolves it on `gpu`. Throws Error (exit 2) where vLLM refuses: float16
+/// for the model types it excludes (gemma2, gemma3, gemma3_text, plamo2, glm4), bfloat16 on a card
+/// below compute capability 8.0; an unsupported-architecture Error (exit 3) for float32 with a
+/// quantized checkpoint (which of its tensors widen is not known).
+VllmModelDtype resolve_vllm_dtype(const ModelSpec& model, const GpuSpec& gpu, VllmDtype requested);
+
+/// "bfloat16", "float16", "float32" for kvplan's bf16, fp16, fp32; the kvplan name otherwise.
+std::string dtype_torch_name(const Dtype& dtype);
+
 /// vLLM's flags, with vLLM's defaults where a field is 0 / empty.
 struct VllmSettings {
   std::uint32_t tensor_parallel = 1;         ///< -tp
+  std::uint32_t pipeline_parallel = 1;       ///< -pp
+  /// VLLM_PP_LAYER_PARTITION: decoder layers per stage; empty = get_pp_indices' even split.
+  std::vector<std::uint32_t> layer_partition;
+  /// vLLM 0.14 and 0.15 checked one request of the WHOLE model against each stage's memory (the
+  /// regression of PR #29431, fixed by PR #33698); other versions check each stage's own layers.
+  bool pp_whole_model_check = false;
+  VllmDtype dtype = VllmDtype::automatic;    ///< --dtype
   std::uint64_t max_model_len = 0;           ///< --max-model-len; 0 = the model's trained context
   const Dtype* kv_dtype = nullptr;           ///< --kv-cache-dtype; nullptr = auto (the model's dtype)
   std::uint32_t block_size = 0;              ///< --block-size; 0 = vLLM's choice for the backend
@@ -82,8 +113,30 @@ struct VllmBudget {
   std::int64_t available = 0;        ///< for the KV cache; negative when nothing is left
 };
 
+/// One pipeline stage, per GPU of it (its TP ranks are alike).
+struct VllmStage {
+  std::uint32_t stage = 0;
+  std::string gpu;                       ///< the card of the stage's ranks (the smallest, when unlike)
+  std::uint32_t first_layer = 0;
+  std::uint32_t layers = 0;              ///< decoder layers on the stage
+  bool embedding = false;                ///< the first stage holds the token embeddings
+  bool lm_head = false;                  ///< the last stage holds the final norm and the output head
+  std::uint64_t weights = 0;             ///< per GPU of the stage
+  std::uint64_t kv_bytes_per_token = 0;  ///< per GPU, the stage's layers
+  std::uint64_t block_bytes = 0;         ///< one block across the stage's layers
+  std::uint64_t requested = 0;           ///< the card's total x gpu_memory_utilization
+  std::int64_t available = 0;            ///< "Available KV cache memory" of the stage's workers
+  std::uint64_t num_blocks = 0;          ///< the stage's own, before vLLM takes the minimum
+  std::uint64_t request_bytes = 0;       ///< one max_model_len request, as the startup check counts it
+};
+
 struct VllmResult {
   std::uint32_t tensor_parallel = 1;
+  std::uint32_t pipeline_parallel = 1;
+  std::string dtype;                       ///< the model dtype as vLLM names it ("bfloat16")
+  const Dtype* model_dtype = nullptr;      ///< the same as kvplan's weight dtype (bf16, fp16, fp32)
+  std::vector<VllmStage> stages;           ///< one per pipeline stage (one without -pp)
+  std::uint32_t decisive_stage = 0;        ///< the stage with the fewest blocks: every stage gets that many
   std::uint64_t max_model_len = 0;
   std::uint64_t max_num_batched_tokens = 0;
   std::uint32_t max_num_seqs = 0;
@@ -109,10 +162,21 @@ struct VllmResult {
   std::vector<std::string> rules;  ///< every rule applied, in words, in the order applied
 };
 
-/// Prices `model` under vLLM on one GPU of `gpu` (all TP ranks are alike). Throws Error (exit 2)
-/// for settings vLLM refuses (a KV dtype it has no kernel for, TP that does not divide the KV
-/// heads), and an unsupported-architecture Error (exit 3) for a layout the profile does not model
-/// (DSA indexer caches, recurrent state under TP > 1).
-VllmResult plan_vllm(const ModelSpec& model, const GpuSpec& gpu, const VllmSettings& settings);
+/// Prices `model` under vLLM, per GPU: `stage_cards` holds the card of each pipeline stage (its TP
+/// ranks are alike), or one card for every stage. The budget, the KV-cache figures and `weights` of
+/// the result are the decisive stage's. Throws Error (exit 2) for settings vLLM refuses (a KV dtype
+/// it has no kernel for, TP that does not divide the KV heads, a layer partition that does not add
+/// up), and an unsupported-architecture Error (exit 3) for a layout the profile does not model (DSA
+/// indexer caches, recurrent state under TP > 1, hybrid layouts under PP > 1).
+VllmResult plan_vllm(const ModelSpec& model, std::span<const GpuSpec> stage_cards, const VllmSettings& settings);
+inline VllmResult plan_vllm(const ModelSpec& model, const GpuSpec& gpu, const VllmSettings& settings) {
+  return plan_vllm(model, std::span<const GpuSpec>(&gpu, 1), settings);
+}
+
+/// Decoder layers of each stage (distributed/utils.py, get_pp_indices): `partition` when given (it
+/// must have `pp` entries adding up to `layers`), else layers // pp each, the remainder one more on
+/// the second-to-last, third-to-last, ... stage (never the last). Error (exit 2) otherwise.
+std::vector<std::uint32_t> vllm_pp_partition(std::uint32_t layers, std::uint32_t pp,
+                                             const std::vector<std::uint32_t>& partition);
 
 }  // namespace kvplan

@@ -1,5 +1,7 @@
 #include "engines/vllm/section.h"
 
+#include <cstdint>
+
 #include <fmt/format.h>
 
 #include "kvplan/units.h"
@@ -42,6 +44,8 @@ std::string groups_text(const std::vector<VllmGroup>& groups) {
 nlohmann::ordered_json vllm_result_to_json(const VllmResult& r) {
   nlohmann::ordered_json out;
   out["tensor_parallel"] = r.tensor_parallel;
+  out["pipeline_parallel"] = r.pipeline_parallel;
+  out["dtype"] = r.dtype;
   out["max_model_len"] = r.max_model_len;
   out["max_num_batched_tokens"] = r.max_num_batched_tokens;
   out["max_num_seqs"] = r.max_num_seqs;
@@ -77,6 +81,23 @@ nlohmann::ordered_json vllm_result_to_json(const VllmResult& r) {
   out["request_bytes"] = r.request_bytes;
   out["starts"] = r.starts;
   out["estimated_max_model_len"] = json_or_null(r.estimated_max_model_len);
+  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+  for (const VllmStage& st : r.stages)
+    stages.push_back({{"stage", st.stage},
+                      {"gpu", st.gpu},
+                      {"first_layer", st.first_layer},
+                      {"layers", st.layers},
+                      {"embedding", st.embedding},
+                      {"lm_head", st.lm_head},
+                      {"weights_bytes", st.weights},
+                      {"kv_bytes_per_token", st.kv_bytes_per_token},
+                      {"block_bytes", st.block_bytes},
+                      {"requested_bytes", st.requested},
+                      {"available_bytes", st.available},
+                      {"num_blocks", st.num_blocks == UINT64_MAX ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(st.num_blocks)},
+                      {"request_bytes", st.request_bytes}});
+  out["stages"] = stages;
+  out["decisive_stage"] = r.decisive_stage;
   out["rules"] = r.rules;
   return out;
 }
@@ -90,10 +111,19 @@ void write_vllm_section(const std::vector<const VllmResult*>& results, EngineSec
     const VllmResult& r = *results[i];
     section.rows.push_back(vllm_result_to_json(r));
     const VllmBudget& b = r.budget;
-    lines.push_back(fmt::format("Row {}: -tp {}, --max-model-len {}, --kv-cache-dtype {}, max_num_batched_tokens {}, "
+    lines.push_back(fmt::format("Row {}: -tp {}{}, --max-model-len {}, --kv-cache-dtype {}, max_num_batched_tokens {}, "
                                 "max_num_seqs {}",
-                                i + 1, r.tensor_parallel, format_thousands(r.max_model_len), r.kv_dtype,
-                                r.max_num_batched_tokens, r.max_num_seqs));
+                                i + 1, r.tensor_parallel,
+                                r.pipeline_parallel > 1 ? fmt::format(" -pp {} --dtype {}", r.pipeline_parallel, r.dtype) : "",
+                                format_thousands(r.max_model_len), r.kv_dtype, r.max_num_batched_tokens, r.max_num_seqs));
+    if (r.pipeline_parallel > 1)
+      for (const VllmStage& st : r.stages)
+        lines.push_back(fmt::format(
+            "  Stage {} ({}, layers {}-{}{}{}): weights ~{}, Available KV cache memory {}, {} blocks of {} B{}", st.stage,
+            st.gpu, st.first_layer, st.first_layer + st.layers - (st.layers ? 1 : 0), st.embedding ? ", embeddings" : "",
+            st.lm_head ? ", output head" : "", gib(st.weights), gib(st.available),
+            st.num_blocks == UINT64_MAX ? std::string("no") : format_thousands(st.num_blocks), format_thousands(st.block_bytes),
+            st.stage == r.decisive_stage ? " (the fewest: every stage gets this many)" : ""));
     if (b.from_kv_cache_memory)
       lines.push_back(fmt::format("  Available KV cache memory: {} (--kv-cache-memory)", gib(b.available)));
     else
