@@ -77,3 +77,12 @@ TEST_CASE("names that are not ggml types are not found, as a scan would not find
   CHECK(kvplan::find_ggml_type_by_name("q4_k_m") == nullptr);
   CHECK_THROWS_WITH(kvplan::ggml_type_by_name("q4_k_m"), Catch::Contains("unknown ggml type \"q4_k_m\""));
 }
+
+TEST_CASE("every ggml type is found by its id, and the gaps between ids are not", "[ggml][fitspeed]") {
+  for (const kvplan::GgmlType& type : kvplan::ggml_types()) CHECK(kvplan::find_ggml_type(type.id) == &type);
+  // ggml.h's removed ids (q4_2, q4_3; the repacked q4_0_4_4 ... iq4_nl_8_8) and ids past the last.
+  for (const std::uint32_t id : {4u, 5u, 31u, 32u, 33u, 36u, 37u, 38u, 43u, 63u, 64u, 255u, 4294967295u})
+    CHECK(kvplan::find_ggml_type(id) == nullptr);
+  CHECK(kvplan::find_ggml_type(39)->name == "mxfp4");
+  CHECK_THROWS_WITH(kvplan::ggml_type_by_id(64), Catch::Contains("unknown ggml type id 64"));
+}

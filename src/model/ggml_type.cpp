@@ -111,6 +111,20 @@ constexpr std::array<std::uint8_t, kNameSlots> kByName = [] {
   return slots;
 }();
 
+/// kTypes' index of each id up to the largest (kNoType: no such type).
+constexpr std::array<std::uint8_t, 64> kById = [] {
+  std::array<std::uint8_t, 64> index{};
+  for (std::uint8_t& slot : index) slot = kNoType;
+  for (std::size_t i = 0; i < kTypes.size(); ++i) index[kTypes[i].id] = static_cast<std::uint8_t>(i);
+  return index;
+}();
+static_assert(kTypes.back().id < kById.size(), "a type id past the index: widen kById");
+static_assert([] {
+  for (std::size_t i = 1; i < kTypes.size(); ++i)
+    if (kTypes[i].id <= kTypes[i - 1].id) return false;
+  return true;
+}(), "the types are listed by ascending id, each once");
+
 constexpr bool folded_names_distinct() {
   for (std::size_t i = 0; i < kTypes.size(); ++i)
     for (std::size_t j = i + 1; j < kTypes.size(); ++j)
@@ -124,10 +138,9 @@ static_assert(folded_names_distinct(), "two types whose names differ only in cas
 std::span<const GgmlType> ggml_types() { return kTypes; }
 
 const GgmlType* find_ggml_type(std::uint32_t id) {
-  // The table is sorted by id but has gaps, so search rather than index.
-  const auto it = std::lower_bound(kTypes.begin(), kTypes.end(), id,
-                                   [](const GgmlType& t, std::uint32_t wanted) { return t.id < wanted; });
-  return it != kTypes.end() && it->id == id ? &*it : nullptr;
+  // The ids have gaps: an index by id, built at compile time (every tensor row of an Ollama tag's
+  // mix is sized by its type's id).
+  return id < kById.size() && kById[id] != kNoType ? &kTypes[kById[id]] : nullptr;
 }
 
 const GgmlType& ggml_type_by_id(std::uint32_t id) {
