@@ -80,22 +80,67 @@ static_assert(block_bytes_of(8) == 34 && block_bytes_of(10) == 84 && block_bytes
 
 /// ASCII case folding, as std::tolower in the "C" locale kvplan runs in, without its call per
 /// character (a type is looked up by name for every tensor and cache row: 8% of `kvplan fit`).
-char folded(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+constexpr char folded(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
-bool same_folded(std::string_view a, std::string_view b) {
+constexpr bool same_folded(std::string_view a, std::string_view b) {
   return a.size() == b.size() &&
          std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return folded(x) == folded(y); });
 }
+
+/// The types by name: an open-addressed table of the folded names' hashes, built at compile time
+/// (a tensor's type is looked up by name for every tensor of an Ollama tag's mix and every cache:
+/// comparing the name with each of the table's was 6% of `kvplan fit --runtime llama.cpp`).
+constexpr std::size_t kNameSlots = 128;  // a power of two, over twice the types
+constexpr std::uint8_t kNoType = 0xff;
+static_assert(kTypes.size() < kNameSlots / 2 && kTypes.size() < kNoType);
+
+constexpr std::size_t name_hash(std::string_view name) {
+  std::uint32_t h = static_cast<std::uint32_t>(name.size());
+  for (const char c : name) h = h * 54 + static_cast<unsigned char>(folded(c));  // 54: no two types collide today
+  return h % kNameSlots;
+}
+
+constexpr std::array<std::uint8_t, kNameSlots> kByName = [] {
+  std::array<std::uint8_t, kNameSlots> slots{};
+  for (std::uint8_t& slot : slots) slot = kNoType;
+  for (std::size_t i = 0; i < kTypes.size(); ++i) {
+    std::size_t at = name_hash(kTypes[i].name);
+    while (slots[at] != kNoType) at = (at + 1) % kNameSlots;  // a collision takes the next free slot
+    slots[at] = static_cast<std::uint8_t>(i);
+  }
+  return slots;
+}();
+
+/// kTypes' index of each id up to the largest (kNoType: no such type).
+constexpr std::array<std::uint8_t, 64> kById = [] {
+  std::array<std::uint8_t, 64> index{};
+  for (std::uint8_t& slot : index) slot = kNoType;
+  for (std::size_t i = 0; i < kTypes.size(); ++i) index[kTypes[i].id] = static_cast<std::uint8_t>(i);
+  return index;
+}();
+static_assert(kTypes.back().id < kById.size(), "a type id past the index: widen kById");
+static_assert([] {
+  for (std::size_t i = 1; i < kTypes.size(); ++i)
+    if (kTypes[i].id <= kTypes[i - 1].id) return false;
+  return true;
+}(), "the types are listed by ascending id, each once");
+
+constexpr bool folded_names_distinct() {
+  for (std::size_t i = 0; i < kTypes.size(); ++i)
+    for (std::size_t j = i + 1; j < kTypes.size(); ++j)
+      if (same_folded(kTypes[i].name, kTypes[j].name)) return false;
+  return true;
+}
+static_assert(folded_names_distinct(), "two types whose names differ only in case: a lookup by name would be ambiguous");
 
 }  // namespace
 
 std::span<const GgmlType> ggml_types() { return kTypes; }
 
 const GgmlType* find_ggml_type(std::uint32_t id) {
-  // The table is sorted by id but has gaps, so search rather than index.
-  const auto it = std::lower_bound(kTypes.begin(), kTypes.end(), id,
-                                   [](const GgmlType& t, std::uint32_t wanted) { return t.id < wanted; });
-  return it != kTypes.end() && it->id == id ? &*it : nullptr;
+  // The ids have gaps: an index by id, built at compile time (every tensor row of an Ollama tag's
+  // mix is sized by its type's id).
+  return id < kById.size() && kById[id] != kNoType ? &kTypes[kById[id]] : nullptr;
 }
 
 const GgmlType& ggml_type_by_id(std::uint32_t id) {
@@ -104,8 +149,10 @@ const GgmlType& ggml_type_by_id(std::uint32_t id) {
 }
 
 const GgmlType* find_ggml_type_by_name(std::string_view name) {
-  for (const GgmlType& type : kTypes)
-    if (same_folded(type.name, name)) return &type;
+  // Two names that fold alike are one type (the table's are distinct folded), so the first match
+  // along the probe is the table's first match, as a scan in table order would find.
+  for (std::size_t at = name_hash(name); kByName[at] != kNoType; at = (at + 1) % kNameSlots)
+    if (same_folded(kTypes[kByName[at]].name, name)) return &kTypes[kByName[at]];
   return nullptr;
 }
 

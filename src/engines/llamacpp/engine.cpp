@@ -245,24 +245,29 @@ class LlamaCppProfile final : public Profile {
     s.type_k = query.cache.k ? &ggml_of(*query.cache.k) : nullptr;
     s.type_v = query.cache.v ? &ggml_of(*query.cache.v) : nullptr;
     if (query.gpu_layers) s.n_gpu_layers = *query.gpu_layers;
+    // The sentences only for a row that shows them (RowQuery::words): a probe's are never read.
     std::string why;
     if (query.ctx_is_total) {
       s.n_ctx = query.ctx;
-      why = query.ctx == 0 ? "no -c: llama.cpp's default -c 0, the trained context"
+      if (query.words)
+        why = query.ctx == 0 ? "no -c: llama.cpp's default -c 0, the trained context"
                            : fmt::format("-c {}: the total for all {} (llama-server splits it across -np)", query.ctx,
                                          s.n_parallel == 1 ? std::string("1 sequence")
                                                            : fmt::format("{} sequences", s.n_parallel));
     } else {
       s.n_ctx = s.kv_unified ? query.ctx : checked_mul(query.ctx, s.n_parallel, "ctx x sequences");
-      why = fmt::format("--ctx {} per sequence x {} sequence{}: -c {}", query.ctx, s.n_parallel,
+      if (query.words)
+        why = fmt::format("--ctx {} per sequence x {} sequence{}: -c {}", query.ctx, s.n_parallel,
                         s.n_parallel == 1 ? "" : "s", s.n_ctx);
     }
     auto detail = std::make_shared<LlamaCppDetail>();
     LlamaCppResult& r = detail->result;
     r = plan_llamacpp(model_, s, facts_);
-    std::vector<std::string> rules{why};
-    rules.insert(rules.end(), common_rules_.begin(), common_rules_.end());
-    r.rules.insert(r.rules.begin(), rules.begin(), rules.end());
+    if (query.words) {
+      std::vector<std::string> rules{why};
+      rules.insert(rules.end(), common_rules_.begin(), common_rules_.end());
+      r.rules.insert(r.rules.begin(), rules.begin(), rules.end());
+    }
 
     Row row;
     row.ctx = r.n_ctx_seq;
@@ -277,7 +282,9 @@ class LlamaCppProfile final : public Profile {
         row.kv_bytes_per_token = checked_add(row.kv_bytes_per_token, (c.k_bytes + c.v_bytes) / (c.cells * c.streams), "cache");
     row.breakdown = breakdown_of(r, model_);
     row.weights_bytes = r.model_gpu_bytes;
-    row.weights_rule = fmt::format("llama.cpp model buffer on the GPU ({} of {} layers, {}); {:.2f} GiB in host memory",
+    // Never "estimate..." (plan.cpp's estimate finding reads that prefix): a probe does without it.
+    if (query.words)
+      row.weights_rule = fmt::format("llama.cpp model buffer on the GPU ({} of {} layers, {}); {:.2f} GiB in host memory",
                                    r.gpu_layers, r.n_layer_all + 1,
                                    r.model_host_exact ? "sum of GGUF tensor sizes" : "approximate",
                                    static_cast<double>(r.model_host_bytes) / GiB);

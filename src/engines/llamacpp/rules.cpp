@@ -57,14 +57,26 @@ bool holds_tokens(LayerKind kind) {
 }
 bool is_windowed(LayerKind kind) { return kind == LayerKind::sliding || kind == LayerKind::chunked; }
 
+/// checked_add and checked_mul without a call where nothing overflows (a plan makes a few hundred
+/// sums, a search plans thousands of times): the same values, and checked_add's or checked_mul's
+/// OverflowError, with the same words, where something does.
+inline std::uint64_t sum_checked(std::uint64_t a, std::uint64_t b, std::string_view what) {
+  std::uint64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? checked_add(a, b, what) : sum;
+}
+inline std::uint64_t product_checked(std::uint64_t a, std::uint64_t b, std::string_view what) {
+  std::uint64_t product = 0;
+  return __builtin_mul_overflow(a, b, &product) ? checked_mul(a, b, what) : product;
+}
+
 /// Bytes of a [row, cells, streams] tensor of `type`: ggml_row_size(type, row) x cells x streams.
 std::uint64_t tensor_bytes(const GgmlType& type, std::uint64_t row, std::uint64_t cells, std::uint64_t streams,
                            std::string_view what) {
   if (row % type.block_elements != 0)
     throw Error(fmt::format("llama.cpp cannot store a {} row of {} values as {} (blocks of {}); it would abort", what,
                             row, type.name, type.block_elements));
-  const std::uint64_t row_bytes = checked_mul(row / type.block_elements, type.block_bytes, "cache size");
-  return checked_mul(checked_mul(row_bytes, cells, "cache size"), streams, "cache size");
+  const std::uint64_t row_bytes = product_checked(row / type.block_elements, type.block_bytes, "cache size");
+  return product_checked(product_checked(row_bytes, cells, "cache size"), streams, "cache size");
 }
 
 /// Architectures whose nextn (MTP) layers llama.cpp v0.4.0 filters out of the KV cache
@@ -84,14 +96,19 @@ bool ignores_window(std::string_view arch) {
 namespace {
 
 /// A rule sentence formatted into `rules` only when the caller wants the words (a probe does not:
-/// formatting was a fifth of a probe's instructions). Sentences without arguments are pushed as
-/// they are.
+/// formatting was a fifth of a probe's instructions, and a sentence of more than 15 characters is
+/// a heap block even when it is not formatted). A sentence whose arguments cost something to
+/// compute is guarded by `words` at its call.
 struct RuleWords {
   std::vector<std::string>& rules;
   bool words;
   template <typename... T>
   void operator()(fmt::format_string<T...> format, T&&... args) const {
     if (words) rules.push_back(fmt::vformat(format, fmt::make_format_args(args...)));
+  }
+  /// A sentence without arguments.
+  void text(std::string_view sentence) const {
+    if (words) rules.emplace_back(sentence);
   }
 };
 
@@ -241,7 +258,8 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   LlamaCppResult out;
   std::vector<std::string>& rules = out.rules;
   const RuleWords say{rules, settings.words};
-  for (const std::string& note : facts.notes) rules.push_back("model file: " + note);
+  if (say.words)
+    for (const std::string& note : facts.notes) rules.push_back("model file: " + note);
 
   const GgmlType& type_k = settings.type_k ? *settings.type_k : ggml_type_by_name("f16");
   const GgmlType& type_v = settings.type_v ? *settings.type_v : ggml_type_by_name("f16");
@@ -253,6 +271,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
 
   // --- the layers as llama.cpp numbers them: the decoder layers, then the nextn (MTP) layers.
   std::vector<CacheLayer> layers;
+  layers.reserve(std::size_t{model.layers.size()} + model.mtp_layers);  // the nextn layers copy one by reference
   bool any_mla = false;
   bool any_plain = false;
   bool window_ignored = false;
@@ -275,7 +294,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     }
     for (const StateTensor& state : spec.state) {
       std::uint64_t& row = state.name == "conv" ? layer.r_row : layer.s_row;
-      row = checked_add(row, state.elements, "state size");
+      row = sum_checked(row, state.elements, "state size");
     }
     if (spec.index_head_dim != 0)
       throw unsupported_architecture("layer " + std::to_string(il) + " index_head_dim",
@@ -303,7 +322,8 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
         if (is_windowed(extra.kind)) extra.kind = LayerKind::full;  // set_swa_pattern marks them non-SWA
         layers.push_back(extra);
       }
-      say("the {} nextn (MTP) layers get KV cells too, shaped like the last attention layer "
+      if (say.words)
+        say("the {} nextn (MTP) layers get KV cells too, shaped like the last attention layer "
                                   "(llama.cpp v0.4.0 applies no layer filter for {})",
                                   model.mtp_layers, model.architecture.empty() ? "this model" : model.architecture);
     }
@@ -336,7 +356,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
       throw Error(fmt::format("llama.cpp refuses this: \"quantized V cache requires flash_attn to be enabled\" "
                               "(a {} V cache needs -fa on or -fa auto)",
                               type_v.name));
-    rules.push_back("-fa auto with a quantized V cache: \"enabling flash_attn since it is required for quantized V cache\"");
+    say.text("-fa auto with a quantized V cache: \"enabling flash_attn since it is required for quantized V cache\"");
     fa = LlamaCppFlashAttn::on;
   }
   if (fa != LlamaCppFlashAttn::off) {
@@ -356,7 +376,8 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   // lays the cache out as flash attention does (llama_context::llama_context, cparams.flash_attn).
   out.flash_attn = fa != LlamaCppFlashAttn::off;
   out.v_trans = !out.flash_attn;
-  rules.push_back(out.flash_attn
+  if (say.words)
+    rules.push_back(out.flash_attn
                       ? fmt::format("-fa {}: V stored row by row as flash attention reads it{}", to_string(fa),
                                     fa == LlamaCppFlashAttn::automatic
                                         ? " (the cache is created before auto is resolved, with flash attention on)"
@@ -371,7 +392,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   if (n_ctx_in == 0) {
     if (model.max_context == 0) throw Error("--ctx-size 0 means the trained context, which this model does not state");
     n_ctx_in = model.max_context;
-    say("-c 0: n_ctx = the trained context, {}", format_thousands(n_ctx_in));
+    if (say.words) say("-c 0: n_ctx = the trained context, {}", format_thousands(n_ctx_in));
   }
   if (n_ctx_in > std::numeric_limits<std::uint32_t>::max())
     throw Error(fmt::format("--ctx-size: {} is more than llama.cpp's n_ctx can hold (2^32 - 1)", n_ctx_in));
@@ -392,7 +413,8 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   } else {
     out.n_ctx_seq = pad256(out.n_ctx / n_seq);
     const std::uint64_t n_ctx = out.n_ctx_seq * n_seq;
-    say("per-sequence streams: n_ctx_seq = pad256(n_ctx {} / {} sequences) = {}, one stream "
+    if (say.words)
+      say("per-sequence streams: n_ctx_seq = pad256(n_ctx {} / {} sequences) = {}, one stream "
                                 "per sequence{}",
                                 out.n_ctx, n_seq, out.n_ctx_seq,
                                 n_ctx != out.n_ctx ? fmt::format("; n_ctx becomes {} x {} = {} (llama.cpp: \"n_ctx is not "
@@ -410,7 +432,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   out.output_on_gpu = ngl >= 1;
   out.gpu_layers = static_cast<std::uint32_t>(act_gpu_layers);
   const std::uint32_t gpu_repeating = out.gpu_layers - (out.output_on_gpu ? 1 : 0);
-  {
+  if (say.words) {
     std::string which = out.output_on_gpu ? "the output layer" : "nothing";
     if (gpu_repeating > 0)
       which += fmt::format(" + repeating layers {} to {}", i_gpu_start, n_layer_all - 1);
@@ -476,7 +498,9 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     if (il == n_layer_all) out.devices[static_cast<std::size_t>(d)].output = true;
     else ++out.devices[static_cast<std::size_t>(d)].layers;
   }
-  if (out.devices.size() > 1) {
+  if (!say.words) {
+    // The split in words below; none for a probe.
+  } else if (out.devices.size() > 1) {
     std::string shares;
     for (const LlamaCppDevice& d : out.devices)
       shares += fmt::format("{}GPU {}: {} layer{}{}", shares.empty() ? "" : ", ", d.index, d.layers, d.layers == 1 ? "" : "s",
@@ -496,9 +520,9 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     const std::int32_t d = device_of(il);
     if (d < 0) return;
     LlamaCppDevice& device = out.devices[static_cast<std::size_t>(d)];
-    device.state_bytes = checked_add(device.state_bytes, state, "state size");
-    device.weights_bytes = checked_add(device.weights_bytes, weights, "weight size");
-    device.cache_bytes = checked_add(device.cache_bytes, cache, "cache size");
+    device.state_bytes = sum_checked(device.state_bytes, state, "state size");
+    device.weights_bytes = sum_checked(device.weights_bytes, weights, "weight size");
+    device.cache_bytes = sum_checked(device.cache_bytes, cache, "cache size");
   };
 
   // Each layer's load whatever its device (LlamaCppLayerLoads), summed mod 2^64 as the device's are.
@@ -530,23 +554,33 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     cache.seqs = n_seq;
     cache.k_type = std::string(type_k.name);
     cache.v_type = std::string(type_v.name);
+    // A layer's K and V follow from its row widths alone: sized again only where they change
+    // (a model has one to three shapes of layer; a layer that would throw throws at its first).
+    bool sized = false;
+    std::uint64_t sized_k_row = 0, sized_v_row = 0, k = 0, v = 0;
     for (const CacheLayer& layer : layers) {
       if (!holds_tokens(layer.kind) || !belongs(layer)) continue;
       ++cache.layers;
-      const std::uint64_t k = tensor_bytes(type_k, layer.k_row, cells, streams, "K");
       // MLA allocates no V tensor (has_v = !is_mla); otherwise V is padded when transposed.
       const std::uint64_t v_row = any_mla ? 0 : out.v_trans ? v_row_max : layer.v_row;
       cache.v_row = std::max(cache.v_row, v_row);
-      const std::uint64_t v = any_mla ? 0 : tensor_bytes(type_v, v_row, cells, streams, "V");
-      cache.k_bytes = checked_add(cache.k_bytes, k, "cache size");
-      cache.v_bytes = checked_add(cache.v_bytes, v, "cache size");
+      if (!sized || layer.k_row != sized_k_row || v_row != sized_v_row) {
+        k = tensor_bytes(type_k, layer.k_row, cells, streams, "K");
+        v = any_mla ? 0 : tensor_bytes(type_v, v_row, cells, streams, "V");
+        sized = true;
+        sized_k_row = layer.k_row;
+        sized_v_row = v_row;
+      }
+      cache.k_bytes = sum_checked(cache.k_bytes, k, "cache size");
+      cache.v_bytes = sum_checked(cache.v_bytes, v, "cache size");
       load(layer.il, k + v);
       if (on_gpu(layer.il)) {
         ++cache.gpu_layers;
-        cache.gpu_bytes = checked_add(cache.gpu_bytes, checked_add(k, v, "cache size"), "cache size");
-        add_to_device(layer.il, 0, checked_add(k, v, "cache size"));
+        const std::uint64_t both = sum_checked(k, v, "cache size");
+        cache.gpu_bytes = sum_checked(cache.gpu_bytes, both, "cache size");
+        add_to_device(layer.il, 0, both);
       } else {
-        cache.host_bytes = checked_add(cache.host_bytes, checked_add(k, v, "cache size"), "cache size");
+        cache.host_bytes = sum_checked(cache.host_bytes, sum_checked(k, v, "cache size"), "cache size");
       }
     }
     return cache;
@@ -571,11 +605,11 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     out.caches.push_back(make_cache("non-SWA KV", out.n_ctx_seq, [](const CacheLayer& l) { return !is_windowed(l.kind); }));
     out.caches.push_back(make_cache("SWA KV", swa_cells, [](const CacheLayer& l) { return is_windowed(l.kind); }));
     if (out.caches.front().layers == 0)
-      rules.push_back("every attention layer is sliding: the non-SWA cache is still created, with 0 layers and 0 bytes");
+      say.text("every attention layer is sliding: the non-SWA cache is still created, with 0 layers and 0 bytes");
   } else if (any_attention) {
     out.caches.push_back(make_cache("KV", out.n_ctx_seq, [](const CacheLayer&) { return true; }));
   }
-  if (any_mla) rules.push_back("MLA: the cache stores K only (the compressed latent with its rope part); V is 0 bytes");
+  if (any_mla) say.text("MLA: the cache stores K only (the compressed latent with its rope part); V is 0 bytes");
   for (const LlamaCppKvCache& cache : out.caches)
     say("{}: {} cells x {} stream{} x {} layers: K {} = {} B, V {} = {} B", cache.role, cache.cells,
                                 cache.streams, cache.streams == 1 ? "" : "s", cache.layers, cache.k_type, cache.k_bytes,
@@ -593,18 +627,18 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
       ++rs.layers;
       rs.r_row = std::max(rs.r_row, layer.r_row);
       rs.s_row = std::max(rs.s_row, layer.s_row);
-      const std::uint64_t r = checked_mul(checked_mul(layer.r_row, 4, "state size"), rs.cells, "state size");
-      const std::uint64_t s = checked_mul(checked_mul(layer.s_row, 4, "state size"), rs.cells, "state size");
-      rs.r_bytes = checked_add(rs.r_bytes, r, "state size");
-      rs.s_bytes = checked_add(rs.s_bytes, s, "state size");
+      const std::uint64_t r = product_checked(product_checked(layer.r_row, 4, "state size"), rs.cells, "state size");
+      const std::uint64_t s = product_checked(product_checked(layer.s_row, 4, "state size"), rs.cells, "state size");
+      rs.r_bytes = sum_checked(rs.r_bytes, r, "state size");
+      rs.s_bytes = sum_checked(rs.s_bytes, s, "state size");
       load(layer.il, r + s);
       if (on_gpu(layer.il)) {
         ++rs.gpu_layers;
-        const std::uint64_t both = checked_add(r, s, "state size");
-        rs.gpu_bytes = checked_add(rs.gpu_bytes, both, "state size");
+        const std::uint64_t both = sum_checked(r, s, "state size");
+        rs.gpu_bytes = sum_checked(rs.gpu_bytes, both, "state size");
         add_to_device(layer.il, 0, both, both);
       } else {
-        rs.host_bytes = checked_add(rs.host_bytes, checked_add(r, s, "state size"), "state size");
+        rs.host_bytes = sum_checked(rs.host_bytes, sum_checked(r, s, "state size"), "state size");
       }
     }
     say("recurrent state: {} cells (max(1, n_seq_max)) x {} recurrent layers, f32 whatever -ctk/-ctv: "
@@ -615,14 +649,14 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   }
 
   for (const LlamaCppKvCache& cache : out.caches) {
-    out.kv_bytes = checked_add(out.kv_bytes, checked_add(cache.k_bytes, cache.v_bytes, "cache size"), "cache size");
-    out.gpu_cache_bytes = checked_add(out.gpu_cache_bytes, cache.gpu_bytes, "cache size");
-    out.host_cache_bytes = checked_add(out.host_cache_bytes, cache.host_bytes, "cache size");
+    out.kv_bytes = sum_checked(out.kv_bytes, sum_checked(cache.k_bytes, cache.v_bytes, "cache size"), "cache size");
+    out.gpu_cache_bytes = sum_checked(out.gpu_cache_bytes, cache.gpu_bytes, "cache size");
+    out.host_cache_bytes = sum_checked(out.host_cache_bytes, cache.host_bytes, "cache size");
   }
   if (out.recurrent) {
-    out.recurrent_bytes = checked_add(out.recurrent->r_bytes, out.recurrent->s_bytes, "state size");
-    out.gpu_cache_bytes = checked_add(out.gpu_cache_bytes, out.recurrent->gpu_bytes, "cache size");
-    out.host_cache_bytes = checked_add(out.host_cache_bytes, out.recurrent->host_bytes, "cache size");
+    out.recurrent_bytes = sum_checked(out.recurrent->r_bytes, out.recurrent->s_bytes, "state size");
+    out.gpu_cache_bytes = sum_checked(out.gpu_cache_bytes, out.recurrent->gpu_bytes, "cache size");
+    out.host_cache_bytes = sum_checked(out.host_cache_bytes, out.recurrent->host_bytes, "cache size");
   }
 
   // --- weights: the model buffers.
@@ -636,12 +670,12 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   // output layer's copy and the rule in words end it alike.
   const auto finish_file_weights = [&] {
     if (facts.output_tied && out.output_on_gpu) {
-      out.model_gpu_bytes = checked_add(out.model_gpu_bytes, facts.token_embd_bytes, "weight size");
+      out.model_gpu_bytes = sum_checked(out.model_gpu_bytes, facts.token_embd_bytes, "weight size");
       add_to_device(n_layer_all, facts.token_embd_bytes, 0);
       say("no output.weight: the output layer uses a copy of token_embd ({} B) on the GPU",
                                   facts.token_embd_bytes);
     }
-    rules.push_back("weights: the GPU buffer is the sum of its tensors; the host buffer is memory-mapped: the span of "
+    say.text("weights: the GPU buffer is the sum of its tensors; the host buffer is memory-mapped: the span of "
                     "the file from the first to the last host tensor (alignment padding included)");
   };
   if (!facts.tensors.empty() && by_layer->exact) {
@@ -655,11 +689,11 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
       if (slot != 0) load(il, bytes);
       const bool gpu = slot == 0 ? false : slot == 1 ? out.output_on_gpu : on_gpu(static_cast<std::uint32_t>(il));
       if (gpu) {
-        out.model_gpu_bytes = checked_add(out.model_gpu_bytes, bytes, "weight size");
+        out.model_gpu_bytes = sum_checked(out.model_gpu_bytes, bytes, "weight size");
         add_to_device(static_cast<std::int64_t>(il), bytes, 0);
         continue;
       }
-      if (slot != 0) out.model_host_layer_bytes = checked_add(out.model_host_layer_bytes, bytes, "weight size");
+      if (slot != 0) out.model_host_layer_bytes = sum_checked(out.model_host_layer_bytes, bytes, "weight size");
       for (std::uint32_t file = 0; file < by_layer->files; ++file) {
         const LlamaCppLayerWeights::Span& part = by_layer->spans[slot * by_layer->files + file];
         if (!part.any) continue;
@@ -670,7 +704,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
       }
     }
     for (const LlamaCppLayerWeights::Span& span : host_span)
-      if (span.any) out.model_host_bytes = checked_add(out.model_host_bytes, span.last - span.first, "weight size");
+      if (span.any) out.model_host_bytes = sum_checked(out.model_host_bytes, span.last - span.first, "weight size");
     out.model_host_exact = true;
     if (facts.output_tied) load(n_layer_all, facts.token_embd_bytes);
     finish_file_weights();
@@ -682,13 +716,13 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
                        : t.layer == LlamaCppTensor::output ? out.output_on_gpu
                                                            : on_gpu(static_cast<std::uint32_t>(t.layer));
       if (gpu) {
-        out.model_gpu_bytes = checked_add(out.model_gpu_bytes, t.bytes, "weight size");
+        out.model_gpu_bytes = sum_checked(out.model_gpu_bytes, t.bytes, "weight size");
         add_to_device(t.layer == LlamaCppTensor::output ? std::int64_t{n_layer_all} : std::int64_t{t.layer}, t.bytes, 0);
         continue;
       }
       if (t.layer != LlamaCppTensor::input)
-        out.model_host_layer_bytes = checked_add(out.model_host_layer_bytes, t.bytes, "weight size");
-      const std::uint64_t end = checked_add(t.offset, t.bytes, "weight size");
+        out.model_host_layer_bytes = sum_checked(out.model_host_layer_bytes, t.bytes, "weight size");
+      const std::uint64_t end = sum_checked(t.offset, t.bytes, "weight size");
       auto [it, inserted] = host_span.try_emplace(t.file, t.offset, end);
       if (!inserted) {
         it->second.first = std::min(it->second.first, t.offset);
@@ -696,7 +730,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
       }
     }
     for (const auto& [file, span] : host_span)
-      out.model_host_bytes = checked_add(out.model_host_bytes, span.second - span.first, "weight size");
+      out.model_host_bytes = sum_checked(out.model_host_bytes, span.second - span.first, "weight size");
     out.model_host_exact = true;
     finish_file_weights();
   } else {
@@ -706,10 +740,10 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     std::uint64_t in_layers = 0;
     if (model.layer_weights_bytes.size() == model.layers.size())
       for (std::uint32_t il = 0; il < n_layer; ++il) {
-        in_layers = checked_add(in_layers, model.layer_weights_bytes[il], "weight size");
+        in_layers = sum_checked(in_layers, model.layer_weights_bytes[il], "weight size");
         load(il, model.layer_weights_bytes[il]);
         if (on_gpu(il)) {
-          out.model_gpu_bytes = checked_add(out.model_gpu_bytes, model.layer_weights_bytes[il], "weight size");
+          out.model_gpu_bytes = sum_checked(out.model_gpu_bytes, model.layer_weights_bytes[il], "weight size");
           add_to_device(il, model.layer_weights_bytes[il], 0);
         }
       }
@@ -725,9 +759,9 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
         placed += device.weights_bytes;
       }
       if (!out.devices.empty() && out.model_gpu_bytes > placed) out.devices.back().weights_bytes += out.model_gpu_bytes - placed;
-      rules.push_back("weights (approximate, no GGUF tensor list): split evenly over the n_layer + 1 offloadable layers");
+      say.text("weights (approximate, no GGUF tensor list): split evenly over the n_layer + 1 offloadable layers");
     } else {
-      rules.push_back("weights (approximate, no GGUF tensor list): layers by their sizes; embeddings and output head in host memory");
+      say.text("weights (approximate, no GGUF tensor list): layers by their sizes; embeddings and output head in host memory");
     }
     out.model_host_bytes = weights - std::min(weights, out.model_gpu_bytes);
     out.model_host_layer_bytes = out.model_host_bytes;
@@ -743,7 +777,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
 
   // --- output buffer: llama_context::output_reserve(n_seq_max), logits only, in host memory.
   if (facts.n_vocab > 0) {
-    out.output_buffer_bytes = checked_mul(checked_mul(facts.n_vocab, n_seq, "output buffer"), 4, "output buffer");
+    out.output_buffer_bytes = product_checked(product_checked(facts.n_vocab, n_seq, "output buffer"), 4, "output buffer");
     say("output buffer: n_vocab {} x n_seq_max {} f32 logits = {} B, host memory "
                                 "(output_reserve at context creation)",
                                 facts.n_vocab, n_seq, *out.output_buffer_bytes);
@@ -773,7 +807,8 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     const std::uint64_t layer_phase =
         (Checked(4, "compute buffer") * ub * (Checked(facts.n_embd, "compute buffer") + qkv) + mask + scores).value();
     out.compute_estimate_bytes = std::max(logits_phase, layer_phase);
-    say(
+    if (say.words)
+      say(
         "compute buffer ESTIMATE (not llama.cpp's figure): the larger of the logits phase 4 x n_ubatch x (n_vocab + "
         "n_embd) = {} and an attention layer 4 x n_ubatch x (n_embd + n_head x (2 k + v)) + KQ mask n_ubatch x cells x "
         "{} B{} = {}",

@@ -202,9 +202,10 @@ class OllamaProfile final : public Profile {
       options.kv_cache_type = parse_ollama_kv_type(query.cache.k->name == "fp16" ? "f16" : query.cache.k->name, kv_dtype_flag_);
     }
     r = plan_ollama(model_, devices_, options, query.ctx, parallel_for(query), &facts_);
-    r.rules.insert(r.rules.begin() + 1, ctx_rule(query.ctx));
+    if (query.words) r.rules.insert(r.rules.begin() + 1, ctx_rule(query.ctx));  // a probe's rules are never read
 
     Row row;
+    const bool words_of_weights = query.words || weights_are_estimate(model_);
     row.ctx = r.num_ctx;
     row.batch = r.parallel;
     const Dtype& dtype = row_dtype(r.kv_type);
@@ -247,7 +248,9 @@ class OllamaProfile final : public Profile {
       row.kv_bytes = fullest->kv_bytes;
       row.overhead_bytes = fullest->other_bytes;
       row.capacity_bytes = fullest->capacity_bytes;
-      row.weights_rule = fmt::format("every layer on the GPU{}: llama.cpp's model buffer ({})", row.per_gpu.size() == 1 ? "" : "s",
+      // A probe's weights_rule is read only when it is an estimate's (plan.cpp's estimate finding).
+      if (words_of_weights)
+        row.weights_rule = fmt::format("every layer on the GPU{}: llama.cpp's model buffer ({})", row.per_gpu.size() == 1 ? "" : "s",
                                      r.exact ? "the tensors of the GGUF" : "approximate");
       for (const GpuShare& s : row.per_gpu)
         if (s.weights_bytes + s.kv_bytes + s.other_bytes > s.capacity_bytes && r.estimate)
@@ -263,7 +266,8 @@ class OllamaProfile final : public Profile {
       row.overhead_bytes = r.whole_reserve_bytes;
       row.capacity_bytes = devices_.front().free_bytes;
       for (const GpuShare& s : row.per_gpu) row.capacity_bytes = std::min(row.capacity_bytes, s.capacity_bytes);
-      row.weights_rule = fmt::format("every repeating and output layer ({}); {} of {} layers fit the GPU{}",
+      if (words_of_weights)
+        row.weights_rule = fmt::format("every repeating and output layer ({}); {} of {} layers fit the GPU{}",
                                      r.exact ? "the tensors of the GGUF" : "approximate", r.gpu_layers, r.layers_model,
                                      devices_.size() == 1 ? "" : "s");
       row.findings.push_back({"partly_on_cpu",

@@ -275,7 +275,7 @@ std::string parse_ollama_kv_type(std::string_view text, std::string_view flag) {
   return t;
 }
 
-OllamaModelView ollama_model_view(const ModelSpec& model) {
+OllamaModelView ollama_model_view(const ModelSpec& model, const LlamaCppModelFacts* facts) {
   OllamaModelView m;
   m.arch = gguf_arch(model.architecture);
   m.block_count = model.layer_count();
@@ -299,8 +299,13 @@ OllamaModelView ollama_model_view(const ModelSpec& model) {
   m.embedding = file && file->n_embd ? file->n_embd : std::uint64_t{m.heads} * model.layers.front().k_head_dim;
   if (file && !file->tensors.empty() && model.layer_weights_bytes.size() == model.layers.size()) {
     m.blk = model.layer_weights_bytes;
-    for (const ModelFileTensor& t : file->tensors)
-      if (t.layer == ModelFileTensor::output) m.output_layer += t.bytes;
+    const LlamaCppLayerWeights* by_layer = facts ? &facts->by_layer : nullptr;
+    if (by_layer && by_layer->exact && by_layer->from_tensors == file->tensors.size() && by_layer->bytes.size() > 1) {
+      m.output_layer += by_layer->bytes[1];  // the output tensors' sum (exact: no sum of the file passes 64 bits)
+    } else {
+      for (const ModelFileTensor& t : file->tensors)
+        if (t.layer == ModelFileTensor::output) m.output_layer += t.bytes;
+    }
     if (file->output_tied) m.output_layer += file->token_embd_bytes;
     m.vision_weights = file->vision_bytes;
     if (m.vision_weights && m.arch == "gemma3") m.vision_graph = kGemma3VisionGraph;
@@ -513,21 +518,21 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
   const OllamaVersion& v = o.version;
   out.era = ollama_era(v);
   out.version = v.text();
-  const OllamaModelView m = ollama_model_view(model);
+  const OllamaModelView m = ollama_model_view(model, given_facts);
   out.exact = m.exact;
   out.layers_model = m.block_count + 1;
   if (gpus.empty()) throw Error("no GPU to plan for");
-  rules.push_back(fmt::format("Ollama {}, era {}: {}", v.text(), to_string(out.era),
+  if (o.words) rules.push_back(fmt::format("Ollama {}, era {}: {}", v.text(), to_string(out.era),
                               out.era == OllamaEra::e1   ? "llm/memory.go EstimateGPULayers decides the GPU layers"
                               : out.era == OllamaEra::e3 ? "llm/server.go buildLayout/assignLayers decides the GPU layers"
                                                          : "llama-server (--fit) places the layers; Ollama picks the GPUs"));
   if (!m.exact)
-    rules.push_back("no GGUF tensor list: each block and the output layer get an even share of the checkpoint (an ESTIMATE)");
+    if (o.words) rules.push_back("no GGUF tensor list: each block and the output layer get an even share of the checkpoint (an ESTIMATE)");
 
   // --- num_ctx: the request's, clamped (llm/server.go NewLlamaServer; server/sched.go).
   std::uint64_t num_ctx = num_ctx_in;
   if (m.train_ctx > 0 && num_ctx > m.train_ctx) {
-    rules.push_back(fmt::format("num_ctx {} > the trained context {}: Ollama clamps it (\"requested context size too large "
+    if (o.words) rules.push_back(fmt::format("num_ctx {} > the trained context {}: Ollama clamps it (\"requested context size too large "
                                 "for model\")",
                                 num_ctx, m.train_ctx));
     num_ctx = m.train_ctx;
@@ -536,13 +541,13 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
     std::uint64_t total = 0;
     for (const OllamaDevice& g : gpus) total = checked_add(total, g.total_bytes - std::min(g.total_bytes, o.gpu_overhead), "total VRAM");
     if (!v.at_least(0, 11, 4) || total >= 20 * GiB) {
-      rules.push_back(fmt::format("gpt-oss: num_ctx raised from {} to 8192 (v0.11.1 - v0.15.4{})", num_ctx,
+      if (o.words) rules.push_back(fmt::format("gpt-oss: num_ctx raised from {} to 8192 (v0.11.1 - v0.15.4{})", num_ctx,
                                   v.at_least(0, 11, 4) ? "; not in low-VRAM mode, < 20 GiB" : ""));
       num_ctx = 8192;
     }
   }
   if (has_projector(m, v) && out.era != OllamaEra::e1 && num_ctx < 2048) {
-    rules.push_back(fmt::format("vision model: num_ctx raised from {} to 2048", num_ctx));
+    if (o.words) rules.push_back(fmt::format("vision model: num_ctx raised from {} to 2048", num_ctx));
     num_ctx = 2048;
   }
   out.num_ctx = num_ctx;
@@ -557,7 +562,7 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
   }
   const bool forced_single = ollama_forces_single(m.arch, out.era);
   if (forced_single && (parallel != 1 || !tries.empty())) {
-    rules.push_back(fmt::format("{}: Ollama forces parallel 1 for this architecture (server/sched.go)", m.arch));
+    if (o.words) rules.push_back(fmt::format("{}: Ollama forces parallel 1 for this architecture (server/sched.go)", m.arch));
     parallel = 1;
     tries.clear();
   }
@@ -578,7 +583,7 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
     fa = fa_on ? LlamaCppFlashAttn::on : LlamaCppFlashAttn::off;
     honoured = quantized && fa_on && v.at_least(0, 5, 0);
     if (quantized && !honoured)
-      rules.push_back(fmt::format("OLLAMA_KV_CACHE_TYPE={} needs flash attention (OLLAMA_FLASH_ATTENTION=1 on a model "
+      if (o.words) rules.push_back(fmt::format("OLLAMA_KV_CACHE_TYPE={} needs flash attention (OLLAMA_FLASH_ATTENTION=1 on a model "
                                   "whose key and value lengths match): Ollama falls back to f16 silently",
                                   o.kv_cache_type));
   } else if (out.era == OllamaEra::e3) {
@@ -586,14 +591,14 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
                            : LlamaCppFlashAttn::automatic;
     honoured = quantized && o.flash_attention.value_or(false) && m.flash_attention_capable;
     if (quantized && !honoured)
-      rules.push_back(fmt::format("OLLAMA_KV_CACHE_TYPE={}: \"OLLAMA_FLASH_ATTENTION must be enabled to use a quantized "
+      if (o.words) rules.push_back(fmt::format("OLLAMA_KV_CACHE_TYPE={}: \"OLLAMA_FLASH_ATTENTION must be enabled to use a quantized "
                                   "OLLAMA_KV_CACHE_TYPE\" (flash attention auto does not count): the cache is f16",
                                   o.kv_cache_type));
   } else {
     fa = o.flash_attention ? (*o.flash_attention ? LlamaCppFlashAttn::on : LlamaCppFlashAttn::off) : LlamaCppFlashAttn::automatic;
     honoured = quantized;
     if (quantized)
-      rules.push_back(fmt::format("OLLAMA_KV_CACHE_TYPE={}: passed to llama-server unchecked (--cache-type-k/-v)",
+      if (o.words) rules.push_back(fmt::format("OLLAMA_KV_CACHE_TYPE={}: passed to llama-server unchecked (--cache-type-k/-v)",
                                   o.kv_cache_type));
   }
   out.kv_type = honoured ? o.kv_cache_type : "f16";
@@ -657,10 +662,10 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
       if (!tries.empty() && est.fully_loaded) break;
     }
     if (!tries.empty())
-      rules.push_back(fmt::format("parallel: OLLAMA_NUM_PARALLEL not set, so Ollama tries {} then 1 and keeps the first "
+      if (o.words) rules.push_back(fmt::format("parallel: OLLAMA_NUM_PARALLEL not set, so Ollama tries {} then 1 and keeps the first "
                                   "that fits the GPU whole: {}",
                                   tries.front(), parallel));
-    rules.push_back(fmt::format("EstimateGPULayers: kv {}, graph full {} / partial {}, {} of {} layers offloaded{}; "
+    if (o.words) rules.push_back(fmt::format("EstimateGPULayers: kv {}, graph full {} / partial {}, {} of {} layers offloaded{}; "
                                 "memory.required.full {} partial {}",
                                 human(est.kv_total), human(est.graph_full), human(est.graph_partial), est.layers,
                                 est.layers_model,
@@ -680,7 +685,7 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
     if (num_gpu >= 0 && est.layers > 0) {
       gpu_layers = static_cast<std::uint32_t>(std::min<std::int64_t>(num_gpu, est.layers_model));
       if (gpu_layers != est.layers)
-        rules.push_back(fmt::format("num_gpu {}: the runner gets --n-gpu-layers {}, not the estimate's {} "
+        if (o.words) rules.push_back(fmt::format("num_gpu {}: the runner gets --n-gpu-layers {}, not the estimate's {} "
                                     "(llm/server.go takes the estimate only for num_gpu < 0)",
                                     num_gpu, gpu_layers, est.layers));
     }
@@ -779,26 +784,26 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
     est.kv_type = est_type;
     est.layers_requested = num_gpu;
     out.estimate = est;
-    rules.push_back(fmt::format("buildLayout: each GPU keeps blk.0 + kv[0] ({}), MinimumMemory, OLLAMA_GPU_OVERHEAD and "
+    if (o.words) rules.push_back(fmt::format("buildLayout: each GPU keeps blk.0 + kv[0] ({}), MinimumMemory, OLLAMA_GPU_OVERHEAD and "
                                 "the graph ({}); layers from the last one down: {} of {} on the GPU{}",
                                 human(buffer), human(std::max(g.full, g.partial)), gpu_layers, layers.size(),
                                 gpus.size() > 1 ? " (GPUs of one performance class assumed)" : ""));
     if (m.vision_weights)
-      rules.push_back("the vision tower travels with the output layer (an ESTIMATE: the Ollama engine measures it at load)");
+      if (o.words) rules.push_back("the vision tower travels with the output layer (an ESTIMATE: the Ollama engine measures it at load)");
   } else {
     // E4: Ollama picks the GPUs and the batch (e4_choices.h); llama-server fits the layers.
     const OllamaE4Inputs e4 = ollama_e4_inputs(m, model, gpus, o);
     const std::uint64_t predicted = ollama_e4_predicted(e4, num_ctx * parallel);
     if (!o.num_batch) {
       out.num_batch = ollama_e4_batch(e4, num_ctx * parallel);
-      rules.push_back(fmt::format("automatic batch (server/sched.go automaticGenerationBatch): -b {0} -ub {0}", out.num_batch));
+      if (o.words) rules.push_back(fmt::format("automatic batch (server/sched.go automaticGenerationBatch): -b {0} -ub {0}", out.num_batch));
     }
     s.n_batch = out.num_batch;
     s.n_ubatch = out.num_batch;
     if (const std::optional<std::size_t> chosen = ollama_e4_single_gpu(e4, num_ctx * parallel)) {
       used = {*chosen};
       mode = LlamaCppSplitMode::none;
-      rules.push_back(fmt::format("GPU {} alone holds the predicted {} within 80% of its available memory: "
+      if (o.words) rules.push_back(fmt::format("GPU {} alone holds the predicted {} within 80% of its available memory: "
                                   "--split-mode none --main-gpu 0 with only it visible (selectLlamaServerPlacement)",
                                   *chosen, human(predicted)));
     } else {
@@ -818,7 +823,7 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
     std::int64_t ngl = m.block_count + 1;
     if (num_gpu >= 0) {
       ngl = std::min<std::int64_t>(num_gpu, ngl);
-      rules.push_back(fmt::format("num_gpu {}: -ngl {} to llama-server", num_gpu, ngl));
+      if (o.words) rules.push_back(fmt::format("num_gpu {}: -ngl {} to llama-server", num_gpu, ngl));
     } else if (free.size() == 1) {
       // One GPU: the first probe plans every layer and keeps each layer's load; a probe with fewer
       // layers is then the sum of its layers' loads, the same bytes plan_llamacpp would add up.
@@ -844,7 +849,7 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
       // margin; Ollama's -c is the user's, so the context is not reduced; a dense model then gets
       // the layers per device extrapolated from measured memory, which kvplan takes as the most
       // whole layers that keep the margin. A MoE model first moves its expert tensors to host memory.
-      rules.push_back(fmt::format("llama-server --fit (llama_params_fit; the margin of 1 GiB, LLAMA_ARG_FIT_TARGET, is "
+      if (o.words) rules.push_back(fmt::format("llama-server --fit (llama_params_fit; the margin of 1 GiB, LLAMA_ARG_FIT_TARGET, is "
                                   "INFERRED): the most layers from the last one down whose model buffer, cache and "
                                   "compute estimate keep the margin free: {} of {}{}",
                                   ngl, m.block_count + 1,
@@ -894,12 +899,12 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
   std::uint64_t on_gpu = 0;
   for (const OllamaGpuShare& share : out.gpus) on_gpu += share.weights_bytes;
   out.host_weights_bytes = out.whole_weights_bytes - std::min(out.whole_weights_bytes, on_gpu);
-  rules.push_back(fmt::format("llama.cpp gets -c {} -np {} -ctk/-ctv {} -fa {} -ngl {}: its cache and buffers follow "
+  if (o.words) rules.push_back(fmt::format("llama.cpp gets -c {} -np {} -ctk/-ctv {} -fa {} -ngl {}: its cache and buffers follow "
                               "(the llama.cpp profile's rules)",
                               num_ctx * parallel, parallel, out.kv_type, out.flash_attention, gpu_layers));
   out.parallel = parallel;
   if (out.partly_on_cpu)
-    rules.push_back(fmt::format("{} of {} layers on the GPU{}: the rest ({} of weights, {} of cache) runs from system RAM",
+    if (o.words) rules.push_back(fmt::format("{} of {} layers on the GPU{}: the rest ({} of weights, {} of cache) runs from system RAM",
                                 gpu_layers, m.block_count + 1, gpus.size() == 1 ? "" : "s", human(out.host_weights_bytes),
                                 human(out.host_kv_bytes)));
   return out;

@@ -66,7 +66,7 @@ struct OllamaOptions {
   std::string kv_cache_type;                  ///< "", f16, q8_0, q4_0 (lower case)
   std::optional<bool> flash_attention;        ///< OLLAMA_FLASH_ATTENTION; nullopt: not set
   std::uint64_t gpu_overhead = 0;             ///< OLLAMA_GPU_OVERHEAD, bytes per GPU
-  bool words = true;                          ///< false: llama.cpp's rule sentences left out (a probe)
+  bool words = true;                          ///< false: Ollama's and llama.cpp's rule sentences left out (a probe)
 };
 
 /// What Ollama's estimator reads of the model file (fs/ggml): sizes by GGUF layer group.
@@ -89,7 +89,9 @@ struct OllamaModelView {
 };
 
 /// The view of `model`; an unsupported-architecture Error when its weights cannot be placed.
-OllamaModelView ollama_model_view(const ModelSpec& model);
+/// `facts`, when given, are llamacpp_facts(model): the output layer's bytes are then read from their
+/// sums by layer instead of the whole tensor list (plan_ollama runs once per probe).
+OllamaModelView ollama_model_view(const ModelSpec& model, const LlamaCppModelFacts* facts = nullptr);
 
 /// llm/memory.go EstimateGPULayers (E1) or llm/server.go's layout (E3), as Ollama logs it (msg=offload).
 struct OllamaEstimate {
