@@ -247,6 +247,41 @@ async function main() {
     check(new URL(page.url()).search === "?model=qwen3-8b&gpu=h100&gpus=2&used=1GiB&ctx=16k,64k&batch=4&kv-dtype=fp16,fp8&runtime=vllm",
       "the address holds the form in the CLI's flag names", new URL(page.url()).search);
 
+    // 3b. The model picker, an ARIA combobox: typing a Hugging Face id's start lists the catalog
+    // models whose ids, names or aliases hold it; Down moves through them, Enter takes one.
+    await page.goto(`${base}?gpu=4090&ctx=32k`);
+    await settle(page);
+    await page.focus("#model");
+    await page.keyboard.type("Qwen/Qwen3-8");
+    const combo = await page.evaluate(() => ({
+      role: document.getElementById("model").getAttribute("role"),
+      expanded: document.getElementById("model").getAttribute("aria-expanded"),
+      controls: document.getElementById("model").getAttribute("aria-controls"),
+      options: [...document.querySelectorAll("#model-options [role=option]")].map((o) => o.dataset.value),
+    }));
+    check(combo.role === "combobox" && combo.expanded === "true" && combo.controls === "model-options" && combo.options.includes("qwen3-8b"),
+      "typing a Hugging Face id lists the catalog models it names", combo.options.join(", "));
+    let picked = null;
+    for (let i = 0; i < combo.options.length && picked !== "qwen3-8b"; i++) {
+      await page.keyboard.press("ArrowDown");
+      picked = await page.evaluate(() => {
+        const id = document.getElementById("model").getAttribute("aria-activedescendant");
+        const option = id && document.getElementById(id);
+        return option && option.getAttribute("aria-selected") === "true" ? option.dataset.value : null;
+      });
+    }
+    check(picked === "qwen3-8b", "Down highlights an option (aria-activedescendant)", String(picked));
+    await page.keyboard.press("Enter");
+    await settle(page);
+    check((await page.inputValue("#model")) === "qwen3-8b" && (await page.getAttribute("#model", "aria-expanded")) === "false" &&
+      sameRows(await pageRows(page), expectedRows(cli(["--model", "qwen3-8b", "--gpu", "4090", "--ctx", "32k", "--format", "json"]).out)),
+      "Enter takes the option, closes the list and plans it like the CLI", await page.inputValue("#model"));
+    await page.fill("#model", "meta-llama/Llama-3.1-8B");
+    await page.keyboard.press("Escape");
+    await settle(page);
+    check(sameRows(await pageRows(page), expectedRows(cli(["--model", "meta-llama/Llama-3.1-8B", "--gpu", "4090", "--ctx", "32k", "--format", "json"]).out)),
+      "a Hugging Face id typed whole plans like the CLI");
+
     // 4. A re-plan after an input change.
     await page.fill("#batch", "8");
     await settle(page);

@@ -417,16 +417,11 @@
 
   // ---- wiring -------------------------------------------------------------------------------
 
-  async function loadLists() {
+  async function loadLists(modelPicker) {
     const models = await kvplan.run(["models", "--format", "json"]);
     if (models.code === 0) {
-      const list = $("model-list");
-      for (const spec of KvplanApi.parseExactJson(models.out).models || []) {
-        const option = document.createElement("option");
-        option.value = spec.id;
-        option.label = spec.name || spec.id;
-        list.appendChild(option);
-      }
+      modelPicker.setEntries((KvplanApi.parseExactJson(models.out).models || []).map((spec) =>
+        ({value: spec.id, label: spec.name || spec.id, keys: spec.aliases || []})));
     }
     const gpus = await kvplan.run(["gpus", "--format", "json"]);
     if (gpus.code === 0) {
@@ -457,7 +452,8 @@
     window.kvplanPage.ready = true;
     window.kvplanPage.moduleMs = performance.now();
     await schedule();
-    loadLists();
+    const modelPicker = KvplanCombobox.attach($("model"), $("model-options"), () => schedule());
+    loadLists(modelPicker);
 
     let timer = null;
     const form = $("plan");
