@@ -30,7 +30,10 @@
   let extraWords = [];  // the engine's flags, as words
   let last = null;      // the last answer: {words, json, text}
   let planning = Promise.resolve();
-  window.kvplanPage = {ready: false, plans: 0, lastPlanMs: null, firstTableMs: null};
+  // What the browser test reads: readiness, plan timings, and where a first visit's time goes
+  // (milliseconds since navigation: the page's script runs, the module is compiled and ready,
+  // the first plan has run in it, its table is on screen).
+  window.kvplanPage = {ready: false, plans: 0, lastPlanMs: null, firstTableMs: null, scriptMs: performance.now(), firstRunMs: null};
 
   // ---- the address <-> the form -------------------------------------------------------------
 
@@ -381,6 +384,7 @@
       return;
     }
     const json = await kvplan.run(list.concat(["--format", "json"]));
+    if (window.kvplanPage.firstRunMs === null) window.kvplanPage.firstRunMs = performance.now() - started;
     if (json.code !== 0 && json.code !== 1) {
       showError(json.err);
       $("status").textContent = "No answer: see the message above.";
@@ -395,14 +399,26 @@
     const elapsed = performance.now() - started;
     window.kvplanPage.plans += 1;
     window.kvplanPage.lastPlanMs = elapsed;
-    if (window.kvplanPage.firstTableMs === null) window.kvplanPage.firstTableMs = performance.now();
     const planned = `planned in ${elapsed.toFixed(1)} ms`;
-    if (subStatus !== null) { $("status").textContent = `${subStatus} (${planned})`; return; }
-    const rows = last.json.rows;
-    $("status").textContent = `${rows.filter((r) => r.fits).length} of ${rows.length} rows fit (${planned}).`;
+    const rows = sub === "plan" ? last.json.rows : null;
+    $("status").textContent = rows ? `${rows.filter((r) => r.fits).length} of ${rows.length} rows fit (${planned}).` : `${subStatus} (${planned})`;
+    // A module run holds the main thread: the answer is painted before anything else runs (the
+    // chart, the catalog lists), and the first table's time is that frame's.
+    const painted = await paintedFrame();
+    if (window.kvplanPage.firstTableMs === null) window.kvplanPage.firstTableMs = painted;
+    if (!rows) return;
     // The chart after the table is on screen: it is a second run, and optional.
     const plot = await kvplan.run(plotWords(list));
     renderChart(plot.code === 0 ? plot.out : null);
+  }
+
+  /// Resolves after the browser has painted what the DOM holds now, to the time of that frame's
+  /// callback (the frame's own timestamp can be older: it may be taken while a run held the thread).
+  function paintedFrame() {
+    return new Promise((resolve) => requestAnimationFrame(() => {
+      const now = performance.now();
+      setTimeout(() => resolve(now), 0);
+    }));
   }
 
   function schedule() {
@@ -417,13 +433,18 @@
 
   // ---- wiring -------------------------------------------------------------------------------
 
-  async function loadLists(modelPicker) {
-    const models = await kvplan.run(["models", "--format", "json"]);
+  // The catalogs' lists are read when their field is first used, not on the first visit: listing
+  // every model is the module's longest run (0.2-0.8 s the first time on a busy 2-core machine).
+  function loadModels(modelPicker) {
+    const models = kvplan.runOnce(["models", "--format", "json"]);
     if (models.code === 0) {
       modelPicker.setEntries((KvplanApi.parseExactJson(models.out).models || []).map((spec) =>
         ({value: spec.id, label: spec.name || spec.id, keys: spec.aliases || []})));
     }
-    const gpus = await kvplan.run(["gpus", "--format", "json"]);
+  }
+
+  function loadGpus() {
+    const gpus = kvplan.runOnce(["gpus", "--format", "json"]);
     if (gpus.code === 0) {
       const list = $("gpu-list");
       for (const gpu of KvplanApi.parseExactJson(gpus.out).gpus || []) {
@@ -453,7 +474,8 @@
     window.kvplanPage.moduleMs = performance.now();
     await schedule();
     const modelPicker = KvplanCombobox.attach($("model"), $("model-options"), () => schedule());
-    loadLists(modelPicker);
+    $("model").addEventListener("focus", () => loadModels(modelPicker), {once: true});
+    $("gpu").addEventListener("focus", loadGpus, {once: true});
 
     let timer = null;
     const form = $("plan");
