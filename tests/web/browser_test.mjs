@@ -351,6 +351,19 @@ async function main() {
     const violations = await page.evaluate(async () => (await window.axe.run(document)).violations
       .filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}): ${v.nodes.length} nodes`));
     check(violations.length === 0, "axe-core finds nothing serious or critical", violations.join("; "));
+    // Again on a question's view, with the model combobox's list open.
+    await page.goto(`${base}?${subLinks[1][1]}&view=advise`);
+    await settle(page);
+    await page.focus("#model");
+    await page.keyboard.type("qwen");
+    await page.keyboard.press("ArrowDown");
+    await page.addScriptTag({path: require.resolve("axe-core/axe.min.js")});
+    const openViolations = await page.evaluate(async () => (await window.axe.run(document)).violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}): ${v.nodes.length} nodes`));
+    check(openViolations.length === 0 && (await page.getAttribute("#model", "aria-expanded")) === "true",
+      "axe-core finds nothing serious or critical in view=advise with the combobox open", openViolations.join("; "));
+    await page.goto(`${base}?${link}`);
+    await settle(page);
     await page.screenshot({path: screenshot, fullPage: true});
     console.log(`     screenshot: ${screenshot}`);
     await page.setViewportSize({width: 375, height: 800});
