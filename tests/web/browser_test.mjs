@@ -355,6 +355,7 @@ async function main() {
     await page.goto(`${base}?${subLinks[1][1]}&view=advise`);
     await settle(page);
     await page.focus("#model");
+    await page.keyboard.press("Control+A");
     await page.keyboard.type("qwen");
     await page.keyboard.press("ArrowDown");
     await page.addScriptTag({path: require.resolve("axe-core/axe.min.js")});

@@ -472,10 +472,10 @@
     kvplan = await KvplanApi.Kvplan.load(createKvplan);
     window.kvplanPage.ready = true;
     window.kvplanPage.moduleMs = performance.now();
-    await schedule();
     const modelPicker = KvplanCombobox.attach($("model"), $("model-options"), () => schedule());
     $("model").addEventListener("focus", () => loadModels(modelPicker), {once: true});
     $("gpu").addEventListener("focus", loadGpus, {once: true});
+    await schedule();
 
     let timer = null;
     const form = $("plan");
