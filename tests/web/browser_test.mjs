@@ -51,9 +51,30 @@ function expectedRows(json) {
     ...["total_bytes", "headroom_bytes", "capacity_bytes", "kv_bytes", "weights_bytes", "overhead_bytes"].map((k) => (row[k] === null ? "" : group(row[k])))]);
 }
 
-async function pageRows(page) {
-  return page.$$eval("#fit tbody tr", (rows) => rows.map((tr) => [...tr.children].map((td) => td.textContent.trim())));
+async function pageRows(page, table = "#fit") {
+  return page.$$eval(`${table} tbody tr`, (rows) => rows.map((tr) => [...tr.children].map((td) => td.textContent.trim())));
 }
+
+/// The JSON document with every integer of 16 digits or more as a string (as the page keeps them).
+function exactJson(text) {
+  return JSON.parse(text.replace(/([:\[,]\s*)(-?\d{16,})(?=\s*[,\]}\n])/g, '$1"$2"'));
+}
+
+/// What the max, advise and fit views must show for the CLI's JSON document: the table's cells,
+/// written here from the document's fields (docs/web.md "The page").
+const subGroup = (value) => (value === null ? "none" : String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ","));
+const EXPECTED_SUB_ROWS = {
+  max: (doc) => doc.results.map((r) => [r.kv_dtype, subGroup(r.max_ctx), r.limit_code || r.limit, subGroup(r.max_batch),
+    r.max_batch_limit_code || r.max_batch_limit, r.min_gpus === null ? "none" : `${r.min_gpus} (tp ${r.min_gpus_tp}${r.min_gpus_pp > 1 ? `, pp ${r.min_gpus_pp}` : ""})`]),
+  advise: (doc) => doc.configs.map((c, i) => [String(i + 1), c.gpu, String(c.count), String(c.tp), String(c.pp), c.weight_dtype, c.kv_dtype,
+    c.price_per_hour === null ? "" : `${c.price_approximate ? "~" : ""}${c.price_per_hour}`, c.price_date || "undated",
+    subGroup(c.total_bytes), subGroup(c.capacity_bytes), subGroup(c.headroom_bytes)]),
+  fit: (doc) => doc.shown.map((index, i) => {
+    const r = doc.rows[index];
+    return [String(i + 1), r.model.id, subGroup(r.model.params), r.weights.format, r.kv_dtype, r.quality, subGroup(r.row.total_bytes),
+      subGroup(r.row.headroom_bytes), subGroup(r.max_ctx), r.max_ctx_stop.code || r.max_ctx_stop.bound, subGroup(r.max_batch)];
+  }),
+};
 
 function sameRows(actual, expected) {
   return JSON.stringify(actual) === JSON.stringify(expected);
@@ -118,8 +139,15 @@ async function main() {
     await settle(page);
     // The first visit also starts the browser's renderer and compiles the module cold; the budget
     // is for a visit with the browser running (the module's code then comes from its cache).
-    const cold = await page.evaluate(() => [window.kvplanPage.firstTableMs, window.kvplanPage.moduleMs]);
-    console.log(`     first visit: table at ${cold[0].toFixed(0)} ms, module ready at ${cold[1].toFixed(0)} ms`);
+    // Where a first visit's time goes, in ms since navigation (docs/web.md "Limits").
+    const cold = await page.evaluate(() => {
+      const entry = (suffix) => performance.getEntriesByType("resource").find((e) => e.name.endsWith(suffix));
+      const timings = window.kvplanPage;
+      return {html: performance.getEntriesByType("navigation")[0].responseEnd, "kvplan.js": entry("kvplan.js").responseEnd,
+        "wasm fetched": entry("kvplan.wasm").responseEnd, "page script": timings.scriptMs, "module ready": timings.moduleMs,
+        "first run": timings.moduleMs + timings.firstRunMs, "table painted": timings.firstTableMs};
+    });
+    console.log(`     first visit (cold renderer and module): ${Object.entries(cold).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(", ")} ms`);
     await page.goto(`${base}?${link}`);
     await page.waitForSelector("#fit tbody tr");
     await settle(page);
@@ -135,6 +163,72 @@ async function main() {
     await page.goto(`${base}?${link}&format=json`);
     await page.waitForFunction(() => document.getElementById("text").textContent.length > 0);
     check((await page.textContent("#text")) === native.out, "format=json shows the CLI's JSON byte for byte");
+
+    // 2b. max, advise and fit: each a view of its own (view= in the address), its table the CLI's
+    // JSON document for the same flags, its format=json view that document byte for byte.
+    const subLinks = [
+      ["max", "model=llama3.1-8b&gpu=4090&ctx=32k&kv-dtype=fp16,fp8&runtime=vllm",
+        ["max", "--model", "llama3.1-8b", "--gpu", "4090", "--ctx", "32k", "--kv-dtype", "fp16,fp8", "--runtime", "vllm"]],
+      ["advise", "model=llama3.1-8b&gpus=4090,l40s,h100&ctx=32k&batch=4&runtime=vllm",
+        ["advise", "--model", "llama3.1-8b", "--gpus", "4090,l40s,h100", "--ctx", "32k", "--batch", "4", "--runtime", "vllm"]],
+      ["fit", "gpu=4090&ctx=16k&runtime=llama.cpp&top=8", ["fit", "--gpu", "4090", "--ctx", "16k", "--runtime", "llama.cpp", "--top", "8"]],
+    ];
+    for (const [name, query, subWords] of subLinks) {
+      const subNative = cli([...subWords, "--format", "json"]);
+      await page.goto(`${base}?${query}&view=${name}`);
+      await settle(page);
+      const shown = await pageRows(page, "#sub-table");
+      const expected = EXPECTED_SUB_ROWS[name](exactJson(subNative.out));
+      check(subNative.code === 0 && expected.length > 0 && sameRows(shown, expected), `view=${name}'s table equals the CLI's JSON`,
+        `${shown.length} rows, the CLI's ${expected.length}`);
+      check((await page.textContent("#command-text")) === `kvplan ${subWords.join(" ")}`, `view=${name}'s command is the CLI's`,
+        await page.textContent("#command-text"));
+      await page.goto(`${base}?${query}&view=${name}&format=json`);
+      await page.waitForFunction(() => document.getElementById("text").textContent.length > 0);
+      check((await page.textContent("#text")) === subNative.out, `view=${name}&format=json shows the CLI's JSON byte for byte`);
+    }
+    // From the plan's link by its button: the context list becomes its first context (max takes one).
+    await page.goto(`${base}?${link}`);
+    await settle(page);
+    await page.click("#sub-max");
+    await settle(page);
+    const maxFromButton = EXPECTED_SUB_ROWS.max(exactJson(cli(["max", ...linkWords.map((w) => (w === "32k,64k,128k" ? "32k" : w)), "--format", "json"]).out));
+    check(sameRows(await pageRows(page, "#sub-table"), maxFromButton) && new URL(page.url()).searchParams.get("view") === "max" &&
+      new URL(page.url()).searchParams.get("ctx") === "32k", "the max button plans max at the first context", new URL(page.url()).search);
+
+    // 2c. The chart: kvplan plot's SVG inline, with the budget line at the plan's capacity and,
+    // per KV dtype, the largest context that fits marked at its x (the frame's x + its width x
+    // max ctx / the axis' last context).
+    await page.goto(`${base}?${link}`);
+    await settle(page);
+    await page.waitForSelector("#chart svg");
+    const nativePlan = exactJson(native.out);
+    const chart = await page.evaluate(() => {
+      const svg = document.querySelector("#chart svg");
+      return {
+        ctxEnd: Number(svg.getAttribute("data-ctx-end")),
+        series: [...svg.querySelectorAll("g.series")].map((g) => {
+          const frame = g.querySelector("rect[fill=none]");
+          const budget = g.querySelector("line.capacity");
+          const marker = g.querySelector("line.max-ctx");
+          return {
+            dtype: g.getAttribute("data-kv-dtype"),
+            frameX: Number(frame.getAttribute("x")), frameWidth: Number(frame.getAttribute("width")),
+            budgetBytes: budget ? budget.getAttribute("data-bytes") : null,
+            markerCtx: marker ? marker.getAttribute("data-ctx") : null, markerX: marker ? Number(marker.getAttribute("x1")) : null,
+          };
+        }),
+      };
+    });
+    check(chart.series.length === nativePlan.max_ctx_by_kv_dtype.length, "the chart has a panel per KV dtype", `${chart.series.length}`);
+    for (const limit of nativePlan.max_ctx_by_kv_dtype) {
+      const panel = chart.series.find((p) => p.dtype === limit.kv_dtype) || {};
+      check(panel.budgetBytes === String(nativePlan.rows[0].capacity_bytes), `the chart's ${limit.kv_dtype} budget line is the capacity`,
+        `${panel.budgetBytes} bytes`);
+      const x = panel.frameX + (panel.frameWidth * limit.max_ctx) / chart.ctxEnd;
+      check(panel.markerCtx === String(limit.max_ctx) && Math.abs(panel.markerX - x) <= 0.1,
+        `the chart marks where ${limit.kv_dtype} stops fitting`, `ctx ${panel.markerCtx} at x ${panel.markerX} (${x.toFixed(1)} expected)`);
+    }
 
     // 3. The form by keyboard: every field reachable with Tab, typed, planned like the CLI.
     await page.goto(`${base}`);
@@ -159,6 +253,41 @@ async function main() {
     check(sameRows(await pageRows(page), expectedRows(cli([...formWords, "--format", "json"]).out)), "the keyboard-filled form's table equals the CLI's rows");
     check(new URL(page.url()).search === "?model=qwen3-8b&gpu=h100&gpus=2&used=1GiB&ctx=16k,64k&batch=4&kv-dtype=fp16,fp8&runtime=vllm",
       "the address holds the form in the CLI's flag names", new URL(page.url()).search);
+
+    // 3b. The model picker, an ARIA combobox: typing a Hugging Face id's start lists the catalog
+    // models whose ids, names or aliases hold it; Down moves through them, Enter takes one.
+    await page.goto(`${base}?gpu=4090&ctx=32k`);
+    await settle(page);
+    await page.focus("#model");
+    await page.keyboard.type("Qwen/Qwen3-8");
+    const combo = await page.evaluate(() => ({
+      role: document.getElementById("model").getAttribute("role"),
+      expanded: document.getElementById("model").getAttribute("aria-expanded"),
+      controls: document.getElementById("model").getAttribute("aria-controls"),
+      options: [...document.querySelectorAll("#model-options [role=option]")].map((o) => o.dataset.value),
+    }));
+    check(combo.role === "combobox" && combo.expanded === "true" && combo.controls === "model-options" && combo.options.includes("qwen3-8b"),
+      "typing a Hugging Face id lists the catalog models it names", combo.options.join(", "));
+    let picked = null;
+    for (let i = 0; i < combo.options.length && picked !== "qwen3-8b"; i++) {
+      await page.keyboard.press("ArrowDown");
+      picked = await page.evaluate(() => {
+        const id = document.getElementById("model").getAttribute("aria-activedescendant");
+        const option = id && document.getElementById(id);
+        return option && option.getAttribute("aria-selected") === "true" ? option.dataset.value : null;
+      });
+    }
+    check(picked === "qwen3-8b", "Down highlights an option (aria-activedescendant)", String(picked));
+    await page.keyboard.press("Enter");
+    await settle(page);
+    check((await page.inputValue("#model")) === "qwen3-8b" && (await page.getAttribute("#model", "aria-expanded")) === "false" &&
+      sameRows(await pageRows(page), expectedRows(cli(["--model", "qwen3-8b", "--gpu", "4090", "--ctx", "32k", "--format", "json"]).out)),
+      "Enter takes the option, closes the list and plans it like the CLI", await page.inputValue("#model"));
+    await page.fill("#model", "meta-llama/Llama-3.1-8B");
+    await page.keyboard.press("Escape");
+    await settle(page);
+    check(sameRows(await pageRows(page), expectedRows(cli(["--model", "meta-llama/Llama-3.1-8B", "--gpu", "4090", "--ctx", "32k", "--format", "json"]).out)),
+      "a Hugging Face id typed whole plans like the CLI");
 
     // 4. A re-plan after an input change.
     await page.fill("#batch", "8");
@@ -222,6 +351,20 @@ async function main() {
     const violations = await page.evaluate(async () => (await window.axe.run(document)).violations
       .filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}): ${v.nodes.length} nodes`));
     check(violations.length === 0, "axe-core finds nothing serious or critical", violations.join("; "));
+    // Again on a question's view, with the model combobox's list open.
+    await page.goto(`${base}?${subLinks[1][1]}&view=advise`);
+    await settle(page);
+    await page.focus("#model");
+    await page.keyboard.press("Control+A");
+    await page.keyboard.type("qwen");
+    await page.keyboard.press("ArrowDown");
+    await page.addScriptTag({path: require.resolve("axe-core/axe.min.js")});
+    const openViolations = await page.evaluate(async () => (await window.axe.run(document)).violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}): ${v.nodes.length} nodes`));
+    check(openViolations.length === 0 && (await page.getAttribute("#model", "aria-expanded")) === "true",
+      "axe-core finds nothing serious or critical in view=advise with the combobox open", openViolations.join("; "));
+    await page.goto(`${base}?${link}`);
+    await settle(page);
     await page.screenshot({path: screenshot, fullPage: true});
     console.log(`     screenshot: ${screenshot}`);
     await page.setViewportSize({width: 375, height: 800});

@@ -47,6 +47,7 @@ function configurations(gguf) {
   list.push(["--model", "llama3.1-70b", "--gpu", "5090+3090", "--runtime", "llama.cpp", "-c", "8192", "--weight-dtype", "q4_k_m"]);
   list.push(["max", "--model", "qwen3-8b", "--gpu", "24GB", "--util", "0.9", "--ctx", "4700", "--batch", "8", "--kv-dtype", "fp16,fp8"]);
   list.push(["fit", "--gpu", "4090", "--ctx", "16k", "--top", "10"]);
+  list.push(["advise", "--model", "llama3.1-8b", "--gpus", "4090,l40s,h100", "--ctx", "32k", "--batch", "4", "--runtime", "vllm"]);
   // Bad input: the same one-line message and exit code.
   list.push(["--model", "llama3.1-8x", "--gpu", "4090"]);
   list.push(["--model", "llama3.1-8b", "--gpu", "4091"]);
@@ -76,7 +77,7 @@ async function main() {
   let failures = 0;
   let count = 0;
   for (const words of configurations(ggufPath)) {
-    const asJson = words.includes("max") || words.includes("fit") || !words.includes("--format") ? [...words, "--format", "json"] : words;
+    const asJson = ["max", "fit", "advise"].includes(words[0]) || !words.includes("--format") ? [...words, "--format", "json"] : words;
     for (const run of [asJson, words]) {  // the JSON document and the table text
       count += 1;
       const native = spawnSync(binary, run, {cwd: root, encoding: "utf8", env: {PATH: "/usr/bin:/bin"}, maxBuffer: 256 << 20});

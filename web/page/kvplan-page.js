@@ -9,16 +9,31 @@
   const FIELDS = ["model", "weight-dtype", "gpu", "gpus", "used", "budget", "ctx", "batch", "kv-dtype", "runtime"];
   const DEFAULTS = {model: "llama3.1-8b", ctx: "32k,64k,128k", gpu: "4090", "kv-dtype": "fp16,fp8"};
   const VIEWS = ["table", "text", "json"];
+  // The questions besides the plan: each a kvplan subcommand, with the form fields it takes (it
+  // refuses the others, so they are disabled and left out of its words, kept in the address).
+  // advise's --gpus is the list of cards to try, not a count.
+  const SUBCOMMANDS = {
+    plan: FIELDS,
+    max: FIELDS,
+    advise: ["model", "gpus", "ctx", "batch", "runtime"],
+    fit: ["gpu", "gpus", "used", "budget", "ctx", "batch", "runtime"],
+  };
+  // What each needs before it can run.
+  const REQUIRED = {plan: ["model", "gpu"], max: ["model", "gpu"], advise: ["model"], fit: ["gpu"]};
   // The table's byte columns after ctx, dtype and verdict: the JSON rows' exact integers.
   const BYTE_COLUMNS = ["total_bytes", "headroom_bytes", "capacity_bytes", "kv_bytes", "weights_bytes", "overhead_bytes"];
 
   const $ = (id) => document.getElementById(id);
   let kvplan = null;
   let view = "table";
+  let sub = "plan";     // the question: plan, max, advise or fit (view= in the address)
   let extraWords = [];  // the engine's flags, as words
   let last = null;      // the last answer: {words, json, text}
   let planning = Promise.resolve();
-  window.kvplanPage = {ready: false, plans: 0, lastPlanMs: null, firstTableMs: null};
+  // What the browser test reads: readiness, plan timings, and where a first visit's time goes
+  // (milliseconds since navigation: the page's script runs, the module is compiled and ready,
+  // the first plan has run in it, its table is on screen).
+  window.kvplanPage = {ready: false, plans: 0, lastPlanMs: null, firstTableMs: null, scriptMs: performance.now(), firstRunMs: null};
 
   // ---- the address <-> the form -------------------------------------------------------------
 
@@ -34,13 +49,37 @@
     for (const id of FIELDS) $(id).value = params.has(id) ? params.get(id) : (empty ? (DEFAULTS[id] || "") : "");
     extraWords = [];
     for (const [key, value] of params) {
-      if (FIELDS.includes(key) || key === "format") continue;
+      if (FIELDS.includes(key) || key === "format" || key === "view") continue;
       extraWords.push(key.startsWith("-") ? key : `--${key}`);
       if (value !== "") extraWords.push(value);
     }
     $("extra").value = extraWords.join(" ");
     const format = params.get("format");
     view = format === "json" ? "json" : format === "text" ? "text" : "table";
+    const asked = params.get("view");
+    sub = Object.prototype.hasOwnProperty.call(SUBCOMMANDS, asked) ? asked : "plan";
+    applySubcommand();
+  }
+
+  /// The form for the question: the fields its subcommand refuses disabled, --gpus named for it.
+  function applySubcommand() {
+    for (const id of FIELDS) $(id).disabled = !SUBCOMMANDS[sub].includes(id);
+    $("file").disabled = !SUBCOMMANDS[sub].includes("model");
+    const cards = sub === "advise";
+    $("gpus-label").textContent = cards ? "Cards to try (4090,l40s,h100)" : "Count";
+    $("gpus").inputMode = cards ? "text" : "numeric";
+  }
+
+  /// Switching the question by hand: a context list becomes its first context (max, advise and fit
+  /// take one), and --gpus a count or a card list as the new question reads it. The form shows it.
+  function switchSubcommand(name) {
+    const ctx = $("ctx").value.trim();
+    if (name !== "plan" && ctx.includes(",")) $("ctx").value = ctx.split(",")[0].trim();
+    const gpus = $("gpus").value.trim();
+    const isCount = /^\d+$/.test(gpus);
+    if (gpus !== "" && (name === "advise") === isCount) $("gpus").value = "";
+    sub = name;
+    applySubcommand();
   }
 
   /// The form -> the address, in the CLI's flag names (a flag without a value: name=).
@@ -56,16 +95,18 @@
       params.append(key, takesValue ? next : "");
       if (takesValue) i++;
     }
+    if (sub !== "plan") params.set("view", sub);
     if (view !== "table") params.set("format", view);
     const query = params.toString().replace(/%2C/g, ",").replace(/%2B/g, "+");
     const address = `${location.pathname}${query ? "?" + query : ""}`;
     if (address !== `${location.pathname}${location.search}`) history.replaceState(null, "", address);
   }
 
-  /// kvplan's words for the form: every non-empty field as --flag value, then the engine's flags.
+  /// kvplan's words for the form: the subcommand, every non-empty field it takes as --flag value,
+  /// then the engine's flags.
   function words() {
-    const list = [];
-    for (const id of FIELDS) {
+    const list = sub === "plan" ? [] : [sub];
+    for (const id of SUBCOMMANDS[sub]) {
       const value = $(id).value.trim();
       if (value !== "") list.push(`--${id}`, value);
     }
@@ -186,19 +227,132 @@
     if (parts.length) summary.appendChild(cell("p", `Largest ctx that fits (batch ${json.settings.batch}): ${parts.join("; ")}`));
   }
 
+  /// kvplan plot's SVG, inline (its budget line, markers and hover titles are then part of the
+  /// page): parsed as XML, never as HTML, with anything scriptable dropped.
   function renderChart(svg) {
     const box = $("chart-box");
-    if (!svg) { box.hidden = true; return; }
-    const image = document.createElement("img");
-    image.alt = "Memory against context length for each KV cache dtype (kvplan plot)";
-    image.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
     $("chart").textContent = "";
-    $("chart").appendChild(image);
+    const parsed = svg ? new DOMParser().parseFromString(svg, "image/svg+xml") : null;
+    const root = parsed ? parsed.documentElement : null;
+    if (!root || root.localName !== "svg" || root.getElementsByTagName("parsererror").length) { box.hidden = true; return; }
+    for (const element of [...root.querySelectorAll("script, foreignObject")]) element.remove();
+    for (const element of [root, ...root.querySelectorAll("*")]) {
+      for (const attribute of [...element.attributes]) if (/^on/i.test(attribute.name)) element.removeAttribute(attribute.name);
+    }
+    root.setAttribute("role", "img");
+    root.setAttribute("aria-label", "Memory against context length for each KV cache dtype, with the budget line and the largest context that fits (kvplan plot)");
+    $("chart").appendChild(document.importNode(root, true));
     box.hidden = false;
+  }
+
+  // ---- max, advise and fit: their JSON documents as tables ----------------------------------
+
+  const orNone = (value) => (value === null || value === undefined ? "none" : groupDigits(value));
+  const bytes = (value) => (value === null || value === undefined ? "" : groupDigits(value));
+  const deployment = (gpus, tp, pp) => (gpus === null || gpus === undefined ? "none" : `${gpus} (tp ${tp}${pp > 1 ? `, pp ${pp}` : ""})`);
+
+  /// Each question's columns: [heading, is it a number, the cell's text from one entry].
+  const SUB_COLUMNS = {
+    max: [
+      ["KV dtype", false, (r) => r.kv_dtype],
+      ["max ctx", true, (r) => orNone(r.max_ctx)],
+      ["bound", false, (r) => r.limit_code || r.limit],
+      ["max batch", true, (r) => orNone(r.max_batch)],
+      ["bound", false, (r) => r.max_batch_limit_code || r.max_batch_limit],
+      ["fewest GPUs", false, (r) => deployment(r.min_gpus, r.min_gpus_tp, r.min_gpus_pp)],
+    ],
+    advise: [
+      ["#", true, (r, i) => String(i + 1)],
+      ["GPU", false, (r) => r.gpu],
+      ["count", true, (r) => groupDigits(r.count)],
+      ["tp", true, (r) => groupDigits(r.tp)],
+      ["pp", true, (r) => groupDigits(r.pp)],
+      ["weights", false, (r) => r.weight_dtype],
+      ["KV dtype", false, (r) => r.kv_dtype],
+      ["$/h", true, (r) => (r.price_per_hour === null ? "" : `${r.price_approximate ? "~" : ""}${r.price_per_hour}`)],
+      ["price date", false, (r) => r.price_date || "undated"],
+      ["total bytes", true, (r) => bytes(r.total_bytes)],
+      ["capacity bytes", true, (r) => bytes(r.capacity_bytes)],
+      ["headroom bytes", true, (r) => bytes(r.headroom_bytes)],
+    ],
+    fit: [
+      ["#", true, (r, i) => String(i + 1)],
+      ["model", false, (r) => r.model.id],
+      ["params", true, (r) => groupDigits(r.model.params)],
+      ["weights", false, (r) => r.weights.format],
+      ["KV dtype", false, (r) => r.kv_dtype],
+      ["quality", false, (r) => r.quality],
+      ["total bytes", true, (r) => bytes(r.row.total_bytes)],
+      ["headroom bytes", true, (r) => bytes(r.row.headroom_bytes)],
+      ["max ctx", true, (r) => orNone(r.max_ctx)],
+      ["bound", false, (r) => r.max_ctx_stop.code || r.max_ctx_stop.bound],
+      ["max batch", true, (r) => orNone(r.max_batch)],
+    ],
+  };
+
+  /// The entries a question's table shows, its caption, and the lines above it.
+  function subAnswer(json) {
+    const gpu = json.gpu || {};
+    const onGpu = gpu.name ? ` on ${gpu.count > 1 ? gpu.count + " x " : ""}${gpu.name}: ${groupDigits(gpu.memory_bytes)} bytes (${gpu.memory_basis})` : "";
+    if (sub === "max") {
+      return {
+        entries: json.results,
+        caption: `Per KV dtype: the largest context at batch ${groupDigits(json.batch)} (up to ${groupDigits(json.max_ctx_cap)}, ${json.cap.replace(/_/g, " ")}), the largest batch at ctx ${groupDigits(json.ctx)} and the fewest GPUs. Each fits; one more token, sequence (or one GPU fewer) does not.`,
+        lines: [`${json.model.name || json.model.id}${onGpu}, runtime ${json.runtime}.`, json.settings.budget_rule],
+        status: `${json.results.filter((r) => r.max_ctx !== null).length} of ${json.results.length} KV dtypes fit.`,
+      };
+    }
+    if (sub === "advise") {
+      const request = json.request;
+      return {
+        entries: json.configs,
+        caption: "The cheapest configurations that fit, cheapest first: memory per GPU (the fullest one); prices approximate USD per GPU-hour with their dates.",
+        lines: [`${json.model.name || json.model.id} at ctx ${groupDigits(request.ctx)}, batch ${groupDigits(request.batch)}, runtime ${request.runtime}, quality ${request.quality}.`,
+          `${groupDigits(json.tried)} configurations tried, ${groupDigits(json.fit_count)} fit, ${groupDigits(json.not_offered)} not offered by the engine.`],
+        status: `${json.configs.length} of ${json.fit_count} configurations that fit shown.`,
+      };
+    }
+    return {
+      entries: json.shown.map((index) => json.rows[index]),
+      caption: `What runs here, best first (${json.ranking_rule}); memory per GPU (the fullest one).`,
+      lines: [`Every catalog model${onGpu}, runtime ${json.runtime}, at ctx ${groupDigits(json.ctx)} x batch ${groupDigits(json.batch)}, quality up to ${json.quality}.`,
+        json.settings.budget_rule],
+      status: `${json.best.length} of ${groupDigits(json.models_evaluated)} models fit (${json.fitting.length} of ${json.rows.length} rows); ${json.shown.length} shown.`,
+    };
+  }
+
+  function renderSub(json) {
+    const answer = subAnswer(json);
+    const columns = SUB_COLUMNS[sub];
+    $("sub-caption").textContent = answer.caption;
+    const head = $("sub-table").querySelector("thead");
+    head.textContent = "";
+    const headRow = document.createElement("tr");
+    for (const [heading, numeric] of columns) {
+      const th = cell("th", heading, numeric ? "num" : "");
+      th.scope = "col";
+      headRow.appendChild(th);
+    }
+    head.appendChild(headRow);
+    const body = $("sub-table").querySelector("tbody");
+    body.textContent = "";
+    answer.entries.forEach((entry, index) => {
+      const tr = document.createElement("tr");
+      for (const [, numeric, text] of columns) tr.appendChild(cell("td", text(entry, index), numeric ? "num" : ""));
+      body.appendChild(tr);
+    });
+    const summary = $("summary");
+    summary.textContent = "";
+    for (const line of answer.lines) summary.appendChild(cell("p", line));
+    return answer.status;
   }
 
   function showView() {
     for (const name of VIEWS) $(`view-${name}`).setAttribute("aria-pressed", String(name === view));
+    for (const name of Object.keys(SUBCOMMANDS)) $(`sub-${name}`).setAttribute("aria-pressed", String(name === sub));
+    $("table-box").hidden = sub !== "plan";
+    $("sub-box").hidden = sub === "plan";
+    if (sub !== "plan") { $("chart-box").hidden = true; $("rule").textContent = ""; }
     $("answer").hidden = view !== "table";
     $("text").hidden = view === "table";
     if (!last) return;
@@ -223,11 +377,14 @@
     const list = words();
     $("command-text").textContent = ["kvplan"].concat(list).map(shellQuote).join(" ");
     clearErrors();
-    if (!$("model").value.trim() || !$("gpu").value.trim()) {
-      $("status").textContent = "Give a model and a GPU.";
+    const missing = REQUIRED[sub].filter((id) => !$(id).value.trim());
+    if (missing.length) {
+      $("status").textContent = `Give ${missing.map((id) => (id === "gpu" ? "a GPU" : "a model")).join(" and ")}.`;
+      showView();
       return;
     }
     const json = await kvplan.run(list.concat(["--format", "json"]));
+    if (window.kvplanPage.firstRunMs === null) window.kvplanPage.firstRunMs = performance.now() - started;
     if (json.code !== 0 && json.code !== 1) {
       showError(json.err);
       $("status").textContent = "No answer: see the message above.";
@@ -237,18 +394,31 @@
     const text = view === "table" ? null : await kvplan.run(list);
     last = {words: list, jsonText: json.out, json: KvplanApi.parseExactJson(json.out), text: text ? text.out : null};
     $("answer").classList.remove("stale");
-    renderTable(last.json);
-    if (view === "text" && last.text === null) last.text = (await kvplan.run(list)).out;
+    const subStatus = sub === "plan" ? (renderTable(last.json), null) : renderSub(last.json);
     showView();
     const elapsed = performance.now() - started;
     window.kvplanPage.plans += 1;
     window.kvplanPage.lastPlanMs = elapsed;
-    if (window.kvplanPage.firstTableMs === null) window.kvplanPage.firstTableMs = performance.now();
-    const rows = last.json.rows;
-    $("status").textContent = `${rows.filter((r) => r.fits).length} of ${rows.length} rows fit (planned in ${elapsed.toFixed(1)} ms).`;
+    const planned = `planned in ${elapsed.toFixed(1)} ms`;
+    const rows = sub === "plan" ? last.json.rows : null;
+    $("status").textContent = rows ? `${rows.filter((r) => r.fits).length} of ${rows.length} rows fit (${planned}).` : `${subStatus} (${planned})`;
+    // A module run holds the main thread: the answer is painted before anything else runs (the
+    // chart, the catalog lists), and the first table's time is that frame's.
+    const painted = await paintedFrame();
+    if (window.kvplanPage.firstTableMs === null) window.kvplanPage.firstTableMs = painted;
+    if (!rows) return;
     // The chart after the table is on screen: it is a second run, and optional.
     const plot = await kvplan.run(plotWords(list));
     renderChart(plot.code === 0 ? plot.out : null);
+  }
+
+  /// Resolves after the browser has painted what the DOM holds now, to the time of that frame's
+  /// callback (the frame's own timestamp can be older: it may be taken while a run held the thread).
+  function paintedFrame() {
+    return new Promise((resolve) => requestAnimationFrame(() => {
+      const now = performance.now();
+      setTimeout(() => resolve(now), 0);
+    }));
   }
 
   function schedule() {
@@ -263,18 +433,18 @@
 
   // ---- wiring -------------------------------------------------------------------------------
 
-  async function loadLists() {
-    const models = await kvplan.run(["models", "--format", "json"]);
+  // The catalogs' lists are read when their field is first used, not on the first visit: listing
+  // every model is the module's longest run (0.2-0.8 s the first time on a busy 2-core machine).
+  function loadModels(modelPicker) {
+    const models = kvplan.runOnce(["models", "--format", "json"]);
     if (models.code === 0) {
-      const list = $("model-list");
-      for (const spec of KvplanApi.parseExactJson(models.out).models || []) {
-        const option = document.createElement("option");
-        option.value = spec.id;
-        option.label = spec.name || spec.id;
-        list.appendChild(option);
-      }
+      modelPicker.setEntries((KvplanApi.parseExactJson(models.out).models || []).map((spec) =>
+        ({value: spec.id, label: spec.name || spec.id, keys: spec.aliases || []})));
     }
-    const gpus = await kvplan.run(["gpus", "--format", "json"]);
+  }
+
+  function loadGpus() {
+    const gpus = kvplan.runOnce(["gpus", "--format", "json"]);
     if (gpus.code === 0) {
       const list = $("gpu-list");
       for (const gpu of KvplanApi.parseExactJson(gpus.out).gpus || []) {
@@ -302,8 +472,10 @@
     kvplan = await KvplanApi.Kvplan.load(createKvplan);
     window.kvplanPage.ready = true;
     window.kvplanPage.moduleMs = performance.now();
+    const modelPicker = KvplanCombobox.attach($("model"), $("model-options"), () => schedule());
+    $("model").addEventListener("focus", () => loadModels(modelPicker), {once: true});
+    $("gpu").addEventListener("focus", loadGpus, {once: true});
     await schedule();
-    loadLists();
 
     let timer = null;
     const form = $("plan");
@@ -326,6 +498,9 @@
     });
     for (const name of VIEWS) {
       $(`view-${name}`).addEventListener("click", () => { view = name; schedule(); });
+    }
+    for (const name of Object.keys(SUBCOMMANDS)) {
+      $(`sub-${name}`).addEventListener("click", () => { switchSubcommand(name); schedule(); });
     }
     $("copy").addEventListener("click", async () => {
       const text = $("command-text").textContent;
