@@ -74,6 +74,8 @@ const Figures kFigures[] = {
     {"exaone-4.0-32b", 262144, 131072, {1073741824ull, 536870912ull, 2952790016ull, 1476395008ull, 9395240960ull, 4697620480ull}},
     // falcon-40b: 60 full x 2 x 8 x 64 values (new_decoder_architecture, num_kv_heads 8, head_dim 8192/128)
     {"falcon-40b", 122880, 61440, {503316480ull, 251658240ull, 4026531840ull, 2013265920ull, 16106127360ull, 8053063680ull}},
+    // falcon-h1-0.5b: 36 full x 2 x 2 x 64 values + 36 mamba2 states (conv 5376 + ssm 196608 values, bf16)
+    {"falcon-h1-0.5b", 18432, 9216, {90040320ull, 52291584ull, 618522624ull, 316532736ull, 2430461952ull, 1222502400ull}},
     // gemma2-27b: 23 full + 23 sliding(4096) alternating, x 2 x 16 x 128 values
     {"gemma2-27b", 376832, 188416, {1543503872ull, 771751936ull, 6945767424ull, 3472883712ull, 25467813888ull, 12733906944ull}},
     // gemma2-2b: 13 full x 2 x 4 x 256 values + 13 sliding(4096) x 2 x 4 x 256 values (26 layers alternating sliding/full)
@@ -122,6 +124,8 @@ const Figures kFigures[] = {
     {"granite-3.3-8b", 163840, 81920, {671088640ull, 335544320ull, 5368709120ull, 2684354560ull, 21474836480ull, 10737418240ull}},
     // granite4-h-small: 4 attention (layers 5, 15, 25, 35) x 2 x 8 x 128 values; state 36 Mamba2 x ((dc-1)(d_inner + 2 G N) x 2 B + d_inner x N x 2 B, bf16)
     {"granite4-h-small", 16384, 8192, {144431104ull, 110876672ull, 614193152ull, 345757696ull, 2224805888ull, 1151064064ull}},
+    // granite4-h-tiny: 4 full x 2 x 4 x 128 values + 36 mamba2 states (conv 9984 + ssm 393216 values, bf16)
+    {"granite4-h-tiny", 8192, 4096, {62584832ull, 45807616ull, 297465856ull, 163248128ull, 1102772224ull, 565901312ull}},
     // hunyuan-a13b: 32 full x 2 x 8 x 128 values (attention_head_dim 128, use_cla false)
     {"hunyuan-a13b", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
     // hy-mt2-7b: 32 full x 2 x 8 x 128 values (use_cla false)
@@ -130,6 +134,8 @@ const Figures kFigures[] = {
     {"internlm2.5-7b", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
     // internlm3-8b: 48 full x 2 x 2 x 128 values
     {"internlm3-8b", 49152, 24576, {201326592ull, 100663296ull, 1610612736ull, 805306368ull, 6442450944ull, 3221225472ull}},
+    // jamba-1.5-mini: 4 full x 2 x 8 x 128 values + 28 mamba states (conv 24576 + ssm 131072 values, bf16)
+    {"jamba-1.5-mini", 16384, 8192, {75825152ull, 42270720ull, 545587200ull, 277151744ull, 2156199936ull, 1082458112ull}},
     // kimi-k2: MLA: 61 layers x (512 + 64) values
     {"kimi-k2", 70272, 35136, {287834112ull, 143917056ull, 2302672896ull, 1151336448ull, 9210691584ull, 4605345792ull}},
     // kimi-k2.5: MLA: 61 layers x (512 + 64) values
@@ -248,6 +254,8 @@ const Figures kFigures[] = {
     {"qwen2-vl-7b", 57344, 28672, {234881024ull, 117440512ull, 1879048192ull, 939524096ull, 7516192768ull, 3758096384ull}},
     // qwen2.5-0.5b: 24 full x 2 x 2 x 64 values
     {"qwen2.5-0.5b", 12288, 6144, {50331648ull, 25165824ull, 402653184ull, 201326592ull, 1610612736ull, 805306368ull}},
+    // qwen2.5-1.5b-instruct: 28 full x 2 x 2 x 128 values (1536/12)
+    {"qwen2.5-1.5b-instruct", 28672, 14336, {117440512ull, 58720256ull, 939524096ull, 469762048ull, 3758096384ull, 1879048192ull}},
     // qwen2.5-14b: 48 full x 2 x 8 x 128 values
     {"qwen2.5-14b", 196608, 98304, {805306368ull, 402653184ull, 6442450944ull, 3221225472ull, 25769803776ull, 12884901888ull}},
     // qwen2.5-32b: 64 full x 2 x 8 x 128 values
@@ -292,12 +300,16 @@ const Figures kFigures[] = {
     {"qwen3.5-397b-a17b", 30720, 15360, {317890560ull, 254976000ull, 1198694400ull, 695377920ull, 4218593280ull, 2205327360ull}},
     // qwen3.6-27b: 16 full x 2 x 4 x 256 values; state 48 GDN x ((k-1)(2HkDk+HvDv) x 2 B + HvDvDk x 4 B)
     {"qwen3.6-27b", 65536, 32768, {422379520ull, 288161792ull, 2301427712ull, 1227685888ull, 8743878656ull, 4448911360ull}},
+    // qwq-32b: 64 full x 2 x 8 x 128 values (5120/40; use_sliding_window false)
+    {"qwq-32b", 262144, 131072, {1073741824ull, 536870912ull, 8589934592ull, 4294967296ull, 34359738368ull, 17179869184ull}},
     // santacoder: 24 full x 2 x 1 x 128 values (multi_query, head_dim 2048/16)
     {"santacoder", 12288, 6144, {50331648ull, 25165824ull, 402653184ull, 201326592ull, 1610612736ull, 805306368ull}},
     // seed-oss-36b: 64 full x 2 x 8 x 128 values
     {"seed-oss-36b", 262144, 131072, {1073741824ull, 536870912ull, 8589934592ull, 4294967296ull, 34359738368ull, 17179869184ull}},
     // smollm3-3b: 36 full x 2 x 4 x 128 values (NoPE layers still cache K and V)
     {"smollm3-3b", 73728, 36864, {301989888ull, 150994944ull, 2415919104ull, 1207959552ull, 9663676416ull, 4831838208ull}},
+    // smolvlm-256m: 30 full x 2 x 3 x 64 values (text_config)
+    {"smolvlm-256m", 23040, 11520, {94371840ull, 47185920ull, 754974720ull, 377487360ull, 3019898880ull, 1509949440ull}},
     // stablelm-2-1.6b: 24 full x 2 x 32 x 64 values
     {"stablelm-2-1.6b", 196608, 98304, {805306368ull, 402653184ull, 6442450944ull, 3221225472ull, 25769803776ull, 12884901888ull}},
     // stablelm-3b: 32 full x 2 x 32 x 80 values

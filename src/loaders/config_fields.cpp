@@ -23,8 +23,15 @@ std::string type_name(const nlohmann::json& value) {
 
 ConfigFields::ConfigFields(const nlohmann::json& config, std::string origin) : root_(config), origin_(std::move(origin)) {
   if (!root_.is_object()) throw Error(fmt::format("{}: expected a JSON object, got {}", origin_, type_name(root_)));
-  const auto text = root_.find("text_config");
-  text_ = (text != root_.end() && text->is_object()) ? &*text : &root_;
+  // llm_config: OpenGVLab's remote-code InternVL (internvl_chat) names its language model so.
+  for (const char* key : {"text_config", "llm_config"}) {
+    const auto text = root_.find(key);
+    if (text != root_.end() && text->is_object()) {
+      text_ = &*text;
+      break;
+    }
+  }
+  if (!text_) text_ = &root_;
 }
 
 void ConfigFields::set_family(const arch::Family* family, std::string model_type) {

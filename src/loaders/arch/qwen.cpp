@@ -48,6 +48,8 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   counted.final_norm = hidden;
   u64 moe_always = 0;
   u64 moe_width = 0;
+  // A MoE type without its expert count would be counted as dense: refused instead.
+  if (type.find("_moe") != std::string::npos) fields.required_uint("num_experts");
   if (fields.uint_or("num_experts", 0) > 0) {
     counted.experts = fields.positive("num_experts");
     counted.top_k = fields.positive("num_experts_per_tok");
@@ -173,6 +175,8 @@ const Family& family_qwen() {
                "(their language model at the top level) and Qwen3-VL: the vision tower and its merger (Qwen3-VL: + the "
                "deepstack mergers) as their own lines in the weights.",
       .unverified = "Qwen3.5's vision tower (qwen3_5 / qwen3_5_moe wrappers) is not counted: shown as not counted.",
+      // transformers 5 writes the MoE configs' num_experts as num_local_experts (its attribute_map).
+      .spellings = {{"num_experts", "num_local_experts"}},
       .defaults = {{"qwen3", "head_dim", 128}, {"qwen3_moe", "head_dim", 128}, {"qwen3_next", "head_dim", 256},
                    {"qwen3_5_text", "head_dim", 256}, {"qwen3_5_moe_text", "head_dim", 256}, {"qwen3_5", "head_dim", 256},
                    {"qwen3_5_moe", "head_dim", 256}, {"qwen3_vl_text", "head_dim", 128}, {"qwen3_vl_moe_text", "head_dim", 128}},
