@@ -289,11 +289,17 @@ async function main() {
     check(sameRows(await pageRows(page), expectedRows(cli(["--model", "meta-llama/Llama-3.1-8B", "--gpu", "4090", "--ctx", "32k", "--format", "json"]).out)),
       "a Hugging Face id typed whole plans like the CLI");
 
-    // 4. A re-plan after an input change.
-    await page.fill("#batch", "8");
-    await settle(page);
-    const replan = await page.evaluate(() => window.kvplanPage.lastPlanMs);
-    check(replan < REPLAN_BUDGET_MS, "a re-plan after an input change takes under 50 ms", `${replan.toFixed(1)} ms`);
+    // 4. A re-plan after an input change: the median of five changes, so that one stall of a busy
+    // machine (a collection, another process) does not decide the budget; every one is printed.
+    const replans = [];
+    for (const batch of ["2", "3", "4", "5", "8"]) {
+      await page.fill("#batch", batch);
+      await settle(page);
+      replans.push(await page.evaluate(() => window.kvplanPage.lastPlanMs));
+    }
+    const replan = [...replans].sort((a, b) => a - b)[2];
+    check(replan < REPLAN_BUDGET_MS, "a re-plan after an input change takes under 50 ms (median of 5)",
+      replans.map((ms) => ms.toFixed(1)).join(", ") + " ms");
 
     // 5. A rule behind a figure, on click (tap) and on hover (the title).
     await page.click("#fit tbody tr:first-child button");
