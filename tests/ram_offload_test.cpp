@@ -157,7 +157,7 @@ TEST_CASE("ram auto (--ram auto): MemAvailable of a captured /proc/meminfo, in k
   // 21,560,540 kB x 1,024 = 22,077,992,960 bytes (20.56 GiB).
   CHECK(kvplan::read_meminfo_available(path) == 22'077'992'960ULL);
   std::vector<kvplan::EngineOption> options{{"ram", "auto", "--ram"}, {"parallel", "auto", "-np"}};
-  kvplan::resolve_ram_auto(options, path);
+  kvplan::resolve_ram_auto(options, {}, path);
   CHECK(options[0].value == "22077992960B");
   CHECK(options[1].value == "auto");  // only --ram's auto
 
