@@ -103,7 +103,7 @@ TEST_CASE("ram limits: kvplan max and sweep take --ram, and the JSON carries sys
   REQUIRE(max_without.exit_code == 0);
   CHECK(max.out != max_without.out);
   CHECK_THAT(max.out, Catch::Contains("\"system_ram\": {"));
-  const auto sweep = run_kvplan("sweep --models llama3.1-70b --gpus 4090 --runtime llama.cpp --ctx 8k --ram 128GiB --format json");
+  const auto sweep = run_kvplan("sweep --models llama3.1-70b --gpus 4090 --runtime llama.cpp --ctx 8k --ram 128GiB");
   INFO(sweep.err);
   REQUIRE(sweep.exit_code == 0);
   CHECK_THAT(sweep.out, Catch::Contains("\"system_ram\":{\"host_bytes\":"));
@@ -131,8 +131,10 @@ TEST_CASE("ram limits: --ram auto on a Mac is hw.memsize less the GPU's working 
 
   kvplan::testing::TempDir dir("kvplan_ram_auto");
   const std::string script = dir.file("sysctl");
-  std::ofstream(script) << "#!/bin/sh\nhead -n 1 '"
-                        << kvplan::testing::source_path("tests/fixtures/gpu_auto/sysctl-m3-max-128gb.txt") << "'\n";
+  // The capture's first line, read by the shell itself (the PATH holds only the stand-in).
+  std::ofstream(script) << "#!/bin/sh\nread -r line < '"
+                        << kvplan::testing::source_path("tests/fixtures/gpu_auto/sysctl-m3-max-128gb.txt")
+                        << "'\necho \"$line\"\n";
   chmod(script.c_str(), 0755);
   kvplan::Environment env;
   env.variables["PATH"] = dir.file("");

@@ -184,7 +184,7 @@ TEST_CASE("kvplan --ram: the flags on the command line", "[ram][cli]") {
   check_refused(run_kvplan("--model llama3.1-8b --gpu 4090 --runtime llama.cpp --ram 64"), "--ram");
   check_refused(run_kvplan("--model llama3.1-8b --gpu 4090 --runtime llama.cpp --ram-bandwidth 90"), "declare the RAM too");
   check_refused(run_kvplan("--model llama3.1-8b --gpu 4090 --runtime llama.cpp --ram 8GiB --ram-bandwidth x"), "is not GB/s");
-  check_refused(run_kvplan("max --model llama3.1-8b --gpu 4090 --runtime llama.cpp --ram 64GiB"), "only the plain command");
+  check_refused(run_kvplan("max --model llama3.1-8b --gpu 4090 --runtime vllm --ram 64GiB"), "--ram");
   // llama3.1-8b (16 GB of bf16 weights) on an 8 GiB card: does not fit without RAM, fits with it.
   const auto without = run_kvplan("--model llama3.1-8b --gpu 8GiB --runtime llama.cpp --ctx 8k");
   CHECK(without.exit_code == 0);

@@ -68,16 +68,16 @@ TEST_CASE("ram ollama: with --ram the GPU part and the RAM part are decided apar
   // 457 MiB - the graph 5,592,405 B leaves 4.547 GiB: blocks 7 to 4). llama.cpp -ngl 4 puts the
   // output layer and blocks 5 to 7 on the GPU: 4 GiB of weights and 3 x 4 MiB = 12 MiB of cache.
   // Ollama's reserve on the GPU: the layer buffer 1 GiB + 4 MiB + MinimumMemory 457 MiB + the
-  // graph 5,592,405 B = 1,563,426,133 B.
-  // GPU: 4,294,967,296 + 12,582,912 + 1,563,426,133 = 5,870,976,341 B <= 6 GiB (6,442,450,944).
+  // graph 5,592,405 B = 1,073,741,824 + 4,194,304 + 479,199,232 + 5,592,405 = 1,562,727,765 B.
+  // GPU: 4,294,967,296 + 12,582,912 + 1,562,727,765 = 5,870,277,973 B <= 6 GiB (6,442,450,944).
   // RAM: blocks 0 to 4, 5 GiB of weights, and their cache 5 x 4 MiB = 20 MiB (no vocabulary: no
   // logits buffer) = 5,389,680,640 B <= 6 GiB declared.
   const kvplan::Plan plan = ram_ollama_plan("6GiB");
   const kvplan::Row& row = plan.rows.front();
   CHECK(row.weights_bytes == 4 * GiB);
   CHECK(row.kv_bytes == 12 * MiB);
-  CHECK(row.overhead_bytes == 1'563'426'133);
-  CHECK(row.total_bytes == 5'870'976'341);
+  CHECK(row.overhead_bytes == 1'562'727'765);
+  CHECK(row.total_bytes == 5'870'277'973);
   CHECK(row.fits);
   const kvplan::Finding* cpu = ram_ollama_finding(row, "partly_on_cpu");
   REQUIRE(cpu);

@@ -445,7 +445,8 @@ void write_members(Sink& out, const Row& row) {
   out.count(row.host->ram_bytes);
   out.literal(",\"read_bytes\":");
   out.count(row.host->read_bytes);
-  out.literal(row.host->host_bytes <= row.host->ram_bytes ? ",\"fits\":true}" : ",\"fits\":false}");
+  if (row.host->host_bytes <= row.host->ram_bytes) out.literal(",\"fits\":true}");
+  else out.literal(",\"fits\":false}");
 }
 
 void write_decode_bound(Sink& out, const Row& row) {
