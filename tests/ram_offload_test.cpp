@@ -157,7 +157,7 @@ TEST_CASE("ram auto (--ram auto): MemAvailable of a captured /proc/meminfo, in k
   // 21,560,540 kB x 1,024 = 22,077,992,960 bytes (20.56 GiB).
   CHECK(kvplan::read_meminfo_available(path) == 22'077'992'960ULL);
   std::vector<kvplan::EngineOption> options{{"ram", "auto", "--ram"}, {"parallel", "auto", "-np"}};
-  kvplan::resolve_ram_auto(options, path);
+  kvplan::resolve_ram_auto(options, {}, path);
   CHECK(options[0].value == "22077992960B");
   CHECK(options[1].value == "auto");  // only --ram's auto
 
@@ -184,7 +184,7 @@ TEST_CASE("kvplan --ram: the flags on the command line", "[ram][cli]") {
   check_refused(run_kvplan("--model llama3.1-8b --gpu 4090 --runtime llama.cpp --ram 64"), "--ram");
   check_refused(run_kvplan("--model llama3.1-8b --gpu 4090 --runtime llama.cpp --ram-bandwidth 90"), "declare the RAM too");
   check_refused(run_kvplan("--model llama3.1-8b --gpu 4090 --runtime llama.cpp --ram 8GiB --ram-bandwidth x"), "is not GB/s");
-  check_refused(run_kvplan("max --model llama3.1-8b --gpu 4090 --runtime llama.cpp --ram 64GiB"), "only the plain command");
+  check_refused(run_kvplan("max --model llama3.1-8b --gpu 4090 --runtime vllm --ram 64GiB"), "--ram");
   // llama3.1-8b (16 GB of bf16 weights) on an 8 GiB card: does not fit without RAM, fits with it.
   const auto without = run_kvplan("--model llama3.1-8b --gpu 8GiB --runtime llama.cpp --ctx 8k");
   CHECK(without.exit_code == 0);

@@ -155,6 +155,14 @@ struct DecodeBound {
 struct EngineDetail;
 
 /// One priced row, per GPU.
+/// The system RAM a row uses, when the user declared some (llama.cpp and Ollama keep the layers
+/// they do not put on the GPUs there). Settled by the core beside the verdict.
+struct RowRam {
+  std::uint64_t host_bytes = 0;  ///< what the engine keeps in system RAM (weights, cache, buffers)
+  std::uint64_t ram_bytes = 0;   ///< declared (--ram)
+  std::uint64_t read_bytes = 0;  ///< what a decode step reads from it (the layers kept there)
+};
+
 struct Row {
   std::uint64_t ctx = 0;    ///< tokens each sequence holds (as the engine settles it)
   std::uint64_t batch = 1;  ///< concurrent sequences
@@ -191,6 +199,8 @@ struct Row {
 
   /// Set by the core from the card's bandwidth; nullopt when the catalog has none for it.
   std::optional<DecodeBound> decode_bound;
+  /// Set by the core when system RAM was declared; nullopt: none counted (the row is on the GPUs).
+  std::optional<RowRam> host;
 };
 
 /// The largest context that fits with one cache dtype, everything else as requested.

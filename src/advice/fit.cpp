@@ -180,7 +180,9 @@ struct Evaluation {
           continue;
         }
       } catch (const Error& error) {
-        if (error.code() == ExitCode::unsupported_architecture) throw;
+        // Not modelled for the engine's own dtype: the model is refused (evaluate's caller); only
+        // for another one (SGLang's fp4 cache beside sliding layers): that dtype is not a row.
+        if (error.code() == ExitCode::unsupported_architecture && taken.empty()) throw;
         if (!dynamic_cast<const OverflowError*>(&error)) {
           refuse(model, variant.format, cache.label(), error.what());
           continue;

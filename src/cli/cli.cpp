@@ -277,9 +277,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (plot_command && plot_command->parsed()) return plot_command->run(out);
     texts.engine_options = engine_flags.options(app, env, runtime);
     use_machine_gpus(plan, env);
-    if (((max_command && max_command->parsed()) || (sweep_command && sweep_command->parsed())) &&
-        std::any_of(texts.engine_options.begin(), texts.engine_options.end(), [](const EngineOption& o) { return o.name == "ram"; }))
-      throw Error("--ram: only the plain command places layers in system RAM (not kvplan max or sweep yet)");
+    resolve_ram_auto(texts.engine_options, env);  // --ram auto: this machine's RAM, before any command plans
     if (max_command && max_command->parsed()) return max_command->run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified, &plan.detected}, out);
     if (fit_command && fit_command->parsed()) return fit_command->run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified, &plan.detected}, out);
     if (sweep_command && sweep_command->parsed()) return sweep_command->run({plan.model, plan.gpu, plan.gpu_count, plan.format, texts, plan.unified}, out, err);

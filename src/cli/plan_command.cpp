@@ -2,7 +2,6 @@
 
 #include "cli/arguments.h"
 #include "cli/plan_inputs.h"
-#include "cli/ram_flags.h"
 #include "kvplan/error.h"
 #include "kvplan/model_loader.h"
 #include "kvplan/plan.h"
@@ -27,7 +26,6 @@ int run_plan(const PlanFlags& flags, const TableStyle& style, std::ostream& out)
   report.model = &model;
   report.gpus = resolve_gpus_for_cli(flags.gpu, flags.gpu_count, flags.unified, "--gpu", &flags.detected);
   PlanRequest request = build_plan_request(flags.texts, model, kFlagNames);
-  resolve_ram_auto(request.engine_options);  // --ram auto: this machine's MemAvailable
   report.plan = make_plan(model, report.gpus, request);
   if (flags.quiet && format != OutputFormat::json) report.plan.quality_notes.clear();
   write_output(out, format_report(report, format, style));

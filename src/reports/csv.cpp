@@ -50,6 +50,7 @@ std::string format_csv(const Report& report) {
     fields.erase("per_gpu");  // one line per row: the worst GPU's figures are the row's own
     // The roofline bound as two plain cells (empty when the card's bandwidth is unknown).
     fields.erase("decode_bound");
+    fields.erase("system_ram");  // the JSON's; the CSV's columns stay as they were
     fields["decode_tokens_per_s_per_sequence"] = row_fields.at("decode_bound").is_null()
                                                      ? nlohmann::ordered_json()
                                                      : row_fields.at("decode_bound")["tokens_per_s_per_sequence"];

@@ -176,6 +176,13 @@ nlohmann::ordered_json row_to_json(const Row& row) {
   } else {
     out["decode_bound"] = nullptr;
   }
+  if (row.host)
+    out["system_ram"] = {{"host_bytes", row.host->host_bytes},
+                         {"ram_bytes", row.host->ram_bytes},
+                         {"read_bytes", row.host->read_bytes},
+                         {"fits", row.host->host_bytes <= row.host->ram_bytes}};
+  else
+    out["system_ram"] = nullptr;
   return out;
 }
 

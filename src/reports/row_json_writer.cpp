@@ -303,6 +303,8 @@ class Sink {
   std::array<char, 32> last_real_text_{};
 };
 
+void write_decode_bound(Sink& out, const Row& row);
+
 void write_members(Sink& out, const Row& row) {
   // Keys and the commas between members as single literals: "ctx" first, then ,"batch": and so on.
   out.literal("\"ctx\":");
@@ -431,6 +433,23 @@ void write_members(Sink& out, const Row& row) {
   }
 
   out.literal("],\"decode_bound\":");
+  write_decode_bound(out, row);
+  out.literal(",\"system_ram\":");
+  if (!row.host) {
+    out.literal("null");
+    return;
+  }
+  out.literal("{\"host_bytes\":");
+  out.count(row.host->host_bytes);
+  out.literal(",\"ram_bytes\":");
+  out.count(row.host->ram_bytes);
+  out.literal(",\"read_bytes\":");
+  out.count(row.host->read_bytes);
+  if (row.host->host_bytes <= row.host->ram_bytes) out.literal(",\"fits\":true}");
+  else out.literal(",\"fits\":false}");
+}
+
+void write_decode_bound(Sink& out, const Row& row) {
   if (!row.decode_bound) {
     out.literal("null");
     return;

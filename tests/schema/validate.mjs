@@ -77,6 +77,8 @@ const commands = [
   // cache, and llama.cpp's layer split over mixed cards.
   ["--runtime", "ollama", "--model", "llama3.1:8b", "--gpu", "4090", "--num-ctx", "8192,32768"],
   ["--runtime", "ollama", "--model", "llama3.1:70b", "--gpu", "4090"],
+  ["--runtime", "ollama", "--model", "llama3.1:70b", "--gpu", "4090", "--ctx", "8k", "--ram", "16GiB", "--ollama-version", "0.13.5", "--speed"],
+  ["--runtime", "llama.cpp", "--model", "llama3.1-70b", "--gpu", "4090", "--ctx", "8k", "--ram", "128GiB", "--speed"],
   ["--runtime", "ollama", "--model", "gemma3:12b", "--gpu", "3060", "--ollama-version", "0.9.0", "--kv-cache-type", "q8_0", "--flash-attention", "1"],
   ["--runtime", "ollama", "--model", "qwen3:32b", "--gpu", "2x3090", "--ollama-version", "0.20.0"],
   ["--runtime", "llama.cpp", "--model", "llama3.1:70b", "-c", "32768", "--gpu", "5090+3090", "-ts", "3,1"],
@@ -91,6 +93,7 @@ const maxCommands = [
   ["max", "--model", "qwen3-8b", "--gpu", "24GB", "--util", "0.9", "--overhead", "0", "--ctx", "4700", "--batch", "8"],
   ["max", "--model", "qwen3-8b", "--gpu", "4090", "--runtime", "vllm", "--ctx", "4700"],
   ["max", "--model", "llama3.1-70b", "--gpu", "h100", "--runtime", "sglang", "--ctx", "32k"],
+  ["max", "--model", "llama3.1-70b", "--gpu", "4090", "--runtime", "llama.cpp", "--ctx", "8k", "--ram", "128GiB"],
   ["max", "--model", "llama3.1-8b", "--gpu", "4090", "--runtime", "llama.cpp", "-np", "4", "--ctx", "8k"],
   ["max", "--model", "qwen3-8b", "--gpu", "h100-1g.10gb", "--kv-dtype", "fp8"],
 ];
@@ -103,6 +106,7 @@ for (const args of maxCommands) {
 const fitCommands = [
   ["fit", "--gpu", "4090", "--ctx", "32k"],
   ["fit", "--gpu", "4090", "--runtime", "llama.cpp", "--ctx", "16k", "--family", "qwen"],
+  ["fit", "--gpu", "4090", "--runtime", "ollama", "--ctx", "8k", "--family", "llama3.1", "--ram", "64GiB"],
   ["fit", "--gpu", "h100", "--runtime", "vllm", "--ctx", "32k", "--quality", "fp8"],
   ["fit", "--gpu", "24GiB", "--ctx", "8k", "--batch", "4", "--min-params", "7B", "--all"],
 ];

@@ -225,6 +225,8 @@ Row settle_on_gpus(const Profile& profile, const RowQuery& query, const ModelSpe
 /// in GPU + RAM otherwise. Without a declaration host memory is not counted (as before --ram).
 void decide_ram(const Profile& profile, Row& row, const GpuSpec& first) {
   const std::optional<HostMemory> host = profile.host_memory(row);
+  row.host.reset();
+  if (host) row.host = RowRam{host->host_bytes, host->ram_bytes, host->read_bytes};
   if (!host || host->host_bytes <= host->ram_bytes) return;
   row.findings.push_back({"over_ram",
                           fmt::format("the engine keeps {} in system RAM; {} was declared",

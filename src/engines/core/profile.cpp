@@ -33,7 +33,7 @@ void Profile::write_section(const Plan&, EngineSection&) const {}
 void clear_row(Row& row) {
   // Field by field (assigning a whole Row{} costs more than the rest of a generic row's pricing);
   // the size check makes a field added to Row fail to compile until it is reset here too.
-  static_assert(sizeof(void*) != 8 || sizeof(Row) == 416, "a field was added to Row: reset it in clear_row");
+  static_assert(sizeof(void*) != 8 || sizeof(Row) == 448, "a field was added to Row: reset it in clear_row");
   row.ctx = 0;
   row.batch = 1;
   row.cache = {};
@@ -59,6 +59,7 @@ void clear_row(Row& row) {
   row.per_gpu.clear();
   row.assumptions.clear();
   row.decode_bound.reset();
+  row.host.reset();
 }
 
 const EngineEntry& find_engine(std::string_view name, std::string_view setting) {

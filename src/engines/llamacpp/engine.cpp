@@ -11,7 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "engines/core/ram_bandwidth.h"
+#include "engines/core/declared_ram.h"
+#include "engines/llamacpp/host_memory.h"
 #include "engines/llamacpp/rules.h"
 #include "engines/llamacpp/section.h"
 #include "model/checked.h"
@@ -108,7 +109,7 @@ class LlamaCppProfile final : public Profile {
       throw Error(fmt::format("{} does not apply to the llama.cpp profile: its cache follows the GGUF's own layer count",
                               names.mtp_layers));
     const auto option = [&](std::string_view name) { return find_option(request, name); };
-    read_ram(option("ram"), option("ram-bandwidth"));
+    ram_ = read_declared_ram(request);
 
     // Sequences: -np, or the batch; both given, they must agree.
     if (const EngineOption* np = option("parallel")) {
@@ -131,7 +132,7 @@ class LlamaCppProfile final : public Profile {
         base_.n_gpu_layers = -1;
       } else if (o->value == "auto") {
         base_.n_gpu_layers = -1;
-        if (!ram_bytes_)
+        if (!ram_)
           common_rules_.push_back("-ngl auto: llama-server's --fit may keep layers in host memory to fit the free "
                                   "memory it sees; kvplan prices all layers on the GPU (declare the system RAM to "
                                   "price the offload)");
@@ -197,24 +198,11 @@ class LlamaCppProfile final : public Profile {
                           "(on each GPU) <= its budget; the row's figures are the fullest GPU's",
                           format_percent(settings_.utilization_millionths));
     settings_.overhead_rule = fmt::format("runtime, {}", names.overhead);
-    if (ram_bytes_)
+    if (ram_)
       settings_.notes.push_back(fmt::format(
-          "system RAM: {} declared; {}", format_gib(static_cast<std::int64_t>(std::min(*ram_bytes_, std::uint64_t{1} << 62))),
+          "{}; {}", declared_ram_text(*ram_),
           ngl_given_ ? "-ngl is given, so llama.cpp keeps it (its --fit changes only settings left at their defaults)"
                      : "a row that does not fit on the GPU keeps -ngl " + std::string(kFitRule)));
-  }
-
-  /// The declared system RAM (the command line reads `auto` before the library sees it).
-  void read_ram(const EngineOption* ram, const EngineOption* bandwidth) {
-    if (!ram) {
-      if (bandwidth) throw Error(fmt::format("{}: the bandwidth of declared system RAM; declare the RAM too", bandwidth->shown_as));
-      return;
-    }
-    if (ram->value == "auto")
-      throw Error(fmt::format("{} auto: the command line reads it from /proc/meminfo; give a size", ram->shown_as));
-    ram_bytes_ = parse_memory_size(ram->value, ram->shown_as);
-    ram_bandwidth_ = parse_ram_bandwidth(bandwidth ? std::string_view(bandwidth->value) : std::string_view(),
-                                         bandwidth ? std::string_view(bandwidth->shown_as) : std::string_view("ram-bandwidth"));
   }
 
   /// llama.cpp's own fitting (llama_params_fit, common/fit; PR #16653), as kvplan applies it.
@@ -224,7 +212,7 @@ class LlamaCppProfile final : public Profile {
       "of its 1 GiB --fit-target margin; the context is kept as asked, not lowered)";
 
   std::optional<std::uint32_t> offload_layers(const RowQuery& query) const override {
-    if (!ram_bytes_ || ngl_given_) return std::nullopt;
+    if (!ram_ || ngl_given_) return std::nullopt;
     const Row row = price(query);
     return static_cast<const LlamaCppDetail&>(*row.detail).result.n_layer_all + 1;
   }
@@ -296,30 +284,18 @@ class LlamaCppProfile final : public Profile {
         used <= row.capacity_bytes ? row.capacity_bytes - static_cast<std::uint64_t>(used) : 0;
     row.engine.kv_cache_tokens = r.n_ctx;
     row.engine.max_concurrency = static_cast<double>(r.n_seq_max);
-    if (ram_bytes_) note_partly_on_cpu(row, r, query.gpu_layers.has_value());
+    if (ram_) note_partly_on_cpu(row, r, query.gpu_layers.has_value());
     row.detail = std::move(detail);
     return row;
   }
 
   PlanSettings settings() const override { return settings_; }
 
-  /// With system RAM declared: what llama.cpp keeps there (the host model buffer, the cache of the
-  /// layers left there, the logits buffer) and what a decode step reads from it (the host layers'
-  /// weights and cache). The core decides whether it fits the declared RAM.
-  static HostMemory host_of(const LlamaCppResult& r) {
-    HostMemory host;
-    host.host_bytes = (Checked(r.model_host_bytes, "host memory") + r.host_cache_bytes + r.output_buffer_bytes.value_or(0)).value();
-    host.read_bytes = checked_add(r.model_host_layer_bytes, r.host_cache_bytes, "host memory");
-    return host;
-  }
-
+  /// With system RAM declared: what llama.cpp keeps there and what a decode step reads from it
+  /// (host_memory.h). The core decides whether it fits the declared RAM.
   std::optional<HostMemory> host_memory(const Row& row) const override {
-    if (!ram_bytes_ || !row.detail) return std::nullopt;
-    HostMemory host = host_of(static_cast<const LlamaCppDetail&>(*row.detail).result);
-    host.ram_bytes = *ram_bytes_;
-    host.ram_bandwidth_gbps = ram_bandwidth_.gbps;
-    host.ram_bandwidth_source = ram_bandwidth_.source;
-    return host;
+    if (!ram_ || !row.detail) return std::nullopt;
+    return against_declared(llamacpp_host_memory(static_cast<const LlamaCppDetail&>(*row.detail).result), *ram_);
   }
 
   /// "partly on CPU": the layers left in system RAM and what they keep there.
@@ -327,7 +303,7 @@ class LlamaCppProfile final : public Profile {
     row.assumptions.push_back("system RAM counts the host model buffer, the cache of the layers kept there and the "
                               "logits buffer; the CPU's compute buffer is not counted");
     if (r.gpu_layers > r.n_layer_all) return;  // every layer on the GPU
-    const HostMemory host = host_of(r);
+    const HostMemory host = llamacpp_host_memory(r);
     row.findings.push_back(
         {"partly_on_cpu",
          fmt::format("partly on CPU: -ngl {} keeps {} of {} layers on the GPU and the rest in system RAM: {} there "
@@ -431,8 +407,7 @@ class LlamaCppProfile final : public Profile {
   LlamaCppSettings base_;
   bool parallel_given_ = false;
   bool ngl_given_ = false;  ///< -ngl N: llama.cpp's --fit leaves it alone
-  std::optional<std::uint64_t> ram_bytes_;  ///< the ram option: system RAM declared
-  RamBandwidth ram_bandwidth_;
+  std::optional<DeclaredRam> ram_;  ///< the ram option: system RAM declared
   std::vector<std::uint64_t> ctx_totals_;
   CacheDtypes typed_cache_;
   std::string kv_dtype_setting_;

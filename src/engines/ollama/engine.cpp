@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "engines/core/declared_ram.h"
+#include "engines/llamacpp/host_memory.h"
 #include "engines/ollama/e4_choices.h"
 #include "engines/ollama/rules.h"
 #include "engines/ollama/section.h"
@@ -23,7 +25,7 @@ namespace kvplan {
 
 namespace {
 
-constexpr std::array<OptionSpec, 9> kOptions = {{
+constexpr std::array<OptionSpec, 11> kOptions = {{
     {"num-ctx", "LIST", "Tokens per sequence (num_ctx); comma-separated for several rows [default: the version's, "
                         "latest: by total VRAM 4096 / 32768 / 262144]",
      "", "", "OLLAMA_CONTEXT_LENGTH"},
@@ -41,6 +43,12 @@ constexpr std::array<OptionSpec, 9> kOptions = {{
     {"num-batch", "N", "num_batch [default: 512; 0.30 and later: the automatic batch]"},
     {"modelfile", "PATH", "An Ollama Modelfile: its PARAMETER num_ctx, num_gpu and num_batch apply"},
     {"ollama-version", "VERSION", "Whose rules: 0.2.0 to 0.33 (0.5.12, 0.11.3, 0.30.0) [default: latest]"},
+    {"ram", "SIZE|auto",
+     "System RAM Ollama may run the layers it cannot place on the GPUs from (64GiB; auto: this machine's available "
+     "memory) [default: none counted]"},
+    {"ram-bandwidth", "GB/s|TYPE",
+     "That RAM's bandwidth for the speed bound: GB/s, or ddr4-3200 ddr5-4800 ddr5-5600 ddr5-6000 ddr5-6400 (dual "
+     "channel) [default: ddr5-5600, 89.6 GB/s]"},
 }};
 
 struct OllamaDetail final : EngineDetail {
@@ -181,6 +189,26 @@ class OllamaProfile final : public Profile {
                                           "(E1, E3) or llama-server's compute buffer and --fit margin (E4)",
                                           options_.version.text(), format_gib(static_cast<std::int64_t>(options_.gpu_overhead)));
     if (!modelfile_.from.empty()) settings_.notes.push_back("Modelfile FROM " + modelfile_.from);
+    ram_ = read_declared_ram(request);
+    if (ram_) {
+      settings_.notes.push_back(declared_ram_text(*ram_) + "; " + ram_rule());
+      settings_.budget_rule = fmt::format(
+          "each GPU's free memory (the card's memory x {}; nothing else loaded); fits when llama.cpp's buffers + "
+          "Ollama's reserve fit each GPU Ollama uses and what stays in system RAM fits the declared RAM",
+          format_percent(util));
+    }
+  }
+
+  /// How Ollama treats system RAM in the era of the version, with its source.
+  std::string ram_rule() const {
+    const OllamaEra era = ollama_era(options_.version);
+    std::string rule = "Ollama places the layers itself and runs those its GPUs cannot hold from system RAM; ";
+    if (era == OllamaEra::e4)
+      return rule + "from v0.30 (E4) it starts llama-server without checking system memory (llm/llama_server.go "
+                    "llamaServerRunner.Load), so kvplan's over_ram is the only check";
+    return rule + "Ollama v0.2 - v0.2x refuses to load when that part is more than free RAM + swap (\"model requires "
+                  "more system memory\": llm/server.go NewLlamaServer to v0.12.10, llmServer.verifyLayout from "
+                  "v0.12.11): the declared RAM stands for free RAM + swap";
   }
 
   std::optional<CacheRefusal> cache_refusal(const CacheDtypes& cache) const override {
@@ -240,7 +268,8 @@ class OllamaProfile final : public Profile {
       // Wide: the sizes come from flags and files, and their sum can pass 2^63.
       return static_cast<i128>(s.capacity_bytes) - (static_cast<i128>(s.weights_bytes) + s.kv_bytes + s.other_bytes);
     };
-    if (!r.partly_on_cpu && !row.per_gpu.empty()) {
+    const bool spills = r.partly_on_cpu && !ram_;  // no RAM declared: the whole row must fit a GPU
+    if (!spills && !row.per_gpu.empty()) {
       const GpuShare* fullest = &row.per_gpu.front();
       for (const GpuShare& s : row.per_gpu)
         if (headroom(s) < headroom(*fullest)) fullest = &s;
@@ -250,15 +279,25 @@ class OllamaProfile final : public Profile {
       row.capacity_bytes = fullest->capacity_bytes;
       // A probe's weights_rule is read only when it is an estimate's (plan.cpp's estimate finding).
       if (words_of_weights)
-        row.weights_rule = fmt::format("every layer on the GPU{}: llama.cpp's model buffer ({})", row.per_gpu.size() == 1 ? "" : "s",
-                                     r.exact ? "the tensors of the GGUF" : "approximate");
+        row.weights_rule =
+            r.partly_on_cpu
+                ? fmt::format("{} of {} layers on the GPU{}: llama.cpp's model buffer ({}); the rest in system RAM",
+                              r.gpu_layers, r.layers_model, devices_.size() == 1 ? "" : "s",
+                              r.exact ? "the tensors of the GGUF" : "approximate")
+                : fmt::format("every layer on the GPU{}: llama.cpp's model buffer ({})", row.per_gpu.size() == 1 ? "" : "s",
+                              r.exact ? "the tensors of the GGUF" : "approximate");
       for (const GpuShare& s : row.per_gpu)
         if (s.weights_bytes + s.kv_bytes + s.other_bytes > s.capacity_bytes && r.estimate)
           row.findings.push_back({"ollama_estimate_low",
-                                  fmt::format("Ollama's estimate puts every layer on GPU {}, but llama.cpp's buffers there "
+                                  fmt::format("Ollama's estimate puts {} on GPU {}, but llama.cpp's buffers there "
                                               "need more than its free memory: the load would fail",
-                                              s.rank),
+                                              r.partly_on_cpu ? "its layers" : "every layer", s.rank),
                                   false});
+    } else if (!spills) {
+      // With RAM declared, no layer on a GPU: nothing of the row is on one.
+      row.capacity_bytes = devices_.front().free_bytes;
+      if (words_of_weights)
+        row.weights_rule = fmt::format("no layer on the GPU{}: every layer in system RAM", devices_.size() == 1 ? "" : "s");
     } else {
       // Not every layer fits: the row is what running it all on one GPU would take.
       row.weights_bytes = r.whole_weights_bytes;
@@ -279,6 +318,7 @@ class OllamaProfile final : public Profile {
                                           r.era == OllamaEra::e4 ? " (llama-server's --fit placement, INFERRED)" : ""),
                               true});
     }
+    if (r.partly_on_cpu && ram_) note_partly_on_cpu(row, r);
     if (model_.max_context && query.ctx > model_.max_context)
       row.findings.push_back({"beyond_trained_context",
                               fmt::format("Ollama clamps num_ctx {} to the trained context {}: a sequence holds at most {} "
@@ -303,8 +343,8 @@ class OllamaProfile final : public Profile {
     row.engine.available_kv_bytes = used <= row.capacity_bytes ? row.capacity_bytes - static_cast<std::uint64_t>(used) : 0;
     row.engine.kv_cache_tokens = r.llama.n_ctx;
     row.engine.max_concurrency = static_cast<double>(r.parallel);
-    if (devices_.size() == 1 && !r.partly_on_cpu) row.per_gpu.clear();  // one GPU: the row's own figures
-    if (r.partly_on_cpu && row.per_gpu.size() == 0) {
+    if (devices_.size() == 1 && !spills) row.per_gpu.clear();  // one GPU: the row's own figures
+    if (spills && row.per_gpu.size() == 0) {
       GpuShare share;
       share.gpu = gpu_ids_.front();
       share.capacity_bytes = row.capacity_bytes;
@@ -317,6 +357,31 @@ class OllamaProfile final : public Profile {
   }
 
   PlanSettings settings() const override { return settings_; }
+
+  /// With system RAM declared: what the llama.cpp Ollama runs keeps there (host_memory.h). Ollama
+  /// chooses the layers itself, so the core has no offload search to run (offload_layers).
+  std::optional<HostMemory> host_memory(const Row& row) const override {
+    if (!ram_ || !row.detail) return std::nullopt;
+    return against_declared(llamacpp_host_memory(static_cast<const OllamaDetail&>(*row.detail).result.llama), *ram_);
+  }
+
+  /// "partly on CPU", not blocking: the RAM part is decided against the declared RAM by the core.
+  void note_partly_on_cpu(Row& row, const OllamaResult& r) const {
+    const HostMemory host = llamacpp_host_memory(r.llama);
+    row.assumptions.push_back("system RAM counts llama.cpp's host model buffer, the cache of the layers kept there and "
+                              "the logits buffer; the CPU's compute buffer is not counted");
+    row.findings.push_back(
+        {"partly_on_cpu",
+         fmt::format("partly on CPU: Ollama puts {} of {} layers on the GPU{} and runs the rest from system RAM: {} there "
+                     "({} weights, {} cache, {} logits){}",
+                     r.gpu_layers, r.layers_model, devices_.size() == 1 ? "" : "s",
+                     format_gib(static_cast<std::int64_t>(host.host_bytes)),
+                     format_gib(static_cast<std::int64_t>(r.llama.model_host_bytes)),
+                     format_gib(static_cast<std::int64_t>(r.llama.host_cache_bytes)),
+                     format_gib(static_cast<std::int64_t>(r.llama.output_buffer_bytes.value_or(0))),
+                     r.era == OllamaEra::e4 ? " (llama-server's --fit placement, INFERRED)" : ""),
+         false});
+  }
 
   std::string budget_semantics() const override {
     return "allocates what the rows need and fits layers to the memory it finds free";
@@ -376,6 +441,7 @@ class OllamaProfile final : public Profile {
   std::uint64_t default_ctx_ = 4096;
   std::string default_ctx_rule_;
   std::string kv_dtype_flag_;  ///< the cache-dtype setting's name, for the error that refuses one
+  std::optional<DeclaredRam> ram_;  ///< the ram option: system RAM declared
   PlanSettings settings_;
 };
 

@@ -160,9 +160,10 @@ class SglangProfile final : public Profile {
   }
 
   std::optional<CacheRefusal> cache_refusal(const CacheDtypes& cache) const override {
-    // nvfp4 is left to a row: its pricing may refuse the model itself (exit 3) before its dtype,
-    // and fit has always reported that.
-    if (!cache.k || cache.k != cache.v || cache.k->name == "nvfp4") return std::nullopt;
+    // nvfp4 too: on a card without it (before Blackwell) it is not a row, whatever pricing it would
+    // say of the model (an fp4 cache beside sliding layers is not modelled: that must not refuse
+    // the model's other dtypes).
+    if (!cache.k || cache.k != cache.v) return std::nullopt;
     SglangSettings settings = base_;
     settings.kv_dtype = cache.k;
     try {
