@@ -24,16 +24,21 @@ struct Spelling {
   std::string long_name;
 };
 
-/// The flags another engine declares: "--parallel is a llama.cpp flag: add --runtime llama.cpp".
-const EngineEntry* engine_declaring(std::string_view flag) {
-  if (flag.rfind("--", 0) != 0) return nullptr;
+/// The engines that declare a flag ("--ram": llama.cpp and Ollama), for "--parallel is a llama.cpp
+/// flag: add --runtime llama.cpp".
+std::vector<const EngineEntry*> engines_declaring(std::string_view flag) {
+  std::vector<const EngineEntry*> out;
+  if (flag.rfind("--", 0) != 0) return out;
   for (const EngineEntry& engine : engines())
     for (const OptionSpec& spec : engine.options) {
-      if (spec.name == flag.substr(2)) return &engine;
-      for (const std::string& word : split_words(spec.spellings))
-        if (word == flag) return &engine;
+      bool declares = spec.name == flag.substr(2);
+      for (const std::string& word : split_words(spec.spellings)) declares = declares || word == flag;
+      if (declares) {
+        out.push_back(&engine);
+        break;
+      }
     }
-  return nullptr;
+  return out;
 }
 
 }  // namespace
@@ -165,8 +170,14 @@ void refuse_unknown_flags(const CLI::App& app, const std::vector<std::string>& a
       const std::vector<std::string> main_names = long_names(app);
       if (std::find(main_names.begin(), main_names.end(), name) != main_names.end()) continue;
     }
-    if (const EngineEntry* engine = engine_declaring(name); engine && (command == &app || command->get_fallthrough()))
-      throw Error(fmt::format("{} is a {} flag: add --runtime {}", name, engine->display, engine->name));
+    if (const auto declaring = engines_declaring(name); !declaring.empty() && (command == &app || command->get_fallthrough())) {
+      std::string owners = declaring.front()->display, choices = "--runtime " + declaring.front()->name;
+      for (std::size_t i = 1; i < declaring.size(); ++i) {
+        owners += (i + 1 == declaring.size() ? " and " : ", ") + declaring[i]->display;
+        choices += (i + 1 == declaring.size() ? " or --runtime " : ", --runtime ") + declaring[i]->name;
+      }
+      throw Error(fmt::format("{} is a {} flag: add {}", name, owners, choices));
+    }
     // A flag of the main command given to a subcommand (or the other way round) is still unknown
     // there, but the suggestion may come from both.
     if (command != &app) {
