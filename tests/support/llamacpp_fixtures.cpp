@@ -313,6 +313,227 @@ GgufWriter qwen3next() {
   return w;
 }
 
+/// gpt-oss (llama.cpp's openai-moe): sinks, biased attention and experts, window 128 on layers
+/// 0 and 2 (period 2).
+GgufWriter gpt_oss() {
+  GgufWriter w;
+  common_keys(w, "gpt-oss", 4);
+  w.add_uint32("gpt-oss.attention.head_count_kv", 2);
+  w.add_uint32("gpt-oss.attention.sliding_window", 128);
+  w.add_uint32("gpt-oss.expert_count", 4);
+  w.add_uint32("gpt-oss.expert_used_count", 2);
+  w.add_uint32("gpt-oss.expert_feed_forward_length", 32);
+  embeddings(w, true);  // gpt-oss requires output.weight
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, false, true);
+    w.add_tensor(blk(i, "attn_output.bias"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "attn_sinks.weight"), kF32, {4});
+    w.add_tensor(blk(i, "post_attention_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "ffn_gate_inp.weight"), kF32, {kEmbd, 4});
+    w.add_tensor(blk(i, "ffn_gate_exps.weight"), kF32, {kEmbd, 32, 4});
+    w.add_tensor(blk(i, "ffn_up_exps.weight"), kF32, {kEmbd, 32, 4});
+    w.add_tensor(blk(i, "ffn_down_exps.weight"), kF32, {32, kEmbd, 4});
+    w.add_tensor(blk(i, "ffn_gate_inp.bias"), kF32, {4});
+    w.add_tensor(blk(i, "ffn_gate_exps.bias"), kF32, {32, 4});
+    w.add_tensor(blk(i, "ffn_up_exps.bias"), kF32, {32, 4});
+    w.add_tensor(blk(i, "ffn_down_exps.bias"), kF32, {kEmbd, 4});
+  }
+  return w;
+}
+
+/// llama4: chunked attention (llama.cpp's fixed 8192-token chunks, layers 0-2 chunked, 3 global);
+/// dense layers 0 and 2, MoE with a shared expert on 1 and 3 (interleave step 2). `window_zero`:
+/// attention.sliding_window = 0 turns chunking off.
+GgufWriter llama4(bool window_zero) {
+  GgufWriter w;
+  common_keys(w, "llama4", 4);
+  w.add_uint32("llama4.feed_forward_length", kFf);
+  w.add_uint32("llama4.attention.head_count_kv", 2);
+  w.add_uint32("llama4.expert_count", 4);
+  w.add_uint32("llama4.expert_used_count", 1);
+  w.add_uint32("llama4.expert_feed_forward_length", 32);
+  w.add_uint32("llama4.interleave_moe_layer_step", 2);
+  if (window_zero) w.add_uint32("llama4.attention.sliding_window", 0);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    if ((i + 1) % 2 == 0) {
+      experts(w, i, 32);
+      w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, 32});
+      w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 32});
+      w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {32, kEmbd});
+    } else {
+      ffn(w, i);
+    }
+  }
+  return w;
+}
+
+/// glm4moe (GLM-4.5): layer 0 dense, 1-3 MoE with a shared expert and expert bias, q/k norms.
+GgufWriter glm4moe() {
+  GgufWriter w;
+  common_keys(w, "glm4moe", 4);
+  w.add_uint32("glm4moe.feed_forward_length", kFf);
+  w.add_uint32("glm4moe.attention.head_count_kv", 2);
+  w.add_uint32("glm4moe.attention.key_length", 64);
+  w.add_uint32("glm4moe.attention.value_length", 64);
+  w.add_uint32("glm4moe.expert_count", 4);
+  w.add_uint32("glm4moe.expert_used_count", 2);
+  w.add_uint32("glm4moe.expert_shared_count", 1);
+  w.add_uint32("glm4moe.expert_feed_forward_length", 32);
+  w.add_uint32("glm4moe.leading_dense_block_count", 1);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 64, 2, true, true);
+    w.add_tensor(blk(i, "post_attention_norm.weight"), kF32, {kEmbd});
+    if (i == 0) {
+      ffn(w, i, false);
+    } else {
+      w.add_tensor(blk(i, "ffn_gate_inp.weight"), kF32, {kEmbd, 4});
+      w.add_tensor(blk(i, "exp_probs_b.bias"), kF32, {4});
+      w.add_tensor(blk(i, "ffn_gate_exps.weight"), kF32, {kEmbd, 32, 4});
+      w.add_tensor(blk(i, "ffn_up_exps.weight"), kF32, {kEmbd, 32, 4});
+      w.add_tensor(blk(i, "ffn_down_exps.weight"), kF32, {32, kEmbd, 4});
+      w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, 32});
+      w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 32});
+      w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {32, kEmbd});
+    }
+  }
+  return w;
+}
+
+/// gemma3n: window 128, period 5 (layer il sliding iff il % 5 < 4); `layers` 22 puts layers 20
+/// and 21 past llama.cpp's n_layer_kv_from_start = 20, where they reuse layer 18 / 19's cells.
+/// Altup (4 inputs), laurel (rank 64) and per-layer embeddings (256) are llama.cpp's fixed sizes.
+GgufWriter gemma3n(std::uint32_t layers) {
+  GgufWriter w;
+  common_keys(w, "gemma3n", layers);
+  w.add_uint32("gemma3n.feed_forward_length", kFf);
+  w.add_uint32("gemma3n.attention.head_count_kv", 2);
+  w.add_uint32("gemma3n.attention.key_length", 64);
+  w.add_uint32("gemma3n.attention.value_length", 64);
+  w.add_uint32("gemma3n.attention.sliding_window", 128);
+  constexpr std::uint64_t altup = 4, laurel = 64, per_layer = 256;
+  w.add_tensor("token_embd.weight", kF32, {kEmbd, kVocab});
+  w.add_tensor("altup_proj.weight", kF32, {kEmbd, kEmbd, altup - 1});
+  w.add_tensor("altup_unembd_proj.weight", kF32, {kEmbd, kEmbd, altup - 1});
+  w.add_tensor("per_layer_token_embd.weight", kF32, {per_layer * layers, kVocab});
+  w.add_tensor("per_layer_model_proj.weight", kF32, {kEmbd, per_layer * layers});
+  w.add_tensor("per_layer_proj_norm.weight", kF32, {per_layer});
+  w.add_tensor("output_norm.weight", kF32, {kEmbd});
+  for (std::uint32_t i = 0; i < layers; ++i) {
+    attention(w, i, 64, 2, true);
+    w.add_tensor(blk(i, "post_attention_norm.weight"), kF32, {kEmbd});
+    ffn(w, i);
+    w.add_tensor(blk(i, "post_ffw_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "inp_gate.weight"), kF32, {kEmbd, per_layer});
+    w.add_tensor(blk(i, "proj.weight"), kF32, {per_layer, kEmbd});
+    w.add_tensor(blk(i, "post_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "altup_correct_coef.weight"), kF32, {altup, altup});
+    w.add_tensor(blk(i, "altup_correct_scale.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "altup_predict_coef.weight"), kF32, {altup, altup * altup});
+    w.add_tensor(blk(i, "altup_router.weight"), kF32, {kEmbd, altup});
+    w.add_tensor(blk(i, "altup_router_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "laurel_l.weight"), kF32, {kEmbd, laurel});
+    w.add_tensor(blk(i, "laurel_r.weight"), kF32, {laurel, kEmbd});
+    w.add_tensor(blk(i, "laurel_post_norm.weight"), kF32, {kEmbd});
+  }
+  return w;
+}
+
+/// cohere2 (Command R7B): window 128 on layers 0-2, layer 3 global (period 4); parallel block
+/// without ffn_norm, output tied.
+GgufWriter cohere2() {
+  GgufWriter w;
+  common_keys(w, "cohere2", 4);
+  w.add_uint32("cohere2.feed_forward_length", kFf);
+  w.add_uint32("cohere2.attention.head_count_kv", 2);
+  w.add_uint32("cohere2.attention.sliding_window", 128);
+  w.add_float32("cohere2.logit_scale", 0.25f);
+  w.add_float32("cohere2.attention.layer_norm_epsilon", 1e-5f);
+  embeddings(w, false);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    ffn(w, i, false);
+  }
+  return w;
+}
+
+/// olmo2: post-norms, full-width q/k norms; `window` (OLMo 3 style) makes layers 0-2 sliding.
+GgufWriter olmo2(std::optional<std::uint32_t> window) {
+  GgufWriter w;
+  common_keys(w, "olmo2", 4);
+  w.add_uint32("olmo2.feed_forward_length", kFf);
+  w.add_uint32("olmo2.attention.head_count_kv", 2);
+  if (window) w.add_uint32("olmo2.attention.sliding_window", *window);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_q.weight"), kF32, {kEmbd, kEmbd});
+    w.add_tensor(blk(i, "attn_k.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "attn_v.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "attn_output.weight"), kF32, {kEmbd, kEmbd});
+    w.add_tensor(blk(i, "attn_q_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "attn_k_norm.weight"), kF32, {64});
+    w.add_tensor(blk(i, "post_attention_norm.weight"), kF32, {kEmbd});
+    ffn(w, i, false);
+    w.add_tensor(blk(i, "post_ffw_norm.weight"), kF32, {kEmbd});
+  }
+  return w;
+}
+
+/// exaone4: post-norms, q/k norms. llama.cpp slides only at 64 layers, so `layers` 4 with a window
+/// key keeps full layers, and `layers` 64 gets window 128 on 3 of every 4 layers.
+GgufWriter exaone4(std::uint32_t layers) {
+  GgufWriter w;
+  common_keys(w, "exaone4", layers);
+  w.add_uint32("exaone4.feed_forward_length", kFf);
+  w.add_uint32("exaone4.attention.head_count_kv", 2);
+  w.add_uint32("exaone4.attention.sliding_window", 128);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < layers; ++i) {
+    w.add_tensor(blk(i, "attn_q.weight"), kF32, {kEmbd, kEmbd});
+    w.add_tensor(blk(i, "attn_k.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "attn_v.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "attn_output.weight"), kF32, {kEmbd, kEmbd});
+    w.add_tensor(blk(i, "attn_q_norm.weight"), kF32, {32});
+    w.add_tensor(blk(i, "attn_k_norm.weight"), kF32, {32});
+    w.add_tensor(blk(i, "post_attention_norm.weight"), kF32, {kEmbd});
+    ffn(w, i, false);
+    w.add_tensor(blk(i, "post_ffw_norm.weight"), kF32, {kEmbd});
+  }
+  return w;
+}
+
+/// ernie4_5 (dense) and ernie4_5-moe: layer 0 dense, 1-3 MoE with a shared expert.
+GgufWriter ernie4_5(bool moe) {
+  const std::string arch = moe ? "ernie4_5-moe" : "ernie4_5";
+  GgufWriter w;
+  common_keys(w, arch, 4);
+  w.add_uint32(arch + ".feed_forward_length", kFf);
+  w.add_uint32(arch + ".attention.head_count_kv", 2);
+  if (moe) {
+    w.add_uint32(arch + ".expert_count", 4);
+    w.add_uint32(arch + ".expert_used_count", 2);
+    w.add_uint32(arch + ".expert_feed_forward_length", 32);
+    w.add_uint32(arch + ".expert_shared_feed_forward_length", 64);
+    w.add_uint32(arch + ".interleave_moe_layer_step", 1);
+    w.add_uint32(arch + ".leading_dense_block_count", 1);
+  }
+  embeddings(w, false);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    if (moe && i > 0) {
+      experts(w, i, 32);
+      w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, 64});
+      w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 64});
+      w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {64, kEmbd});
+    } else {
+      ffn(w, i);
+    }
+  }
+  return w;
+}
+
 struct Entry {
   LlamaCppFixture fixture;
   std::function<GgufWriter()> make;
@@ -338,6 +559,21 @@ const std::vector<Entry>& entries() {
       {{"mamba2", "mamba2: every layer recurrent, no KV cache"}, [] { return mamba2(); }},
       {{"granitehybrid", "granitehybrid: 3 mamba2 layers + 1 attention layer"}, [] { return granitehybrid(); }},
       {{"qwen3next", "qwen3next: gated delta net, attention every 4th layer, MoE"}, [] { return qwen3next(); }},
+      {{"gpt-oss", "gpt-oss: window 128 on every 2nd layer, sinks, biased experts"}, [] { return gpt_oss(); }},
+      {{"llama4", "llama4: chunked attention (8192-token chunks) on 3 of 4 layers, interleaved MoE"},
+       [] { return llama4(false); }},
+      {{"llama4-nochunk", "llama4 with attention.sliding_window 0: every layer full"}, [] { return llama4(true); }},
+      {{"glm4moe", "glm4moe: 1 dense + 3 MoE layers with a shared expert, q/k norms, biases"},
+       [] { return glm4moe(); }},
+      {{"gemma3n", "gemma3n: 22 layers, window 128 with period 5; layers 20 and 21 reuse 18 and 19"},
+       [] { return gemma3n(22); }},
+      {{"cohere2", "cohere2: window 128 on 3 of 4 layers, tied output"}, [] { return cohere2(); }},
+      {{"olmo2", "olmo2: no window, every layer full"}, [] { return olmo2(std::nullopt); }},
+      {{"olmo2-swa", "olmo2 with a window of 128 (OLMo 3): 3 sliding : 1 global"}, [] { return olmo2(128u); }},
+      {{"exaone4", "exaone4 with 4 layers: the window key is ignored below 64 layers"}, [] { return exaone4(4); }},
+      {{"exaone4-64", "exaone4 with 64 layers: window 128 on 3 of every 4 layers"}, [] { return exaone4(64); }},
+      {{"ernie4_5", "ernie4_5: plain attention, tied output"}, [] { return ernie4_5(false); }},
+      {{"ernie4_5-moe", "ernie4_5-moe: 1 dense + 3 MoE layers with a shared expert"}, [] { return ernie4_5(true); }},
   };
   return list;
 }
