@@ -18,7 +18,9 @@ constexpr std::uint64_t kVocab = 8;
 /// The keys every fixture has: architecture, the smallest workable gpt2 vocabulary, sizes.
 void common_keys(GgufWriter& w, const std::string& arch, std::uint32_t layers, bool heads = true) {
   w.add_string("general.architecture", arch);
-  w.add_string("general.name", "kvplan fixture " + arch);
+  // llama.cpp's vocabulary marks "</s>" when general.name contains "phi3" or "phi-3" (and our
+  // 8-token vocabulary has none): the phi3 fixture's name avoids both spellings.
+  w.add_string("general.name", "kvplan fixture " + (arch == "phi3" ? std::string("phi three") : arch));
   w.add_string("tokenizer.ggml.model", "gpt2");
   w.add_string("tokenizer.ggml.pre", "default");
   w.add_array_string("tokenizer.ggml.tokens", {"<|endoftext|>", "a", "b", "c", "d", "e", "f", "\xC4\x8A"});
@@ -534,6 +536,100 @@ GgufWriter ernie4_5(bool moe) {
   return w;
 }
 
+/// hunyuan-moe: 4 experts of n_ff (feed_forward_length is their width) + a shared expert, q/k norms.
+GgufWriter hunyuan_moe() {
+  GgufWriter w;
+  common_keys(w, "hunyuan-moe", 4);
+  w.add_uint32("hunyuan-moe.feed_forward_length", 32);
+  w.add_uint32("hunyuan-moe.attention.head_count_kv", 2);
+  w.add_uint32("hunyuan-moe.expert_count", 4);
+  w.add_uint32("hunyuan-moe.expert_used_count", 2);
+  w.add_uint32("hunyuan-moe.expert_feed_forward_length", 32);
+  w.add_uint32("hunyuan-moe.expert_shared_feed_forward_length", 64);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, true);
+    experts(w, i, 32);
+    w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {64, kEmbd});
+  }
+  return w;
+}
+
+/// smollm3 and granite: llama-shaped layers (granite requires logit_scale).
+GgufWriter llama_shaped(const std::string& arch) {
+  GgufWriter w;
+  common_keys(w, arch, 4);
+  w.add_uint32(arch + ".feed_forward_length", kFf);
+  w.add_uint32(arch + ".attention.head_count_kv", 2);
+  if (arch == "granite") w.add_float32("granite.logit_scale", 8.0f);
+  embeddings(w, arch == "granite");
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    ffn(w, i);
+  }
+  return w;
+}
+
+/// starcoder2: layer norms with biases, a two-matrix MLP with biases, q/k/v biases.
+GgufWriter starcoder2() {
+  GgufWriter w;
+  common_keys(w, "starcoder2", 4);
+  w.add_uint32("starcoder2.feed_forward_length", kFf);
+  w.add_uint32("starcoder2.attention.head_count_kv", 2);
+  w.add_float32("starcoder2.attention.layer_norm_epsilon", 1e-5f);
+  embeddings(w, false);
+  w.add_tensor("output_norm.bias", kF32, {kEmbd});
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, false, true);
+    w.add_tensor(blk(i, "attn_norm.bias"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "attn_output.bias"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "ffn_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "ffn_norm.bias"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "ffn_up.weight"), kF32, {kEmbd, kFf});
+    w.add_tensor(blk(i, "ffn_up.bias"), kF32, {kFf});
+    w.add_tensor(blk(i, "ffn_down.weight"), kF32, {kFf, kEmbd});
+    w.add_tensor(blk(i, "ffn_down.bias"), kF32, {kEmbd});
+  }
+  return w;
+}
+
+/// command-r (Command R, below 64 layers: no q/k norms): parallel block, tied output.
+GgufWriter command_r() {
+  GgufWriter w;
+  common_keys(w, "command-r", 4);
+  w.add_uint32("command-r.feed_forward_length", kFf);
+  w.add_uint32("command-r.attention.head_count_kv", 2);
+  w.add_float32("command-r.logit_scale", 0.0625f);
+  w.add_float32("command-r.attention.layer_norm_epsilon", 1e-5f);
+  embeddings(w, false);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    ffn(w, i, false);
+  }
+  return w;
+}
+
+/// phi3: fused qkv, gate and up in one ffn_up of 2 x n_ff; `window` 128 is read and disabled.
+GgufWriter phi3(bool window) {
+  GgufWriter w;
+  common_keys(w, "phi3", 4);
+  w.add_uint32("phi3.feed_forward_length", kFf);
+  w.add_uint32("phi3.attention.head_count_kv", 2);
+  if (window) w.add_uint32("phi3.attention.sliding_window", 128);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "attn_qkv.weight"), kF32, {kEmbd, kEmbd + 2 * 64});
+    w.add_tensor(blk(i, "attn_output.weight"), kF32, {kEmbd, kEmbd});
+    w.add_tensor(blk(i, "ffn_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "ffn_up.weight"), kF32, {kEmbd, 2 * kFf});
+    w.add_tensor(blk(i, "ffn_down.weight"), kF32, {kFf, kEmbd});
+  }
+  return w;
+}
+
 struct Entry {
   LlamaCppFixture fixture;
   std::function<GgufWriter()> make;
@@ -574,6 +670,15 @@ const std::vector<Entry>& entries() {
       {{"exaone4-64", "exaone4 with 64 layers: window 128 on 3 of every 4 layers"}, [] { return exaone4(64); }},
       {{"ernie4_5", "ernie4_5: plain attention, tied output"}, [] { return ernie4_5(false); }},
       {{"ernie4_5-moe", "ernie4_5-moe: 1 dense + 3 MoE layers with a shared expert"}, [] { return ernie4_5(true); }},
+      {{"hunyuan-moe", "hunyuan-moe: 4 experts + a shared expert on every layer, q/k norms"},
+       [] { return hunyuan_moe(); }},
+      {{"smollm3", "smollm3: llama-shaped (NoPE every 4th layer changes no cache)"},
+       [] { return llama_shaped("smollm3"); }},
+      {{"granite", "granite: llama-shaped with logit_scale"}, [] { return llama_shaped("granite"); }},
+      {{"starcoder2", "starcoder2: biases everywhere, two-matrix MLP, tied output"}, [] { return starcoder2(); }},
+      {{"command-r", "command-r: parallel block, tied output"}, [] { return command_r(); }},
+      {{"phi3", "phi3: fused qkv and gate/up"}, [] { return phi3(false); }},
+      {{"phi3-swa-disabled", "phi3 with sliding_window 128: llama.cpp disables it"}, [] { return phi3(true); }},
   };
   return list;
 }
