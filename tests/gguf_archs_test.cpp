@@ -3,6 +3,9 @@
 // the cache bytes of its llama.cpp profile for a few settings, by hand. The same fixtures are run
 // through the real llama.cpp by tests/llamacpp/crosscheck.mjs.
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -138,4 +141,22 @@ TEST_CASE("glm4moe and ernie4_5: plain caches, experts counted", "[gguf_archs]")
   CHECK(kvplan::describe_layers(load_llamacpp_fixture("ernie4_5").spec) == "4 full");
   const GgufModel ernie = load_llamacpp_fixture("ernie4_5-moe");
   CHECK(ernie.spec.active_params == ernie.spec.params - 147'456 + 73'728);
+}
+
+TEST_CASE("docs/engines/llamacpp.md lists exactly the architectures the GGUF loader reads", "[gguf_archs][docs]") {
+  std::ifstream in(std::filesystem::path(KVPLAN_SOURCE_DIR) / "docs" / "engines" / "llamacpp.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  const std::string head = "Architectures read: ";
+  const std::size_t begin = doc.find(head);
+  REQUIRE(begin != std::string::npos);
+  const std::size_t end = doc.find(". ", begin);
+  std::string listed = doc.substr(begin + head.size(), end - begin - head.size());
+  for (char& c : listed)
+    if (c == '\n') c = ' ';
+  std::string expected;
+  for (const std::string_view arch : kvplan::gguf_supported_architectures())
+    expected += (expected.empty() ? "" : ", ") + std::string(arch);
+  CHECK(listed == expected);
 }
