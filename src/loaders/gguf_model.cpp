@@ -27,11 +27,11 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 
 /// The architectures kvplan reads, each checked against its llama.cpp source file
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0.
-constexpr std::array<std::string_view, 28> kArchitectures = {
+constexpr std::array<std::string_view, 29> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
-    "hunyuan-moe", "smollm3",    "granite",    "starcoder2", "command-r"};
+    "hunyuan-moe", "smollm3",    "granite",    "starcoder2", "command-r", "nemotron_h"};
 
 /// Key suffixes (after "<arch>.") that change what llama.cpp caches. One of them present but not
 /// read for the architecture means kvplan does not know what the file asks for: exit 3.
@@ -152,6 +152,7 @@ struct Hparams {
   std::uint32_t head_k = 0, head_v = 0, head_k_swa = 0, head_v_swa = 0;
   std::uint32_t n_rot = 0;
   std::vector<bool> swa, recr;
+  std::vector<bool> no_cache;  ///< layers with neither cells nor state (nemotron_h's MLP layers)
   std::uint32_t n_swa = 0;
   bool chunked = false;  ///< swa layers are LLAMA_SWA_TYPE_CHUNKED (llama4), not a sliding window
   /// hparams.n_layer_kv_from_start: layers from here on reuse an earlier layer's cells (gemma3n).
@@ -298,6 +299,18 @@ void read_architecture(KeyReader& r, Hparams& hp) {
       hp.notes.push_back(fmt::format("qwen3next: layer il is full attention iff (il + 1) % {} == 0{}", interval,
                                      r.has("full_attention_interval") ? "" : " (llama.cpp's default interval 4)"));
     }
+  } else if (arch == "nemotron_h") {
+    read_ssm(r, hp);
+    // "A layer is recurrent IFF the n_head_kv value is set to 0 and the n_ff value is set to 0";
+    // create_memory's filters give cells to layers with heads and no FFN, and nothing to the MLP
+    // layers (n_ff > 0).
+    hp.no_cache.assign(hp.n_layer_all, false);
+    for (std::uint32_t il = 0; il < hp.n_layer; ++il) {
+      hp.recr[il] = hp.n_head_kv[il] == 0 && hp.n_ff[il] == 0;
+      hp.no_cache[il] = hp.n_ff[il] != 0;
+    }
+    hp.notes.push_back("nemotron_h: a layer is Mamba-2 where head_count_kv and feed_forward_length are both 0, "
+                       "attention where only feed_forward_length is 0, an MLP without cache otherwise");
   } else if (arch == "gpt-oss") {
     // llama_model_openai_moe: the window is a required key; every 2nd layer global by default.
     read_required_window(r, hp);
@@ -510,6 +523,8 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
       layer.kind = LayerKind::linear;
       if (hp.n_embd_r) layer.state.push_back({"conv", hp.n_embd_r, &fp32});
       if (hp.n_embd_s) layer.state.push_back({"ssm", hp.n_embd_s, &fp32});
+    } else if (!hp.no_cache.empty() && hp.no_cache[il]) {
+      layer.kind = LayerKind::none;
     } else if (hp.kv_from_start && il >= *hp.kv_from_start) {
       layer.kind = LayerKind::shared;
     } else if (hp.n_head_kv[il] == 0) {

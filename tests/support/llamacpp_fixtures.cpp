@@ -630,6 +630,41 @@ GgufWriter phi3(bool window) {
   return w;
 }
 
+/// nemotron_h: layers Mamba-2, attention, MLP, Mamba-2 (head_count_kv [0, 2, 0, 0], feed_forward_length
+/// [0, 0, 256, 0]); the mixer as granitehybrid's (inner 256, 1 group, state 16, 4 heads).
+GgufWriter nemotron_h() {
+  GgufWriter w;
+  common_keys(w, "nemotron_h", 4);
+  w.add_array_int32("nemotron_h.attention.head_count_kv", {0, 2, 0, 0});
+  w.add_float32("nemotron_h.attention.layer_norm_epsilon", 1e-5f);  // required (the MTP head's norm)
+  w.add_array_int32("nemotron_h.feed_forward_length", {0, 0, static_cast<std::int32_t>(kFf), 0});
+  ssm_keys(w, "nemotron_h", 256, 1);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    if (i == 1) {
+      w.add_tensor(blk(i, "attn_q.weight"), kF32, {kEmbd, 128});
+      w.add_tensor(blk(i, "attn_k.weight"), kF32, {kEmbd, 64});
+      w.add_tensor(blk(i, "attn_v.weight"), kF32, {kEmbd, 64});
+      w.add_tensor(blk(i, "attn_output.weight"), kF32, {128, kEmbd});
+    } else if (i == 2) {
+      w.add_tensor(blk(i, "ffn_up.weight"), kF32, {kEmbd, kFf});
+      w.add_tensor(blk(i, "ffn_down.weight"), kF32, {kFf, kEmbd});
+    } else {
+      const std::uint64_t conv_dim = 256 + 2 * 16;
+      w.add_tensor(blk(i, "ssm_in.weight"), kF32, {kEmbd, 2 * 256 + 2 * 16 + 4});
+      w.add_tensor(blk(i, "ssm_conv1d.weight"), kF32, {4, conv_dim});
+      w.add_tensor(blk(i, "ssm_conv1d.bias"), kF32, {conv_dim});
+      w.add_tensor(blk(i, "ssm_dt.bias"), kF32, {4});
+      w.add_tensor(blk(i, "ssm_a"), kF32, {1, 4});
+      w.add_tensor(blk(i, "ssm_d"), kF32, {1, 4});
+      w.add_tensor(blk(i, "ssm_norm.weight"), kF32, {256, 1});
+      w.add_tensor(blk(i, "ssm_out.weight"), kF32, {256, kEmbd});
+    }
+  }
+  return w;
+}
+
 struct Entry {
   LlamaCppFixture fixture;
   std::function<GgufWriter()> make;
@@ -679,6 +714,7 @@ const std::vector<Entry>& entries() {
       {{"command-r", "command-r: parallel block, tied output"}, [] { return command_r(); }},
       {{"phi3", "phi3: fused qkv and gate/up"}, [] { return phi3(false); }},
       {{"phi3-swa-disabled", "phi3 with sliding_window 128: llama.cpp disables it"}, [] { return phi3(true); }},
+      {{"nemotron_h", "nemotron_h hybrid: Mamba-2, attention, MLP (no cache), Mamba-2"}, [] { return nemotron_h(); }},
   };
   return list;
 }
