@@ -160,3 +160,18 @@ TEST_CASE("docs/engines/llamacpp.md lists exactly the architectures the GGUF loa
     expected += (expected.empty() ? "" : ", ") + std::string(arch);
   CHECK(listed == expected);
 }
+
+TEST_CASE("nemotron_h: Mamba-2 where heads and FFN are 0, attention, and MLP layers without cache", "[gguf_archs]") {
+  const GgufModel m = load_llamacpp_fixture("nemotron_h");
+  REQUIRE(m.spec.layers.size() == 4);
+  CHECK(m.spec.layers[0].kind == LayerKind::linear);
+  CHECK(m.spec.layers[1].kind == LayerKind::full);
+  CHECK(m.spec.layers[2].kind == LayerKind::none);
+  CHECK(m.spec.layers[3].kind == LayerKind::linear);
+  // n_ctx 8192, 2 sequences: 1 attention layer x 4096 cells x 64 x 2 B x 2 streams x (K + V)
+  // = 2,097,152; state per sequence and Mamba-2 layer: conv 3 x (256 + 2 x 16) = 864 and SSM
+  // 16 x 256 = 4096 f32 values, 2 cells x 2 layers x 4 B x 4960 = 79,360.
+  const LlamaCppResult r = gguf_archs_plan(m, 8192, 2, 512);
+  CHECK(r.kv_bytes == 2'097'152);
+  CHECK(r.recurrent_bytes == 79'360);
+}
