@@ -151,7 +151,7 @@ TEST_CASE("docs/engines/llamacpp.md lists exactly the architectures the GGUF loa
   const std::string head = "Architectures read: ";
   const std::size_t begin = doc.find(head);
   REQUIRE(begin != std::string::npos);
-  const std::size_t end = doc.find(". ", begin);
+  const std::size_t end = doc.find('.', begin);  // the list ends at its full stop
   std::string listed = doc.substr(begin + head.size(), end - begin - head.size());
   for (char& c : listed)
     if (c == '\n') c = ' ';
@@ -174,4 +174,19 @@ TEST_CASE("nemotron_h: Mamba-2 where heads and FFN are 0, attention, and MLP lay
   const LlamaCppResult r = gguf_archs_plan(m, 8192, 2, 512);
   CHECK(r.kv_bytes == 2'097'152);
   CHECK(r.recurrent_bytes == 79'360);
+}
+
+TEST_CASE("falcon-h1: every layer keeps K/V cells and Mamba-2 state", "[gguf_archs]") {
+  const GgufModel m = load_llamacpp_fixture("falcon-h1");
+  REQUIRE(m.spec.layers.size() == 4);
+  CHECK(m.spec.layers[0].kind == LayerKind::full);
+  CHECK(m.spec.layers[0].state.size() == 2);
+  // n_ctx 8192, 2 sequences: 4 layers x 4096 cells x 64 x 2 B x 2 streams x (K + V) = 8,388,608;
+  // state per sequence and layer: conv 3 x (256 + 2 x 16) = 864 and SSM 16 x 256 = 4096 f32
+  // values: 2 cells x 4 layers x 4 B x 4960 = 158,720.
+  const LlamaCppResult r = gguf_archs_plan(m, 8192, 2, 512);
+  CHECK(r.kv_bytes == 8'388'608);
+  CHECK(r.recurrent_bytes == 158'720);
+  REQUIRE(r.recurrent);
+  CHECK(r.recurrent->layers == 4);
 }

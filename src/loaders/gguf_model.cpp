@@ -27,11 +27,12 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 
 /// The architectures kvplan reads, each checked against its llama.cpp source file
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0.
-constexpr std::array<std::string_view, 29> kArchitectures = {
+constexpr std::array<std::string_view, 30> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
-    "hunyuan-moe", "smollm3",    "granite",    "starcoder2", "command-r", "nemotron_h"};
+    "hunyuan-moe", "smollm3",    "granite",    "starcoder2", "command-r", "nemotron_h",
+    "falcon-h1"};
 
 /// Key suffixes (after "<arch>.") that change what llama.cpp caches. One of them present but not
 /// read for the architecture means kvplan does not know what the file asks for: exit 3.
@@ -153,6 +154,7 @@ struct Hparams {
   std::uint32_t n_rot = 0;
   std::vector<bool> swa, recr;
   std::vector<bool> no_cache;  ///< layers with neither cells nor state (nemotron_h's MLP layers)
+  bool parallel_state = false;  ///< every attention layer also keeps Mamba-2 state (falcon-h1)
   std::uint32_t n_swa = 0;
   bool chunked = false;  ///< swa layers are LLAMA_SWA_TYPE_CHUNKED (llama4), not a sliding window
   /// hparams.n_layer_kv_from_start: layers from here on reuse an earlier layer's cells (gemma3n).
@@ -311,6 +313,12 @@ void read_architecture(KeyReader& r, Hparams& hp) {
     }
     hp.notes.push_back("nemotron_h: a layer is Mamba-2 where head_count_kv and feed_forward_length are both 0, "
                        "attention where only feed_forward_length is 0, an MLP without cache otherwise");
+  } else if (arch == "falcon-h1") {
+    // Every layer runs attention and a Mamba-2 mixer side by side: create_memory's filters put
+    // every layer in both the KV cache and the recurrent memory.
+    read_ssm(r, hp);
+    hp.parallel_state = true;
+    hp.notes.push_back("falcon-h1: every layer keeps K/V cells and Mamba-2 state (a parallel hybrid)");
   } else if (arch == "gpt-oss") {
     // llama_model_openai_moe: the window is a required key; every 2nd layer global by default.
     read_required_window(r, hp);
@@ -541,6 +549,10 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
       layer.k_head_dim = hp.swa[il] ? hp.head_k_swa : hp.head_k;
       layer.v_head_dim = hp.swa[il] ? hp.head_v_swa : hp.head_v;
       if (hp.swa[il]) layer.window = hp.n_swa;
+      if (hp.parallel_state) {
+        if (hp.n_embd_r) layer.state.push_back({"conv", hp.n_embd_r, &fp32});
+        if (hp.n_embd_s) layer.state.push_back({"ssm", hp.n_embd_s, &fp32});
+      }
       if (layer.k_head_dim == 0)
         r.fail(hp.swa[il] ? "attention.key_length_swa" : "attention.key_length", "gives a head size of 0");
     }

@@ -665,6 +665,31 @@ GgufWriter nemotron_h() {
   return w;
 }
 
+/// falcon-h1: attention and a Mamba-2 mixer (inner 256, 1 group, state 16, 4 heads) in every layer.
+GgufWriter falcon_h1() {
+  GgufWriter w;
+  common_keys(w, "falcon-h1", 4);
+  w.add_uint32("falcon-h1.feed_forward_length", kFf);
+  w.add_uint32("falcon-h1.attention.head_count_kv", 2);
+  ssm_keys(w, "falcon-h1", 256, 1);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    const std::uint64_t conv_dim = 256 + 2 * 16;
+    w.add_tensor(blk(i, "ssm_in.weight"), kF32, {kEmbd, 256 + conv_dim + 4});
+    w.add_tensor(blk(i, "ssm_conv1d.weight"), kF32, {4, conv_dim});
+    w.add_tensor(blk(i, "ssm_conv1d.bias"), kF32, {conv_dim});
+    w.add_tensor(blk(i, "ssm_dt.bias"), kF32, {4});
+    w.add_tensor(blk(i, "ssm_a"), kF32, {1, 4});
+    w.add_tensor(blk(i, "ssm_d"), kF32, {1, 4});
+    w.add_tensor(blk(i, "ssm_norm.weight"), kF32, {256, 1});
+    w.add_tensor(blk(i, "ssm_out.weight"), kF32, {256, kEmbd});
+    attention(w, i, 32, 2);
+    w.add_tensor(blk(i, "ffn_norm"), kF32, {kEmbd});  // LLM_TENSOR_FFN_NORM without a suffix
+    ffn(w, i, false);
+  }
+  return w;
+}
+
 struct Entry {
   LlamaCppFixture fixture;
   std::function<GgufWriter()> make;
@@ -715,6 +740,8 @@ const std::vector<Entry>& entries() {
       {{"phi3", "phi3: fused qkv and gate/up"}, [] { return phi3(false); }},
       {{"phi3-swa-disabled", "phi3 with sliding_window 128: llama.cpp disables it"}, [] { return phi3(true); }},
       {{"nemotron_h", "nemotron_h hybrid: Mamba-2, attention, MLP (no cache), Mamba-2"}, [] { return nemotron_h(); }},
+      {{"falcon-h1", "falcon-h1 parallel hybrid: attention and Mamba-2 state in every layer"},
+       [] { return falcon_h1(); }},
   };
   return list;
 }
