@@ -80,7 +80,7 @@ TEST_CASE("gpt-oss and cohere2: a required window, period 2 and 4", "[gguf_archs
   CHECK(gguf_archs_load_code(no_window) == kvplan::ExitCode::invalid_input);
 }
 
-TEST_CASE("llama4: chunks of 8192 tokens on 3 of 4 layers; a window key of 0 turns them off", "[gguf_archs]") {
+TEST_CASE("llama4: chunks of 8192 tokens on 3 of 4 layers, none with a window key of 0", "[gguf_archs]") {
   const GgufModel m = load_llamacpp_fixture("llama4");
   REQUIRE(m.spec.layers.size() == 4);
   for (int i = 0; i < 3; ++i) {
