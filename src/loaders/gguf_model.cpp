@@ -27,12 +27,12 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 
 /// The architectures kvplan reads, each checked against its llama.cpp source file
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0.
-constexpr std::array<std::string_view, 30> kArchitectures = {
+constexpr std::array<std::string_view, 32> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
     "hunyuan-moe", "smollm3",    "granite",    "starcoder2", "command-r", "nemotron_h",
-    "falcon-h1"};
+    "falcon-h1",  "olmoe",       "seed_oss"};
 
 /// Key suffixes (after "<arch>.") that change what llama.cpp caches. One of them present but not
 /// read for the architecture means kvplan does not know what the file asks for: exit 3.
@@ -375,7 +375,7 @@ void read_architecture(KeyReader& r, Hparams& hp) {
     }
   }
   // llama, qwen2, qwen2moe, qwen3, qwen3moe, gemma, glm4moe, ernie4_5, ernie4_5-moe, hunyuan-moe,
-  // smollm3 (its NoPE layers are a rope matter), granite, starcoder2, command-r: nothing
+  // smollm3 (its NoPE layers are a rope matter), granite, starcoder2, command-r, olmoe, seed_oss: nothing
   // architecture-specific touches the cache.
 }
 

@@ -690,6 +690,39 @@ GgufWriter falcon_h1() {
   return w;
 }
 
+/// olmoe: 4 experts of n_ff, full-width q/k norms (4 KV heads: the K norm is n_embd wide).
+GgufWriter olmoe() {
+  GgufWriter w;
+  common_keys(w, "olmoe", 4);
+  w.add_uint32("olmoe.feed_forward_length", 32);
+  w.add_uint32("olmoe.attention.head_count_kv", 4);
+  w.add_uint32("olmoe.expert_count", 4);
+  w.add_uint32("olmoe.expert_used_count", 2);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 4);
+    w.add_tensor(blk(i, "attn_q_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "attn_k_norm.weight"), kF32, {kEmbd});
+    experts(w, i, 32);
+  }
+  return w;
+}
+
+/// seed_oss: q/k/v biases, post_attention_norm as the FFN's norm.
+GgufWriter seed_oss() {
+  GgufWriter w;
+  common_keys(w, "seed_oss", 4);
+  w.add_uint32("seed_oss.feed_forward_length", kFf);
+  w.add_uint32("seed_oss.attention.head_count_kv", 2);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, false, true);
+    w.add_tensor(blk(i, "post_attention_norm.weight"), kF32, {kEmbd});
+    ffn(w, i, false);
+  }
+  return w;
+}
+
 struct Entry {
   LlamaCppFixture fixture;
   std::function<GgufWriter()> make;
@@ -742,6 +775,8 @@ const std::vector<Entry>& entries() {
       {{"nemotron_h", "nemotron_h hybrid: Mamba-2, attention, MLP (no cache), Mamba-2"}, [] { return nemotron_h(); }},
       {{"falcon-h1", "falcon-h1 parallel hybrid: attention and Mamba-2 state in every layer"},
        [] { return falcon_h1(); }},
+      {{"olmoe", "olmoe: 4 experts, full-width q/k norms"}, [] { return olmoe(); }},
+      {{"seed_oss", "seed_oss: q/k/v biases, post-attention norm"}, [] { return seed_oss(); }},
   };
   return list;
 }
