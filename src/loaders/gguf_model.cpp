@@ -27,9 +27,12 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 
 /// The architectures kvplan reads, each checked against its llama.cpp source file
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0.
-constexpr std::array<std::string_view, 14> kArchitectures = {
-    "llama", "qwen2", "qwen2moe", "qwen3", "qwen3moe", "phi3", "gemma", "gemma2", "gemma3",
-    "deepseek2", "mamba2", "granitehybrid", "lfm2", "qwen3next"};
+constexpr std::array<std::string_view, 32> kArchitectures = {
+    "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
+    "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
+    "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
+    "hunyuan-moe", "smollm3",    "granite",    "starcoder2", "command-r", "nemotron_h",
+    "falcon-h1",  "olmoe",       "seed_oss"};
 
 /// Key suffixes (after "<arch>.") that change what llama.cpp caches. One of them present but not
 /// read for the architecture means kvplan does not know what the file asks for: exit 3.
@@ -150,7 +153,12 @@ struct Hparams {
   std::uint32_t head_k = 0, head_v = 0, head_k_swa = 0, head_v_swa = 0;
   std::uint32_t n_rot = 0;
   std::vector<bool> swa, recr;
+  std::vector<bool> no_cache;  ///< layers with neither cells nor state (nemotron_h's MLP layers)
+  bool parallel_state = false;  ///< every attention layer also keeps Mamba-2 state (falcon-h1)
   std::uint32_t n_swa = 0;
+  bool chunked = false;  ///< swa layers are LLAMA_SWA_TYPE_CHUNKED (llama4), not a sliding window
+  /// hparams.n_layer_kv_from_start: layers from here on reuse an earlier layer's cells (gemma3n).
+  std::optional<std::uint32_t> kv_from_start;
   bool mla = false;
   std::uint64_t n_embd_r = 0, n_embd_s = 0;
   std::uint32_t ssm_heads = 0;
@@ -209,6 +217,12 @@ std::uint32_t scalar_swa_period(KeyReader& r, Hparams& hp, std::uint32_t fallbac
                                  : fmt::format("{}: sliding_window_pattern {}: layer il is sliding iff il % {} < {}",
                                                r.arch(), period, period, period - 1));
   return period;
+}
+
+/// `attention.sliding_window` where llama.cpp reads it with get_key(..., required).
+void read_required_window(KeyReader& r, Hparams& hp) {
+  hp.n_swa = r.required_u32("attention.sliding_window", fmt::format("llama.cpp requires it for {}", r.arch()));
+  if (hp.n_swa == 0) r.fail("attention.sliding_window", "is 0 (a sliding layer would hold no token)");
 }
 
 /// The per-architecture part of llama.cpp's load_hparams (src/models/<arch>.cpp).
@@ -287,8 +301,82 @@ void read_architecture(KeyReader& r, Hparams& hp) {
       hp.notes.push_back(fmt::format("qwen3next: layer il is full attention iff (il + 1) % {} == 0{}", interval,
                                      r.has("full_attention_interval") ? "" : " (llama.cpp's default interval 4)"));
     }
+  } else if (arch == "nemotron_h") {
+    read_ssm(r, hp);
+    // "A layer is recurrent IFF the n_head_kv value is set to 0 and the n_ff value is set to 0";
+    // create_memory's filters give cells to layers with heads and no FFN, and nothing to the MLP
+    // layers (n_ff > 0).
+    hp.no_cache.assign(hp.n_layer_all, false);
+    for (std::uint32_t il = 0; il < hp.n_layer; ++il) {
+      hp.recr[il] = hp.n_head_kv[il] == 0 && hp.n_ff[il] == 0;
+      hp.no_cache[il] = hp.n_ff[il] != 0;
+    }
+    hp.notes.push_back("nemotron_h: a layer is Mamba-2 where head_count_kv and feed_forward_length are both 0, "
+                       "attention where only feed_forward_length is 0, an MLP without cache otherwise");
+  } else if (arch == "falcon-h1") {
+    // Every layer runs attention and a Mamba-2 mixer side by side: create_memory's filters put
+    // every layer in both the KV cache and the recurrent memory.
+    read_ssm(r, hp);
+    hp.parallel_state = true;
+    hp.notes.push_back("falcon-h1: every layer keeps K/V cells and Mamba-2 state (a parallel hybrid)");
+  } else if (arch == "gpt-oss") {
+    // llama_model_openai_moe: the window is a required key; every 2nd layer global by default.
+    read_required_window(r, hp);
+    set_swa_pattern(hp, scalar_swa_period(r, hp, 2));
+  } else if (arch == "cohere2") {
+    read_required_window(r, hp);
+    set_swa_pattern(hp, scalar_swa_period(r, hp, 4));
+  } else if (arch == "gemma3n") {
+    read_required_window(r, hp);
+    set_swa_pattern(hp, scalar_swa_period(r, hp, 5));
+    // llama_model_gemma3n hard-codes n_layer_kv_from_start = 20: the layers after the first 20 keep
+    // no cells of their own and read layer 18 (sliding) or 19 (global).
+    hp.kv_from_start = 20;
+    if (hp.n_layer > 20)
+      hp.notes.push_back(fmt::format("gemma3n: llama.cpp gives only the first 20 layers a cache; layers 20 to {} reuse "
+                                     "layer 18 (sliding) or 19 (global)",
+                                     hp.n_layer - 1));
+  } else if (arch == "olmo2") {
+    // OLMo 2 has no window; OLMo 3 files (also olmo2) have one, then every 4th layer is global.
+    const std::optional<std::uint32_t> window = r.u32("attention.sliding_window");
+    if (window && *window > 0) {
+      hp.n_swa = *window;
+      set_swa_pattern(hp, scalar_swa_period(r, hp, 4));
+    } else {
+      r.mark_read("attention.sliding_window_pattern");
+    }
+  } else if (arch == "exaone4") {
+    // llama_model_exaone4 turns the window on only for the 64-layer (32B) model: window 4096 unless
+    // the key says otherwise, every 4th layer global. Any other depth reads the key and ignores it.
+    if (hp.n_layer == 64) {
+      hp.n_swa = r.u32("attention.sliding_window").value_or(4096);
+      if (hp.n_swa == 0) r.fail("attention.sliding_window", "is 0 (a sliding layer would hold no token)");
+      set_swa_pattern(hp, scalar_swa_period(r, hp, 4));
+    } else {
+      r.mark_read("attention.sliding_window_pattern");
+      if (r.u32("attention.sliding_window"))
+        hp.notes.push_back(fmt::format("exaone4: attention.sliding_window is ignored by llama.cpp for a {}-layer model "
+                                       "(it slides only at 64 layers): every layer keeps the full context",
+                                       hp.n_layer));
+    }
+  } else if (arch == "llama4") {
+    // llama_model_llama4: chunked attention (3 chunked : 1 global by default) with chunks of 8192
+    // tokens whatever the window key says, unless the key is present and 0.
+    const std::optional<std::uint32_t> window = r.u32("attention.sliding_window");
+    if (window && *window == 0) {
+      r.mark_read("attention.sliding_window_pattern");
+      hp.notes.push_back("llama4: attention.sliding_window = 0: no chunked attention, every layer keeps the full context");
+    } else {
+      hp.n_swa = 8192;
+      hp.chunked = true;
+      set_swa_pattern(hp, scalar_swa_period(r, hp, 4));
+      hp.notes.push_back(fmt::format("llama4: chunked attention in chunks of 8192 tokens (llama.cpp's fixed size{})",
+                                     window ? fmt::format("; the file's window {} is not used", *window) : ""));
+    }
   }
-  // llama, qwen2, qwen2moe, qwen3, qwen3moe, gemma: nothing architecture-specific touches the cache.
+  // llama, qwen2, qwen2moe, qwen3, qwen3moe, gemma, glm4moe, ernie4_5, ernie4_5-moe, hunyuan-moe,
+  // smollm3 (its NoPE layers are a rope matter), granite, starcoder2, command-r, olmoe, seed_oss: nothing
+  // architecture-specific touches the cache.
 }
 
 /// Refuses any cache-changing `<arch>.*` key that llama.cpp does not read for this architecture.
@@ -443,6 +531,10 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
       layer.kind = LayerKind::linear;
       if (hp.n_embd_r) layer.state.push_back({"conv", hp.n_embd_r, &fp32});
       if (hp.n_embd_s) layer.state.push_back({"ssm", hp.n_embd_s, &fp32});
+    } else if (!hp.no_cache.empty() && hp.no_cache[il]) {
+      layer.kind = LayerKind::none;
+    } else if (hp.kv_from_start && il >= *hp.kv_from_start) {
+      layer.kind = LayerKind::shared;
     } else if (hp.n_head_kv[il] == 0) {
       throw unsupported_architecture(r.key("attention.head_count_kv"),
                                      fmt::format("0 for layer {} of a {} model (a layer without KV heads)", il, arch));
@@ -452,11 +544,15 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
       layer.k_head_dim = hp.head_k;
       layer.mla_rope_dim = std::min(hp.n_rot, hp.head_k);
     } else {
-      layer.kind = hp.swa[il] ? LayerKind::sliding : LayerKind::full;
+      layer.kind = !hp.swa[il] ? LayerKind::full : hp.chunked ? LayerKind::chunked : LayerKind::sliding;
       layer.kv_heads = hp.n_head_kv[il];
       layer.k_head_dim = hp.swa[il] ? hp.head_k_swa : hp.head_k;
       layer.v_head_dim = hp.swa[il] ? hp.head_v_swa : hp.head_v;
       if (hp.swa[il]) layer.window = hp.n_swa;
+      if (hp.parallel_state) {
+        if (hp.n_embd_r) layer.state.push_back({"conv", hp.n_embd_r, &fp32});
+        if (hp.n_embd_s) layer.state.push_back({"ssm", hp.n_embd_s, &fp32});
+      }
       if (layer.k_head_dim == 0)
         r.fail(hp.swa[il] ? "attention.key_length_swa" : "attention.key_length", "gives a head size of 0");
     }

@@ -33,7 +33,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const MiB = 1024 * 1024;
 const TYPES = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"];
 const quantized = (t) => !["f32", "f16", "bf16"].includes(t);
-const SWA = new Set(["gemma2", "gemma3", "gemma3-allswa", "lfm2-swa"]);
+const SWA = new Set(["gemma2", "gemma3", "gemma3-allswa", "lfm2-swa", "gpt-oss", "llama4", "gemma3n", "cohere2", "olmo2-swa", "exaone4-64"]);
 const TOTALS = [300, 1000, 5000, 16384];  // raw n_ctx handed to llama.cpp: three are not multiples of 256
 const SEQUENCES = [1, 4];
 

@@ -48,6 +48,9 @@ struct CacheLayer {
   std::uint64_t k_head = 0;
   std::uint64_t v_head = 0;
   std::uint64_t r_row = 0, s_row = 0;  ///< recurrent state elements per cell
+  /// Gets recurrent state: a linear layer, or an attention layer of a parallel hybrid (Falcon-H1,
+  /// whose create_memory filters put every layer in both the KV cache and the recurrent memory).
+  bool has_state = false;
 };
 
 /// Layers with their own K/V cells. A shared layer reads an earlier layer's cells (llama.cpp's
@@ -300,8 +303,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
       throw unsupported_architecture("layer " + std::to_string(il) + " index_head_dim",
                                      std::to_string(spec.index_head_dim) +
                                          " (a DSA lightning-indexer cache, llama_kv_cache_dsa: not in kvplan's llama.cpp profile)");
-    if (!spec.state.empty() && spec.kind != LayerKind::linear)
-      throw unsupported_architecture("layer " + std::to_string(il), "attention with recurrent state (parallel hybrid)");
+    layer.has_state = spec.kind == LayerKind::linear || !spec.state.empty();
     layers.push_back(layer);
   }
   if (window_ignored)
@@ -616,14 +618,14 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
                                 cache.v_type, cache.v_bytes);
 
   // --- recurrent state: llama_memory_recurrent, f32 whatever the cache types (create_memory).
-  const bool any_recurrent = std::any_of(layers.begin(), layers.end(), [](const CacheLayer& l) { return l.kind == LayerKind::linear; });
+  const bool any_recurrent = std::any_of(layers.begin(), layers.end(), [](const CacheLayer& l) { return l.has_state; });
   if (any_recurrent) {
     LlamaCppRecurrent rs;
     rs.cells = std::max<std::uint32_t>(1, n_seq);
     rs.seqs = n_seq;
     rs.logged_layers = n_layer;
     for (const CacheLayer& layer : layers) {
-      if (layer.kind != LayerKind::linear) continue;
+      if (!layer.has_state) continue;
       ++rs.layers;
       rs.r_row = std::max(rs.r_row, layer.r_row);
       rs.s_row = std::max(rs.s_row, layer.s_row);

@@ -1,0 +1,192 @@
+// The GGUF architectures added for issue #12 (gpt-oss, llama4, glm4moe, gemma3n, cohere2, olmo2,
+// exaone4, ernie4_5): their layer layouts as llama.cpp v0.4.0's load_arch_hparams derive them, and
+// the cache bytes of its llama.cpp profile for a few settings, by hand. The same fixtures are run
+// through the real llama.cpp by tests/llamacpp/crosscheck.mjs.
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "engines/llamacpp/rules.h"
+#include "kvplan/error.h"
+#include "kvplan/model_spec.h"
+#include "loaders/gguf_model.h"
+#include "support/llamacpp_fixture_model.h"
+#include "support/temp_dir.h"
+
+using kvplan::GgufModel;
+using kvplan::LayerKind;
+using kvplan::LlamaCppFlashAttn;
+using kvplan::LlamaCppResult;
+using kvplan::LlamaCppSettings;
+using kvplan::testing::load_llamacpp_fixture;
+
+namespace {
+
+bool gguf_archs_note(const GgufModel& m, const std::string& text) {
+  for (const std::string& note : m.spec.file->notes)
+    if (note.find(text) != std::string::npos) return true;
+  return false;
+}
+
+/// The harness's CPU run: f16 K and V, flash attention off, no layer offloaded.
+LlamaCppResult gguf_archs_plan(const GgufModel& m, std::uint64_t n_ctx, std::uint32_t seqs, std::uint32_t ubatch) {
+  LlamaCppSettings s;
+  s.n_ctx = n_ctx;
+  s.n_parallel = seqs;
+  s.type_k = &kvplan::ggml_type_by_name("f16");
+  s.type_v = &kvplan::ggml_type_by_name("f16");
+  s.flash_attn = LlamaCppFlashAttn::off;
+  s.n_batch = s.n_ubatch = ubatch;
+  s.n_gpu_layers = 0;
+  return kvplan::plan_llamacpp(m.spec, s, kvplan::llamacpp_facts(m.spec));
+}
+
+kvplan::ExitCode gguf_archs_load_code(const kvplan::testing::GgufWriter& w) {
+  kvplan::testing::TempDir dir;
+  const std::string path = dir.file("model.gguf");
+  w.write(path);
+  try {
+    kvplan::load_gguf_model(path);
+  } catch (const kvplan::Error& e) {
+    return e.code();
+  }
+  return kvplan::ExitCode::ok;
+}
+
+}  // namespace
+
+TEST_CASE("gpt-oss and cohere2: a required window, period 2 and 4", "[gguf_archs]") {
+  const GgufModel oss = load_llamacpp_fixture("gpt-oss");
+  CHECK(kvplan::describe_layers(oss.spec) == "2 sliding(128) + 2 full");
+  CHECK(oss.spec.layers[0].kind == LayerKind::sliding);  // il % 2 < 1
+  CHECK(oss.spec.layers[1].kind == LayerKind::full);
+  CHECK(gguf_archs_note(oss, "default period 2"));
+  const GgufModel cohere = load_llamacpp_fixture("cohere2");
+  CHECK(kvplan::describe_layers(cohere.spec) == "3 sliding(128) + 1 full");
+  CHECK(cohere.spec.layers[3].kind == LayerKind::full);  // il % 4 < 3 for 0..2
+
+  // llama.cpp's get_key(LLM_KV_ATTENTION_SLIDING_WINDOW, n_swa) is required for both.
+  kvplan::testing::GgufWriter no_window;
+  no_window.add_string("general.architecture", "gpt-oss");
+  no_window.add_uint32("gpt-oss.block_count", 4);
+  no_window.add_uint32("gpt-oss.embedding_length", 128);
+  no_window.add_uint32("gpt-oss.context_length", 8192);
+  no_window.add_uint32("gpt-oss.attention.head_count", 4);
+  no_window.add_tensor("token_embd.weight", 0, {128, 8});
+  CHECK(gguf_archs_load_code(no_window) == kvplan::ExitCode::invalid_input);
+}
+
+TEST_CASE("llama4: chunks of 8192 tokens on 3 of 4 layers, none with a window key of 0", "[gguf_archs]") {
+  const GgufModel m = load_llamacpp_fixture("llama4");
+  REQUIRE(m.spec.layers.size() == 4);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(m.spec.layers[i].kind == LayerKind::chunked);
+    CHECK(m.spec.layers[i].window == 8192);
+  }
+  CHECK(m.spec.layers[3].kind == LayerKind::full);
+  CHECK(gguf_archs_note(m, "8192"));
+  // MoE on layers 1 and 3 (interleave step 2): 2 layers x 3 x 128 x 32 x 4 expert elements, one
+  // of 4 used: active = params - 98,304 + 24,576.
+  CHECK(m.spec.active_params == m.spec.params - 98'304 + 24'576);
+
+  // n_ctx 16384, 1 sequence, ubatch 512: chunked cells pad256(min(16384, 8192 + 512)) = 8704.
+  // 3 x 8704 x 64 (2 heads x 32) x 2 B x (K + V) + 1 x 16384 x 64 x 2 x 2 = 6,684,672 + 4,194,304
+  const LlamaCppResult r = gguf_archs_plan(m, 16384, 1, 512);
+  REQUIRE(r.caches.size() == 2);
+  CHECK(r.caches[1].cells == 8704);
+  CHECK(r.kv_bytes == 6'684'672 + 4'194'304);
+  // Below the chunk: every cache holds n_ctx_seq = 4096 cells; 4 x 4096 x 64 x 2 x 2 x 2 streams.
+  CHECK(gguf_archs_plan(m, 8192, 2, 512).kv_bytes == 8'388'608);
+
+  const GgufModel off = load_llamacpp_fixture("llama4-nochunk");
+  CHECK(kvplan::describe_layers(off.spec) == "4 full");
+}
+
+TEST_CASE("gemma3n: period 5, and layers past 20 read layer 18 or 19's cells", "[gguf_archs]") {
+  const GgufModel m = load_llamacpp_fixture("gemma3n");
+  REQUIRE(m.spec.layers.size() == 22);
+  // il % 5 < 4 slides: 0-3, 5-8, 10-13, 15-18 (16 layers); 4, 9, 14, 19 global; 20, 21 shared.
+  CHECK(m.spec.layers[19].kind == LayerKind::full);
+  CHECK(m.spec.layers[18].kind == LayerKind::sliding);
+  CHECK(m.spec.layers[20].kind == LayerKind::shared);
+  CHECK(m.spec.layers[21].kind == LayerKind::shared);
+  CHECK(gguf_archs_note(m, "first 20 layers"));
+  // n_ctx 8192, 2 sequences, ubatch 513: 4 global layers x 4096 cells, 16 sliding x
+  // pad256(128 + 513) = 768 cells; 128 (2 x 64) x 2 B x 2 streams x (K + V) per cell and layer.
+  const LlamaCppResult r = gguf_archs_plan(m, 8192, 2, 513);
+  CHECK(r.kv_bytes == (4 * 4096 + 16 * 768) * 128 * 2 * 2 * 2);
+}
+
+TEST_CASE("olmo2 slides only with a window, exaone4 only at 64 layers", "[gguf_archs]") {
+  CHECK(kvplan::describe_layers(load_llamacpp_fixture("olmo2").spec) == "4 full");
+  CHECK(kvplan::describe_layers(load_llamacpp_fixture("olmo2-swa").spec) == "3 sliding(128) + 1 full");
+  const GgufModel small = load_llamacpp_fixture("exaone4");
+  CHECK(kvplan::describe_layers(small.spec) == "4 full");
+  CHECK(gguf_archs_note(small, "ignored by llama.cpp for a 4-layer model"));
+  const GgufModel big = load_llamacpp_fixture("exaone4-64");
+  CHECK(kvplan::describe_layers(big.spec) == "48 sliding(128) + 16 full");
+}
+
+TEST_CASE("glm4moe and ernie4_5: plain caches, experts counted", "[gguf_archs]") {
+  const GgufModel glm = load_llamacpp_fixture("glm4moe");
+  CHECK(kvplan::describe_layers(glm.spec) == "4 full");
+  CHECK(glm.spec.layers[0].k_head_dim == 64);
+  CHECK(glm.spec.layers[0].kv_heads == 2);
+  // 3 MoE layers x 3 x 128 x 32 x 4 = 147,456 expert elements, 2 of 4 used.
+  CHECK(glm.spec.active_params == glm.spec.params - 147'456 + 73'728);
+  CHECK(kvplan::describe_layers(load_llamacpp_fixture("ernie4_5").spec) == "4 full");
+  const GgufModel ernie = load_llamacpp_fixture("ernie4_5-moe");
+  CHECK(ernie.spec.active_params == ernie.spec.params - 147'456 + 73'728);
+}
+
+TEST_CASE("docs/engines/llamacpp.md lists exactly the architectures the GGUF loader reads", "[gguf_archs][docs]") {
+  std::ifstream in(std::filesystem::path(KVPLAN_SOURCE_DIR) / "docs" / "engines" / "llamacpp.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  const std::string head = "Architectures read: ";
+  const std::size_t begin = doc.find(head);
+  REQUIRE(begin != std::string::npos);
+  const std::size_t end = doc.find('.', begin);  // the list ends at its full stop
+  std::string listed = doc.substr(begin + head.size(), end - begin - head.size());
+  for (char& c : listed)
+    if (c == '\n') c = ' ';
+  std::string expected;
+  for (const std::string_view arch : kvplan::gguf_supported_architectures())
+    expected += (expected.empty() ? "" : ", ") + std::string(arch);
+  CHECK(listed == expected);
+}
+
+TEST_CASE("nemotron_h: Mamba-2 where heads and FFN are 0, attention, and MLP layers without cache", "[gguf_archs]") {
+  const GgufModel m = load_llamacpp_fixture("nemotron_h");
+  REQUIRE(m.spec.layers.size() == 4);
+  CHECK(m.spec.layers[0].kind == LayerKind::linear);
+  CHECK(m.spec.layers[1].kind == LayerKind::full);
+  CHECK(m.spec.layers[2].kind == LayerKind::none);
+  CHECK(m.spec.layers[3].kind == LayerKind::linear);
+  // n_ctx 8192, 2 sequences: 1 attention layer x 4096 cells x 64 x 2 B x 2 streams x (K + V)
+  // = 2,097,152; state per sequence and Mamba-2 layer: conv 3 x (256 + 2 x 16) = 864 and SSM
+  // 16 x 256 = 4096 f32 values, 2 cells x 2 layers x 4 B x 4960 = 79,360.
+  const LlamaCppResult r = gguf_archs_plan(m, 8192, 2, 512);
+  CHECK(r.kv_bytes == 2'097'152);
+  CHECK(r.recurrent_bytes == 79'360);
+}
+
+TEST_CASE("falcon-h1: every layer keeps K/V cells and Mamba-2 state", "[gguf_archs]") {
+  const GgufModel m = load_llamacpp_fixture("falcon-h1");
+  REQUIRE(m.spec.layers.size() == 4);
+  CHECK(m.spec.layers[0].kind == LayerKind::full);
+  CHECK(m.spec.layers[0].state.size() == 2);
+  // n_ctx 8192, 2 sequences: 4 layers x 4096 cells x 64 x 2 B x 2 streams x (K + V) = 8,388,608;
+  // state per sequence and layer: conv 3 x (256 + 2 x 16) = 864 and SSM 16 x 256 = 4096 f32
+  // values: 2 cells x 4 layers x 4 B x 4960 = 158,720.
+  const LlamaCppResult r = gguf_archs_plan(m, 8192, 2, 512);
+  CHECK(r.kv_bytes == 8'388'608);
+  CHECK(r.recurrent_bytes == 158'720);
+  REQUIRE(r.recurrent);
+  CHECK(r.recurrent->layers == 4);
+}
