@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -124,6 +126,38 @@ std::uint64_t gptoss_layer_bytes(const TagShape& s) {
          ggml_row_bytes(static_cast<std::uint32_t>(mxfp4), experts * inter * h) + (experts * 2 * inter + experts * h) * 4 +
          2 * h * 4;
 }
+
+/// The tensors' sizes under one mix, remembered: a dense tag repeats the same ten or so tensors in
+/// every layer, and sizing one (its type by llama.cpp's rules, then its bytes) is what loading a
+/// tag costs. gguf_mix_type reads the layer only for attn_v and ffn_down, so their type is chosen
+/// for each layer and only its size is remembered. Only sizes that were computed are kept: a
+/// tensor that throws throws at its first occurrence, as without the memory.
+class MixSizes {
+ public:
+  MixSizes(GgufMix mix, const MixModel& model) : mix_(mix), model_(model) {}
+
+  std::uint64_t bytes(const MixTensor& t) {
+    const bool by_layer = t.role == MixRole::attn_v || t.role == MixRole::ffn_down;
+    const std::string_view type = by_layer ? gguf_mix_type(t, mix_, model_) : std::string_view{};
+    for (const Known& k : known_)
+      if (k.role == t.role && k.ne0 == t.ne0 && k.rows == t.rows && k.type == type) return k.bytes;
+    const std::uint64_t bytes = mix_tensor_bytes(t, by_layer ? type : gguf_mix_type(t, mix_, model_));
+    known_.push_back({t.role, t.ne0, t.rows, type, bytes});
+    return bytes;
+  }
+
+ private:
+  struct Known {
+    MixRole role;
+    std::uint64_t ne0;
+    std::uint64_t rows;
+    std::string_view type;  ///< attn_v and ffn_down only (a type name of static storage); else empty
+    std::uint64_t bytes;
+  };
+  GgufMix mix_;
+  MixModel model_;
+  std::vector<Known> known_;
+};
 
 GgufMix mix_of(OllamaQuant q) {
   switch (q) {
@@ -257,8 +291,11 @@ ModelSpec load_ollama_tag(std::string_view text, const ModelCatalog& catalog) {
   } else {
     const std::uint64_t n_layer = spec.layers.size();
     const MixModel mix_model{n_layer, shape->tied, shape->is_70b, spec.attention_heads / std::max<std::uint32_t>(1, spec.layers.front().kv_heads)};
-    for (const MixTensor& t : tensors_of(*shape, spec)) {
-      const std::uint64_t bytes = mix_tensor_bytes(t, gguf_mix_type(t, mix_of(quant), mix_model));
+    const std::vector<MixTensor> tensors = tensors_of(*shape, spec);
+    file->tensors.reserve(tensors.size());
+    MixSizes sizes(mix_of(quant), mix_model);
+    for (const MixTensor& t : tensors) {
+      const std::uint64_t bytes = sizes.bytes(t);
       if (t.role == MixRole::token_embd) file->token_embd_bytes = bytes;
       place(t.layer, bytes);
     }

@@ -393,6 +393,28 @@ class LlamaCppProfile final : public Profile {
   /// kvplan's name of a llama.cpp cache type (f16 -> fp16), for the row's label.
   static const Dtype& cache_dtype(const GgmlType& type) {
     static const Dtype& bf16 = parse_weight_dtype("bf16");
+    // Every priced row asks for its two cache types: the answer for each type llama.cpp caches is
+    // looked up once. Any other type, or one parse_kv_dtype refuses (kept as nullptr), is asked
+    // again, so it is answered or thrown as before.
+    struct Known {
+      const GgmlType* type;
+      const Dtype* dtype;
+    };
+    static const std::array<Known, 9> known = [] {
+      std::array<Known, 9> out{};
+      constexpr std::array<std::string_view, 9> names = {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"};
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        out[i].type = &ggml_type_by_name(names[i]);
+        try {
+          out[i].dtype = &parse_kv_dtype(out[i].type->name, bf16);
+        } catch (const Error&) {
+          out[i].dtype = nullptr;
+        }
+      }
+      return out;
+    }();
+    for (const Known& k : known)
+      if (k.type == &type && k.dtype) return *k.dtype;
     return parse_kv_dtype(type.name, bf16);
   }
   const GgmlType& ggml_of(const Dtype& type) const { return parse_llamacpp_cache_type(type.name, kv_dtype_setting_); }

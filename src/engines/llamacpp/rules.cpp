@@ -225,10 +225,16 @@ namespace {
 
 /// The cache type `text` names (kvplan's fp32 / fp16 too), or nullptr.
 const GgmlType* find_cache_type(std::string_view text) {
-  std::string t = lower(text);
-  if (t == "fp32") t = "f32";
-  if (t == "fp16") t = "f16";
-  if (std::find(kCacheTypes.begin(), kCacheTypes.end(), t) != kCacheTypes.end()) return &ggml_type_by_name(t);
+  // Compared as lower(text) would be, without building it: every row a search prices asks twice.
+  const auto is = [text](std::string_view name) {
+    return text.size() == name.size() && std::equal(text.begin(), text.end(), name.begin(), [](char c, char n) {
+             return static_cast<char>(std::tolower(static_cast<unsigned char>(c))) == n;
+           });
+  };
+  if (is("fp32")) return &ggml_type_by_name("f32");
+  if (is("fp16")) return &ggml_type_by_name("f16");
+  for (const std::string_view name : kCacheTypes)
+    if (is(name)) return &ggml_type_by_name(name);
   return nullptr;
 }
 
