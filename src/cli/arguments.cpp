@@ -171,10 +171,12 @@ void refuse_unknown_flags(const CLI::App& app, const std::vector<std::string>& a
       if (std::find(main_names.begin(), main_names.end(), name) != main_names.end()) continue;
     }
     if (const auto declaring = engines_declaring(name); !declaring.empty() && (command == &app || command->get_fallthrough())) {
-      std::string owners = declaring.front()->display, choices = "--runtime " + declaring.front()->name;
+      std::string owners(declaring.front()->display);
+      std::string choices = fmt::format("--runtime {}", declaring.front()->name);
       for (std::size_t i = 1; i < declaring.size(); ++i) {
-        owners += (i + 1 == declaring.size() ? " and " : ", ") + declaring[i]->display;
-        choices += (i + 1 == declaring.size() ? " or --runtime " : ", --runtime ") + declaring[i]->name;
+        const bool last = i + 1 == declaring.size();
+        owners += fmt::format("{}{}", last ? " and " : ", ", declaring[i]->display);
+        choices += fmt::format("{}--runtime {}", last ? " or " : ", ", declaring[i]->name);
       }
       throw Error(fmt::format("{} is a {} flag: add {}", name, owners, choices));
     }
