@@ -92,7 +92,7 @@ const Record kRecords[] = {
     {"R032", "phi-2", "h100", 1, 2048, "auto", "0.19.0", false, 6900, 226'112, 11041},
     {"R078", "qwen3-14b", "h100", 1, 32768, "auto", "0.11", false, 651, 42'656, 130},
     // Not R070 (Qwen3-235B-A22B at TP 4, 8.11 GiB, 178,880 tokens): 8.11 GiB at 48,128 B a token
-    // holds 180,816 to 180,928; the log prints one rank's memory while the count follows the
+    // holds at least 180,816; the log prints one rank's memory while the count follows the
     // smallest rank (docs/engines/vllm.md, "Proof").
 };
 
