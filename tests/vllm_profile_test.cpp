@@ -85,6 +85,15 @@ const Record kRecords[] = {
     {"R065", "qwen2.5-7b", "a100-80g", 2, 16384, "auto", "0.10.1.1", false, 1202, 450'192, 2748},
     {"R066", "qwen2.5-7b", "a100-80g", 2, 16384, "auto", "0.10.1.1", false, 3183, 1'192'160, 7276},
     {"R101", "mistral-small-24b", "h100", 1, 16000, "auto", "0.11.0", false, 2820, 184'832, -1, 128},
+    // Added for the Proof (vllm_proof_test): granite-3.1-8b has granite-3.3-8b's shapes; phi-2 at
+    // 2,048; R078 (~0.11 with LMCache; GPU not named: any CUDA card's 16-token blocks).
+    {"R014", "granite-3.3-8b", "h100", 1, 8192, "auto", "0.19.0", false, 5866, 384'432, 4693},
+    {"R015", "granite-3.3-8b", "h100", 1, 8192, "auto", "0.19.0", false, 5866, 384'432, 4693},
+    {"R032", "phi-2", "h100", 1, 2048, "auto", "0.19.0", false, 6900, 226'112, 11041},
+    {"R078", "qwen3-14b", "h100", 1, 32768, "auto", "0.11", false, 651, 42'656, 130},
+    // Not R070 (Qwen3-235B-A22B at TP 4, 8.11 GiB, 178,880 tokens): 8.11 GiB at 48,128 B a token
+    // holds at least 180,816; the log prints one rank's memory while the count follows the
+    // smallest rank (docs/engines/vllm.md, "Proof").
 };
 
 VllmResult plan_record(const Record& record, std::uint64_t available) {
