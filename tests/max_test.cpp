@@ -28,7 +28,7 @@ GpuSpec card_24gb() {
   return gpu;
 }
 
-CacheDtypes cache(std::string_view name) {
+CacheDtypes max_cache(std::string_view name) {
   const Dtype& type = parse_kv_dtype(name, parse_weight_dtype("bf16"));
   return {&type, &type};
 }
@@ -42,7 +42,7 @@ LimitsRequest seed_003(std::uint64_t batch) {
   request.plan.batch_given = true;
   request.plan.utilization_millionths = 900'000;
   request.plan.overhead_bytes = 0;
-  request.plan.caches = {cache("fp16"), cache("fp8")};
+  request.plan.caches = {max_cache("fp16"), max_cache("fp8")};
   return request;
 }
 

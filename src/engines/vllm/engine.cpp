@@ -124,6 +124,17 @@ class VllmProfile final : public Profile {
                               "CUDA-graph memory (or give --kv-cache-memory)",
                               names.overhead));
     if (!request.mtp_layers.empty()) throw Error(fmt::format("{} is not modelled by the vLLM profile yet", names.mtp_layers));
+    // vLLM lays an mxfp4 checkpoint's experts out anew as it loads them (padded to its kernels'
+    // tiles, biases widened to fp32, Marlin or triton layouts) by an amount kvplan does not model:
+    // its logs show 6.4% over the checkpoint (gpt-oss-20b, TP 1, 0.19.0: R040), 9.4% per rank at
+    // TP 2 (R041) and 8.6% (gpt-oss-120b on an H100: R073, where vLLM could not start but the
+    // checkpoint's size said it would). That size would promise memory vLLM does not have.
+    const bool weights_given = model.weights_source.find("(given:") != std::string::npos;
+    if (model.weight_dtype && model.weight_dtype->name == "mxfp4" && !weights_given)
+      throw Error(fmt::format("the vLLM profile does not model how vLLM lays out {}'s mxfp4 experts as it loads them "
+                              "(its logs show 6-9% over the checkpoint): give {} with vLLM's 'Model loading took' figure",
+                              model.id.empty() ? model.name : model.id, names.weights),
+                  ExitCode::unsupported_architecture);
     if (request.contexts_are_totals) throw Error("a total context for all sequences is llama.cpp's -c, not vLLM's");
     if (const EngineOption* o = find_option(request, "allow-long-max-model-len")) allow_long_ = truthy(o->value);
     batch_ = request.batch;
