@@ -28,7 +28,7 @@ const binary = path.resolve(root, option("--kvplan", "build/kvplan"));
 const screenshot = path.resolve(root, option("--screenshot", path.join(path.dirname(webDir), "test-artifacts", "web.png")));
 const chromiumPath = option("--chromium", "/usr/bin/chromium");
 
-const GZIP_BUDGET = 1024 * 1024;
+const GZIP_BUDGET = 1000 * 1000;  // the issue's 1 MB: 10^6 bytes, as kvplan counts a MB
 const FIRST_TABLE_BUDGET_MS = 1000;
 const REPLAN_BUDGET_MS = 50;
 
@@ -102,7 +102,7 @@ async function main() {
     if (!fs.existsSync(file)) throw new Error(`${file} is missing`);
   }
   const gz = gzippedSize(webDir);
-  check(gz <= GZIP_BUDGET, "the folder gzipped is at most 1 MiB", `${gz} bytes`);
+  check(gz <= GZIP_BUDGET, "the folder gzipped is at most 1 MB (10^6 bytes)", `${gz} bytes`);
 
   const temp = fs.mkdtempSync(path.join(os.tmpdir(), "kvplan-browser-"));
   const ggufPath = path.join(temp, "llama-3.1-8b-q4_k_m.gguf");
