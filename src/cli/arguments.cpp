@@ -173,10 +173,10 @@ void refuse_unknown_flags(const CLI::App& app, const std::vector<std::string>& a
     if (const auto declaring = engines_declaring(name); !declaring.empty() && (command == &app || command->get_fallthrough())) {
       std::string owners(declaring.front()->display);
       std::string choices = fmt::format("--runtime {}", declaring.front()->name);
-      for (std::size_t i = 1; i < declaring.size(); ++i) {
-        const bool last = i + 1 == declaring.size();
-        owners += fmt::format("{}{}", last ? " and " : ", ", declaring[i]->display);
-        choices += fmt::format("{}--runtime {}", last ? " or " : ", ", declaring[i]->name);
+      for (std::size_t other = 1; other < declaring.size(); ++other) {
+        const bool last = other + 1 == declaring.size();
+        owners += fmt::format("{}{}", last ? " and " : ", ", declaring[other]->display);
+        choices += fmt::format("{}--runtime {}", last ? " or " : ", ", declaring[other]->name);
       }
       throw Error(fmt::format("{} is a {} flag: add {}", name, owners, choices));
     }
