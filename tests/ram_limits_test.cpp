@@ -17,33 +17,13 @@
 #include "kvplan/search.h"
 #include "kvplan/units.h"
 #include "support/run_binary.h"
+#include "support/seven_layer_model.h"
 #include "support/temp_dir.h"
 
 using kvplan::GiB;
 using kvplan::MiB;
 
 namespace {
-
-/// ram_offload_test.cpp's model: 7 llama layers of 8 KV heads x 128 (f16: 4 KiB per token per
-/// layer), 8 GiB of weights without a GGUF: llama.cpp's n_layer + 1 = 8 offloadable layers of 1 GiB.
-kvplan::ModelSpec ram_limits_model() {
-  kvplan::ModelSpec spec;
-  spec.id = spec.name = "hand-built";
-  spec.architecture = "llama";
-  spec.attention_heads = 32;
-  spec.params = 1'000'000;
-  spec.weight_dtype = &kvplan::parse_weight_dtype("bf16");
-  spec.weights_bytes = 8 * GiB;
-  spec.max_context = 4096;
-  for (int i = 0; i < 7; ++i) {
-    kvplan::LayerSpec layer;
-    layer.kv_heads = 8;
-    layer.k_head_dim = 128;
-    layer.v_head_dim = 128;
-    spec.layers.push_back(layer);
-  }
-  return spec;
-}
 
 /// find_limits under llama.cpp on one 8 GiB card (the default 2 GiB overhead), at ctx 4,096.
 kvplan::Limits ram_limits_on_8gib(const std::string& ram) {
@@ -57,7 +37,7 @@ kvplan::Limits ram_limits_on_8gib(const std::string& ram) {
   gpu.id = gpu.name = "8GiB";
   gpu.memory_bytes = 8 * GiB;
   gpu.memory_basis = "given";
-  return kvplan::find_limits(ram_limits_model(), {gpu}, request);
+  return kvplan::find_limits(kvplan::testing::seven_layer_model(), {gpu}, request);
 }
 
 }  // namespace

@@ -14,34 +14,13 @@
 #include "kvplan/plan.h"
 #include "kvplan/units.h"
 #include "support/run_binary.h"
+#include "support/seven_layer_model.h"
 #include "support/temp_dir.h"
 
 using kvplan::GiB;
 using kvplan::MiB;
 
 namespace {
-
-/// 7 llama layers, 8 KV heads of 128 (f16: 8 x 128 x 2 B x 2 (K, V) = 4 KiB per token per layer,
-/// x 4,096 cells = 16 MiB a layer), 8 GiB of weights and no GGUF: llama.cpp's n_layer + 1 = 8
-/// offloadable layers take 1 GiB each (the even split of rules.cpp).
-kvplan::ModelSpec seven_layers() {
-  kvplan::ModelSpec spec;
-  spec.id = spec.name = "hand-built";
-  spec.architecture = "llama";
-  spec.attention_heads = 32;
-  spec.params = 1'000'000;
-  spec.weight_dtype = &kvplan::parse_weight_dtype("bf16");
-  spec.weights_bytes = 8 * GiB;
-  spec.max_context = 4096;
-  for (int i = 0; i < 7; ++i) {
-    kvplan::LayerSpec layer;
-    layer.kv_heads = 8;
-    layer.k_head_dim = 128;
-    layer.v_head_dim = 128;
-    spec.layers.push_back(layer);
-  }
-  return spec;
-}
 
 /// One 8 GiB card at 1,000 GB/s; the default overhead of 2 GiB; `ram` as the llama.cpp option
 /// takes it ("" = none declared), at the default bandwidth (dual-channel DDR5-5600, 89.6 GB/s).
@@ -56,7 +35,7 @@ kvplan::Plan plan_on_8gib(const std::string& ram, std::vector<kvplan::EngineOpti
   gpu.memory_bytes = 8 * GiB;
   gpu.memory_basis = "given";
   gpu.bandwidth_gbps = 1000;
-  return kvplan::make_plan(seven_layers(), gpu, request);
+  return kvplan::make_plan(kvplan::testing::seven_layer_model(), gpu, request);
 }
 
 bool has(const kvplan::Row& row, const std::string& code) {
