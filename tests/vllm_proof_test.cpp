@@ -265,12 +265,13 @@ TEST_CASE("vLLM proof: weights, available KV memory and the start verdict agains
 
   // The issue's goals, and where they are not met the exact misses, pinned by id so that a new miss
   // (or a fixed one) fails here; docs/engines/vllm.md ("Proof") explains each.
-  // (2) weights within 1% for >= 90%, within 3% for all: 30 of 36 within 1%, none between 1% and
-  // 3%; the six beyond are Gemma 3 (R009, R011: -6.0%, -15.8%), gpt-oss (R040, R041, R073: -6.0%,
-  // -8.6%, -7.9%) and Gemma 4 26B-A4B (R103: -3.1%), all under-counted.
-  const ProofIds weight_misses{"R009", "R011", "R040", "R041", "R073", "R103"};
-  CHECK(proof_ids_beyond(figures.weight_errors, 0.01) == weight_misses);
-  CHECK(proof_ids_beyond(figures.weight_errors, 0.03) == weight_misses);
+  // (2) weights within 1% for >= 90%, within 3% for all: 30 of 36 within 1%, one between 1% and 3%
+  // (R009 Gemma 3 12B: -2.6%), five beyond: Gemma 3 4B (R011: -6.6%), gpt-oss (R040, R041, R073:
+  // -6.0%, -8.6%, -7.9%) and Gemma 4 26B-A4B (R103: -3.1%), all under-counted. Both Gemma 3 entries
+  // hold the SigLIP tower and projector vLLM loads; what is left of their gap (0.57 and 0.61 GiB)
+  // is the rotary tables vLLM builds (docs/engines/vllm.md, "Proof"), not counted yet.
+  CHECK(proof_ids_beyond(figures.weight_errors, 0.01) == ProofIds{"R009", "R011", "R040", "R041", "R073", "R103"});
+  CHECK(proof_ids_beyond(figures.weight_errors, 0.03) == ProofIds{"R011", "R040", "R041", "R073", "R103"});
   CHECK(figures.weight_errors.size() == 36);
 
   // (3) available KV memory: median <= 1% is met over all records; the misses beyond 3% and the
@@ -279,10 +280,11 @@ TEST_CASE("vLLM proof: weights, available KV memory and the start verdict agains
   for (const ProofError& e : figures.available_errors) magnitudes.push_back(std::abs(e.error));
   CHECK(proof_percentile(magnitudes, 0.5) <= 0.01);
   // Beyond 3%: R062 +4.5% (0.10.1.1 at utilization 0.25), R099 +72.5% and R100 +5.4% (0.11.0,
-  // secondary table), R103 +10.5% (Gemma 4, version not stated). Over by more than 2% also R009
-  // +2.8% (Gemma 3 12B's weights), R035 +2.5% (Mixtral at TP 2) and R054 +2.5% (Qwen3-30B-A3B).
+  // secondary table), R103 +10.5% (Gemma 4, version not stated). Over by more than 2% also R035
+  // +2.5% (Mixtral at TP 2) and R054 +2.5% (Qwen3-30B-A3B). (R009, Gemma 3 12B, was +2.8% before
+  // its entry held the vision tower: +1.2% now.)
   CHECK(proof_ids_beyond(figures.available_errors, 0.03) == ProofIds{"R062", "R099", "R100", "R103"});
-  CHECK(proof_ids_beyond(figures.available_errors, 0.02, true) == ProofIds{"R009", "R035", "R054", "R062", "R099", "R100", "R103"});
+  CHECK(proof_ids_beyond(figures.available_errors, 0.02, true) == ProofIds{"R035", "R054", "R062", "R099", "R100", "R103"});
   CHECK(figures.available_errors.size() == 34);
 
   // (4) zero false "fits": NOT met. gpt-oss-120b's two refusals are predicted to start, because its

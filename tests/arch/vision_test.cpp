@@ -30,6 +30,17 @@ TEST_CASE("gemma3: Gemma 3 4B's SigLIP tower without its head, and the soft-embe
   CHECK(whole(model) == 4'300'079'472ull);
 }
 
+TEST_CASE("gemma3: Gemma 3 12B's tower, the same SigLIP encoder with a wider projector") {
+  const ModelSpec model = hf_model("gemma3-12b");
+  // The 4B's tower (416,866,032, above); projector 1152 x 3840 + 1,152 = 4,424,832.
+  REQUIRE(model.parts.size() == 2);
+  CHECK(model.parts[0].params == 416'866'032ull);
+  CHECK(model.parts[1].params == 4'424'832ull);
+  // 11,766,034,176 + both = 12,187,325,040: keras-hub's gemma3_instruct_12b (12,187,079,280) counts
+  // a 262,144-row embedding, 64 rows x 3840 = 245,760 fewer than the config's 262,208.
+  CHECK(whole(model) == 12'187'079'280ull + 64ull * 3840);
+}
+
 TEST_CASE("gemma4: Gemma 4 31B's tower, the language model without Gemma 4's layer_scalar") {
   const ModelSpec model = hf_model("gemma4-31b");
   // input_proj 1152 x 768 + position table 2 x 10240 x 1152 + std_bias/std_scale 2,304 + 27 x
