@@ -49,3 +49,31 @@ TEST_CASE("idefics3: scale_factor defaults to Idefics3Config's 2, --text-only le
   const auto whole = nlohmann::json::parse(run_kvplan("--model " + folder + " --ctx 4096 --gpu 24GiB --format json").out);
   CHECK(whole["rows"][0]["weights_bytes"] == 2 * 256'484'928ull);
 }
+
+TEST_CASE("idefics3: SmolVLM2-500M (model_type smolvlm), its vision layers and MLP width from the config class") {
+  const ModelSpec model = hf_model("smolvlm2-500m-video-instruct");
+  CHECK(model.architecture == "llama");
+  // SmolLM2-360M, untied: embed + lm_head 2 x 49,280 x 960 = 94,617,600; per layer q 960^2 + k, v
+  // 2 x 320 x 960 + o 960^2 + MLP 3 x 2560 x 960 + 2 norms x 960 = 9,832,320, x 32 = 314,634,240;
+  // norm 960.
+  CHECK(model.params == 409'252'800ull);
+  // vision_config states neither num_hidden_layers nor intermediate_size: Idefics3VisionConfig's 12
+  // and 3072 (SmolVLMVisionConfig inherits them), so the tower is SmolVLM-256M's: 86,433,024.
+  CHECK(idefics3_part(model, "vision tower") == 86'433'024ull);
+  // modality_projection 768 x 4^2 -> 960, no bias.
+  CHECK(idefics3_part(model, "projector") == 11'796'480ull);
+  // 507,482,304: Hugging Face's count of SmolVLM-500M-Instruct, the same shapes (llmfit
+  // data/hf_models.json @bab8c012; SOURCES.md).
+  CHECK(model.params + idefics3_part(model, "vision tower") + idefics3_part(model, "projector") == 507'482'304ull);
+  // 32 layers x K and V x 5 KV heads x 64 x 2 B = 40,960 B a token.
+  CHECK(cache_bytes(model).per_token == 32 * 2 * 5 * 64 * 2);
+  CHECK(model.max_context == 8192);
+}
+
+TEST_CASE("idefics3: a vision width or patch of 0, or an image smaller than a patch, is refused by name") {
+  nlohmann::json config = hf_config("smolvlm2-500m-video-instruct");
+  config["vision_config"]["patch_size"] = 0;
+  CHECK_THROWS_WITH(hf_model_of(config), Catch::Contains("patch_size") && Catch::Contains("at least 1"));
+  config["vision_config"]["patch_size"] = 1024;
+  CHECK_THROWS_WITH(hf_model_of(config), Catch::Contains("image_size") && Catch::Contains("smaller than one patch"));
+}

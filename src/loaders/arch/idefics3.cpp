@@ -1,6 +1,7 @@
-// Idefics3 (Idefics3-8B-Llama3, SmolVLM 256M / 500M / 2B): a SigLIP-shaped vision encoder and a
-// pixel-shuffle connector in front of a language model its own family counts (text_config's
-// model_type: llama). transformers modeling_idefics3.py.
+// Idefics3 (Idefics3-8B-Llama3, SmolVLM 256M / 500M / 2B) and SmolVLM2 (model_type smolvlm, the same
+// modules under other names): a SigLIP-shaped vision encoder and a pixel-shuffle connector in front
+// of a language model its own family counts (text_config's model_type: llama). transformers
+// modeling_idefics3.py; modular_smolvlm.py subclasses its config classes and modules unchanged.
 
 #include "loaders/tensor_parts.h"
 
@@ -14,17 +15,29 @@ namespace {
 /// Unlike SiglipVisionModel it has no attention-pooling head. Idefics3Connector: pixel shuffle
 /// by scale_factor (Idefics3Config default 2), then modality_projection.proj, a Linear of
 /// vision h x scale_factor^2 -> text h without bias.
+///
+/// A field the vision_config leaves out takes Idefics3VisionConfig's default, which
+/// SmolVLMVisionConfig inherits (SmolVLM2-500M's published config states neither its layer count
+/// nor its MLP width): hidden_size 1152, intermediate_size 3072, num_hidden_layers 12,
+/// num_channels 3, image_size 224, patch_size 32.
 std::vector<ModelPart> towers(ConfigFields& fields, const Layout& layout) {
   std::optional<ConfigFields> v = nested_fields(fields, "vision_config");
   if (!v) return {};
-  const u64 h = v->positive("hidden_size");
-  const u64 patch = v->positive("patch_size");
-  const u64 grid = v->positive("image_size") / patch;
+  const auto dimension = [&](const char* key, u64 fallback) {
+    const u64 value = v->uint_or(key, fallback);
+    if (value == 0) v->fail(key, "must be at least 1");
+    return value;
+  };
+  const u64 h = dimension("hidden_size", 1152);
+  const u64 patch = dimension("patch_size", 32);
+  const u64 grid = dimension("image_size", 224) / patch;
+  if (grid == 0) v->fail("image_size", "is smaller than one patch");
   Sum tower;
-  tower.add(checked_add(product({h, v->uint_or("num_channels", 3), patch, patch}, "patch_embedding"), h, "patch_embedding"),
+  tower.add(checked_add(product({h, dimension("num_channels", 3), patch, patch}, "patch_embedding"), h, "patch_embedding"),
             "vision tower");
   tower.add(product({grid, grid, h}, "position_embedding"), "vision tower");
-  tower.add(product({v->positive("num_hidden_layers"), vit_layer_params(h, v->positive("intermediate_size"))}, "vision layers"),
+  tower.add(product({dimension("num_hidden_layers", 12), vit_layer_params(h, dimension("intermediate_size", 3072))},
+                    "vision layers"),
             "vision tower");
   tower.add(2 * h, "vision tower");  // post_layernorm
   const u64 scale = fields.has("scale_factor") ? fields.positive("scale_factor") : 2;
@@ -39,13 +52,16 @@ const Family& family_idefics3() {
       .name = "idefics3",
       .types = {},
       .gguf = "the language model's own (llama); the tower ships as a separate mmproj file",
-      .fixtures = {"smolvlm-256m-instruct"},
-      .rules = "Wrappers only: the cache is the text_config's language model's (SmolVLM: Llama). Counted beside it: "
-               "the SigLIP-shaped vision encoder (no pooling head) and the pixel-shuffle connector's projection "
-               "(vision width x scale_factor^2 -> text width, no bias), as their own lines in the weights.",
-      .unverified = "SmolVLM2's own model_type (smolvlm) is not read: its modelling code is Idefics3's, but no "
-                    "config of it was checked.",
-      .wrappers = {"idefics3"},
+      .fixtures = {"smolvlm-256m-instruct", "smolvlm2-500m-video-instruct"},
+      .rules = "Wrappers only (idefics3, and SmolVLM2's smolvlm, whose classes subclass Idefics3's unchanged): the "
+               "cache is the text_config's language model's (SmolVLM: Llama). Counted beside it: the SigLIP-shaped "
+               "vision encoder (no pooling head) and the pixel-shuffle connector's projection (vision width x "
+               "scale_factor^2 -> text width, no bias), as their own lines in the weights. A vision field the config "
+               "leaves out takes Idefics3VisionConfig's default (1152 wide, 12 layers, MLP 3072, patch 32, image 224); "
+               "SmolVLM2-500M's config states neither its layer count nor its MLP width.",
+      .unverified = "SmolVLM2-500M's total (507,482,304, the vision defaults included) is Hugging Face's count of "
+                    "SmolVLM-500M-Instruct, the same shapes; no count of the SmolVLM2 repository itself was found.",
+      .wrappers = {"idefics3", "smolvlm"},
       .towers = towers,
   };
   return family;
