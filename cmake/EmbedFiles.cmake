@@ -56,25 +56,25 @@ endfunction()
 
 # Card `i`'s fields as a GpuFacts initializer: --gpu builds its GpuSpec from them without parsing
 # JSON. tests/gpu_facts_test.cpp checks every card against the parsed catalog, field by field.
-# The strings of the "aliases" array of the object `json`, one per line, in `out_var` (empty when
-# there is none); `<out_var>_plain` is false when it is not an array of non-empty one-line strings
-# that fit a raw literal, which the facts cannot carry.
-function(_kvplan_alias_lines out_var json)
+# The strings of the array `key` ("aliases", "layer_types") of the object `json`, one per line, in
+# `out_var` (empty when there is none); `<out_var>_plain` is false when it is not an array of
+# non-empty one-line strings that fit a raw literal, which the facts cannot carry.
+function(_kvplan_string_lines out_var json key)
   set(lines "")
   set(plain true)
-  string(JSON type ERROR_VARIABLE missing TYPE "${json}" aliases)
+  string(JSON type ERROR_VARIABLE missing TYPE "${json}" ${key})
   if(NOT missing)
     set(count 0)
     if(type STREQUAL "ARRAY")
-      string(JSON count LENGTH "${json}" aliases)
+      string(JSON count LENGTH "${json}" ${key})
     else()
       set(plain false)
     endif()
     if(count GREATER 0)
       math(EXPR last "${count} - 1")
       foreach(a RANGE ${last})
-        string(JSON alias_type TYPE "${json}" aliases ${a})
-        string(JSON alias GET "${json}" aliases ${a})
+        string(JSON alias_type TYPE "${json}" ${key} ${a})
+        string(JSON alias GET "${json}" ${key} ${a})
         if(NOT alias_type STREQUAL "STRING" OR alias STREQUAL "" OR alias MATCHES "\n" OR alias MATCHES "\\)kvplan\"")
           set(plain false)
         endif()
@@ -91,7 +91,7 @@ endfunction()
 
 function(_kvplan_gpu_facts out_var json i names_literal)
   string(JSON card GET "${json}" gpus ${i})
-  _kvplan_alias_lines(aliases "${card}")
+  _kvplan_string_lines(aliases "${card}" aliases)
   if(NOT aliases_plain)
     message(FATAL_ERROR "gpus.json: card ${i} has an alias that is not a plain one-line string")
   endif()
@@ -113,10 +113,10 @@ function(_kvplan_gpu_facts out_var json i names_literal)
   set(${out_var} "GpuFacts{\"${names_literal}\", ${id}, ${name}, R\"kvplan(${aliases})kvplan\", ${vendor}, ${arch}, ${memory_bytes}ULL, ${memory_basis}, ${memory_source}, ${cuda_total_bytes}ULL, ${cuda_total_source}, ${fp8}, ${int8}, ${bandwidth_gbps}, ${price_usd_per_hour}, ${price_source}}" PARENT_SCOPE)
 endfunction()
 
-# A model file's fields as a ModelFacts initializer, when the file holds only the flat fields
-# ModelFacts carries (loaders/model_facts.cpp makes its ModelSpec, --model then parses no JSON);
-# "ModelFacts{}" (absent: the file is parsed) for anything else or any doubt: nested blocks,
-# layer_types, a number that is not plain digits, a string the literal cannot hold.
+# A model file's fields as a ModelFacts initializer, when the file holds only the fields ModelFacts
+# carries: the flat ones and layer_types (loaders/model_facts.cpp makes its ModelSpec, --model and
+# fit then parse no JSON); "ModelFacts{}" (absent: the file is parsed) for anything else or any
+# doubt: nested blocks, a number that is not plain digits, a string the literal cannot hold.
 # tests/model_facts_test.cpp checks every file with facts against the parser, field by field.
 function(_kvplan_model_facts out_var json)
   set(${out_var} "ModelFacts{}" PARENT_SCOPE)
@@ -126,7 +126,7 @@ function(_kvplan_model_facts out_var json)
   endif()
   set(string_keys id name source architecture weights_source weight_dtype)
   set(number_keys params active_params weights_bytes max_context vocab_size layers attention_heads kv_heads
-                  head_dim hidden_size intermediate_size mtp_layers)
+                  head_dim hidden_size intermediate_size mtp_layers v_head_dim sliding_window attention_chunk_size)
   foreach(key IN LISTS string_keys number_keys)
     set(has_${key} false)
     set(value_${key} 0)
@@ -137,6 +137,7 @@ function(_kvplan_model_facts out_var json)
   set(has_tie false)
   set(tie false)
   set(aliases "")
+  set(layer_types "")
   string(JSON count LENGTH "${json}")
   if(count EQUAL 0)
     return()
@@ -167,9 +168,9 @@ function(_kvplan_model_facts out_var json)
       if(value)
         set(tie true)
       endif()
-    elseif(key STREQUAL "aliases")
-      _kvplan_alias_lines(aliases "${json}")
-      if(NOT aliases_plain)
+    elseif(key STREQUAL "aliases" OR key STREQUAL "layer_types")
+      _kvplan_string_lines(${key} "${json}" ${key})
+      if(NOT ${key}_plain)
         return()
       endif()
     else()
@@ -192,7 +193,7 @@ function(_kvplan_model_facts out_var json)
   foreach(key IN LISTS number_keys)
     string(APPEND facts ", ${has_${key}}, ${value_${key}}ULL")
   endforeach()
-  string(APPEND facts ", ${has_tie}, ${tie}}")
+  string(APPEND facts ", ${has_tie}, ${tie}, R\"kvplan(${layer_types})kvplan\"}")
   set(${out_var} "${facts}" PARENT_SCOPE)
 endfunction()
 

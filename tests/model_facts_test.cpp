@@ -78,9 +78,10 @@ TEST_CASE("every catalog model with facts is the parser's model of its file", "[
     ++with_facts;
     check_same(*built, kvplan::parse_model_spec(files[i].text, files[i].name));
   }
-  // 78 of the 138 files at the time of writing: the dense models without layer_types (a Python
-  // count of the files whose keys are all flat ones ModelFacts carries, kv_heads and head_dim given).
-  CHECK(with_facts >= 70);
+  // 102 of the 144 files at the time of writing: 80 dense models and 22 with layer_types of full,
+  // sliding, chunked, none or shared layers (a Python count of the files whose keys are all ones
+  // ModelFacts carries, kv_heads and head_dim given).
+  CHECK(with_facts >= 100);
 }
 
 TEST_CASE("a plain model has facts, one with fields they do not carry is parsed", "[catalog][fastpath]") {
@@ -101,8 +102,35 @@ TEST_CASE("a plain model has facts, one with fields they do not carry is parsed"
   CHECK(spec->layers.front().k_head_dim == 128);
   CHECK(spec->embedding_params == 525336576ULL);
   CHECK(spec->lm_head_params == 525336576ULL);
-  // Gemma 3 lists layer_types (sliding and full): the facts do not carry them.
-  CHECK_FALSE(facts[index_of("models/gemma3-27b.json")].present);
+  // DeepSeek-V3 has an mla block: the facts do not carry it, the file is parsed.
+  CHECK_FALSE(facts[index_of("models/deepseek-v3.json")].present);
+}
+
+TEST_CASE("a model with layer_types is built from its facts, window by layer", "[catalog][fastpath]") {
+  // models/gemma3-27b.json: 62 layers listed in layer_types, five sliding then one full, repeated
+  // (indices 5, 11, ..., 59 full: 10 full, 52 sliding), sliding_window 1024, 16 KV heads of 128.
+  const kvplan::embedded::ModelFacts& gemma = kvplan::embedded::model_facts()[index_of("models/gemma3-27b.json")];
+  REQUIRE(gemma.present);
+  const std::optional<kvplan::ModelSpec> spec = kvplan::model_from_facts(gemma);
+  REQUIRE(spec);
+  REQUIRE(spec->layers.size() == 62);
+  std::size_t sliding = 0;
+  for (const kvplan::LayerSpec& layer : spec->layers) {
+    CHECK(layer.kv_heads == 16);
+    CHECK(layer.k_head_dim == 128);
+    CHECK(layer.v_head_dim == 128);
+    if (layer.kind == kvplan::LayerKind::sliding) {
+      ++sliding;
+      CHECK(layer.window == 1024);
+    } else {
+      CHECK(layer.kind == kvplan::LayerKind::full);
+      CHECK(layer.window == 0);
+    }
+  }
+  CHECK(sliding == 52);
+  CHECK(spec->layers[5].kind == kvplan::LayerKind::full);
+  CHECK(spec->layers[6].kind == kvplan::LayerKind::sliding);
+  CHECK(spec->layers[61].kind == kvplan::LayerKind::sliding);
 }
 
 TEST_CASE("a catalog id is found through its facts, an alias through the scan", "[catalog][fastpath]") {

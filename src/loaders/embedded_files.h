@@ -15,9 +15,10 @@ struct File {
 };
 
 /// A catalog model's fields of models/<id>.json, read at build time when the file holds only
-/// these flat fields (the plain dense models), so that --model builds its ModelSpec without parsing
-/// JSON (loaders/model_facts.h). `present` false: the file has fields these do not carry, and is
-/// parsed. `has_*`: the optional field is present. Literals only, as GpuFacts.
+/// these fields (the flat ones and layer_types: dense, sliding and chunked models), so that --model
+/// and fit build its ModelSpec without parsing JSON (loaders/model_facts.h). `present` false: the
+/// file has fields these do not carry, and is parsed. `has_*`: the optional field is present.
+/// Literals only, as GpuFacts.
 struct ModelFacts {
   bool present = false;
   std::string_view id, name;
@@ -47,8 +48,15 @@ struct ModelFacts {
   std::uint64_t intermediate_size = 0;
   bool has_mtp_layers = false;
   std::uint64_t mtp_layers = 0;
+  bool has_v_head_dim = false;
+  std::uint64_t v_head_dim = 0;
+  bool has_sliding_window = false;
+  std::uint64_t sliding_window = 0;
+  bool has_attention_chunk_size = false;
+  std::uint64_t attention_chunk_size = 0;
   bool has_tie_word_embeddings = false;
   bool tie_word_embeddings = false;
+  std::string_view layer_types;  ///< one per line; empty: every layer full attention
 };
 
 /// A card's fields of gpus/gpus.json, read at build time, so that --gpu builds a card's GpuSpec

@@ -1,6 +1,7 @@
 #include "loaders/model_facts.h"
 
 #include <limits>
+#include <vector>
 
 #include "kvplan/error.h"
 
@@ -10,14 +11,15 @@ namespace {
 
 constexpr std::uint64_t kMaxU32 = std::numeric_limits<std::uint32_t>::max();
 
-/// Whether parse_model_spec (model_spec_from_json) would refuse the file: these facts never hold
-/// layer_types, windows, MLA, state, parts or shapes by kind, so only the checks of the flat fields
-/// remain. A refusal is left to the parser, so that its message is the parser's.
+/// Whether parse_model_spec (model_spec_from_json) would refuse the flat fields: these facts never
+/// hold MLA, state, parts or shapes by kind, so only the checks of the flat fields remain (the
+/// layer kinds are checked as they are read). A refusal is left to the parser, so that its message
+/// is the parser's.
 bool parser_refuses(const embedded::ModelFacts& f) {
   if (f.mtp_layers > 1000) return true;
   if (f.layers == 0 || f.layers > kMaxLayers) return true;
   if (f.attention_heads == 0 || f.attention_heads > kMaxU32) return true;
-  if (f.kv_heads == 0 || f.kv_heads > kMaxU32 || f.head_dim > kMaxU32) return true;
+  if (f.kv_heads == 0 || f.kv_heads > kMaxU32 || f.head_dim > kMaxU32 || f.v_head_dim > kMaxU32) return true;
   if (f.params == 0 && !f.has_weights_bytes) return true;
   if (f.has_vocab_size && f.vocab_size == 0) return true;
   const bool widths = f.has_intermediate_size && f.has_hidden_size && f.has_vocab_size && f.has_tie_word_embeddings;
@@ -25,10 +27,37 @@ bool parser_refuses(const embedded::ModelFacts& f) {
   return widths && f.hidden_size != 0 && f.vocab_size > std::numeric_limits<std::uint64_t>::max() / f.hidden_size;
 }
 
+/// The kind of every layer of layer_types as the parser reads it (read_layer_kinds). Only the kinds
+/// these facts can shape: full, sliding and chunked attention with their window given, and the
+/// cacheless none and shared; nullopt for anything else (an MLA, linear or cross layer needs a
+/// block the facts do not carry, a count that is not `layers`, a name the parser refuses), which
+/// the parser then words.
+std::optional<std::vector<LayerKind>> listed_layer_kinds(const embedded::ModelFacts& f) {
+  std::vector<LayerKind> kinds;
+  kinds.reserve(static_cast<std::size_t>(f.layers));
+  for (std::string_view types = f.layer_types; !types.empty();) {
+    const std::string_view name = embedded::take_item(types);
+    std::optional<LayerKind> kind;
+    for (const LayerKind known : {LayerKind::full, LayerKind::sliding, LayerKind::chunked, LayerKind::none, LayerKind::shared})
+      if (to_string(known) == name) kind = known;
+    if (!kind || kinds.size() == f.layers) return std::nullopt;
+    if (*kind == LayerKind::sliding && !f.has_sliding_window) return std::nullopt;
+    if (*kind == LayerKind::chunked && !f.has_attention_chunk_size) return std::nullopt;
+    kinds.push_back(*kind);
+  }
+  if (kinds.size() != f.layers) return std::nullopt;
+  return kinds;
+}
+
 }  // namespace
 
 std::optional<ModelSpec> model_from_facts(const embedded::ModelFacts& f) {
   if (!f.present || parser_refuses(f)) return std::nullopt;
+  std::optional<std::vector<LayerKind>> kinds;
+  if (!f.layer_types.empty()) {
+    kinds = listed_layer_kinds(f);
+    if (!kinds) return std::nullopt;
+  }
   ModelSpec spec;
   try {
     spec.weight_dtype = &parse_weight_dtype(f.weight_dtype);
@@ -55,14 +84,28 @@ std::optional<ModelSpec> model_from_facts(const embedded::ModelFacts& f) {
     spec.embedding_params = f.vocab_size * f.hidden_size;  // parser_refuses checked it fits in 64 bits
     spec.lm_head_params = f.tie_word_embeddings ? 0 : spec.embedding_params;
   }
-  // No layer_types and no mla block: every layer is full attention of the top-level shape, V as
-  // wide as K (no v_head_dim).
-  LayerSpec layer;
-  layer.kind = LayerKind::full;
-  layer.kv_heads = static_cast<std::uint32_t>(f.kv_heads);
-  layer.k_head_dim = static_cast<std::uint32_t>(f.head_dim);
-  layer.v_head_dim = layer.k_head_dim;
-  spec.layers.assign(static_cast<std::size_t>(f.layers), layer);  // at most kMaxLayers
+  // No mla block and no kind_shapes: every attention layer has the top-level shape, V as wide as
+  // K unless v_head_dim says otherwise; without layer_types every layer is full attention.
+  LayerSpec attention;
+  attention.kind = LayerKind::full;
+  attention.kv_heads = static_cast<std::uint32_t>(f.kv_heads);
+  attention.k_head_dim = static_cast<std::uint32_t>(f.head_dim);
+  attention.v_head_dim = static_cast<std::uint32_t>(f.has_v_head_dim ? f.v_head_dim : f.head_dim);
+  if (!kinds) {
+    spec.layers.assign(static_cast<std::size_t>(f.layers), attention);  // at most kMaxLayers
+  } else {
+    // A sliding layer holds the window, a chunked one the chunk; none and shared cache nothing.
+    spec.layers.reserve(kinds->size());
+    for (const LayerKind kind : *kinds) {
+      LayerSpec& layer = spec.layers.emplace_back();
+      layer.kind = kind;
+      if (kind == LayerKind::none || kind == LayerKind::shared) continue;
+      layer = attention;
+      layer.kind = kind;
+      if (kind == LayerKind::sliding) layer.window = f.sliding_window;
+      if (kind == LayerKind::chunked) layer.window = f.attention_chunk_size;
+    }
+  }
   try {
     validate(spec);
   } catch (const Error&) {

@@ -1,8 +1,10 @@
 #pragma once
-// A plain catalog model's ModelSpec from the fields the build read out of its models/<id>.json
-// (embedded::ModelFacts): `--model llama3.1-8b` then parses no JSON, which was a quarter of the
-// headline command's start-up (issue #10). Files with fields the facts do not carry are parsed as
-// before; tests/model_facts_test.cpp checks every file with facts against the parser, field by field.
+// A catalog model's ModelSpec from the fields the build read out of its models/<id>.json
+// (embedded::ModelFacts: the flat fields and layer_types): `--model llama3.1-8b` then parses no
+// JSON, which was a quarter of the headline command's start-up (issue #10), and `kvplan fit` parses
+// only the files with blocks the facts do not carry (MLA, state, parts, shapes by kind). Those are
+// parsed as before; tests/model_facts_test.cpp checks every file with facts against the parser,
+// field by field.
 
 #include <optional>
 
