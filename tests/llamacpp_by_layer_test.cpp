@@ -6,12 +6,14 @@
 
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engines/llamacpp/rules.h"
 #include "kvplan/catalog.h"
 #include "kvplan/dtype.h"
+#include "kvplan/error.h"
 #include "kvplan/fit.h"
 
 using namespace kvplan;
@@ -165,4 +167,124 @@ TEST_CASE("llama.cpp by layer: a two-part file by hand", "[llamacpp]") {
   huge = {{4000, 40, 0, 1}};
   CHECK(!sum_by_layer(huge).exact);
   CHECK(sum_by_layer(huge).spans.empty());
+}
+
+// plan_llamacpp's shortcuts for one GPU (docs/performance.md, sixth step): the layers read once
+// per profile (LlamaCppModelFacts::layout) and each cache summed a run of like layers at a time.
+// Every figure must be the layer loop's: a plan that asks for the layers' loads still takes the
+// loop, and one given facts without a layout reads the layers itself. Checked over every catalog
+// model (dense, sliding, chunked, MLA, hybrid) at several -ngl, -fa and cache types, and on a
+// hand-made model whose cache sum passes 64 bits.
+
+namespace {
+
+/// The plan, or the words of what it throws.
+struct RunsOutcome {
+  std::optional<LlamaCppResult> result;
+  std::string error;
+};
+
+RunsOutcome runs_outcome(const ModelSpec& model, const LlamaCppSettings& settings, const LlamaCppModelFacts& facts,
+                         bool with_loads) {
+  RunsOutcome out;
+  LlamaCppLayerLoads loads;
+  try {
+    out.result = plan_llamacpp(model, settings, facts, with_loads ? &loads : nullptr);
+  } catch (const Error& error) {
+    out.error = error.what();
+  }
+  return out;
+}
+
+void runs_check_same(const RunsOutcome& a, const RunsOutcome& b) {
+  REQUIRE(a.error == b.error);
+  REQUIRE(a.result.has_value() == b.result.has_value());
+  if (!a.result) return;
+  const LlamaCppResult& x = *a.result;
+  const LlamaCppResult& y = *b.result;
+  CHECK(x.kv_bytes == y.kv_bytes);
+  CHECK(x.gpu_cache_bytes == y.gpu_cache_bytes);
+  CHECK(x.host_cache_bytes == y.host_cache_bytes);
+  CHECK(x.recurrent_bytes == y.recurrent_bytes);
+  CHECK(x.model_gpu_bytes == y.model_gpu_bytes);
+  CHECK(x.compute_estimate_bytes == y.compute_estimate_bytes);
+  CHECK(x.rules == y.rules);
+  REQUIRE(x.caches.size() == y.caches.size());
+  for (std::size_t i = 0; i < x.caches.size(); ++i) {
+    CHECK(x.caches[i].role == y.caches[i].role);
+    CHECK(x.caches[i].cells == y.caches[i].cells);
+    CHECK(x.caches[i].layers == y.caches[i].layers);
+    CHECK(x.caches[i].k_bytes == y.caches[i].k_bytes);
+    CHECK(x.caches[i].v_bytes == y.caches[i].v_bytes);
+    CHECK(x.caches[i].v_row == y.caches[i].v_row);
+    CHECK(x.caches[i].gpu_layers == y.caches[i].gpu_layers);
+    CHECK(x.caches[i].gpu_bytes == y.caches[i].gpu_bytes);
+    CHECK(x.caches[i].host_bytes == y.caches[i].host_bytes);
+  }
+  REQUIRE(x.devices.size() == y.devices.size());
+  for (std::size_t i = 0; i < x.devices.size(); ++i) {
+    CHECK(x.devices[i].cache_bytes == y.devices[i].cache_bytes);
+    CHECK(x.devices[i].weights_bytes == y.devices[i].weights_bytes);
+    CHECK(x.devices[i].state_bytes == y.devices[i].state_bytes);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("llama.cpp cache runs: every catalog model's caches as the layer loop sums them", "[llamacpp]") {
+  const GgmlType& q8_0 = ggml_type_by_name("q8_0");
+  std::size_t planned = 0, partly_offloaded = 0;
+  for (const ModelSpec& model : builtin_models().models) {
+    const LlamaCppModelFacts facts = llamacpp_facts(model);
+    LlamaCppModelFacts unread = facts;
+    unread.layout = LlamaCppLayout{};  // the plan reads the layers itself
+    for (const std::int64_t ngl : {-1, 0, 1, 5, 20}) {
+      for (const LlamaCppFlashAttn fa : {LlamaCppFlashAttn::automatic, LlamaCppFlashAttn::off}) {
+        for (const GgmlType* type_v : {static_cast<const GgmlType*>(nullptr), &q8_0}) {
+          LlamaCppSettings s;
+          s.n_ctx = 16384;
+          s.n_parallel = 2;
+          s.n_gpu_layers = ngl;
+          s.flash_attn = fa;
+          s.type_k = type_v;
+          s.type_v = type_v;
+          INFO(model.id << " -ngl " << ngl << " -fa " << to_string(fa) << (type_v ? " q8_0" : " f16"));
+          const RunsOutcome by_runs = runs_outcome(model, s, facts, false);
+          runs_check_same(by_runs, runs_outcome(model, s, facts, true));
+          runs_check_same(by_runs, runs_outcome(model, s, unread, false));
+          if (!by_runs.result) continue;
+          ++planned;
+          for (const LlamaCppKvCache& cache : by_runs.result->caches)
+            if (cache.gpu_layers > 0 && cache.gpu_layers < cache.layers) ++partly_offloaded;
+        }
+      }
+    }
+  }
+  // The comparison ran, and on caches split between host and GPU (where a run is cut at i_gpu_start).
+  CHECK(planned > 1000);
+  CHECK(partly_offloaded > 100);
+}
+
+TEST_CASE("llama.cpp cache runs: a cache sum past 64 bits throws the layer loop's error", "[llamacpp]") {
+  // Two full layers of 65,536 KV heads of K width 65,536 and V width 16: K per cell 2^32 x 2 B
+  // (f16) = 2^33 B, x 2^30 cells = 2^63 B per layer; V 2^20 x 2 B x 2^30 = 2^51 B. The second
+  // layer's K takes the K total to 2^64: the loop's checked sum throws there, and so must the plan
+  // that sums by runs.
+  ModelSpec model;
+  model.id = "runs-overflow";
+  model.attention_heads = 65536;
+  model.max_context = std::uint64_t{1} << 30;
+  model.weights_bytes = 1;
+  LayerSpec layer;
+  layer.kv_heads = 65536;
+  layer.k_head_dim = 65536;
+  layer.v_head_dim = 16;
+  model.layers = {layer, layer};
+  LlamaCppSettings s;
+  s.n_ctx = std::uint64_t{1} << 30;
+  const LlamaCppModelFacts facts = llamacpp_facts(model);
+  const RunsOutcome by_runs = runs_outcome(model, s, facts, false);
+  CHECK_FALSE(by_runs.result.has_value());
+  CHECK(by_runs.error.find("cache size") != std::string::npos);
+  runs_check_same(by_runs, runs_outcome(model, s, facts, true));
 }

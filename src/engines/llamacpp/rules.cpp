@@ -39,19 +39,7 @@ bool is_quantized(const GgmlType& type) { return type.block_elements > 1; }
 
 std::string mib(std::uint64_t bytes) { return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / MiB); }
 
-/// A layer as llama.cpp's cache constructors see it.
-struct CacheLayer {
-  std::uint32_t il = 0;    ///< index in llama.cpp's n_layer_all
-  LayerKind kind = LayerKind::full;
-  std::uint64_t k_row = 0;  ///< n_embd_k_gqa(il)
-  std::uint64_t v_row = 0;  ///< n_embd_v_gqa(il)
-  std::uint64_t k_head = 0;
-  std::uint64_t v_head = 0;
-  std::uint64_t r_row = 0, s_row = 0;  ///< recurrent state elements per cell
-  /// Gets recurrent state: a linear layer, or an attention layer of a parallel hybrid (Falcon-H1,
-  /// whose create_memory filters put every layer in both the KV cache and the recurrent memory).
-  bool has_state = false;
-};
+using CacheLayer = LlamaCppCacheLayer;
 
 /// Layers with their own K/V cells. A shared layer reads an earlier layer's cells (llama.cpp's
 /// `reuse` callback) and allocates nothing.
@@ -183,6 +171,11 @@ LlamaCppModelFacts llamacpp_facts(const ModelSpec& model) {
     facts.notes = file->notes;
     facts.by_layer = sum_by_layer(facts.tensors);
   }
+  try {
+    facts.layout = read_llamacpp_layout(model);
+  } catch (const Error&) {
+    // Left unread: each plan reads the layers itself and throws this where it did.
+  }
   return facts;
 }
 
@@ -261,6 +254,95 @@ std::optional<std::string> llamacpp_cache_type_error(std::string_view text, std:
   return cache_type_error(text, flag);
 }
 
+LlamaCppLayout read_llamacpp_layout(const ModelSpec& model) {
+  LlamaCppLayout out;
+  out.model = &model;
+  out.spec_layers = model.layers.size();
+  out.spec_mtp_layers = model.mtp_layers;
+  std::vector<CacheLayer>& layers = out.layers;
+  layers.reserve(std::size_t{model.layers.size()} + model.mtp_layers);  // the nextn layers copy one by reference
+  bool any_plain = false;
+  for (std::uint32_t il = 0; il < model.layers.size(); ++il) {
+    const LayerSpec& spec = model.layers[il];
+    if (spec.kind == LayerKind::cross)
+      throw unsupported_architecture("layer " + std::to_string(il),
+                                     "cross-attention to image tokens (Llama 3.2 Vision): llama.cpp has no mllama");
+    CacheLayer layer{il, spec.kind};
+    if (is_windowed(spec.kind) && ignores_window(model.architecture)) {
+      out.window_ignored = true;
+      layer.kind = LayerKind::full;
+    }
+    if (holds_tokens(spec.kind)) {
+      layer.k_head = spec.k_head_dim;
+      layer.v_head = spec.kind == LayerKind::mla ? 0 : spec.v_head_dim;
+      layer.k_row = std::uint64_t{spec.kv_heads} * spec.k_head_dim;
+      layer.v_row = std::uint64_t{spec.kv_heads} * layer.v_head;
+      (spec.kind == LayerKind::mla ? out.any_mla : any_plain) = true;
+    }
+    for (const StateTensor& state : spec.state) {
+      std::uint64_t& row = state.name == "conv" ? layer.r_row : layer.s_row;
+      row = sum_checked(row, state.elements, "state size");
+    }
+    if (spec.index_head_dim != 0)
+      throw unsupported_architecture("layer " + std::to_string(il) + " index_head_dim",
+                                     std::to_string(spec.index_head_dim) +
+                                         " (a DSA lightning-indexer cache, llama_kv_cache_dsa: not in kvplan's llama.cpp profile)");
+    layer.has_state = spec.kind == LayerKind::linear || !spec.state.empty();
+    layers.push_back(layer);
+  }
+  if (out.any_mla && any_plain) throw unsupported_architecture("layers", "MLA mixed with plain attention");
+  const std::uint32_t n_layer = static_cast<std::uint32_t>(model.layers.size());
+  out.n_layer_all = n_layer + model.mtp_layers;
+  if (model.mtp_layers > 0) {
+    const auto last = std::find_if(layers.rbegin(), layers.rend(), [](const CacheLayer& l) { return holds_tokens(l.kind); });
+    if (!filters_nextn_layers(model.architecture) && last != layers.rend()) {
+      const CacheLayer shape = *last;  // copied: the pushes below may move the vector
+      for (std::uint32_t i = 0; i < model.mtp_layers; ++i) {
+        CacheLayer extra = shape;
+        extra.il = n_layer + i;
+        if (is_windowed(extra.kind)) extra.kind = LayerKind::full;  // set_swa_pattern marks them non-SWA
+        layers.push_back(extra);
+      }
+      out.nextn_cached = true;
+    }
+  }
+
+  // The one window llama.cpp keeps per model (hparams.n_swa).
+  for (const CacheLayer& layer : layers) {
+    if (!is_windowed(layer.kind)) continue;
+    (layer.kind == LayerKind::sliding ? out.any_sliding : out.any_chunked) = true;
+    const std::uint64_t window = model.layers[layer.il].window;
+    if (out.n_swa != 0 && window != out.n_swa)
+      throw unsupported_architecture("sliding_window", "different windows per layer (llama.cpp keeps one n_swa)");
+    out.n_swa = window;
+  }
+  if (out.any_sliding && out.any_chunked) throw unsupported_architecture("layers", "sliding mixed with chunked attention");
+
+  // V rows: [TAG_V_CACHE_VARIABLE] in llama-kv-cache.cpp.
+  for (const CacheLayer& layer : layers) {
+    out.any_recurrent = out.any_recurrent || layer.has_state;
+    if (!holds_tokens(layer.kind)) continue;
+    out.any_attention = true;
+    if (out.v_row_max != 0 && layer.v_row != out.v_row_max) out.v_varies = true;
+    out.v_row_max = std::max(out.v_row_max, layer.v_row);
+  }
+
+  // Each cache's runs of layers of one shape, in the order its loop adds them.
+  const auto add_runs = [&](std::vector<LlamaCppLayout::Run>& runs, auto belongs) {
+    for (const CacheLayer& layer : layers) {
+      if (!holds_tokens(layer.kind) || !belongs(layer)) continue;
+      if (runs.empty() || runs.back().k_row != layer.k_row || runs.back().v_row != layer.v_row)
+        runs.push_back({layer.k_row, layer.v_row, static_cast<std::uint32_t>(out.ils.size()), 0});
+      out.ils.push_back(layer.il);
+      ++runs.back().count;
+    }
+  };
+  add_runs(out.runs[LlamaCppLayout::every_cache_layer], [](const CacheLayer&) { return true; });
+  add_runs(out.runs[LlamaCppLayout::non_swa], [](const CacheLayer& l) { return !is_windowed(l.kind); });
+  add_runs(out.runs[LlamaCppLayout::swa], [](const CacheLayer& l) { return is_windowed(l.kind); });
+  return out;
+}
+
 LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& settings, const LlamaCppModelFacts& facts,
                              LlamaCppLayerLoads* loads) {
   if (loads) *loads = LlamaCppLayerLoads{};
@@ -278,79 +360,33 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
                               settings.type_k || settings.type_v ? " (-ctk/-ctv; llama.cpp's default is f16)"
                                                                  : " (llama.cpp's default)");
 
-  // --- the layers as llama.cpp numbers them: the decoder layers, then the nextn (MTP) layers.
-  std::vector<CacheLayer> layers;
-  layers.reserve(std::size_t{model.layers.size()} + model.mtp_layers);  // the nextn layers copy one by reference
-  bool any_mla = false;
-  bool any_plain = false;
-  bool window_ignored = false;
-  for (std::uint32_t il = 0; il < model.layers.size(); ++il) {
-    const LayerSpec& spec = model.layers[il];
-    if (spec.kind == LayerKind::cross)
-      throw unsupported_architecture("layer " + std::to_string(il),
-                                     "cross-attention to image tokens (Llama 3.2 Vision): llama.cpp has no mllama");
-    CacheLayer layer{il, spec.kind};
-    if (is_windowed(spec.kind) && ignores_window(model.architecture)) {
-      window_ignored = true;
-      layer.kind = LayerKind::full;
-    }
-    if (holds_tokens(spec.kind)) {
-      layer.k_head = spec.k_head_dim;
-      layer.v_head = spec.kind == LayerKind::mla ? 0 : spec.v_head_dim;
-      layer.k_row = std::uint64_t{spec.kv_heads} * spec.k_head_dim;
-      layer.v_row = std::uint64_t{spec.kv_heads} * layer.v_head;
-      (spec.kind == LayerKind::mla ? any_mla : any_plain) = true;
-    }
-    for (const StateTensor& state : spec.state) {
-      std::uint64_t& row = state.name == "conv" ? layer.r_row : layer.s_row;
-      row = sum_checked(row, state.elements, "state size");
-    }
-    if (spec.index_head_dim != 0)
-      throw unsupported_architecture("layer " + std::to_string(il) + " index_head_dim",
-                                     std::to_string(spec.index_head_dim) +
-                                         " (a DSA lightning-indexer cache, llama_kv_cache_dsa: not in kvplan's llama.cpp profile)");
-    layer.has_state = spec.kind == LayerKind::linear || !spec.state.empty();
-    layers.push_back(layer);
-  }
-  if (window_ignored)
+  // --- the layers as llama.cpp numbers them: the decoder layers, then the nextn (MTP) layers
+  // (read_llamacpp_layout; a profile's facts hold them read once).
+  LlamaCppLayout own_layout;
+  const bool layout_given = facts.layout.model == &model && facts.layout.spec_layers == model.layers.size() &&
+                            facts.layout.spec_mtp_layers == model.mtp_layers;
+  if (!layout_given) own_layout = read_llamacpp_layout(model);
+  const LlamaCppLayout& layout = layout_given ? facts.layout : own_layout;
+  const std::vector<CacheLayer>& layers = layout.layers;
+  const bool any_mla = layout.any_mla;
+  if (layout.window_ignored)
     say("{}: llama.cpp does not apply the sliding window for this architecture: the sliding "
                                 "layers keep the full context",
                                 model.architecture);
-  if (any_mla && any_plain) throw unsupported_architecture("layers", "MLA mixed with plain attention");
   const std::uint32_t n_layer = static_cast<std::uint32_t>(model.layers.size());
-  std::uint32_t n_layer_all = n_layer + model.mtp_layers;
+  const std::uint32_t n_layer_all = layout.n_layer_all;
   if (model.mtp_layers > 0) {
-    const auto last = std::find_if(layers.rbegin(), layers.rend(), [](const CacheLayer& l) { return holds_tokens(l.kind); });
-    if (filters_nextn_layers(model.architecture) || last == layers.rend()) {
+    if (!layout.nextn_cached)
       say("the {} nextn (MTP) layers get no KV cache (layer filter il < n_layer)", model.mtp_layers);
-    } else {
-      for (std::uint32_t i = 0; i < model.mtp_layers; ++i) {
-        CacheLayer extra = *last;
-        extra.il = n_layer + i;
-        if (is_windowed(extra.kind)) extra.kind = LayerKind::full;  // set_swa_pattern marks them non-SWA
-        layers.push_back(extra);
-      }
-      if (say.words)
-        say("the {} nextn (MTP) layers get KV cells too, shaped like the last attention layer "
-                                  "(llama.cpp v0.4.0 applies no layer filter for {})",
-                                  model.mtp_layers, model.architecture.empty() ? "this model" : model.architecture);
-    }
+    else if (say.words)
+      say("the {} nextn (MTP) layers get KV cells too, shaped like the last attention layer "
+                                "(llama.cpp v0.4.0 applies no layer filter for {})",
+                                model.mtp_layers, model.architecture.empty() ? "this model" : model.architecture);
   }
   out.n_layer_all = n_layer_all;
-
-  // The one window llama.cpp keeps per model (hparams.n_swa).
-  std::uint64_t n_swa = 0;
-  bool any_sliding = false, any_chunked = false;
-  for (const CacheLayer& layer : layers) {
-    if (!is_windowed(layer.kind)) continue;
-    (layer.kind == LayerKind::sliding ? any_sliding : any_chunked) = true;
-    const std::uint64_t window = model.layers[layer.il].window;
-    if (n_swa != 0 && window != n_swa)
-      throw unsupported_architecture("sliding_window", "different windows per layer (llama.cpp keeps one n_swa)");
-    n_swa = window;
-  }
-  if (any_sliding && any_chunked) throw unsupported_architecture("layers", "sliding mixed with chunked attention");
-  const bool iswa = any_sliding || any_chunked;
+  const std::uint64_t n_swa = layout.n_swa;
+  const bool any_chunked = layout.any_chunked;
+  const bool iswa = layout.any_sliding || layout.any_chunked;
 
   // --- llama_init_from_model: what llama.cpp refuses, in its own words.
   if (any_mla && type_k.id != type_v.id)
@@ -495,7 +531,11 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   // Placed once per layer: every cache layer and weight group asks. Past the output layer, place()
   // answers host memory whatever -ngl is.
   std::vector<std::int32_t> device_at(std::size_t{n_layer_all} + 1);
-  for (std::uint32_t il = 0; il <= n_layer_all; ++il) device_at[il] = place(il);
+  // On one device upper_bound over its one split point always answers it: a layer's device is
+  // whether it is offloaded (no float division and search per layer per plan).
+  const bool one_device = splits.size() == 1;
+  for (std::uint32_t il = 0; il <= n_layer_all; ++il)
+    device_at[il] = !one_device ? place(il) : il >= i_gpu_start && il - i_gpu_start < act_gpu_layers ? 0 : -1;
   const auto device_of = [&](std::int64_t il) -> std::int32_t {
     return il >= 0 && il <= std::int64_t{n_layer_all} ? device_at[static_cast<std::size_t>(il)] : place(il);
   };
@@ -540,21 +580,54 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   };
   bool loads_exact = true;
 
-  // --- V rows: [TAG_V_CACHE_VARIABLE] in llama-kv-cache.cpp.
-  std::uint64_t v_row_max = 0;
-  bool v_varies = false;
-  for (const CacheLayer& layer : layers) {
-    if (!holds_tokens(layer.kind)) continue;
-    if (v_row_max != 0 && layer.v_row != v_row_max) v_varies = true;
-    v_row_max = std::max(v_row_max, layer.v_row);
-  }
+  // --- V rows: [TAG_V_CACHE_VARIABLE] in llama-kv-cache.cpp (read_llamacpp_layout).
+  const std::uint64_t v_row_max = layout.v_row_max;
+  const bool v_varies = layout.v_varies;
   if (out.v_trans && v_varies && !any_mla)
     say("-fa off and V widths differ across layers: every V row padded to the widest, {} "
                                 "(llama.cpp: \"padding V cache to {}\")",
                                 v_row_max, v_row_max);
 
   // --- the caches.
-  const auto make_cache = [&](std::string role, std::uint64_t cells, auto belongs) {
+  // With one device and no loads asked, a run of layers of one shape (LlamaCppLayout::Run) adds
+  // count x its K and V, and its layers on the GPU are those from i_gpu_start on: a step per run
+  // instead of per layer. The sums are taken in 128 bits; where one passes 64 bits (or would before
+  // a later run is sized) nullopt sends the cache to the layer loop, which throws the same
+  // OverflowError at the same layer. The loop's sums only grow, so a total that fits means none
+  // of its partial sums overflowed.
+  const auto sum_runs = [&](LlamaCppKvCache cache, const std::vector<LlamaCppLayout::Run>& runs)
+      -> std::optional<LlamaCppKvCache> {
+    LlamaCppDevice& device = out.devices.front();
+    u128 k_sum = 0, v_sum = 0, gpu = 0, host = 0, on_device = device.cache_bytes;
+    const auto fit = [&] { return std::max({k_sum, v_sum, gpu, host, on_device}) <= u128{UINT64_MAX}; };
+    for (const LlamaCppLayout::Run& run : runs) {
+      if (!fit()) return std::nullopt;
+      const std::uint64_t v_row = any_mla ? 0 : out.v_trans ? v_row_max : run.v_row;
+      cache.v_row = std::max(cache.v_row, v_row);
+      const std::uint64_t k = tensor_bytes(type_k, run.k_row, cache.cells, streams, "K");
+      const std::uint64_t v = any_mla ? 0 : tensor_bytes(type_v, v_row, cache.cells, streams, "V");
+      const std::uint32_t* ils = layout.ils.data() + run.first;
+      const std::uint32_t* first_on_gpu = std::lower_bound(
+          ils, ils + run.count, i_gpu_start, [](std::uint32_t il, std::int64_t at) { return std::int64_t{il} < at; });
+      const auto gpu_layers = static_cast<std::uint32_t>(ils + run.count - first_on_gpu);
+      cache.layers += run.count;
+      cache.gpu_layers += gpu_layers;
+      const u128 both = u128{k} + v;
+      k_sum += u128{k} * run.count;
+      v_sum += u128{v} * run.count;
+      gpu += both * gpu_layers;
+      on_device += both * gpu_layers;
+      host += both * (run.count - gpu_layers);
+    }
+    if (!fit()) return std::nullopt;
+    cache.k_bytes = static_cast<std::uint64_t>(k_sum);
+    cache.v_bytes = static_cast<std::uint64_t>(v_sum);
+    cache.gpu_bytes = static_cast<std::uint64_t>(gpu);
+    cache.host_bytes = static_cast<std::uint64_t>(host);
+    device.cache_bytes = static_cast<std::uint64_t>(on_device);
+    return cache;
+  };
+  const auto make_cache = [&](std::string role, std::uint64_t cells, std::size_t runs, auto belongs) {
     LlamaCppKvCache cache;
     cache.role = std::move(role);
     cache.cells = cells;
@@ -562,6 +635,8 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     cache.seqs = n_seq;
     cache.k_type = std::string(type_k.name);
     cache.v_type = std::string(type_v.name);
+    if (one_device && !loads)
+      if (std::optional<LlamaCppKvCache> summed = sum_runs(cache, layout.runs[runs])) return std::move(*summed);
     // A layer's K and V follow from its row widths alone: sized again only where they change
     // (a model has one to three shapes of layer; a layer that would throw throws at its first).
     bool sized = false;
@@ -593,7 +668,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     }
     return cache;
   };
-  const bool any_attention = std::any_of(layers.begin(), layers.end(), [](const CacheLayer& l) { return holds_tokens(l.kind); });
+  const bool any_attention = layout.any_attention;
   if (iswa) {
     // Saturating: a window near 2^64 holds the whole context (a wrapped product held almost none).
     const std::uint64_t swa_span = n_swa > (UINT64_MAX - out.n_ubatch) / (settings.kv_unified ? n_seq : 1)
@@ -610,12 +685,12 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
           any_chunked ? "chunked" : "sliding", out.n_ctx_seq, n_swa, settings.kv_unified ? n_seq : 1, out.n_ubatch,
           swa_cells);
     }
-    out.caches.push_back(make_cache("non-SWA KV", out.n_ctx_seq, [](const CacheLayer& l) { return !is_windowed(l.kind); }));
-    out.caches.push_back(make_cache("SWA KV", swa_cells, [](const CacheLayer& l) { return is_windowed(l.kind); }));
+    out.caches.push_back(make_cache("non-SWA KV", out.n_ctx_seq, LlamaCppLayout::non_swa, [](const CacheLayer& l) { return !is_windowed(l.kind); }));
+    out.caches.push_back(make_cache("SWA KV", swa_cells, LlamaCppLayout::swa, [](const CacheLayer& l) { return is_windowed(l.kind); }));
     if (out.caches.front().layers == 0)
       say.text("every attention layer is sliding: the non-SWA cache is still created, with 0 layers and 0 bytes");
   } else if (any_attention) {
-    out.caches.push_back(make_cache("KV", out.n_ctx_seq, [](const CacheLayer&) { return true; }));
+    out.caches.push_back(make_cache("KV", out.n_ctx_seq, LlamaCppLayout::every_cache_layer, [](const CacheLayer&) { return true; }));
   }
   if (any_mla) say.text("MLA: the cache stores K only (the compressed latent with its rope part); V is 0 bytes");
   for (const LlamaCppKvCache& cache : out.caches)
@@ -624,7 +699,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
                                 cache.v_type, cache.v_bytes);
 
   // --- recurrent state: llama_memory_recurrent, f32 whatever the cache types (create_memory).
-  const bool any_recurrent = std::any_of(layers.begin(), layers.end(), [](const CacheLayer& l) { return l.has_state; });
+  const bool any_recurrent = layout.any_recurrent;
   if (any_recurrent) {
     LlamaCppRecurrent rs;
     rs.cells = std::max<std::uint32_t>(1, n_seq);

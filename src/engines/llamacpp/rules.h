@@ -11,6 +11,7 @@
 ///                (llama-kv-cache-iswa.cpp)
 ///   R, S       = f32 x n_embd_{r,s} x max(1, n_seq) per recurrent layer (llama-memory-recurrent.cpp)
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -46,6 +47,56 @@ struct LlamaCppLayerWeights {
 /// overflow names the same figures) when a sum or an end passes 64 bits or the layout is odd.
 LlamaCppLayerWeights sum_by_layer(const std::vector<ModelFileTensor>& tensors);
 
+/// A layer as llama.cpp's cache constructors see it.
+struct LlamaCppCacheLayer {
+  std::uint32_t il = 0;    ///< index in llama.cpp's n_layer_all
+  LayerKind kind = LayerKind::full;
+  std::uint64_t k_row = 0;  ///< n_embd_k_gqa(il)
+  std::uint64_t v_row = 0;  ///< n_embd_v_gqa(il)
+  std::uint64_t k_head = 0;
+  std::uint64_t v_head = 0;
+  std::uint64_t r_row = 0, s_row = 0;  ///< recurrent state elements per cell
+  /// Gets recurrent state: a linear layer, or an attention layer of a parallel hybrid (Falcon-H1,
+  /// whose create_memory filters put every layer in both the KV cache and the recurrent memory).
+  bool has_state = false;
+};
+
+/// The model's layers as llama.cpp's caches read them. They depend on the spec alone, so a profile
+/// reads them once (llamacpp_facts) instead of in every plan: fit plans each model a few thousand
+/// times, and reading them was eight loops over the layers per plan.
+struct LlamaCppLayout {
+  /// The spec read, and its layer counts then: plan_llamacpp reads any other spec itself.
+  const ModelSpec* model = nullptr;
+  std::size_t spec_layers = 0;
+  std::uint32_t spec_mtp_layers = 0;
+
+  std::vector<LlamaCppCacheLayer> layers;  ///< the decoder layers, then the nextn layers that get cells
+  std::uint32_t n_layer_all = 0;           ///< decoder + nextn (MTP) layers
+  bool any_mla = false;
+  bool window_ignored = false;  ///< sliding layers kept as full attention (the architecture ignores the window)
+  bool nextn_cached = false;    ///< the nextn layers get cells, shaped like the last attention layer
+  std::uint64_t n_swa = 0;      ///< the one window (hparams.n_swa)
+  bool any_sliding = false, any_chunked = false;
+  std::uint64_t v_row_max = 0;  ///< the widest V row (-fa off pads every row to it)
+  bool v_varies = false;
+  bool any_attention = false;   ///< a layer with its own K/V cells
+  bool any_recurrent = false;
+
+  /// Consecutive layers of one cache with the same K and V rows: with one GPU a cache is summed a
+  /// run at a time. Their layer indices are ils[first, first + count), ascending.
+  struct Run {
+    std::uint64_t k_row = 0, v_row = 0;
+    std::uint32_t first = 0, count = 0;
+  };
+  static constexpr std::size_t every_cache_layer = 0, non_swa = 1, swa = 2;  ///< indices of `runs`
+  std::array<std::vector<Run>, 3> runs;
+  std::vector<std::uint32_t> ils;
+};
+
+/// `model`'s layers as llama.cpp numbers them. Throws what plan_llamacpp throws for them (a layout
+/// llama.cpp has no cache for: cross-attention, MLA beside plain attention, several windows).
+LlamaCppLayout read_llamacpp_layout(const ModelSpec& model);
+
 /// What llama.cpp reads from a model file beyond the per-layer spec. A GGUF file supplies all of it;
 /// a catalog or config.json model only its vocabulary, and the figures that need more say so.
 struct LlamaCppModelFacts {
@@ -61,6 +112,9 @@ struct LlamaCppModelFacts {
   /// `tensors` summed by layer (llamacpp_facts fills it once; when it does not match `tensors`,
   /// plan_llamacpp sums them itself).
   LlamaCppLayerWeights by_layer;
+  /// The spec's layers as llama.cpp reads them (llamacpp_facts reads them once; left unread, with
+  /// `model` null, when reading throws: plan_llamacpp then throws it itself).
+  LlamaCppLayout layout;
 };
 
 /// The facts of `model`: its file's layout when it came from a GGUF, and its vocabulary.
