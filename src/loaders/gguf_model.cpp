@@ -27,12 +27,13 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 
 /// The architectures kvplan reads, each checked against its llama.cpp source file
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0.
-constexpr std::array<std::string_view, 32> kArchitectures = {
+constexpr std::array<std::string_view, 39> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
     "hunyuan-moe", "smollm3",    "granite",    "starcoder2", "command-r", "nemotron_h",
-    "falcon-h1",  "olmoe",       "seed_oss"};
+    "falcon-h1",  "olmoe",       "seed_oss",   "granitemoe", "minicpm3", "hunyuan-dense", "dots1",
+    "bailingmoe", "apertus",     "arcee"};
 
 /// Key suffixes (after "<arch>.") that change what llama.cpp caches. One of them present but not
 /// read for the architecture means kvplan does not know what the file asks for: exit 3.
@@ -359,6 +360,12 @@ void read_architecture(KeyReader& r, Hparams& hp) {
                                        "(it slides only at 64 layers): every layer keeps the full context",
                                        hp.n_layer));
     }
+  } else if (arch == "minicpm3") {
+    // llama_model_minicpm3 requires both low ranks; they shape its projections only. The cache
+    // holds full K and V per head (key_length = nope + rope dims, value_length): no latent.
+    r.required_u32("attention.q_lora_rank", "llama.cpp requires it for minicpm3");
+    r.required_u32("attention.kv_lora_rank", "llama.cpp requires it for minicpm3");
+    hp.notes.push_back("minicpm3: kv_lora_rank compresses the projections only; llama.cpp caches full K and V per head");
   } else if (arch == "llama4") {
     // llama_model_llama4: chunked attention (3 chunked : 1 global by default) with chunks of 8192
     // tokens whatever the window key says, unless the key is present and 0.
@@ -375,7 +382,8 @@ void read_architecture(KeyReader& r, Hparams& hp) {
     }
   }
   // llama, qwen2, qwen2moe, qwen3, qwen3moe, gemma, glm4moe, ernie4_5, ernie4_5-moe, hunyuan-moe,
-  // smollm3 (its NoPE layers are a rope matter), granite, starcoder2, command-r, olmoe, seed_oss: nothing
+  // smollm3 (its NoPE layers are a rope matter), granite, starcoder2, command-r, olmoe, seed_oss,
+  // granitemoe, hunyuan-dense, dots1, bailingmoe, apertus (xIELU constants), arcee: nothing
   // architecture-specific touches the cache.
 }
 
