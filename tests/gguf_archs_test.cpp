@@ -243,3 +243,28 @@ TEST_CASE("hunyuan-dense, apertus, arcee: one plain cache of 2 K/V heads of 32",
     CHECK(gguf_archs_plan(m, 4096, 1, 512).kv_bytes == 4'194'304);
   }
 }
+
+TEST_CASE("qwen35: qwen3next's gated delta net state, rope sections required", "[gguf_archs]") {
+  const GgufModel m = load_llamacpp_fixture("qwen35");
+  REQUIRE(m.spec.layers.size() == 4);
+  CHECK(m.spec.layers[0].kind == LayerKind::linear);
+  CHECK(m.spec.layers[2].kind == LayerKind::linear);
+  CHECK(m.spec.layers[3].kind == LayerKind::full);  // (3 + 1) % 4 == 0
+  CHECK(gguf_archs_note(m, "qwen35: layer il is full attention iff (il + 1) % 4 == 0"));
+  // n_ctx 8192, 2 sequences: 1 attention layer x 4096 cells x 128 (2 x 64) x 2 B x 2 streams x
+  // (K + V) = 4,194,304; state per sequence and recurrent layer: conv 3 x (64 + 2 x 2 x 16) = 384
+  // and SSM 16 x 64 = 1024 f32 values: 2 cells x 3 layers x 4 B x 1408 = 33,792.
+  const LlamaCppResult r = gguf_archs_plan(m, 8192, 2, 512);
+  CHECK(r.kv_bytes == 4'194'304);
+  CHECK(r.recurrent_bytes == 33'792);
+
+  // llama_model_qwen35::load_arch_hparams: get_key_or_arr(ROPE_DIMENSION_SECTIONS, ..., true).
+  kvplan::testing::GgufWriter no_sections;
+  no_sections.add_string("general.architecture", "qwen35");
+  no_sections.add_uint32("qwen35.block_count", 4);
+  no_sections.add_uint32("qwen35.embedding_length", 128);
+  no_sections.add_uint32("qwen35.context_length", 8192);
+  no_sections.add_uint32("qwen35.attention.head_count", 4);
+  no_sections.add_tensor("token_embd.weight", 0, {128, 8});
+  CHECK(gguf_archs_load_code(no_sections) == kvplan::ExitCode::invalid_input);
+}

@@ -34,9 +34,10 @@ const MiB = 1024 * 1024;
 const TYPES = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"];
 const quantized = (t) => !["f32", "f16", "bf16"].includes(t);
 const SWA = new Set(["gemma2", "gemma3", "gemma3-allswa", "lfm2-swa", "gpt-oss", "llama4", "gemma3n", "cohere2", "olmo2-swa", "exaone4-64"]);
-// Plain one-cache architectures whose only new part is how llama.cpp reads their hparams: the type
-// matrix would re-run llama's cache code, so they get the short list (lightConfigsFor).
-const LIGHT = new Set(["qwen2moe", "granitemoe", "hunyuan-dense", "dots1", "bailingmoe", "apertus", "arcee"]);
+// Architectures whose only new part is how llama.cpp reads their hparams: the type matrix would
+// re-run cache code another fixture already runs through it (llama's plain cache; qwen3next's
+// hybrid for qwen35), so they get the short list (lightConfigsFor).
+const LIGHT = new Set(["qwen2moe", "granitemoe", "hunyuan-dense", "dots1", "bailingmoe", "apertus", "arcee", "qwen35"]);
 const TOTALS = [300, 1000, 5000, 16384];  // raw n_ctx handed to llama.cpp: three are not multiples of 256
 const SEQUENCES = [1, 4];
 

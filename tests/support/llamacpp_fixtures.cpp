@@ -315,6 +315,50 @@ GgufWriter qwen3next() {
   return w;
 }
 
+/// qwen35 (Qwen3.5, dense): qwen3next's layout and state (attention every 4th layer) with its own
+/// tensors: a fused attn_qkv and attn_gate per gated-delta-net layer, separate ssm_beta and
+/// ssm_alpha, and the rope sections llama.cpp requires.
+GgufWriter qwen35() {
+  GgufWriter w;
+  common_keys(w, "qwen35", 4);
+  w.add_uint32("qwen35.feed_forward_length", kFf);
+  w.add_uint32("qwen35.attention.head_count_kv", 2);
+  w.add_uint32("qwen35.attention.key_length", 64);
+  w.add_uint32("qwen35.attention.value_length", 64);
+  w.add_uint32("qwen35.rope.dimension_count", 64);
+  w.add_array_int32("qwen35.rope.dimension_sections", {11, 11, 10, 0});
+  // state 16 x 2 key heads = key_dim 32; 4 value heads x 16 = value_dim 64 (the inner size);
+  // conv_dim = 2 x 32 + 64 = 128.
+  ssm_keys(w, "qwen35", 64, 2);
+  embeddings(w, false);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "post_attention_norm.weight"), kF32, {kEmbd});
+    if ((i + 1) % 4 == 0) {
+      w.add_tensor(blk(i, "attn_q.weight"), kF32, {kEmbd, 64 * 4 * 2});
+      w.add_tensor(blk(i, "attn_k.weight"), kF32, {kEmbd, 128});
+      w.add_tensor(blk(i, "attn_v.weight"), kF32, {kEmbd, 128});
+      w.add_tensor(blk(i, "attn_output.weight"), kF32, {256, kEmbd});
+      w.add_tensor(blk(i, "attn_q_norm.weight"), kF32, {64});
+      w.add_tensor(blk(i, "attn_k_norm.weight"), kF32, {64});
+    } else {
+      w.add_tensor(blk(i, "attn_qkv.weight"), kF32, {kEmbd, 128});
+      w.add_tensor(blk(i, "attn_gate.weight"), kF32, {kEmbd, 64});
+      w.add_tensor(blk(i, "ssm_conv1d.weight"), kF32, {4, 128});
+      w.add_tensor(blk(i, "ssm_dt.bias"), kF32, {4});
+      w.add_tensor(blk(i, "ssm_a"), kF32, {4});
+      w.add_tensor(blk(i, "ssm_beta.weight"), kF32, {kEmbd, 4});
+      w.add_tensor(blk(i, "ssm_alpha.weight"), kF32, {kEmbd, 4});
+      w.add_tensor(blk(i, "ssm_norm.weight"), kF32, {16});
+      w.add_tensor(blk(i, "ssm_out.weight"), kF32, {64, kEmbd});
+    }
+    w.add_tensor(blk(i, "ffn_gate.weight"), kF32, {kEmbd, kFf});
+    w.add_tensor(blk(i, "ffn_up.weight"), kF32, {kEmbd, kFf});
+    w.add_tensor(blk(i, "ffn_down.weight"), kF32, {kFf, kEmbd});
+  }
+  return w;
+}
+
 /// gpt-oss (llama.cpp's openai-moe): sinks, biased attention and experts, window 128 on layers
 /// 0 and 2 (period 2).
 GgufWriter gpt_oss() {
@@ -953,6 +997,7 @@ const std::vector<Entry>& entries() {
       {{"bailingmoe", "bailingmoe: experts and a shared expert on every layer"}, [] { return bailingmoe(); }},
       {{"apertus", "apertus: xIELU constants per layer, q/k norms, two-matrix MLP"}, [] { return apertus(); }},
       {{"arcee", "arcee: two-matrix MLP, tied output"}, [] { return arcee(); }},
+      {{"qwen35", "qwen35: gated delta net, attention every 4th layer, dense FFN"}, [] { return qwen35(); }},
   };
   return list;
 }
