@@ -190,3 +190,81 @@ TEST_CASE("falcon-h1: every layer keeps K/V cells and Mamba-2 state", "[gguf_arc
   REQUIRE(r.recurrent);
   CHECK(r.recurrent->layers == 4);
 }
+
+TEST_CASE("minicpm3: low ranks read, full K (64) and V (32) heads cached for every head", "[gguf_archs]") {
+  const GgufModel m = load_llamacpp_fixture("minicpm3");
+  CHECK(kvplan::describe_layers(m.spec) == "4 full");
+  CHECK(m.spec.layers[0].kv_heads == 4);  // head_count_kv absent: n_head
+  CHECK(m.spec.layers[0].k_head_dim == 64);
+  CHECK(m.spec.layers[0].v_head_dim == 32);
+  CHECK(gguf_archs_note(m, "caches full K and V"));
+  // n_ctx 8192, 2 sequences: 4 layers x 4096 cells x 2 streams x (4 x 64 + 4 x 32 = 384) x 2 B
+  // = 25,165,824 (the latent rank 64 appears nowhere: llama.cpp caches the expanded heads).
+  CHECK(gguf_archs_plan(m, 8192, 2, 512).kv_bytes == 25'165'824);
+
+  // llama_model_minicpm3::load_arch_hparams reads both ranks with get_key(..., required).
+  kvplan::testing::GgufWriter no_q_rank;
+  no_q_rank.add_string("general.architecture", "minicpm3");
+  no_q_rank.add_uint32("minicpm3.block_count", 4);
+  no_q_rank.add_uint32("minicpm3.embedding_length", 128);
+  no_q_rank.add_uint32("minicpm3.context_length", 8192);
+  no_q_rank.add_uint32("minicpm3.attention.head_count", 4);
+  no_q_rank.add_uint32("minicpm3.attention.kv_lora_rank", 64);
+  no_q_rank.add_tensor("token_embd.weight", 0, {128, 8});
+  CHECK(gguf_archs_load_code(no_q_rank) == kvplan::ExitCode::invalid_input);
+}
+
+TEST_CASE("qwen2moe, granitemoe, dots1, bailingmoe: plain caches, routed experts counted", "[gguf_archs]") {
+  // Routed experts per MoE layer: 3 matrices x 128 x 32 x 4 = 49,152 elements, 2 of 4 used; the
+  // shared experts (_shexp) always run.
+  const GgufModel qwen = load_llamacpp_fixture("qwen2moe");
+  CHECK(kvplan::describe_layers(qwen.spec) == "4 full");
+  CHECK(qwen.spec.active_params == qwen.spec.params - 4 * 49'152 + 4 * 24'576);
+  const GgufModel granite = load_llamacpp_fixture("granitemoe");
+  CHECK(granite.spec.active_params == granite.spec.params - 4 * 49'152 + 4 * 24'576);
+  const GgufModel bailing = load_llamacpp_fixture("bailingmoe");
+  CHECK(bailing.spec.active_params == bailing.spec.params - 4 * 49'152 + 4 * 24'576);
+  // dots1: layer 0 dense (leading_dense_block_count 1), 3 MoE layers; 4 K/V heads of 32.
+  const GgufModel dots = load_llamacpp_fixture("dots1");
+  CHECK(dots.spec.active_params == dots.spec.params - 3 * 49'152 + 3 * 24'576);
+  CHECK(dots.spec.layers[0].kv_heads == 4);
+  // n_ctx 8192, 1 sequence: 4 layers x 8192 cells x (4 x 32) x 2 B x (K + V) = 16,777,216.
+  CHECK(gguf_archs_plan(dots, 8192, 1, 512).kv_bytes == 16'777'216);
+}
+
+TEST_CASE("hunyuan-dense, apertus, arcee: one plain cache of 2 K/V heads of 32", "[gguf_archs]") {
+  for (const char* name : {"hunyuan-dense", "apertus", "arcee"}) {
+    INFO(name);
+    const GgufModel m = load_llamacpp_fixture(name);
+    CHECK(kvplan::describe_layers(m.spec) == "4 full");
+    CHECK(m.spec.layers[0].kv_heads == 2);
+    CHECK(m.spec.layers[0].k_head_dim == 32);
+    // n_ctx 4096, 1 sequence: 4 layers x 4096 cells x 64 x 2 B x (K + V) = 4,194,304.
+    CHECK(gguf_archs_plan(m, 4096, 1, 512).kv_bytes == 4'194'304);
+  }
+}
+
+TEST_CASE("qwen35: qwen3next's gated delta net state, rope sections required", "[gguf_archs]") {
+  const GgufModel m = load_llamacpp_fixture("qwen35");
+  REQUIRE(m.spec.layers.size() == 4);
+  CHECK(m.spec.layers[0].kind == LayerKind::linear);
+  CHECK(m.spec.layers[2].kind == LayerKind::linear);
+  CHECK(m.spec.layers[3].kind == LayerKind::full);  // (3 + 1) % 4 == 0
+  CHECK(gguf_archs_note(m, "qwen35: layer il is full attention iff (il + 1) % 4 == 0"));
+  // n_ctx 8192, 2 sequences: 1 attention layer x 4096 cells x 128 (2 x 64) x 2 B x 2 streams x
+  // (K + V) = 4,194,304; state per sequence and recurrent layer: conv 3 x (64 + 2 x 2 x 16) = 384
+  // and SSM 16 x 64 = 1024 f32 values: 2 cells x 3 layers x 4 B x 1408 = 33,792.
+  const LlamaCppResult r = gguf_archs_plan(m, 8192, 2, 512);
+  CHECK(r.kv_bytes == 4'194'304);
+  CHECK(r.recurrent_bytes == 33'792);
+
+  // llama_model_qwen35::load_arch_hparams: get_key_or_arr(ROPE_DIMENSION_SECTIONS, ..., true).
+  kvplan::testing::GgufWriter no_sections;
+  no_sections.add_string("general.architecture", "qwen35");
+  no_sections.add_uint32("qwen35.block_count", 4);
+  no_sections.add_uint32("qwen35.embedding_length", 128);
+  no_sections.add_uint32("qwen35.context_length", 8192);
+  no_sections.add_uint32("qwen35.attention.head_count", 4);
+  no_sections.add_tensor("token_embd.weight", 0, {128, 8});
+  CHECK(gguf_archs_load_code(no_sections) == kvplan::ExitCode::invalid_input);
+}

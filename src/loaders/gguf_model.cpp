@@ -27,12 +27,13 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 
 /// The architectures kvplan reads, each checked against its llama.cpp source file
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0.
-constexpr std::array<std::string_view, 32> kArchitectures = {
+constexpr std::array<std::string_view, 40> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
     "hunyuan-moe", "smollm3",    "granite",    "starcoder2", "command-r", "nemotron_h",
-    "falcon-h1",  "olmoe",       "seed_oss"};
+    "falcon-h1",  "olmoe",       "seed_oss",   "granitemoe", "minicpm3", "hunyuan-dense", "dots1",
+    "bailingmoe", "apertus",     "arcee",      "qwen35"};
 
 /// Key suffixes (after "<arch>.") that change what llama.cpp caches. One of them present but not
 /// read for the architecture means kvplan does not know what the file asks for: exit 3.
@@ -290,7 +291,11 @@ void read_architecture(KeyReader& r, Hparams& hp) {
       for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.swa[il] = !hp.recr[il];
       hp.notes.push_back("lfm2: attention.sliding_window > 0: every attention layer is sliding");
     }
-  } else if (arch == "qwen3next") {
+  } else if (arch == "qwen3next" || arch == "qwen35") {
+    // llama_model_qwen35 reads the state and the recurrent layers exactly as qwen3next does; it
+    // also requires the rope sections (a rope matter: no cache).
+    if (arch == "qwen35" && !r.has("rope.dimension_sections"))
+      r.fail("rope.dimension_sections", "is missing (llama.cpp requires it for qwen35)");
     read_ssm(r, hp);
     if (std::optional<std::vector<bool>> recurrent = r.per_layer_flags("attention.recurrent_layers", hp.n_layer_all)) {
       hp.recr = *recurrent;
@@ -298,7 +303,7 @@ void read_architecture(KeyReader& r, Hparams& hp) {
       const std::uint32_t interval = r.u32("full_attention_interval").value_or(4);
       if (interval == 0) r.fail("full_attention_interval", "is 0 (llama.cpp divides by it)");
       for (std::uint32_t il = 0; il < hp.n_layer_all; ++il) hp.recr[il] = il < hp.n_layer && (il + 1) % interval != 0;
-      hp.notes.push_back(fmt::format("qwen3next: layer il is full attention iff (il + 1) % {} == 0{}", interval,
+      hp.notes.push_back(fmt::format("{}: layer il is full attention iff (il + 1) % {} == 0{}", arch, interval,
                                      r.has("full_attention_interval") ? "" : " (llama.cpp's default interval 4)"));
     }
   } else if (arch == "nemotron_h") {
@@ -359,6 +364,12 @@ void read_architecture(KeyReader& r, Hparams& hp) {
                                        "(it slides only at 64 layers): every layer keeps the full context",
                                        hp.n_layer));
     }
+  } else if (arch == "minicpm3") {
+    // llama_model_minicpm3 requires both low ranks; they shape its projections only. The cache
+    // holds full K and V per head (key_length = nope + rope dims, value_length): no latent.
+    r.required_u32("attention.q_lora_rank", "llama.cpp requires it for minicpm3");
+    r.required_u32("attention.kv_lora_rank", "llama.cpp requires it for minicpm3");
+    hp.notes.push_back("minicpm3: kv_lora_rank compresses the projections only; llama.cpp caches full K and V per head");
   } else if (arch == "llama4") {
     // llama_model_llama4: chunked attention (3 chunked : 1 global by default) with chunks of 8192
     // tokens whatever the window key says, unless the key is present and 0.
@@ -375,7 +386,8 @@ void read_architecture(KeyReader& r, Hparams& hp) {
     }
   }
   // llama, qwen2, qwen2moe, qwen3, qwen3moe, gemma, glm4moe, ernie4_5, ernie4_5-moe, hunyuan-moe,
-  // smollm3 (its NoPE layers are a rope matter), granite, starcoder2, command-r, olmoe, seed_oss: nothing
+  // smollm3 (its NoPE layers are a rope matter), granite, starcoder2, command-r, olmoe, seed_oss,
+  // granitemoe, hunyuan-dense, dots1, bailingmoe, apertus (xIELU constants), arcee: nothing
   // architecture-specific touches the cache.
 }
 

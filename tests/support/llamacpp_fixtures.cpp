@@ -315,6 +315,50 @@ GgufWriter qwen3next() {
   return w;
 }
 
+/// qwen35 (Qwen3.5, dense): qwen3next's layout and state (attention every 4th layer) with its own
+/// tensors: a fused attn_qkv and attn_gate per gated-delta-net layer, separate ssm_beta and
+/// ssm_alpha, and the rope sections llama.cpp requires.
+GgufWriter qwen35() {
+  GgufWriter w;
+  common_keys(w, "qwen35", 4);
+  w.add_uint32("qwen35.feed_forward_length", kFf);
+  w.add_uint32("qwen35.attention.head_count_kv", 2);
+  w.add_uint32("qwen35.attention.key_length", 64);
+  w.add_uint32("qwen35.attention.value_length", 64);
+  w.add_uint32("qwen35.rope.dimension_count", 64);
+  w.add_array_int32("qwen35.rope.dimension_sections", {11, 11, 10, 0});
+  // state 16 x 2 key heads = key_dim 32; 4 value heads x 16 = value_dim 64 (the inner size);
+  // conv_dim = 2 x 32 + 64 = 128.
+  ssm_keys(w, "qwen35", 64, 2);
+  embeddings(w, false);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "post_attention_norm.weight"), kF32, {kEmbd});
+    if ((i + 1) % 4 == 0) {
+      w.add_tensor(blk(i, "attn_q.weight"), kF32, {kEmbd, 64 * 4 * 2});
+      w.add_tensor(blk(i, "attn_k.weight"), kF32, {kEmbd, 128});
+      w.add_tensor(blk(i, "attn_v.weight"), kF32, {kEmbd, 128});
+      w.add_tensor(blk(i, "attn_output.weight"), kF32, {256, kEmbd});
+      w.add_tensor(blk(i, "attn_q_norm.weight"), kF32, {64});
+      w.add_tensor(blk(i, "attn_k_norm.weight"), kF32, {64});
+    } else {
+      w.add_tensor(blk(i, "attn_qkv.weight"), kF32, {kEmbd, 128});
+      w.add_tensor(blk(i, "attn_gate.weight"), kF32, {kEmbd, 64});
+      w.add_tensor(blk(i, "ssm_conv1d.weight"), kF32, {4, 128});
+      w.add_tensor(blk(i, "ssm_dt.bias"), kF32, {4});
+      w.add_tensor(blk(i, "ssm_a"), kF32, {4});
+      w.add_tensor(blk(i, "ssm_beta.weight"), kF32, {kEmbd, 4});
+      w.add_tensor(blk(i, "ssm_alpha.weight"), kF32, {kEmbd, 4});
+      w.add_tensor(blk(i, "ssm_norm.weight"), kF32, {16});
+      w.add_tensor(blk(i, "ssm_out.weight"), kF32, {64, kEmbd});
+    }
+    w.add_tensor(blk(i, "ffn_gate.weight"), kF32, {kEmbd, kFf});
+    w.add_tensor(blk(i, "ffn_up.weight"), kF32, {kEmbd, kFf});
+    w.add_tensor(blk(i, "ffn_down.weight"), kF32, {kFf, kEmbd});
+  }
+  return w;
+}
+
 /// gpt-oss (llama.cpp's openai-moe): sinks, biased attention and experts, window 128 on layers
 /// 0 and 2 (period 2).
 GgufWriter gpt_oss() {
@@ -723,6 +767,174 @@ GgufWriter seed_oss() {
   return w;
 }
 
+/// The shared expert of qwen2moe, dots1 and bailingmoe: gate/up/down `width` wide.
+void shared_expert(GgufWriter& w, std::uint32_t i, std::uint64_t width) {
+  w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, width});
+  w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, width});
+  w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {width, kEmbd});
+}
+
+/// qwen2moe: 4 experts of 32 and a gated shared expert of 64 on every layer, q/k/v biases.
+GgufWriter qwen2moe() {
+  GgufWriter w;
+  common_keys(w, "qwen2moe", 4);
+  w.add_uint32("qwen2moe.feed_forward_length", kFf);
+  w.add_uint32("qwen2moe.attention.head_count_kv", 2);
+  w.add_uint32("qwen2moe.expert_count", 4);
+  w.add_uint32("qwen2moe.expert_used_count", 2);
+  w.add_uint32("qwen2moe.expert_feed_forward_length", 32);
+  w.add_uint32("qwen2moe.expert_shared_feed_forward_length", 64);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, false, true);
+    experts(w, i, 32);
+    w.add_tensor(blk(i, "ffn_gate_inp_shexp.weight"), kF32, {kEmbd});
+    shared_expert(w, i, 64);
+  }
+  return w;
+}
+
+/// granitemoe: experts feed_forward_length wide, logit_scale (required), tied output.
+GgufWriter granitemoe() {
+  GgufWriter w;
+  common_keys(w, "granitemoe", 4);
+  w.add_uint32("granitemoe.feed_forward_length", 32);
+  w.add_uint32("granitemoe.attention.head_count_kv", 2);
+  w.add_uint32("granitemoe.expert_count", 4);
+  w.add_uint32("granitemoe.expert_used_count", 2);
+  w.add_float32("granitemoe.logit_scale", 8.0f);
+  embeddings(w, false);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    experts(w, i, 32);
+  }
+  return w;
+}
+
+/// minicpm3: low-rank q and kv projections; K heads 64 wide (48 nope + 16 rope), V heads 32, and
+/// all 4 heads cached (no latent): K and V rows of different widths. Both are multiples of 32, as
+/// MiniCPM3-4B's 96 and 64 are: llama.cpp refuses a quantized cache whose block does not divide them.
+GgufWriter minicpm3() {
+  GgufWriter w;
+  common_keys(w, "minicpm3", 4);
+  w.add_uint32("minicpm3.feed_forward_length", kFf);
+  w.add_uint32("minicpm3.attention.key_length", 64);
+  w.add_uint32("minicpm3.attention.value_length", 32);
+  w.add_uint32("minicpm3.rope.dimension_count", 16);
+  w.add_uint32("minicpm3.attention.q_lora_rank", 64);
+  w.add_uint32("minicpm3.attention.kv_lora_rank", 64);
+  embeddings(w, false);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "attn_q_a_norm.weight"), kF32, {64});
+    w.add_tensor(blk(i, "attn_kv_a_norm.weight"), kF32, {64});
+    w.add_tensor(blk(i, "attn_q_a.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "attn_q_b.weight"), kF32, {64, 4 * 64});
+    w.add_tensor(blk(i, "attn_kv_a_mqa.weight"), kF32, {kEmbd, 64 + 16});
+    w.add_tensor(blk(i, "attn_kv_b.weight"), kF32, {64, 4 * (48 + 32)});
+    w.add_tensor(blk(i, "attn_output.weight"), kF32, {4 * 32, kEmbd});
+    ffn(w, i);
+  }
+  return w;
+}
+
+/// hunyuan-dense: q/k norms, plain FFN, its own output head.
+GgufWriter hunyuan_dense() {
+  GgufWriter w;
+  common_keys(w, "hunyuan-dense", 4);
+  w.add_uint32("hunyuan-dense.feed_forward_length", kFf);
+  w.add_uint32("hunyuan-dense.attention.head_count_kv", 2);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, true);
+    ffn(w, i);
+  }
+  return w;
+}
+
+/// dots1: 1 dense layer then experts with a shared one, q/k norms; its q/k/v are all n_head wide,
+/// so K/V heads = query heads (4).
+GgufWriter dots1() {
+  GgufWriter w;
+  common_keys(w, "dots1", 4);
+  w.add_uint32("dots1.feed_forward_length", kFf);
+  w.add_uint32("dots1.attention.head_count_kv", 4);
+  w.add_uint32("dots1.leading_dense_block_count", 1);
+  w.add_uint32("dots1.expert_count", 4);
+  w.add_uint32("dots1.expert_used_count", 2);
+  w.add_uint32("dots1.expert_feed_forward_length", 32);
+  w.add_uint32("dots1.expert_shared_count", 1);
+  w.add_uint32("dots1.expert_gating_func", 2);  // sigmoid: llama.cpp's default (none) cannot route
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 4, true);
+    if (i == 0) {
+      ffn(w, i);
+      continue;
+    }
+    experts(w, i, 32);
+    w.add_tensor(blk(i, "exp_probs_b.bias"), kF32, {4});
+    shared_expert(w, i, 32);
+  }
+  return w;
+}
+
+/// bailingmoe: experts with a shared one on every layer.
+GgufWriter bailingmoe() {
+  GgufWriter w;
+  common_keys(w, "bailingmoe", 4);
+  w.add_uint32("bailingmoe.feed_forward_length", kFf);
+  w.add_uint32("bailingmoe.attention.head_count_kv", 2);
+  w.add_uint32("bailingmoe.expert_count", 4);
+  w.add_uint32("bailingmoe.expert_used_count", 2);
+  w.add_uint32("bailingmoe.expert_feed_forward_length", 32);
+  w.add_uint32("bailingmoe.expert_shared_count", 1);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    experts(w, i, 32);
+    shared_expert(w, i, 32);
+  }
+  return w;
+}
+
+/// apertus: xIELU constants per layer (required, under "xielu." without the arch), q/k norms, a
+/// two-matrix MLP.
+GgufWriter apertus() {
+  GgufWriter w;
+  common_keys(w, "apertus", 4);
+  w.add_uint32("apertus.feed_forward_length", kFf);
+  w.add_uint32("apertus.attention.head_count_kv", 2);
+  w.add_array_float32("xielu.alpha_n", {0.8f, 0.8f, 0.8f, 0.8f});
+  w.add_array_float32("xielu.alpha_p", {0.8f, 0.8f, 0.8f, 0.8f});
+  w.add_array_float32("xielu.beta", {0.5f, 0.5f, 0.5f, 0.5f});
+  w.add_array_float32("xielu.eps", {-1e-6f, -1e-6f, -1e-6f, -1e-6f});
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, true);
+    w.add_tensor(blk(i, "ffn_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "ffn_up.weight"), kF32, {kEmbd, kFf});
+    w.add_tensor(blk(i, "ffn_down.weight"), kF32, {kFf, kEmbd});
+  }
+  return w;
+}
+
+/// arcee: llama-shaped with a two-matrix MLP, tied output.
+GgufWriter arcee() {
+  GgufWriter w;
+  common_keys(w, "arcee", 4);
+  w.add_uint32("arcee.feed_forward_length", kFf);
+  w.add_uint32("arcee.attention.head_count_kv", 2);
+  embeddings(w, false);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    w.add_tensor(blk(i, "ffn_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "ffn_up.weight"), kF32, {kEmbd, kFf});
+    w.add_tensor(blk(i, "ffn_down.weight"), kF32, {kFf, kEmbd});
+  }
+  return w;
+}
+
 struct Entry {
   LlamaCppFixture fixture;
   std::function<GgufWriter()> make;
@@ -777,6 +989,15 @@ const std::vector<Entry>& entries() {
        [] { return falcon_h1(); }},
       {{"olmoe", "olmoe: 4 experts, full-width q/k norms"}, [] { return olmoe(); }},
       {{"seed_oss", "seed_oss: q/k/v biases, post-attention norm"}, [] { return seed_oss(); }},
+      {{"qwen2moe", "qwen2moe: 4 experts of 32, a gated shared expert, q/k/v biases"}, [] { return qwen2moe(); }},
+      {{"granitemoe", "granitemoe: 4 experts, logit_scale, tied output"}, [] { return granitemoe(); }},
+      {{"minicpm3", "minicpm3: low-rank q/kv, full K (64) and V (32) heads cached"}, [] { return minicpm3(); }},
+      {{"hunyuan-dense", "hunyuan-dense: q/k norms, plain FFN"}, [] { return hunyuan_dense(); }},
+      {{"dots1", "dots1: 1 dense + 3 MoE layers with a shared expert, 4 KV heads"}, [] { return dots1(); }},
+      {{"bailingmoe", "bailingmoe: experts and a shared expert on every layer"}, [] { return bailingmoe(); }},
+      {{"apertus", "apertus: xIELU constants per layer, q/k norms, two-matrix MLP"}, [] { return apertus(); }},
+      {{"arcee", "arcee: two-matrix MLP, tied output"}, [] { return arcee(); }},
+      {{"qwen35", "qwen35: gated delta net, attention every 4th layer, dense FFN"}, [] { return qwen35(); }},
   };
   return list;
 }
