@@ -627,7 +627,9 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     device.cache_bytes = static_cast<std::uint64_t>(on_device);
     return cache;
   };
-  const auto make_cache = [&](std::string role, std::uint64_t cells, std::size_t runs, auto belongs) {
+  // A cache's layers are its runs' (read_llamacpp_layout decides which layers each cache holds).
+  const auto make_cache = [&](std::string role, std::uint64_t cells, std::size_t which) {
+    const std::vector<LlamaCppLayout::Run>& runs = layout.runs[which];
     LlamaCppKvCache cache;
     cache.role = std::move(role);
     cache.cells = cells;
@@ -636,34 +638,29 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     cache.k_type = std::string(type_k.name);
     cache.v_type = std::string(type_v.name);
     if (one_device && !loads)
-      if (std::optional<LlamaCppKvCache> summed = sum_runs(cache, layout.runs[runs])) return std::move(*summed);
-    // A layer's K and V follow from its row widths alone: sized again only where they change
-    // (a model has one to three shapes of layer; a layer that would throw throws at its first).
-    bool sized = false;
-    std::uint64_t sized_k_row = 0, sized_v_row = 0, k = 0, v = 0;
-    for (const CacheLayer& layer : layers) {
-      if (!holds_tokens(layer.kind) || !belongs(layer)) continue;
-      ++cache.layers;
+      if (std::optional<LlamaCppKvCache> summed = sum_runs(cache, runs)) return std::move(*summed);
+    // A layer's K and V follow from its row widths alone: sized once per run of one shape (a layer
+    // that would throw throws at its run's first).
+    for (const LlamaCppLayout::Run& run : runs) {
       // MLA allocates no V tensor (has_v = !is_mla); otherwise V is padded when transposed.
-      const std::uint64_t v_row = any_mla ? 0 : out.v_trans ? v_row_max : layer.v_row;
+      const std::uint64_t v_row = any_mla ? 0 : out.v_trans ? v_row_max : run.v_row;
+      const std::uint64_t k = tensor_bytes(type_k, run.k_row, cells, streams, "K");
+      const std::uint64_t v = any_mla ? 0 : tensor_bytes(type_v, v_row, cells, streams, "V");
       cache.v_row = std::max(cache.v_row, v_row);
-      if (!sized || layer.k_row != sized_k_row || v_row != sized_v_row) {
-        k = tensor_bytes(type_k, layer.k_row, cells, streams, "K");
-        v = any_mla ? 0 : tensor_bytes(type_v, v_row, cells, streams, "V");
-        sized = true;
-        sized_k_row = layer.k_row;
-        sized_v_row = v_row;
-      }
-      cache.k_bytes = sum_checked(cache.k_bytes, k, "cache size");
-      cache.v_bytes = sum_checked(cache.v_bytes, v, "cache size");
-      load(layer.il, k + v);
-      if (on_gpu(layer.il)) {
-        ++cache.gpu_layers;
-        const std::uint64_t both = sum_checked(k, v, "cache size");
-        cache.gpu_bytes = sum_checked(cache.gpu_bytes, both, "cache size");
-        add_to_device(layer.il, 0, both);
-      } else {
-        cache.host_bytes = sum_checked(cache.host_bytes, sum_checked(k, v, "cache size"), "cache size");
+      for (std::uint32_t i = run.first; i < run.first + run.count; ++i) {
+        const std::uint32_t il = layout.ils[i];
+        ++cache.layers;
+        cache.k_bytes = sum_checked(cache.k_bytes, k, "cache size");
+        cache.v_bytes = sum_checked(cache.v_bytes, v, "cache size");
+        load(il, k + v);
+        if (on_gpu(il)) {
+          ++cache.gpu_layers;
+          const std::uint64_t both = sum_checked(k, v, "cache size");
+          cache.gpu_bytes = sum_checked(cache.gpu_bytes, both, "cache size");
+          add_to_device(il, 0, both);
+        } else {
+          cache.host_bytes = sum_checked(cache.host_bytes, sum_checked(k, v, "cache size"), "cache size");
+        }
       }
     }
     return cache;
@@ -685,12 +682,12 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
           any_chunked ? "chunked" : "sliding", out.n_ctx_seq, n_swa, settings.kv_unified ? n_seq : 1, out.n_ubatch,
           swa_cells);
     }
-    out.caches.push_back(make_cache("non-SWA KV", out.n_ctx_seq, LlamaCppLayout::non_swa, [](const CacheLayer& l) { return !is_windowed(l.kind); }));
-    out.caches.push_back(make_cache("SWA KV", swa_cells, LlamaCppLayout::swa, [](const CacheLayer& l) { return is_windowed(l.kind); }));
+    out.caches.push_back(make_cache("non-SWA KV", out.n_ctx_seq, LlamaCppLayout::non_swa));
+    out.caches.push_back(make_cache("SWA KV", swa_cells, LlamaCppLayout::swa));
     if (out.caches.front().layers == 0)
       say.text("every attention layer is sliding: the non-SWA cache is still created, with 0 layers and 0 bytes");
   } else if (any_attention) {
-    out.caches.push_back(make_cache("KV", out.n_ctx_seq, LlamaCppLayout::every_cache_layer, [](const CacheLayer&) { return true; }));
+    out.caches.push_back(make_cache("KV", out.n_ctx_seq, LlamaCppLayout::every_cache_layer));
   }
   if (any_mla) say.text("MLA: the cache stores K only (the compressed latent with its rope part); V is 0 bytes");
   for (const LlamaCppKvCache& cache : out.caches)
