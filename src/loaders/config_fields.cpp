@@ -98,6 +98,12 @@ std::uint64_t ConfigFields::positive(const std::string& key) {
   return value;
 }
 
+std::uint64_t ConfigFields::positive_or(const std::string& key, std::uint64_t fallback) {
+  const std::uint64_t value = uint_or(key, fallback);
+  if (value == 0) fail(key, "must be at least 1");
+  return value;
+}
+
 std::optional<std::uint64_t> ConfigFields::uint_of(std::initializer_list<const char*> keys) {
   for (const char* key : keys)
     if (const auto value = uint(key)) return value;

@@ -47,6 +47,8 @@ class ConfigFields {
   /// required_uint, and at least 1.
   std::uint64_t positive(const std::string& key);
   std::uint64_t uint_or(const std::string& key, std::uint64_t fallback) { return uint(key).value_or(fallback); }
+  /// uint_or, and at least 1 (a count or a step the modelling code divides by or loops over).
+  std::uint64_t positive_or(const std::string& key, std::uint64_t fallback);
   /// The first of several spellings of one field that the config uses.
   std::optional<std::uint64_t> uint_of(std::initializer_list<const char*> keys);
   std::uint64_t required_uint_of(std::initializer_list<const char*> keys);

@@ -28,8 +28,7 @@ bool is_moe_layer(ConfigFields& fields, u64 index) {
   }
   if (!fields.has("n_routed_experts")) return false;
   const bool glm = glm_routing(fields.model_type());
-  const u64 freq = glm ? 1 : fields.uint_or("moe_layer_freq", 1);
-  if (freq == 0) fields.fail("moe_layer_freq", "must be at least 1");
+  const u64 freq = glm ? 1 : fields.positive_or("moe_layer_freq", 1);
   return index >= fields.uint_or("first_k_dense_replace", glm ? 1 : 0) && index % freq == 0;
 }
 

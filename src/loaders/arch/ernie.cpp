@@ -52,8 +52,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   const u64 width = fields.positive("moe_intermediate_size");
   const u64 start = layer_index(fields, "moe_layer_start_index", 1, layers);
   const u64 end = layer_index(fields, "moe_layer_end_index", layers - 1, layers);
-  const u64 interval = fields.uint_or("moe_layer_interval", 1);
-  if (interval == 0) fields.fail("moe_layer_interval", "must be at least 1");
+  const u64 interval = fields.positive_or("moe_layer_interval", 1);
   const u64 shared = fields.required_uint("moe_num_shared_experts");
   Sum always;
   always.add(product({hidden, counted.experts}, "router"), "MoE");

@@ -23,20 +23,15 @@ namespace {
 std::vector<ModelPart> towers(ConfigFields& fields, const Layout& layout) {
   std::optional<ConfigFields> v = nested_fields(fields, "vision_config");
   if (!v) return {};
-  const auto dimension = [&](const char* key, u64 fallback) {
-    const u64 value = v->uint_or(key, fallback);
-    if (value == 0) v->fail(key, "must be at least 1");
-    return value;
-  };
-  const u64 h = dimension("hidden_size", 1152);
-  const u64 patch = dimension("patch_size", 32);
-  const u64 grid = dimension("image_size", 224) / patch;
+  const u64 h = v->positive_or("hidden_size", 1152);
+  const u64 patch = v->positive_or("patch_size", 32);
+  const u64 grid = v->positive_or("image_size", 224) / patch;
   if (grid == 0) v->fail("image_size", "is smaller than one patch");
   Sum tower;
-  tower.add(checked_add(product({h, dimension("num_channels", 3), patch, patch}, "patch_embedding"), h, "patch_embedding"),
+  tower.add(checked_add(product({h, v->positive_or("num_channels", 3), patch, patch}, "patch_embedding"), h, "patch_embedding"),
             "vision tower");
   tower.add(product({grid, grid, h}, "position_embedding"), "vision tower");
-  tower.add(product({dimension("num_hidden_layers", 12), vit_layer_params(h, dimension("intermediate_size", 3072))},
+  tower.add(product({v->positive_or("num_hidden_layers", 12), vit_layer_params(h, v->positive_or("intermediate_size", 3072))},
                     "vision layers"),
             "vision tower");
   tower.add(2 * h, "vision tower");  // post_layernorm

@@ -74,8 +74,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
                                        : 0;
   const u64 shared = fields.uint_or("num_shared_experts", 0);
   const u64 first_moe = fields.uint_or("first_k_dense_replace", 0);
-  const u64 freq = fields.uint_or("moe_layer_freq", 1);
-  if (freq == 0) fields.fail("moe_layer_freq", "must be at least 1");
+  const u64 freq = fields.positive_or("moe_layer_freq", 1);
   Sum always;
   always.add(checked_add(product({hidden, counted.experts}, "router"), counted.experts, "router"), "MoE");
   if (shared) always.add(mlp_params(hidden, product({shared, moe_width}, "shared experts"), true, false), "MoE");

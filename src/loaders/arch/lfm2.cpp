@@ -39,8 +39,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
       const double factor = multiplier && multiplier->is_number() ? multiplier->get<double>() : 1.0;
       if (multiplier == nullptr || multiplier->is_number()) {
         dense_width = static_cast<u64>(factor * static_cast<double>(dense_width));
-        const u64 multiple = fields.uint_or("block_multiple_of", 256);
-        if (multiple == 0) fields.fail("block_multiple_of", "must be at least 1");
+        const u64 multiple = fields.positive_or("block_multiple_of", 256);
         dense_width = round_up_to(dense_width, multiple, "feed-forward width");
       }
     }
@@ -82,8 +81,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
 
 /// LFM2 short convolution (vLLM short_conv_state_shape): (conv_L_cache - 1) x hidden at the model dtype.
 std::vector<StateTensor> state(ConfigFields& fields, const Layout& layout, const Dtype& dtype) {
-  const u64 kernel = fields.required_uint("conv_L_cache");
-  if (kernel == 0) fields.fail("conv_L_cache", "must be at least 1");
+  const u64 kernel = fields.positive("conv_L_cache");
   fields.ignore({"conv_bias", "conv_dim", "conv_dim_out", "conv_use_xavier_init"});
   return {{"conv", (kernel - 1) * layout.hidden, &dtype}};
 }

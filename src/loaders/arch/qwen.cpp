@@ -17,8 +17,7 @@ bool is_next(const std::string& type) { return type.rfind("qwen3_next", 0) == 0 
 bool is_moe_layer(ConfigFields& fields, u64 index) {
   if (fields.uint_or("num_experts", 0) == 0) return false;
   if (fields.index_list("mlp_only_layers").count(index)) return false;
-  const u64 step = fields.uint_or("decoder_sparse_step", 1);
-  if (step == 0) fields.fail("decoder_sparse_step", "must be at least 1");
+  const u64 step = fields.positive_or("decoder_sparse_step", 1);
   return (index + 1) % step == 0;
 }
 
