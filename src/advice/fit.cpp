@@ -45,12 +45,14 @@ bool passes_filters(const ModelSpec& model, const FitRequest& request, const std
   return true;
 }
 
+constexpr std::array<std::string_view, 6> kCacheLadder = {"fp8", "int8", "q8_0", "int4", "q4_0", "nvfp4"};
+
 /// The engine's own cache ({null, null}: its default, lossless), then the advisor's quantized
 /// ladder (fp8, int8, q8_0, int4, q4_0, nvfp4) as far as the quality level allows. The engine
 /// refuses the ones it does not offer.
 std::vector<CacheDtypes> cache_candidates(const ModelSpec& spec, Quality allowed) {
   std::vector<CacheDtypes> out{CacheDtypes{}};
-  for (const std::string_view name : {"fp8", "int8", "q8_0", "int4", "q4_0", "nvfp4"}) {
+  for (const std::string_view name : kCacheLadder) {
     const Dtype& type = parse_kv_dtype(name, *spec.weight_dtype);
     if (quality_of(type) <= allowed) out.push_back({&type, &type});
   }
@@ -83,6 +85,15 @@ std::string rejection(const Row& row, std::uint64_t trained_context) {
     return fmt::format("ctx {} is beyond the model's trained context of {} tokens", format_thousands(row.ctx),
                        format_thousands(trained_context));
   return {};
+}
+
+bool loads_gguf(std::string_view runtime) { return runtime == "llama.cpp" || runtime == "ollama"; }
+
+/// The most rows `model` can give: each format fit_variants finds x every cache candidate.
+std::size_t most_rows(const ModelSpec& model, std::string_view runtime) {
+  if (!model.weight_dtype) return 0;
+  const std::size_t formats = 1 + (loads_gguf(runtime) ? ollama_variants(model.id).size() : 0);
+  return formats * (1 + kCacheLadder.size());
 }
 
 double speed_of(const FitRow& row) { return row.row.decode_bound ? row.row.decode_bound->tokens_per_s_per_sequence : 0.0; }
@@ -249,6 +260,10 @@ struct Evaluation {
       out.cache_quality = cache_quality(kept_rows[i].cache);
       out.quality = std::max(out.format.quality, out.cache_quality);
       out.row = std::move(kept_rows[i]);
+      // No fit report shows the engine's own section, and it is most of a row's memory (the
+      // llama.cpp and Ollama results with their caches and devices): let the rows that follow reuse
+      // it. Kept, the process touched 375 more pages under llama.cpp (each a page fault).
+      out.row.detail.reset();
       const CacheLimits& found = limits.caches[i];
       out.max_ctx = found.max_ctx;
       out.ctx_stop = found.ctx_stop;
@@ -274,7 +289,7 @@ std::vector<FitVariant> fit_variants(const ModelSpec& model, std::string_view ru
   std::vector<FitVariant> out;
   if (!model.weight_dtype) return out;
   out.push_back({FitFormat{std::string(model.weight_dtype->name), "checkpoint", "the catalog entry", Quality::lossless}, model});
-  if (runtime != "llama.cpp" && runtime != "ollama") return out;
+  if (!loads_gguf(runtime)) return out;
   const std::vector<OllamaVariant> tags = ollama_variants(model.id);
   if (tags.empty()) return out;
   ModelCatalog own;
@@ -299,6 +314,14 @@ FitResult fit_models(const std::vector<ModelSpec>& models, const std::vector<Gpu
   result.ctx = request.base.contexts.front();
   result.batch = request.base.batch;
   const std::string family = lowercase(request.family);
+
+  // Room for every row before the first: a vector of 800-byte rows that doubles is a fresh mapping
+  // each time, faulted in page by page (156 page faults under llama.cpp, about 1.5 ms on the 2-core
+  // machine of docs/performance.md). What the rows do not fill is never touched.
+  std::size_t most = 0;
+  for (const ModelSpec& model : models)
+    if (passes_filters(model, request, family)) most += most_rows(model, result.runtime);
+  result.rows.reserve(most);
 
   bool checked = false;
   Evaluation evaluation{gpus, request, result};
