@@ -7,6 +7,8 @@
 #include <catch2/catch.hpp>
 
 #include "engines/core/profile.h"
+#include "engines/ollama/engine.h"
+#include "engines/ollama/rules.h"
 #include "kvplan/catalog.h"
 #include "kvplan/dtype.h"
 #include "kvplan/error.h"
@@ -224,4 +226,40 @@ TEST_CASE("fit search: a probe without words prices the row the words explain", 
       }
     }
   }
+}
+
+TEST_CASE("fit search: rows without their engine sections' words keep every field of their own", "[fit][search]") {
+  // Qwen3 8B on a 4090 fits at 8K under both engines; at 128K, beyond its trained 40,960, it does not
+  // (a blocking beyond_trained_context finding, and Ollama's estimate finding). Each row's fields must not depend on whether the section's sentences are written.
+  const std::vector<GpuSpec> gpus{*builtin_gpus().find("rtx4090")};
+  const ModelSpec& model = *builtin_models().find("qwen3-8b");
+  for (const std::string runtime : {"llama.cpp", "ollama"})
+    for (const std::uint64_t ctx : {std::uint64_t{8192}, std::uint64_t{131072}}) {
+      INFO(runtime << " at " << ctx);
+      PlanRequest with_words = request_for(runtime, ctx);
+      with_words.rows_only = true;
+      PlanRequest without = with_words;
+      without.section_words = false;
+      const Plan a = make_plan(model, gpus, with_words);
+      const Plan b = make_plan(model, gpus, without);
+      REQUIRE(a.rows.size() == 1);
+      REQUIRE(b.rows.size() == 1);
+      const Row& x = a.rows.front();
+      const Row& y = b.rows.front();
+      CHECK(x.total_bytes == y.total_bytes);
+      CHECK(x.weights_bytes == y.weights_bytes);
+      CHECK(x.kv_bytes == y.kv_bytes);
+      CHECK(x.verdict == y.verdict);
+      CHECK(!y.weights_rule.empty());
+      CHECK(x.weights_rule == y.weights_rule);
+      REQUIRE(x.findings.size() == y.findings.size());
+      for (std::size_t i = 0; i < x.findings.size(); ++i) CHECK(x.findings[i].text == y.findings[i].text);
+      REQUIRE(x.decode_bound);
+      REQUIRE(y.decode_bound);
+      CHECK(x.decode_bound->rule == y.decode_bound->rule);
+      if (runtime == "ollama") {
+        CHECK(!ollama_result(x)->rules.empty());
+        CHECK(ollama_result(y)->rules.empty());
+      }
+    }
 }

@@ -86,6 +86,10 @@ struct PlanRequest {
   /// ways_out still lists every such row). For a caller that runs the searches it shows itself
   /// (kvplan fit asks find_limits, over the whole catalog).
   bool rows_only = false;
+  /// false: the rows' engine sections (Row::detail) without their rule sentences, the rows' own
+  /// fields and findings unchanged. For a caller that shows no section: kvplan fit prices the
+  /// whole catalog, and formatting the sentences was a tenth of its work under llama.cpp.
+  bool section_words = true;
 };
 
 /// A fact about a row that a user (or CI) must know: a stable code and a sentence. A blocking

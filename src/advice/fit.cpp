@@ -125,6 +125,7 @@ struct Evaluation {
     PlanRequest asked = request.base;
     asked.caches = caches;
     asked.rows_only = true;  // the largest context is find_limits' (evaluate), asked once
+    asked.section_words = false;  // no fit report shows a row's engine section (evaluate drops it)
     try {
       Plan plan = make_plan(variant.spec, gpus, asked);
       if (result.settings.budget_rule.empty()) result.settings = plan.settings;

@@ -378,6 +378,7 @@ Plan make_plan(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const P
   query.batch = request.batch_given ? request.batch : profile.default_batch().value_or(request.batch);
   query.weight_dtype = request.weight_dtype;
   query.ctx_is_total = request.contexts.empty() ? profile.default_contexts_are_totals() : request.contexts_are_totals;
+  query.section_words = request.section_words;
   std::uint64_t longest = 0;
   for (const std::uint64_t ctx : contexts) {
     for (const CacheDtypes& cache : caches) {

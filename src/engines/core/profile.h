@@ -43,6 +43,9 @@ struct RowQuery {
   /// false: a probe whose caller reads only the verdict, the figures and the findings (the
   /// searches, fit's cache probe): an engine may leave its rule sentences out (llama.cpp's).
   bool words = true;
+  /// false: the row's fields keep their words (weights_rule, findings) but the engine's own section
+  /// (Row::detail) may leave its rule sentences out: a caller that shows no section (kvplan fit).
+  bool section_words = true;
   const Dtype* weight_dtype = nullptr;  ///< nullptr: the checkpoint's own
   /// Offloadable layers to keep on the GPUs (llama.cpp's -ngl), chosen by the core's offload
   /// search (Profile::offload_layers); nullopt: the engine's own setting.

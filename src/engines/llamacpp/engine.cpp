@@ -229,7 +229,7 @@ class LlamaCppProfile final : public Profile {
   Row price(const RowQuery& query) const override {
     LlamaCppSettings s = base_;
     s.n_parallel = parallel_given_ ? base_.n_parallel : to_u32(query.batch);
-    s.words = query.words;
+    s.words = query.words && query.section_words;  // LlamaCppResult::rules: the section's words
     s.type_k = query.cache.k ? &ggml_of(*query.cache.k) : nullptr;
     s.type_v = query.cache.v ? &ggml_of(*query.cache.v) : nullptr;
     if (query.gpu_layers) s.n_gpu_layers = *query.gpu_layers;
@@ -237,21 +237,21 @@ class LlamaCppProfile final : public Profile {
     std::string why;
     if (query.ctx_is_total) {
       s.n_ctx = query.ctx;
-      if (query.words)
+      if (s.words)
         why = query.ctx == 0 ? "no -c: llama.cpp's default -c 0, the trained context"
                            : fmt::format("-c {}: the total for all {} (llama-server splits it across -np)", query.ctx,
                                          s.n_parallel == 1 ? std::string("1 sequence")
                                                            : fmt::format("{} sequences", s.n_parallel));
     } else {
       s.n_ctx = s.kv_unified ? query.ctx : checked_mul(query.ctx, s.n_parallel, "ctx x sequences");
-      if (query.words)
+      if (s.words)
         why = fmt::format("--ctx {} per sequence x {} sequence{}: -c {}", query.ctx, s.n_parallel,
                         s.n_parallel == 1 ? "" : "s", s.n_ctx);
     }
     auto detail = std::make_shared<LlamaCppDetail>();
     LlamaCppResult& r = detail->result;
     r = plan_llamacpp(model_, s, facts_);
-    if (query.words) {
+    if (s.words) {
       std::vector<std::string> rules{why};
       rules.insert(rules.end(), common_rules_.begin(), common_rules_.end());
       r.rules.insert(r.rules.begin(), rules.begin(), rules.end());

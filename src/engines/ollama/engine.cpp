@@ -224,13 +224,13 @@ class OllamaProfile final : public Profile {
     auto detail = std::make_shared<OllamaDetail>();
     OllamaResult& r = detail->result;
     OllamaOptions options = options_;
-    options.words = query.words;
+    options.words = query.words && query.section_words;  // OllamaResult::rules: the section's words
     if (query.cache.k) {
       if (query.cache.k != query.cache.v) throw Error("Ollama stores K and V at one type (OLLAMA_KV_CACHE_TYPE)");
       options.kv_cache_type = parse_ollama_kv_type(query.cache.k->name == "fp16" ? "f16" : query.cache.k->name, kv_dtype_flag_);
     }
     r = plan_ollama(model_, devices_, options, query.ctx, parallel_for(query), &facts_);
-    if (query.words) r.rules.insert(r.rules.begin() + 1, ctx_rule(query.ctx));  // a probe's rules are never read
+    if (options.words) r.rules.insert(r.rules.begin() + 1, ctx_rule(query.ctx));  // a probe's rules are never read
 
     Row row;
     const bool words_of_weights = query.words || weights_are_estimate(model_);
