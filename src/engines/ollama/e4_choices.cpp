@@ -167,7 +167,8 @@ std::vector<std::uint64_t> layout_points(const ModelSpec& model, const std::vect
 std::vector<std::uint64_t> ollama_shrink_points(const ModelSpec& model, const std::vector<OllamaDevice>& gpus,
                                                 const OllamaOptions& o, std::uint64_t num_ctx,
                                                 std::optional<std::uint32_t> parallel, bool along_batch,
-                                                std::uint64_t up_to, const LlamaCppModelFacts* facts) {
+                                                std::uint64_t up_to, const LlamaCppModelFacts* facts,
+                                                const OllamaModelView* view) {
   if (num_ctx == 0 || up_to < 2) return {};
   if (ollama_era(o.version) != OllamaEra::e4) {
     const bool automatic_parallel = !along_batch && !parallel && !o.version.at_least(0, 10, 0);
@@ -176,7 +177,9 @@ std::vector<std::uint64_t> ollama_shrink_points(const ModelSpec& model, const st
     const std::uint64_t most = along_batch ? 256 : model.max_context ? model.max_context : up_to;
     return layout_points(model, gpus, o, num_ctx, parallel, along_batch, std::min(up_to, most), facts);
   }
-  const OllamaModelView m = ollama_model_view(model);
+  std::optional<OllamaModelView> own_view;
+  if (!view) own_view = ollama_model_view(model, facts);
+  const OllamaModelView& m = view ? *view : *own_view;
   const std::vector<std::uint64_t> totals = ollama_e4_shrink_totals(ollama_e4_inputs(m, model, gpus, o));
   // num_ctx as plan_ollama settles it in E4: clamped to the trained context, a vision model's raised to 2048.
   const bool vision = m.vision_weights > 0;

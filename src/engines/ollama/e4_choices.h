@@ -52,10 +52,11 @@ std::vector<std::uint64_t> ollama_e4_shrink_totals(const OllamaE4Inputs& in);
 /// layout starts to use another GPU (each then holds less), found by bisection on the number of
 /// GPUs the rules use, which grows with the batch and the context (up to llama.cpp's 256
 /// sequences, or the trained context). E1 and E3 on one GPU: none.
-/// `facts`: llamacpp_facts(model), kept by the caller.
+/// `facts`: llamacpp_facts(model), and `view`: ollama_model_view(model, facts), kept by the caller.
 std::vector<std::uint64_t> ollama_shrink_points(const ModelSpec& model, const std::vector<OllamaDevice>& gpus,
                                                 const OllamaOptions& options, std::uint64_t num_ctx,
                                                 std::optional<std::uint32_t> parallel, bool along_batch,
-                                                std::uint64_t up_to, const LlamaCppModelFacts* facts = nullptr);
+                                                std::uint64_t up_to, const LlamaCppModelFacts* facts = nullptr,
+                                                const OllamaModelView* view = nullptr);
 
 }  // namespace kvplan

@@ -91,6 +91,10 @@ class OllamaProfile final : public Profile {
  public:
   OllamaProfile(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const PlanRequest& request)
       : model_(model), facts_(llamacpp_facts(model)) {
+    try {
+      view_ = ollama_model_view(model, &facts_);
+    } catch (const Error&) {
+    }
     const SettingNames& names = request.names;
     if (request.weight_dtype)
       throw Error(fmt::format("{} does not apply to the Ollama profile: Ollama runs the tag's GGUF blob (name the tag: "
@@ -229,7 +233,7 @@ class OllamaProfile final : public Profile {
       if (query.cache.k != query.cache.v) throw Error("Ollama stores K and V at one type (OLLAMA_KV_CACHE_TYPE)");
       options.kv_cache_type = parse_ollama_kv_type(query.cache.k->name == "fp16" ? "f16" : query.cache.k->name, kv_dtype_flag_);
     }
-    r = plan_ollama(model_, devices_, options, query.ctx, parallel_for(query), &facts_);
+    r = plan_ollama(model_, devices_, options, query.ctx, parallel_for(query), &facts_, view_ ? &*view_ : nullptr);
     if (options.words) r.rules.insert(r.rules.begin() + 1, ctx_rule(query.ctx));  // a probe's rules are never read
 
     Row row;
@@ -401,7 +405,7 @@ class OllamaProfile final : public Profile {
   std::vector<std::uint64_t> shrink_points(const RowQuery& query, SearchAxis axis, std::uint64_t up_to) const override {
     // The rows' own num_ctx and this profile's parallel slots, as price() hands them to plan_ollama.
     return ollama_shrink_points(model_, devices_, options_, query.ctx, parallel_for(query), axis == SearchAxis::batch,
-                                up_to, &facts_);
+                                up_to, &facts_, view_ ? &*view_ : nullptr);
   }
 
   /// With the slots set by the batch (not OLLAMA_NUM_PARALLEL), each row's own batch is its slots,
@@ -429,6 +433,9 @@ class OllamaProfile final : public Profile {
 
   const ModelSpec& model_;
   LlamaCppModelFacts facts_;  ///< read once: every row places the same tensors
+  /// The model as Ollama reads it, once (fit plans a model thousands of times); empty when reading
+  /// it throws: each plan then reads it and throws there.
+  std::optional<OllamaModelView> view_;
   OllamaOptions options_;
   Modelfile modelfile_;
   std::vector<OllamaDevice> devices_;

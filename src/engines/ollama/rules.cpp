@@ -512,13 +512,15 @@ bool ollama_forces_single(std::string_view arch, OllamaEra era) {
 
 OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>& gpus, const OllamaOptions& o,
                          std::uint64_t num_ctx_in, std::optional<std::uint32_t> parallel_in,
-                         const LlamaCppModelFacts* given_facts) {
+                         const LlamaCppModelFacts* given_facts, const OllamaModelView* given_view) {
   OllamaResult out;
   std::vector<std::string>& rules = out.rules;
   const OllamaVersion& v = o.version;
   out.era = ollama_era(v);
   out.version = v.text();
-  const OllamaModelView m = ollama_model_view(model, given_facts);
+  std::optional<OllamaModelView> own_view;
+  if (!given_view) own_view = ollama_model_view(model, given_facts);
+  const OllamaModelView& m = given_view ? *given_view : *own_view;
   out.exact = m.exact;
   out.layers_model = m.block_count + 1;
   if (gpus.empty()) throw Error("no GPU to plan for");

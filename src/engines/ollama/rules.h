@@ -154,10 +154,11 @@ struct OllamaResult {
 
 /// Prices `model` under Ollama with `options` on `gpus` at `num_ctx` tokens per sequence and
 /// `parallel` sequences (nullopt: the version's default and auto rules).
-/// `facts`: llamacpp_facts(model), when the caller keeps them across calls; nullptr: read here.
+/// `facts`: llamacpp_facts(model), and `view`: ollama_model_view(model, facts), when the caller keeps
+/// them across calls; nullptr: read here.
 OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>& gpus, const OllamaOptions& options,
                          std::uint64_t num_ctx, std::optional<std::uint32_t> parallel,
-                         const LlamaCppModelFacts* facts = nullptr);
+                         const LlamaCppModelFacts* facts = nullptr, const OllamaModelView* view = nullptr);
 
 /// num_ctx when nobody sets it: 2048 (to v0.6.6), 4096 (v0.6.7 - v0.15.4), then the VRAM tier of
 /// server/routes.go (Σ total - overhead >= 47 GiB: 262144, >= 23 GiB: 32768, else 4096).
