@@ -105,6 +105,12 @@ struct RuleWords {
 
 }  // namespace
 
+LlamaCppLayerWeights::Span joined(const LlamaCppLayerWeights::Span& a, const LlamaCppLayerWeights::Span& b) {
+  if (!a.any) return b;
+  if (!b.any) return a;
+  return {true, std::min(a.first, b.first), std::max(a.last, b.last)};
+}
+
 LlamaCppLayerWeights sum_by_layer(const std::vector<ModelFileTensor>& tensors) {
   LlamaCppLayerWeights out;
   out.from_tensors = tensors.size();
@@ -148,6 +154,14 @@ LlamaCppLayerWeights sum_by_layer(const std::vector<ModelFileTensor>& tensors) {
   for (const std::uint64_t end : file_end) ends += end;
   if (total > UINT64_MAX || ends > UINT64_MAX) return LlamaCppLayerWeights{tensors.size()};
   out.exact = true;
+  // No sum passes 64 bits (above), so neither does any of these.
+  const std::size_t layers = slots - 2;
+  out.layers_from.assign(layers + 1, 0);
+  for (std::size_t il = layers; il-- > 0;) out.layers_from[il] = out.layers_from[il + 1] + out.bytes[il + 2];
+  out.layers_below.assign((layers + 1) * files, {});
+  for (std::size_t il = 0; il < layers; ++il)
+    for (std::uint32_t file = 0; file < files; ++file)
+      out.layers_below[(il + 1) * files + file] = joined(out.layers_below[il * files + file], out.spans[(il + 2) * files + file]);
   return out;
 }
 
@@ -589,7 +603,19 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
                                 v_row_max, v_row_max);
 
   // --- the caches.
-  // With one device and no loads asked, a run of layers of one shape (LlamaCppLayout::Run) adds
+  // A run's K and V per layer and its V row: MLA allocates no V tensor (has_v = !is_mla); otherwise
+  // V is padded to the widest row when transposed.
+  struct RunBytes {
+    std::uint64_t k = 0, v = 0, v_row = 0;
+  };
+  const auto run_bytes = [&](const LlamaCppLayout::Run& run, std::uint64_t cells) {
+    RunBytes out_run;
+    out_run.v_row = any_mla ? 0 : out.v_trans ? v_row_max : run.v_row;
+    out_run.k = tensor_bytes(type_k, run.k_row, cells, streams, "K");
+    out_run.v = any_mla ? 0 : tensor_bytes(type_v, out_run.v_row, cells, streams, "V");
+    return out_run;
+  };
+  // With one device, a run of layers of one shape (LlamaCppLayout::Run) adds
   // count x its K and V, and its layers on the GPU are those from i_gpu_start on: a step per run
   // instead of per layer. The sums are taken in 128 bits; where one passes 64 bits (or would before
   // a later run is sized) nullopt sends the cache to the layer loop, which throws the same
@@ -602,10 +628,8 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     const auto fit = [&] { return std::max({k_sum, v_sum, gpu, host, on_device}) <= u128{UINT64_MAX}; };
     for (const LlamaCppLayout::Run& run : runs) {
       if (!fit()) return std::nullopt;
-      const std::uint64_t v_row = any_mla ? 0 : out.v_trans ? v_row_max : run.v_row;
+      const auto [k, v, v_row] = run_bytes(run, cache.cells);
       cache.v_row = std::max(cache.v_row, v_row);
-      const std::uint64_t k = tensor_bytes(type_k, run.k_row, cache.cells, streams, "K");
-      const std::uint64_t v = any_mla ? 0 : tensor_bytes(type_v, v_row, cache.cells, streams, "V");
       const std::uint32_t* ils = layout.ils.data() + run.first;
       const std::uint32_t* first_on_gpu = std::lower_bound(
           ils, ils + run.count, i_gpu_start, [](std::uint32_t il, std::int64_t at) { return std::int64_t{il} < at; });
@@ -637,15 +661,21 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     cache.seqs = n_seq;
     cache.k_type = std::string(type_k.name);
     cache.v_type = std::string(type_v.name);
-    if (one_device && !loads)
-      if (std::optional<LlamaCppKvCache> summed = sum_runs(cache, runs)) return std::move(*summed);
+    if (one_device)
+      if (std::optional<LlamaCppKvCache> summed = sum_runs(cache, runs)) {
+        // Each layer's load, added only once the whole cache is known to fit 64 bits (the layer
+        // loop below adds them itself).
+        if (loads)
+          for (const LlamaCppLayout::Run& run : runs) {
+            const RunBytes bytes = run_bytes(run, cells);
+            for (std::uint32_t i = run.first; i < run.first + run.count; ++i) load(layout.ils[i], bytes.k + bytes.v);
+          }
+        return std::move(*summed);
+      }
     // A layer's K and V follow from its row widths alone: sized once per run of one shape (a layer
     // that would throw throws at its run's first).
     for (const LlamaCppLayout::Run& run : runs) {
-      // MLA allocates no V tensor (has_v = !is_mla); otherwise V is padded when transposed.
-      const std::uint64_t v_row = any_mla ? 0 : out.v_trans ? v_row_max : run.v_row;
-      const std::uint64_t k = tensor_bytes(type_k, run.k_row, cells, streams, "K");
-      const std::uint64_t v = any_mla ? 0 : tensor_bytes(type_v, v_row, cells, streams, "V");
+      const auto [k, v, v_row] = run_bytes(run, cells);
       cache.v_row = std::max(cache.v_row, v_row);
       for (std::uint32_t i = run.first; i < run.first + run.count; ++i) {
         const std::uint32_t il = layout.ils[i];
@@ -758,7 +788,29 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     say.text("weights: the GPU buffer is the sum of its tensors; the host buffer is memory-mapped: the span of "
                     "the file from the first to the last host tensor (alignment padding included)");
   };
-  if (!facts.tensors.empty() && by_layer->exact) {
+  const std::size_t file_layers = by_layer->bytes.size() >= 2 ? by_layer->bytes.size() - 2 : 0;
+  if (!facts.tensors.empty() && by_layer->exact && one_device && file_layers <= n_layer_all &&
+      by_layer->layers_from.size() == file_layers + 1) {
+    // One device and every file layer below the output layer's index: the layers from i_gpu_start
+    // up are on the GPU, the rest and the input layer in host memory. The same sums as a layer at a
+    // time, taken a range at a time (sum_by_layer's layers_from and layers_below).
+    const std::size_t first_on_gpu = static_cast<std::size_t>(std::min<std::int64_t>(i_gpu_start, static_cast<std::int64_t>(file_layers)));
+    const std::uint64_t output = by_layer->any[1] ? by_layer->bytes[1] : 0;
+    if (loads)
+      for (std::size_t slot = 1; slot < by_layer->bytes.size(); ++slot)
+        if (by_layer->any[slot]) load(slot == 1 ? std::uint64_t{n_layer_all} : slot - 2, by_layer->bytes[slot]);
+    out.model_gpu_bytes = by_layer->layers_from[first_on_gpu] + (out.output_on_gpu ? output : 0);
+    out.model_host_layer_bytes = by_layer->layers_from[0] - by_layer->layers_from[first_on_gpu] + (out.output_on_gpu ? 0 : output);
+    if (out.model_gpu_bytes > 0) add_to_device(i_gpu_start, out.model_gpu_bytes, 0);
+    for (std::uint32_t file = 0; file < by_layer->files; ++file) {
+      LlamaCppLayerWeights::Span span = joined(by_layer->spans[file], by_layer->layers_below[first_on_gpu * by_layer->files + file]);
+      if (!out.output_on_gpu) span = joined(span, by_layer->spans[by_layer->files + file]);
+      if (span.any) out.model_host_bytes = sum_checked(out.model_host_bytes, span.last - span.first, "weight size");
+    }
+    out.model_host_exact = true;
+    if (facts.output_tied) load(n_layer_all, facts.token_embd_bytes);
+    finish_file_weights();
+  } else if (!facts.tensors.empty() && by_layer->exact) {
     // A layer at a time (sum_by_layer): the same sums as tensor by tensor, none of which can pass
     // 64 bits. The host buffer spans, per file part, the host layers' spans.
     std::vector<LlamaCppLayerWeights::Span> host_span(by_layer->files);

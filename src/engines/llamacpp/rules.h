@@ -41,6 +41,11 @@ struct LlamaCppLayerWeights {
   std::vector<std::uint64_t> bytes;   ///< per slot: [0] input, [1] output, [2 + il] layer il
   std::vector<bool> any;              ///< per slot: it holds a tensor (one of 0 bytes still places a span)
   std::vector<Span> spans;            ///< per slot and file part: spans[slot * files + file]
+  /// With `exact`, for placing on one device a whole range at a time: layers_from[il] is the bytes of
+  /// layers il and up (il <= the layers' count), and layers_below[il * files + file] each part's
+  /// span over the layers below il. On one device the layers from one index up are on the GPU.
+  std::vector<std::uint64_t> layers_from;
+  std::vector<Span> layers_below;
 };
 
 /// `tensors` summed by layer. Not exact (plan_llamacpp then places tensor by tensor, so that an
