@@ -417,7 +417,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     say.text("-fa auto with a quantized V cache: \"enabling flash_attn since it is required for quantized V cache\"");
     fa = LlamaCppFlashAttn::on;
   }
-  if (fa != LlamaCppFlashAttn::off) {
+  if (fa != LlamaCppFlashAttn::off && (is_quantized(type_k) || is_quantized(type_v))) {
     for (const CacheLayer& layer : layers) {
       if (!holds_tokens(layer.kind)) continue;
       if (is_quantized(type_k) && layer.k_head % type_k.block_elements != 0)
@@ -542,23 +542,28 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     const auto it = std::upper_bound(splits.begin(), splits.end(), at);
     return static_cast<std::int32_t>(std::min<std::ptrdiff_t>(it - splits.begin(), static_cast<std::ptrdiff_t>(splits.size()) - 1));
   };
-  // Placed once per layer: every cache layer and weight group asks. Past the output layer, place()
-  // answers host memory whatever -ngl is.
-  std::vector<std::int32_t> device_at(std::size_t{n_layer_all} + 1);
   // On one device upper_bound over its one split point always answers it: a layer's device is
-  // whether it is offloaded (no float division and search per layer per plan).
+  // whether it is offloaded, the layers from i_gpu_start to the output layer (no float division and
+  // search per layer per plan). Several devices: placed once per layer, as every cache layer and
+  // weight group asks. Past the output layer, place() answers host memory whatever -ngl is.
   const bool one_device = splits.size() == 1;
-  for (std::uint32_t il = 0; il <= n_layer_all; ++il)
-    device_at[il] = !one_device ? place(il) : il >= i_gpu_start && il - i_gpu_start < act_gpu_layers ? 0 : -1;
+  std::vector<std::int32_t> device_at(one_device ? 0 : std::size_t{n_layer_all} + 1);
+  for (std::uint32_t il = 0; il < device_at.size(); ++il) device_at[il] = place(il);
   const auto device_of = [&](std::int64_t il) -> std::int32_t {
+    if (one_device) return il >= i_gpu_start && il - i_gpu_start < act_gpu_layers ? 0 : -1;
     return il >= 0 && il <= std::int64_t{n_layer_all} ? device_at[static_cast<std::size_t>(il)] : place(il);
   };
   const auto on_gpu = [&](std::uint32_t il) { return device_of(il) >= 0; };
-  for (std::uint32_t il = 0; il <= n_layer_all; ++il) {
-    const std::int32_t d = device_of(il);
-    if (d < 0) continue;
-    if (il == n_layer_all) out.devices[static_cast<std::size_t>(d)].output = true;
-    else ++out.devices[static_cast<std::size_t>(d)].layers;
+  if (one_device) {
+    out.devices.front().layers = gpu_repeating;
+    out.devices.front().output = out.output_on_gpu;
+  } else {
+    for (std::uint32_t il = 0; il <= n_layer_all; ++il) {
+      const std::int32_t d = device_of(il);
+      if (d < 0) continue;
+      if (il == n_layer_all) out.devices[static_cast<std::size_t>(d)].output = true;
+      else ++out.devices[static_cast<std::size_t>(d)].layers;
+    }
   }
   if (!say.words) {
     // The split in words below; none for a probe.
@@ -618,24 +623,25 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   // With one device, a run of layers of one shape (LlamaCppLayout::Run) adds
   // count x its K and V, and its layers on the GPU are those from i_gpu_start on: a step per run
   // instead of per layer. The sums are taken in 128 bits; where one passes 64 bits (or would before
-  // a later run is sized) nullopt sends the cache to the layer loop, which throws the same
-  // OverflowError at the same layer. The loop's sums only grow, so a total that fits means none
-  // of its partial sums overflowed.
-  const auto sum_runs = [&](LlamaCppKvCache cache, const std::vector<LlamaCppLayout::Run>& runs)
-      -> std::optional<LlamaCppKvCache> {
+  // a later run is sized) false sends the cache, untouched, to the layer loop, which throws the
+  // same OverflowError at the same layer. The loop's sums only grow, so a total that fits means
+  // none of its partial sums overflowed.
+  const auto sum_runs = [&](LlamaCppKvCache& cache, const std::vector<LlamaCppLayout::Run>& runs) {
     LlamaCppDevice& device = out.devices.front();
     u128 k_sum = 0, v_sum = 0, gpu = 0, host = 0, on_device = device.cache_bytes;
+    std::uint64_t widest_v = cache.v_row;
+    std::uint32_t layers_summed = 0, gpu_layers_summed = 0;
     const auto fit = [&] { return std::max({k_sum, v_sum, gpu, host, on_device}) <= u128{UINT64_MAX}; };
     for (const LlamaCppLayout::Run& run : runs) {
-      if (!fit()) return std::nullopt;
+      if (!fit()) return false;
       const auto [k, v, v_row] = run_bytes(run, cache.cells);
-      cache.v_row = std::max(cache.v_row, v_row);
+      widest_v = std::max(widest_v, v_row);
       const std::uint32_t* ils = layout.ils.data() + run.first;
       const std::uint32_t* first_on_gpu = std::lower_bound(
           ils, ils + run.count, i_gpu_start, [](std::uint32_t il, std::int64_t at) { return std::int64_t{il} < at; });
       const auto gpu_layers = static_cast<std::uint32_t>(ils + run.count - first_on_gpu);
-      cache.layers += run.count;
-      cache.gpu_layers += gpu_layers;
+      layers_summed += run.count;
+      gpu_layers_summed += gpu_layers;
       const u128 both = u128{k} + v;
       k_sum += u128{k} * run.count;
       v_sum += u128{v} * run.count;
@@ -643,13 +649,16 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
       on_device += both * gpu_layers;
       host += both * (run.count - gpu_layers);
     }
-    if (!fit()) return std::nullopt;
+    if (!fit()) return false;
+    cache.v_row = widest_v;
+    cache.layers += layers_summed;
+    cache.gpu_layers += gpu_layers_summed;
     cache.k_bytes = static_cast<std::uint64_t>(k_sum);
     cache.v_bytes = static_cast<std::uint64_t>(v_sum);
     cache.gpu_bytes = static_cast<std::uint64_t>(gpu);
     cache.host_bytes = static_cast<std::uint64_t>(host);
     device.cache_bytes = static_cast<std::uint64_t>(on_device);
-    return cache;
+    return true;
   };
   // A cache's layers are its runs' (read_llamacpp_layout decides which layers each cache holds).
   const auto make_cache = [&](std::string role, std::uint64_t cells, std::size_t which) {
@@ -661,17 +670,16 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     cache.seqs = n_seq;
     cache.k_type = std::string(type_k.name);
     cache.v_type = std::string(type_v.name);
-    if (one_device)
-      if (std::optional<LlamaCppKvCache> summed = sum_runs(cache, runs)) {
-        // Each layer's load, added only once the whole cache is known to fit 64 bits (the layer
-        // loop below adds them itself).
-        if (loads)
-          for (const LlamaCppLayout::Run& run : runs) {
-            const RunBytes bytes = run_bytes(run, cells);
-            for (std::uint32_t i = run.first; i < run.first + run.count; ++i) load(layout.ils[i], bytes.k + bytes.v);
-          }
-        return std::move(*summed);
-      }
+    if (one_device && sum_runs(cache, runs)) {
+      // Each layer's load, added only once the whole cache is known to fit 64 bits (the layer loop
+      // below adds them itself).
+      if (loads)
+        for (const LlamaCppLayout::Run& run : runs) {
+          const RunBytes bytes = run_bytes(run, cells);
+          for (std::uint32_t i = run.first; i < run.first + run.count; ++i) load(layout.ils[i], bytes.k + bytes.v);
+        }
+      return cache;
+    }
     // A layer's K and V follow from its row widths alone: sized once per run of one shape (a layer
     // that would throw throws at its run's first).
     for (const LlamaCppLayout::Run& run : runs) {
@@ -696,6 +704,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     return cache;
   };
   const bool any_attention = layout.any_attention;
+  out.caches.reserve(iswa ? 2 : 1);
   if (iswa) {
     // Saturating: a window near 2^64 holds the whole context (a wrapped product held almost none).
     const std::uint64_t swa_span = n_swa > (UINT64_MAX - out.n_ubatch) / (settings.kv_unified ? n_seq : 1)
