@@ -165,6 +165,16 @@ class VllmProfile final : public Profile {
                                                        : "ESTIMATED: vLLM's activation peak and non-torch memory";
   }
 
+  std::optional<CacheRefusal> cache_refusal(const CacheDtypes& cache) const override {
+    // What price() throws for a dtype vLLM has no cache of, when nothing throws before it: the
+    // constructor's plan passed every check that does not depend on the row, and only a model
+    // without a trained context can still stop first (at --max-model-len 0). Thrown and caught, it
+    // was a seventh of kvplan fit's work under vLLM (4 of its 7 cache candidates for each model).
+    if (!cache.k || cache.k != cache.v || !model_.max_context) return std::nullopt;
+    if (std::optional<std::string> error = vllm_cache_dtype_error(*cache.k)) return CacheRefusal{std::move(*error), false};
+    return std::nullopt;
+  }
+
   Row price(const RowQuery& query) const override {
     if (query.cache.k != query.cache.v)
       throw Error("vLLM stores K and V at one dtype (--kv-cache-dtype): give one dtype per row");

@@ -35,16 +35,25 @@ struct LayerType {
   std::uint64_t page = 0;
 };
 
+}  // namespace
+
+std::optional<std::string> vllm_cache_dtype_error(const Dtype& kv_dtype) {
+  const std::string_view name = kv_dtype.name;
+  if (name == "fp16" || name == "bf16" || name == "fp32" || name == "fp8" || name == "fp8_e5m2") return std::nullopt;
+  return fmt::format("--kv-cache-dtype {}: vLLM stores the KV cache as auto (the model's dtype), bfloat16, float16, fp8, "
+                     "fp8_e4m3 or fp8_e5m2",
+                     name);
+}
+
+namespace {
+
 /// vLLM's cache dtypes: auto (the model's), bfloat16/float16, fp8 (e4m3, e5m2). kvplan's other
 /// types (int8, int4, llama.cpp's blocks) have no vLLM kernel.
 const Dtype& vllm_cache_dtype(const ModelSpec& model, const VllmModelDtype& model_dtype, const VllmSettings& settings) {
   // CacheConfig.cache_dtype "auto": the cache is kept at the model dtype --dtype resolved to.
   if (settings.kv_dtype == nullptr) return parse_kv_dtype(model_dtype.weights->name, *model.weight_dtype);
-  const std::string_view name = settings.kv_dtype->name;
-  if (name == "fp16" || name == "bf16" || name == "fp32" || name == "fp8" || name == "fp8_e5m2") return *settings.kv_dtype;
-  throw Error(fmt::format("--kv-cache-dtype {}: vLLM stores the KV cache as auto (the model's dtype), bfloat16, "
-                          "float16, fp8, fp8_e4m3 or fp8_e5m2",
-                          name));
+  if (std::optional<std::string> error = vllm_cache_dtype_error(*settings.kv_dtype)) throw Error(std::move(*error));
+  return *settings.kv_dtype;
 }
 
 /// KV heads one TP rank holds (ModelConfig.get_num_kv_heads): split, or replicated once TP

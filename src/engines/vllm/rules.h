@@ -62,6 +62,10 @@ struct VllmModelDtype {
 /// quantized checkpoint (which of its tensors widen is not known).
 VllmModelDtype resolve_vllm_dtype(const ModelSpec& model, const GpuSpec& gpu, VllmDtype requested);
 
+/// The words of the Error plan_vllm throws for a cache of `kv_dtype` (--kv-cache-dtype); nullopt
+/// when vLLM stores its cache at that dtype.
+std::optional<std::string> vllm_cache_dtype_error(const Dtype& kv_dtype);
+
 /// "bfloat16", "float16", "float32" for kvplan's bf16, fp16, fp32; the kvplan name otherwise.
 std::string dtype_torch_name(const Dtype& dtype);
 
