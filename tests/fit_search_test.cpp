@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "engines/core/profile.h"
+#include "engines/core/settle.h"
 #include "engines/ollama/engine.h"
 #include "engines/ollama/rules.h"
 #include "kvplan/catalog.h"
@@ -264,4 +265,36 @@ TEST_CASE("fit search: rows without their engine sections' words keep every fiel
         CHECK(ollama_result(y)->rules.empty());
       }
     }
+}
+
+TEST_CASE("fit search: a plan with the profile fit built prices the rows make_plan prices", "[fit][search]") {
+  // kvplan fit builds a profile to probe the cache candidates, then plans the rows with it
+  // (make_plan_with) instead of building another from a request that adds the caches.
+  const std::vector<GpuSpec> gpus{*builtin_gpus().find("rtx4090")};
+  for (const EngineEntry& engine : engines()) {
+    for (const char* id : {"llama3.1-8b", "gemma3-27b", "qwen3-30b-a3b"}) {
+      INFO(engine.name << " " << id);
+      const ModelSpec& model = *builtin_models().find(id);
+      const PlanRequest base = request_for(std::string(engine.name), 32768);
+      std::shared_ptr<const Profile> made;
+      try {
+        made = engine.make(model, gpus, base);
+      } catch (const Error&) {
+        continue;
+      }
+      PlanRequest asked = base;
+      asked.caches = {CacheDtypes{}};
+      asked.rows_only = true;
+      const Plan a = make_plan(model, gpus, asked);
+      const Plan b = make_plan_with(made, model, gpus, asked);
+      REQUIRE(a.rows.size() == 1);
+      REQUIRE(b.rows.size() == 1);
+      CHECK(a.rows[0].total_bytes == b.rows[0].total_bytes);
+      CHECK(a.rows[0].verdict == b.rows[0].verdict);
+      CHECK(a.rows[0].weights_rule == b.rows[0].weights_rule);
+      CHECK(a.rows[0].findings.size() == b.rows[0].findings.size());
+      CHECK(a.settings.budget_rule == b.settings.budget_rule);
+      CHECK(b.profile == made);
+    }
+  }
 }

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "engines/core/profile.h"
+#include "engines/core/settle.h"
 #include "engines/core/weight_formats.h"
 #include "kvplan/catalog.h"
 #include "kvplan/error.h"
@@ -121,13 +122,19 @@ struct Evaluation {
 
   /// make_plan with every candidate at once; when the engine refuses one outright (an Error), each
   /// alone, so that the others still count. The rows of the caches it takes.
-  std::vector<Row> plan_rows(const ModelSpec& model, const FitVariant& variant, std::vector<CacheDtypes>& caches) {
+  /// `made`: priced_caches' profile, built for the same settings.
+  std::vector<Row> plan_rows(const ModelSpec& model, const FitVariant& variant, std::vector<CacheDtypes>& caches,
+                             const std::shared_ptr<const Profile>& made) {
     PlanRequest asked = request.base;
     asked.caches = caches;
     asked.rows_only = true;  // the largest context is find_limits' (evaluate), asked once
     asked.section_words = false;  // no fit report shows a row's engine section (evaluate drops it)
     try {
-      Plan plan = make_plan(variant.spec, gpus, asked);
+      // The profile priced_caches built prices these rows alike: the request differs in what no
+      // profile reads, unless an engine option names a cache type too (llama.cpp's -ctk beside the
+      // list: make_plan then refuses, as the engine would). One build of three per format saved.
+      Plan plan = made && request.base.engine_options.empty() ? make_plan_with(made, variant.spec, gpus, asked)
+                                                              : make_plan(variant.spec, gpus, asked);
       if (result.settings.budget_rule.empty()) result.settings = plan.settings;
       return std::move(plan.rows);
     } catch (const Error& error) {
@@ -141,7 +148,7 @@ struct Evaluation {
     std::vector<CacheDtypes> taken;
     for (const CacheDtypes& cache : caches) {
       std::vector<CacheDtypes> one{cache};
-      std::vector<Row> row = plan_rows(model, variant, one);
+      std::vector<Row> row = plan_rows(model, variant, one, made);
       if (row.empty()) continue;
       taken.push_back(cache);
       rows.push_back(std::move(row.front()));
@@ -161,9 +168,9 @@ struct Evaluation {
   /// would price it again only for it to be dropped; 5 of 7 candidates under SGLang). Only a filter
   /// before make_plan, which still decides what it takes.
   std::vector<CacheDtypes> priced_caches(const ModelSpec& model, const FitVariant& variant, std::vector<CacheDtypes> caches,
-                                         std::vector<NotOffered>& not_offered, std::uint64_t& batch) {
+                                         std::vector<NotOffered>& not_offered, std::uint64_t& batch,
+                                         std::shared_ptr<const Profile>& profile) {
     const EngineEntry& engine = find_engine(request.base.runtime, request.base.names.runtime);
-    std::shared_ptr<const Profile> profile;
     try {
       profile = engine.make(variant.spec, gpus, request.base);
     } catch (const Error& error) {
@@ -208,9 +215,11 @@ struct Evaluation {
   void evaluate(const ModelSpec& model, const FitVariant& variant) {
     std::vector<NotOffered> not_offered;
     std::uint64_t batch = request.base.batch;
+    std::shared_ptr<const Profile> profile;
     std::vector<CacheDtypes> caches =
-        priced_caches(model, variant, cache_candidates(variant.spec, request.quality), not_offered, batch);
-    std::vector<Row> rows = caches.empty() ? std::vector<Row>{} : plan_rows(model, variant, caches);
+        priced_caches(model, variant, cache_candidates(variant.spec, request.quality), not_offered, batch, profile);
+    std::vector<Row> rows = caches.empty() ? std::vector<Row>{} : plan_rows(model, variant, caches, profile);
+    profile.reset();  // find_limits builds its own, for its batch
     for (NotOffered& refused : not_offered) refuse(model, variant.format, std::move(refused.cache), std::move(refused.reason));
     // Drop what the engine does not offer (a blocking finding naming the dtype; the probe found
     // those, make_plan's rows confirm it) and what resolves to a cache already seen ("auto" may mean

@@ -347,13 +347,20 @@ Plan make_plan(const ModelSpec& model, const GpuSpec& gpu, const PlanRequest& re
 
 Plan make_plan(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const PlanRequest& request) {
   if (gpus.empty()) throw Error(fmt::format("{}: no GPU to plan for", request.names.gpu));
-  const GpuSpec& gpu = gpus.front();
   const EngineEntry& engine = find_engine(request.runtime, request.names.runtime);
   refuse_foreign_options(request, engine);
   if (request.batch == 0) throw Error(fmt::format("{}: must be at least 1", request.names.batch));
+  return make_plan_with(engine.make(model, gpus, request), model, gpus, request);
+}
+
+
+Plan make_plan_with(std::shared_ptr<const Profile> made, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+                    const PlanRequest& request) {
+  const GpuSpec& gpu = gpus.front();
+  const EngineEntry& engine = find_engine(request.runtime, request.names.runtime);
   Plan plan;
   plan.runtime = std::string(engine.name);
-  plan.profile = engine.make(model, gpus, request);
+  plan.profile = std::move(made);
   const Profile& profile = *plan.profile;
   plan.settings = profile.settings();
   if (!gpu.resolution_note.empty()) plan.settings.notes.push_back(gpu.resolution_note);

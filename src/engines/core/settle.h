@@ -23,6 +23,12 @@ struct MemoryRoom {
 /// beyond the card's.
 std::optional<MemoryRoom> memory_room(const PlanRequest& request, const GpuSpec& gpu);
 
+/// make_plan with a profile the caller built by its engine's make() for the same model, GPUs and
+/// settings (a request that differs in its caches, rows_only or section_words only, which no
+/// profile reads when no engine option names a cache type): kvplan fit has one built already.
+Plan make_plan_with(std::shared_ptr<const Profile> profile, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+                    const PlanRequest& request);
+
 /// The row `query` asks for, priced by `profile` and decided; within `room` when there is one.
 /// Throws Error as the profile does.
 Row settle(const Profile& profile, const RowQuery& query, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
