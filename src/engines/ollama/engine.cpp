@@ -83,8 +83,15 @@ std::vector<std::string> split_commas(std::string_view text) {
 }
 
 const Dtype& row_dtype(std::string_view ggml_name) {
+  // Every probe asks for one of Ollama's three cache types: each looked up by name once.
   static const Dtype& bf16 = parse_weight_dtype("bf16");
-  return parse_kv_dtype(ggml_name == "f16" ? "fp16" : ggml_name, bf16);
+  static const Dtype& f16 = parse_kv_dtype("fp16", bf16);
+  static const Dtype& q8_0 = parse_kv_dtype("q8_0", bf16);
+  static const Dtype& q4_0 = parse_kv_dtype("q4_0", bf16);
+  if (ggml_name == "f16") return f16;
+  if (ggml_name == "q8_0") return q8_0;
+  if (ggml_name == "q4_0") return q4_0;
+  return parse_kv_dtype(ggml_name, bf16);
 }
 
 class OllamaProfile final : public Profile {
