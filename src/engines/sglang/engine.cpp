@@ -180,6 +180,7 @@ class SglangProfile final : public Profile {
     SglangSettings settings = base_;
     settings.context_length = query.ctx;
     settings.kv_dtype = query.cache.k;
+    settings.words = query.words && query.section_words;  // SglangResult::rules: the section's words
     auto detail = std::make_shared<SglangDetail>();
     SglangResult& r = detail->result;
     r = plan_sglang(model_, gpus_, settings);

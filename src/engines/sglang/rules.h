@@ -54,6 +54,7 @@ struct SglangSettings {
   std::optional<double> mem_fraction_static;    ///< --mem-fraction-static; empty = SGLang's default
   std::uint32_t page_size = 0;                  ///< --page-size; 0 = 1, or what the backend forces
   std::string attention_backend;                ///< --attention-backend; empty = SGLang's choice
+  bool words = true;                            ///< false: SglangResult::rules left empty (a probe's are never read)
   std::optional<std::uint64_t> max_total_tokens;       ///< --max-total-tokens
   std::optional<std::uint64_t> max_running_requests;   ///< --max-running-requests
   std::optional<std::uint64_t> chunked_prefill_size;   ///< --chunked-prefill-size
