@@ -387,8 +387,9 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   r.pp = s.pp;
   r.context_length = s.context_length ? s.context_length : model.max_context;
   if (r.context_length == 0) throw Error("--context-length is required: the model does not state its trained context");
-  if (s.words) r.rules.push_back(fmt::format("SGLang {} rules, --tp-size {} --pp-size {}: figures are per GPU", to_string(s.version),
-                                s.tp, s.pp));
+  if (s.words)
+    r.rules.push_back(fmt::format("SGLang {} rules, --tp-size {} --pp-size {}: figures are per GPU", to_string(s.version),
+                                  s.tp, s.pp));
 
   const GpuSpec* smallest = &smallest_card(gpus);
   r.layout = layout_of(model, s);
@@ -415,8 +416,8 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     if (st.cell_bytes == 0) throw unsupported_architecture("SGLang profile: a pipeline stage without attention layers", "not modelled");
     r.stages.push_back(st);
   }
-  if (s.pp > 1)
-    if (s.words) r.rules.push_back(fmt::format("pipeline stages of {} layers: {} each, the remainder one more on the last stages "
+  if (s.pp > 1 && s.words)
+    r.rules.push_back(fmt::format("pipeline stages of {} layers: {} each, the remainder one more on the last stages "
                                   "(get_pp_indices)",
                                   model.layer_count(), model.layer_count() / s.pp));
 
@@ -442,18 +443,21 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   b.mfs_default = !s.mem_fraction_static;
   b.mem_fraction_static = s.mem_fraction_static.value_or(defaults.mem_fraction_static);
   b.mfs_rule = b.mfs_default ? defaults.rule : fmt::format("--mem-fraction-static {}", b.mem_fraction_static);
-  if (s.words) r.rules.push_back(b.mfs_rule);
-  if (s.words) r.rules.push_back(fmt::format("{}free before load {} ({}), after load {} ({})",
-                                world > 1 ? "MIN over ranks, read through float32: " : "", gib(b.free_before_load),
-                                b.before_measured ? "given" : "ESTIMATE: CUDA total - context - NCCL", gib(b.free_after_load),
-                                b.after_measured ? "given" : "ESTIMATE: before - the weights per rank"));
+  if (s.words)
+    r.rules.push_back(b.mfs_rule);
+  if (s.words)
+    r.rules.push_back(fmt::format("{}free before load {} ({}), after load {} ({})",
+                                  world > 1 ? "MIN over ranks, read through float32: " : "", gib(b.free_before_load),
+                                  b.before_measured ? "given" : "ESTIMATE: CUDA total - context - NCCL", gib(b.free_after_load),
+                                  b.after_measured ? "given" : "ESTIMATE: before - the weights per rank"));
   b.static_bytes = static_cast<std::uint64_t>(static_cast<double>(b.free_before_load) * b.mem_fraction_static);
   b.headroom_bytes = b.free_before_load - std::min(b.free_before_load, b.static_bytes);
 
   const SglangRest rest = sglang_rest(b.free_before_load, b.free_after_load, b.mem_fraction_static, world > 1, s.version);
   b.rest_gib = rest.rest_gib;
-  if (s.words) r.rules.push_back(fmt::format("rest = after - before x (1 - {}) = {:.4f} GiB (profile_max_num_token)",
-                                b.mem_fraction_static, b.rest_gib));
+  if (s.words)
+    r.rules.push_back(fmt::format("rest = after - before x (1 - {}) = {:.4f} GiB (profile_max_num_token)",
+                                  b.mem_fraction_static, b.rest_gib));
   double rest_gib = rest.rest_gib;
 
   // The Mamba pool comes out of rest first (handle_max_mamba_cache): R / (1 + R) of it, R =
@@ -470,9 +474,10 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     // 0.5.16+ deducts K + 1 slots and counts K: the same bytes, one slot fewer to use.
     r.mamba_slots = s.version.configurator() && deducted > 0 ? deducted - 1 : deducted;
     r.mamba_bytes = checked_mul(deducted, first_stage.mamba_bytes_per_request, "Mamba pool");
-    if (s.words) r.rules.push_back(fmt::format("Mamba pool: {} slots of {} B (0.9 / 1.9 of rest){}", format_thousands(r.mamba_slots),
-                                  format_thousands(first_stage.mamba_bytes_per_request),
-                                  s.version.configurator() ? "; 0.5.16+ keeps one more slot than it counts" : ""));
+    if (s.words)
+      r.rules.push_back(fmt::format("Mamba pool: {} slots of {} B (0.9 / 1.9 of rest){}", format_thousands(r.mamba_slots),
+                                    format_thousands(first_stage.mamba_bytes_per_request),
+                                    s.version.configurator() ? "; 0.5.16+ keeps one more slot than it counts" : ""));
   }
   b.available = py_int(rest_gib * kGiB);
 
@@ -490,15 +495,17 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     }
   }
   const SglangStage& decisive = r.stages[r.decisive_stage];
-  if (s.words) r.rules.push_back(fmt::format("cell {} B a token per rank{}; #tokens = {} B // cell{}, floored to the page of {}",
-                                format_thousands(decisive.cell_bytes),
-                                r.layout == SglangResult::Layout::dsa ? " (latent + indexer key)" : "",
-                                format_thousands(static_cast<std::uint64_t>(std::max<std::int64_t>(b.available, 0))),
-                                s.max_total_tokens ? fmt::format(", at most --max-total-tokens {}", *s.max_total_tokens) : "",
-                                page));
+  if (s.words)
+    r.rules.push_back(fmt::format("cell {} B a token per rank{}; #tokens = {} B // cell{}, floored to the page of {}",
+                                  format_thousands(decisive.cell_bytes),
+                                  r.layout == SglangResult::Layout::dsa ? " (latent + indexer key)" : "",
+                                  format_thousands(static_cast<std::uint64_t>(std::max<std::int64_t>(b.available, 0))),
+                                  s.max_total_tokens ? fmt::format(", at most --max-total-tokens {}", *s.max_total_tokens) : "",
+                                  page));
   if (s.max_total_tokens && tokens >= 0 && static_cast<std::uint64_t>(tokens) < *s.max_total_tokens / page * page)
-    if (s.words) r.rules.push_back(fmt::format("max_total_tokens={} is larger than the profiled value: SGLang uses the profiled one",
-                                  *s.max_total_tokens));
+    if (s.words)
+      r.rules.push_back(fmt::format("max_total_tokens={} is larger than the profiled value: SGLang uses the profiled one",
+                                    *s.max_total_tokens));
 
   // Hybrid SWA: the pool split between full and sliding layers.
   if (r.layout == SglangResult::Layout::swa) {
@@ -526,12 +533,13 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     }
     tokens = full;
     r.swa_tokens = swa > 0 ? static_cast<std::uint64_t>(swa) : 0;
-    if (s.words) r.rules.push_back(fmt::format("hybrid SWA pool, --swa-full-tokens-ratio {}: full layers {} B, sliding layers {} B a "
-                                  "token; {}",
-                                  ratio, format_thousands(decisive.full_bytes_per_token),
-                                  format_thousands(decisive.swa_bytes_per_token),
-                                  s.version.configurator() ? "full = available // (F + r x S) (0.5.16+)"
-                                                           : "full = #tokens x (F + S) / (F + r x S), swa = full x r (0.5.x)"));
+    if (s.words)
+      r.rules.push_back(fmt::format("hybrid SWA pool, --swa-full-tokens-ratio {}: full layers {} B, sliding layers {} B a "
+                                    "token; {}",
+                                    ratio, format_thousands(decisive.full_bytes_per_token),
+                                    format_thousands(decisive.swa_bytes_per_token),
+                                    s.version.configurator() ? "full = available // (F + r x S) (0.5.16+)"
+                                                             : "full = #tokens x (F + S) / (F + r x S), swa = full x r (0.5.x)"));
   }
   r.max_total_num_tokens = tokens > 0 ? static_cast<std::uint64_t>(tokens) : 0;
 
@@ -558,7 +566,8 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     // constants add up to 5 at most, and kvplan takes that, the smallest cap.
     const std::uint64_t ratio = s.version.configurator() ? 5 : 3;
     r.max_running_requests = std::min(r.max_running_requests, r.mamba_slots / ratio);
-    if (s.words) r.rules.push_back(fmt::format("max_running_requests <= {} Mamba slots // {}", format_thousands(r.mamba_slots), ratio));
+    if (s.words)
+      r.rules.push_back(fmt::format("max_running_requests <= {} Mamba slots // {}", format_thousands(r.mamba_slots), ratio));
   }
   r.req_to_token_bytes = checked_mul(checked_mul(r.max_running_requests, r.context_length + 4, "request pool"), 4,
                                      "request pool");
@@ -567,11 +576,12 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
                             "= {}) is larger than the {} that --mem-fraction-static {} leaves",
                             r.max_running_requests, r.context_length + 4, gib(r.req_to_token_bytes), gib(b.headroom_bytes),
                             b.mem_fraction_static);
-  if (s.words) r.rules.push_back(fmt::format("max_running_requests {}{}; req_to_token {} from the {} headroom", r.max_running_requests,
-                                s.max_running_requests ? " (--max-running-requests)"
-                                : s.version.configurator() ? " = min(clamp(#tokens / context_len x 512, 2048, 4096), #tokens // 2)"
-                                                           : " = clamp(#tokens / context_len x 512, 2048, 4096)",
-                                gib(r.req_to_token_bytes), gib(b.headroom_bytes)));
+  if (s.words)
+    r.rules.push_back(fmt::format("max_running_requests {}{}; req_to_token {} from the {} headroom", r.max_running_requests,
+                                  s.max_running_requests ? " (--max-running-requests)"
+                                  : s.version.configurator() ? " = min(clamp(#tokens / context_len x 512, 2048, 4096), #tokens // 2)"
+                                                             : " = clamp(#tokens / context_len x 512, 2048, 4096)",
+                                  gib(r.req_to_token_bytes), gib(b.headroom_bytes)));
   r.starts = r.refusal.empty() && r.dtype_supported;
 
   // The buffers as allocated: one more page than #tokens in every K, V and latent buffer.

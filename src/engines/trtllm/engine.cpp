@@ -159,6 +159,7 @@ class TrtllmProfile final : public Profile {
     TrtllmSettings settings = base_;
     settings.max_seq_len = query.ctx;
     settings.kv_dtype = query.cache.k;
+    settings.words = query.words && query.section_words;  // TrtllmResult::rules: the section's words
     auto detail = std::make_shared<TrtllmDetail>();
     TrtllmResult& r = detail->result;
     r = plan_trtllm(model_, gpus_, settings);

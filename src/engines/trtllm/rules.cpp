@@ -266,12 +266,13 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   // records T3/T5 need); DeepSeek-V3.2's sparse attention runs with 64 (secondary, docs PR #9141).
   r.tokens_per_block = s.tokens_per_block ? s.tokens_per_block : (!pytorch(s.version) || shape.dsa) ? 64 : 32;
   const std::uint32_t tpb = r.tokens_per_block;
-  r.rules.push_back(fmt::format("TensorRT-LLM {} rules, --tp_size {} --pp_size {}: figures are per GPU; {} tokens a block{}",
-                                to_string(s.version), s.tp, s.pp, tpb,
-                                s.tokens_per_block ? " (--tokens_per_block)"
-                                : !pytorch(s.version) ? " (the engine build's default, secondary)"
-                                : shape.dsa ? " (DeepSeek-V3.2's, secondary)"
-                                            : " (KvCacheConfig's default)"));
+  if (s.words)
+    r.rules.push_back(fmt::format("TensorRT-LLM {} rules, --tp_size {} --pp_size {}: figures are per GPU; {} tokens a block{}",
+                                  to_string(s.version), s.tp, s.pp, tpb,
+                                  s.tokens_per_block ? " (--tokens_per_block)"
+                                  : !pytorch(s.version) ? " (the engine build's default, secondary)"
+                                  : shape.dsa ? " (DeepSeek-V3.2's, secondary)"
+                                              : " (KvCacheConfig's default)"));
 
   const GpuSpec* smallest = &smallest_card(gpus);
   const CacheType cache = cache_type(model, *smallest, s);
@@ -290,7 +291,7 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     stage_bytes(model, shape, *cache.dtype, s.tp, st);
     r.stages.push_back(st);
   }
-  if (s.pp > 1)
+  if (s.pp > 1 && s.words)
     r.rules.push_back(fmt::format("pipeline stages of {} layers: {} each, the first {} one more (Mapping.pp_layers)",
                                   model.layer_count(), model.layer_count() / s.pp, model.layer_count() % s.pp));
 
@@ -320,12 +321,13 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     b.free_memory = b.cuda_total > used ? b.cuda_total - used : 0;
   }
   b.kv_budget = to_u64(static_cast<double>(b.free_memory) * b.fraction);
-  r.rules.push_back(fmt::format("free memory {} ({}); x fraction {} = {} for the KV cache", gib(b.free_memory),
-                                b.measured ? "given"
-                                           : fmt::format("ESTIMATE: CUDA total {} - weights {} - dry-run activations {} "
-                                                         "- CUDA context, graphs and NCCL {}",
-                                                         gib(b.cuda_total), gib(b.weights), gib(b.activation), gib(b.non_torch)),
-                                py_float(b.fraction), gib(b.kv_budget)));
+  if (s.words)
+    r.rules.push_back(fmt::format("free memory {} ({}); x fraction {} = {} for the KV cache", gib(b.free_memory),
+                                  b.measured ? "given"
+                                             : fmt::format("ESTIMATE: CUDA total {} - weights {} - dry-run activations {} "
+                                                           "- CUDA context, graphs and NCCL {}",
+                                                           gib(b.cuda_total), gib(b.weights), gib(b.activation), gib(b.non_torch)),
+                                  py_float(b.fraction), gib(b.kv_budget)));
 
   // Windows: every layer keeps max_seq_len tokens unless KvCacheConfig.max_attention_window says
   // otherwise (a list repeated over the layers, each clamped to max_seq_len).
@@ -376,10 +378,13 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     w.blocks_per_sequence = ceil_div(r.max_seq_len, tpb);
     r.windows.push_back(w);
     r.pool_bytes = checked_mul(r.tokens, st.bytes_per_token, "KV pool");
-    r.rules.push_back(fmt::format("bytes a token {} (the pool's: ceil(kv_heads / tp) a layer{}); the creator divides by {}",
-                                  format_thousands(st.bytes_per_token), r.mla ? ", MLA's latent on every rank" : "",
-                                  format_thousands(st.estimate_bytes_per_token)));
-    if (pytorch(s.version))
+    if (s.words)
+      r.rules.push_back(fmt::format("bytes a token {} (the pool's: ceil(kv_heads / tp) a layer{}); the creator divides by {}",
+                                    format_thousands(st.bytes_per_token), r.mla ? ", MLA's latent on every rank" : "",
+                                    format_thousands(st.estimate_bytes_per_token)));
+    if (!s.words) {
+      // A probe: its rules are never read.
+    } else if (pytorch(s.version))
       r.rules.push_back(fmt::format("max_tokens {:.2f} = min(creator {}{}, fraction x free / bytes a token){}; blocks = "
                                     "{}(max_tokens / {}) = {}",
                                     r.max_tokens, format_thousands(r.creator_max_tokens),
@@ -436,9 +441,10 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     r.tokens = checked_mul(r.blocks, tpb, "KV pool");
     r.max_tokens = static_cast<double>(r.tokens);
     r.creator_max_tokens = 0;
-    r.rules.push_back(fmt::format("VSWA: {} distinct windows share the pool {} equally (TRTLLM_WINDOW_SIZE_SHARES not "
-                                  "modelled){}",
-                                  distinct.size(), gib(pool), s.max_tokens ? "; --max_tokens is ignored for VSWA" : ""));
+    if (s.words)
+      r.rules.push_back(fmt::format("VSWA: {} distinct windows share the pool {} equally (TRTLLM_WINDOW_SIZE_SHARES not "
+                                    "modelled){}",
+                                    distinct.size(), gib(pool), s.max_tokens ? "; --max_tokens is ignored for VSWA" : ""));
     if (sequence_bytes >= pool)
       r.refusal = fmt::format("one sequence at every window needs {}, the pool {}: TensorRT-LLM would shrink the windows "
                               "(adjust_window_sizes_for_vswa, not modelled)",
@@ -455,9 +461,10 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
                             "sequence of {} tokens",
                             r.tokens, r.max_seq_len);
   } else if (r.max_seq_len > r.max_seq_len_bound && !r.vswa) {
-    r.rules.push_back(fmt::format("Attention window size {} exceeds upper bound {} for available blocks. Reducing to {}: "
-                                  "max_seq_len becomes {}",
-                                  r.max_seq_len, r.max_seq_len_bound, r.max_seq_len_bound, r.max_seq_len_bound));
+    if (s.words)
+      r.rules.push_back(fmt::format("Attention window size {} exceeds upper bound {} for available blocks. Reducing to {}: "
+                                    "max_seq_len becomes {}",
+                                    r.max_seq_len, r.max_seq_len_bound, r.max_seq_len_bound, r.max_seq_len_bound));
   }
   r.starts = r.refusal.empty() && r.dtype_supported;
 

@@ -59,6 +59,7 @@ struct TrtllmSettings {
   /// Memory other processes hold on each GPU (--used, or the card less --free): TensorRT-LLM
   /// measures free memory after its dry run, so it comes out of the estimate of what it sees.
   std::uint64_t co_tenant_bytes = 0;
+  bool words = true;  ///< false: TrtllmResult::rules left empty (a probe's are never read)
 };
 
 /// One attention-window pool (a single one unless VSWA).
