@@ -611,8 +611,6 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
   out.num_batch = o.num_batch.value_or(512);
 
   const std::int64_t num_gpu = o.num_gpu.value_or(-1);
-  std::vector<std::uint64_t> device_free;
-  for (const OllamaDevice& g : gpus) device_free.push_back(g.free_bytes);
 
   LlamaCppSettings s;
   s.words = o.words;
@@ -622,7 +620,7 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
   LlamaCppModelFacts own_facts;
   if (!given_facts) own_facts = llamacpp_facts(model);
   const LlamaCppModelFacts& facts = given_facts ? *given_facts : own_facts;
-  const auto run_llama = [&](std::int64_t ngl, std::vector<float> split, std::vector<std::uint64_t> free,
+  const auto run_llama = [&](std::int64_t ngl, const std::vector<float>& split, const std::vector<std::uint64_t>& free,
                              LlamaCppSplitMode mode, std::uint32_t main, LlamaCppLayerLoads* loads = nullptr) {
     s.n_ctx = num_ctx * parallel;
     s.n_parallel = parallel;
