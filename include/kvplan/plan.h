@@ -64,6 +64,10 @@ struct PlanRequest {
   std::vector<std::uint64_t> contexts;   ///< tokens per sequence; empty: the profile's default
   /// The contexts are the engine's total for all sequences (llama.cpp's -c), not per sequence.
   bool contexts_are_totals = false;
+  /// The engine picks the context itself: the longest whose cache fits its memory, capped at the
+  /// model's (vLLM 0.14+'s max_model_len -1). `contexts` stays empty; an engine that takes a length
+  /// only is refused.
+  bool context_auto_fit = false;
   std::vector<CacheDtypes> caches;       ///< empty: the profile's default; {null, null}: "auto"
   std::uint64_t batch = 1;               ///< concurrent sequences
   bool batch_given = false;              ///< the user set the batch (llama.cpp: else one slot, said so)

@@ -216,7 +216,7 @@ std::vector<std::string> findings_lines(const Report& report) {
 std::vector<std::string> ways_out_lines(const Report& report) {
   std::vector<std::string> lines;
   const Plan& plan = report.plan;
-  if (!plan.rows.empty()) {
+  if (!plan.rows.empty() && !plan.context_limits.empty()) {  // none searched: --ctx auto rows already are
     std::string limits = fmt::format("Largest ctx that fits (batch {}):", plan.rows.front().batch);
     for (const ContextLimit& limit : plan.context_limits)
       limits += fmt::format(" {} {}{};", limit.cache.label(), limit.reached_search_limit ? "at least " : "",

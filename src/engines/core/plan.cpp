@@ -373,6 +373,11 @@ Plan make_plan_with(std::shared_ptr<const Profile> made, const ModelSpec& model,
                                               format_gib(static_cast<std::int64_t>(std::min(room->bytes, kMaxComparable))),
                                               room->why, engine.display, profile.budget_semantics()));
 
+  if (request.context_auto_fit && !profile.picks_context())
+    throw Error(fmt::format("{} auto: {} takes a length; only vLLM (0.14 or later) picks the longest that fits",
+                            request.names.ctx, engine.display));
+  if (request.context_auto_fit && !request.contexts.empty())
+    throw Error(fmt::format("{}: auto picks the one length that fits; give it alone", request.names.ctx));
   const std::vector<std::uint64_t> contexts = request.contexts.empty() ? profile.default_contexts() : request.contexts;
   const std::vector<CacheDtypes> caches = request.caches.empty() ? profile.default_caches() : request.caches;
   if (contexts.empty() || caches.empty()) throw Error("nothing to plan: no context or no cache dtype");
@@ -400,6 +405,7 @@ Plan make_plan_with(std::shared_ptr<const Profile> made, const ModelSpec& model,
   const std::uint64_t limit = std::min(std::max(model.max_context, longest), profile.search_cap());
   for (const CacheDtypes& cache : caches) {
     if (request.rows_only) break;  // the caller runs the searches it shows itself
+    if (request.context_auto_fit) break;  // each row already is the longest context that fits
     query.cache = cache;
     ContextLimit found = context_limit(profile, query, limit, model, gpus, room);
     // Report the cache as the rows resolved it ("auto" becomes the dtype it meant).

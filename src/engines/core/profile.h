@@ -83,6 +83,9 @@ class Profile {
   /// may name them: llama.cpp's -c, -ctk/-ctv and -np).
   virtual std::vector<std::uint64_t> default_contexts() const = 0;
   virtual bool default_contexts_are_totals() const { return false; }
+  /// true: the engine can pick the context itself (PlanRequest::context_auto_fit); its rows then
+  /// carry the length it picked, and there is no longer context to search for.
+  virtual bool picks_context() const { return false; }
   virtual std::vector<CacheDtypes> default_caches() const = 0;
   virtual std::optional<std::uint64_t> default_batch() const { return std::nullopt; }
 

@@ -1,5 +1,6 @@
 #include "engines/core/request_texts.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -29,7 +30,16 @@ PlanRequest build_plan_request(const PlanTexts& texts, const ModelSpec& model, c
   PlanRequest request;
   request.names = names;
   if (!texts.runtime.empty()) request.runtime = texts.runtime;
-  for (const std::string& ctx : split_list(texts.contexts)) request.contexts.push_back(parse_token_count(ctx, names.ctx));
+  const std::vector<std::string> contexts = split_list(texts.contexts);
+  // "auto" and "-1", as vLLM's human_readable_int_or_auto reads them: the engine picks the length.
+  const auto is_auto = [](const std::string& ctx) { return ctx == "auto" || ctx == "-1"; };
+  if (std::any_of(contexts.begin(), contexts.end(), is_auto)) {
+    if (contexts.size() > 1)
+      throw Error(fmt::format("{}: auto picks the one length that fits; give it alone", names.ctx));
+    request.context_auto_fit = true;
+  } else {
+    for (const std::string& ctx : contexts) request.contexts.push_back(parse_token_count(ctx, names.ctx));
+  }
   for (const std::string& name : split_list(texts.kv_dtypes)) {
     if (name == "auto") {
       request.caches.push_back({});  // the engine's own default, resolved per profile

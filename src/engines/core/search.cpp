@@ -313,6 +313,8 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
   if (base.batch == 0) throw Error(fmt::format("{}: must be at least 1", base.names.batch));
   if (base.contexts.size() > 1)
     throw Error(fmt::format("{}: give one context for the batch and GPU searches", base.names.ctx));
+  if (base.context_auto_fit)
+    throw Error(fmt::format("{} auto: the searches need a length; give one", base.names.ctx));
   if (base.contexts_are_totals)
     throw Error(fmt::format("{}: the searches take tokens per sequence, not a total for all sequences", base.names.ctx));
   if (request.ctx_cap && *request.ctx_cap == 0) throw Error("the context cap must be at least 1");

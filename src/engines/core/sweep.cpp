@@ -18,6 +18,7 @@ std::vector<SweptOut> sweep_rows(const ModelSpec& model, const std::vector<GpuSp
   const EngineEntry& engine = find_engine(request.runtime, request.names.runtime);
   refuse_foreign_options(request, engine);
   if (request.batch == 0) throw Error(fmt::format("{}: must be at least 1", request.names.batch));
+  if (request.context_auto_fit) throw Error(fmt::format("{} auto: a sweep takes lengths; give them", request.names.ctx));
   const std::shared_ptr<const Profile> profile = engine.make(model, gpus, request);
   const std::vector<std::uint64_t> contexts = request.contexts.empty() ? profile->default_contexts() : request.contexts;
   const std::vector<CacheDtypes> asked = request.caches.empty() ? profile->default_caches() : request.caches;

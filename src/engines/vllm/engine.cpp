@@ -136,6 +136,13 @@ class VllmProfile final : public Profile {
                               model.id.empty() ? model.name : model.id, names.weights),
                   ExitCode::unsupported_architecture);
     if (request.contexts_are_totals) throw Error("a total context for all sequences is llama.cpp's -c, not vLLM's");
+    if (request.context_auto_fit) {
+      const EngineOption* version = find_option(request, "vllm-version");
+      if (version && vllm_minor_version(version->value, version->shown_as) < kVllmAutoFitMinor)
+        throw Error(fmt::format("{} auto needs vLLM 0.{} or later (max_model_len -1 arrived in PR #29431); {} {} predates it",
+                                names.ctx, kVllmAutoFitMinor, version->shown_as, version->value));
+      auto_fit_ = true;
+    }
     if (const EngineOption* o = find_option(request, "allow-long-max-model-len")) allow_long_ = truthy(o->value);
     batch_ = request.batch;
 
@@ -180,6 +187,7 @@ class VllmProfile final : public Profile {
       throw Error("vLLM stores K and V at one dtype (--kv-cache-dtype): give one dtype per row");
     VllmSettings settings = base_;
     settings.max_model_len = query.ctx;
+    settings.auto_fit_max_model_len = auto_fit_;  // then query.ctx is the derived maximum it stops at
     settings.kv_dtype = query.cache.k;
     auto detail = std::make_shared<VllmDetail>();
     VllmResult& r = detail->result;
@@ -287,6 +295,7 @@ class VllmProfile final : public Profile {
   }
 
   std::vector<CacheDtypes> default_caches() const override { return {CacheDtypes{}}; }
+  bool picks_context() const override { return true; }
 
   void write_section(const Plan& plan, EngineSection& section) const override {
     std::vector<const VllmResult*> results;
@@ -316,10 +325,24 @@ class VllmProfile final : public Profile {
                                 true});
       }
     }
+    if (r.auto_fit == VllmAutoFit::model_max || r.auto_fit == VllmAutoFit::memory)
+      row.findings.push_back(
+          {"max_model_len_auto",
+           r.auto_fit == VllmAutoFit::model_max
+               ? fmt::format("max_model_len auto: {} tokens, the model's whole length (bound: the model's maximum; the "
+                             "memory holds more)",
+                             format_thousands(r.max_model_len))
+               : fmt::format("max_model_len auto: {} tokens, the longest one request's cache fits (bound: memory; the "
+                             "model's maximum is {})",
+                             format_thousands(r.max_model_len), format_thousands(r.auto_fit_cap)),
+           false});
     if (!r.starts)
       row.findings.push_back(
           {"engine_refuses_start",
-           r.budget.available <= 0
+           r.auto_fit == VllmAutoFit::nothing_fits
+               ? std::string("vLLM would not start: \"Cannot auto-fit max_model_len: not enough GPU memory available to "
+                             "serve even a single token\"")
+           : r.budget.available <= 0
                ? std::string("vLLM would not start: no memory is left for the cache blocks")
                : fmt::format("vLLM would not start: one request of {} tokens needs {}; the largest that fits is {} tokens",
                              format_thousands(r.max_model_len), format_gib(static_cast<std::int64_t>(r.request_bytes)),
@@ -345,6 +368,7 @@ class VllmProfile final : public Profile {
   std::uint64_t batch_ = 1;
   std::uint32_t gpu_count_ = 1;
   bool allow_long_ = false;
+  bool auto_fit_ = false;  ///< max_model_len -1: each row's length is the longest that fits
 };
 
 std::shared_ptr<const Profile> make_vllm(const ModelSpec& model, const std::vector<GpuSpec>& gpus,

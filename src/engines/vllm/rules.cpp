@@ -420,8 +420,8 @@ std::uint64_t request_bytes_at(const VllmResult& r, std::uint64_t len, const Vll
 
 }  // namespace
 
-VllmVersion parse_vllm_version(std::string_view text, std::string_view flag) {
-  if (text == "latest") return VllmVersion::v0_21;
+unsigned vllm_minor_version(std::string_view text, std::string_view flag) {
+  if (text == "latest") return std::numeric_limits<unsigned>::max();
   // "0.MINOR", then any ".PATCH" parts ("0.10.1.1"): patch releases do not change the rules.
   const auto number = [](std::string_view& rest) -> std::optional<unsigned> {
     unsigned value = 0;
@@ -444,7 +444,22 @@ VllmVersion parse_vllm_version(std::string_view text, std::string_view flag) {
   if (!major || !minor || !rest.empty() || *major != 0 || *minor < 10)
     throw Error(fmt::format("{}: '{}' is not a vLLM version kvplan knows (0.10 or later, e.g. 0.19, 0.24, latest)", flag,
                             text));
-  return *minor == 10 ? VllmVersion::v0_10 : *minor <= 20 ? VllmVersion::v0_11 : VllmVersion::v0_21;
+  return *minor;
+}
+
+VllmVersion parse_vllm_version(std::string_view text, std::string_view flag) {
+  const unsigned minor = vllm_minor_version(text, flag);
+  return minor == 10 ? VllmVersion::v0_10 : minor <= 20 ? VllmVersion::v0_11 : VllmVersion::v0_21;
+}
+
+std::string_view to_string(VllmAutoFit bound) {
+  switch (bound) {
+    case VllmAutoFit::off: return "off";
+    case VllmAutoFit::model_max: return "model_max";
+    case VllmAutoFit::memory: return "memory";
+    case VllmAutoFit::nothing_fits: return "nothing_fits";
+  }
+  return "off";
 }
 
 std::string_view to_string(VllmVersion version) {
@@ -562,7 +577,10 @@ std::vector<std::uint32_t> vllm_pp_partition(std::uint32_t layers, std::uint32_t
   return parts;
 }
 
-VllmResult plan_vllm(const ModelSpec& model, std::span<const GpuSpec> stage_cards, const VllmSettings& settings) {
+namespace {
+
+/// vLLM at one max_model_len (the length given, or the model's).
+VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> stage_cards, const VllmSettings& settings) {
   if (settings.tensor_parallel == 0) throw Error("-tp: must be at least 1");
   if (settings.pipeline_parallel == 0) throw Error("-pp: must be at least 1");
   if (stage_cards.size() != 1 && stage_cards.size() != settings.pipeline_parallel)
@@ -750,6 +768,46 @@ VllmResult plan_vllm(const ModelSpec& model, std::span<const GpuSpec> stage_card
       }
   }
   return r;
+}
+
+}  // namespace
+
+VllmResult plan_vllm(const ModelSpec& model, std::span<const GpuSpec> stage_cards, const VllmSettings& settings) {
+  if (!settings.auto_fit_max_model_len) return plan_vllm_at_length(model, stage_cards, settings);
+  // _auto_fit_max_model_len (kv_cache_utils.py, 0.14+) runs after profiling, so the memory is the
+  // same at every length (nothing kvplan estimates before the cache depends on max_model_len). It
+  // binary-searches, per worker, the longest length whose one request fits (the search the startup
+  // check's suggestion uses), caps it at the derived maximum, and takes the minimum over workers.
+  VllmSettings fixed = settings;
+  fixed.auto_fit_max_model_len = false;
+  VllmResult whole = plan_vllm_at_length(model, stage_cards, fixed);
+  const std::uint64_t cap = whole.max_model_len;
+  if (whole.starts) {
+    whole.auto_fit = VllmAutoFit::model_max;
+    whole.auto_fit_cap = cap;
+    whole.rules.push_back(fmt::format("max_model_len -1: the model's whole length {} fits, kept (_auto_fit_max_model_len)",
+                                      format_thousands(cap)));
+    return whole;
+  }
+  const std::uint64_t longest = whole.budget.available > 0 ? whole.estimated_max_model_len.value_or(0) : 0;
+  if (longest == 0) {
+    // vLLM raises before its memory check: "Cannot auto-fit max_model_len: not enough GPU memory
+    // available to serve even a single token".
+    whole.auto_fit = VllmAutoFit::nothing_fits;
+    whole.auto_fit_cap = cap;
+    whole.rules.push_back("max_model_len -1: not even one token's request fits: vLLM raises \"Cannot auto-fit "
+                          "max_model_len\" (_auto_fit_max_model_len)");
+    return whole;
+  }
+  fixed.max_model_len = longest;
+  VllmResult fitted = plan_vllm_at_length(model, stage_cards, fixed);
+  fitted.auto_fit = VllmAutoFit::memory;
+  fitted.auto_fit_cap = cap;
+  fitted.rules.push_back(fmt::format("max_model_len -1: reduced from {} to {}, the longest whose one request fits {} "
+                                     "(binary search, _auto_fit_max_model_len)",
+                                     format_thousands(cap), format_thousands(longest),
+                                     fitted.pipeline_parallel > 1 ? "every stage's memory" : "the available memory"));
+  return fitted;
 }
 
 }  // namespace kvplan

@@ -40,6 +40,14 @@ enum class VllmVersion {
 
 /// "0.10", "0.11" ... "0.20" (-> v0_11), "0.21", "0.24", "latest" (-> v0_21); Error naming `flag` otherwise.
 VllmVersion parse_vllm_version(std::string_view text, std::string_view flag);
+
+/// The minor release of a version parse_vllm_version takes: 19 for "0.19.1"; "latest" is above
+/// every release. Error naming `flag` for what parse_vllm_version refuses.
+unsigned vllm_minor_version(std::string_view text, std::string_view flag);
+
+/// The first minor release with max_model_len -1 ("auto"): PR #29431 (kv_cache_utils.py,
+/// _auto_fit_max_model_len), merged 2025-11-25, first released in 0.14.0.
+inline constexpr unsigned kVllmAutoFitMinor = 14;
 std::string_view to_string(VllmVersion version);
 
 /// vLLM's --dtype: what it computes in, and loads the checkpoint's unquantized tensors at.
@@ -80,6 +88,9 @@ struct VllmSettings {
   bool pp_whole_model_check = false;
   VllmDtype dtype = VllmDtype::automatic;    ///< --dtype
   std::uint64_t max_model_len = 0;           ///< --max-model-len; 0 = the model's trained context
+  /// max_model_len -1 (0.14+): the longest length whose one request fits every worker's memory,
+  /// at most `max_model_len` (vLLM's derived maximum: the model's trained context).
+  bool auto_fit_max_model_len = false;
   const Dtype* kv_dtype = nullptr;           ///< --kv-cache-dtype; nullptr = auto (the model's dtype)
   std::uint32_t block_size = 0;              ///< --block-size; 0 = vLLM's choice for the backend
   std::uint64_t max_num_batched_tokens = 0;  ///< 0 = vLLM's default for the GPU (8192 or 2048)
@@ -134,6 +145,15 @@ struct VllmStage {
   std::uint64_t request_bytes = 0;       ///< one max_model_len request, as the startup check counts it
 };
 
+/// What decided the length under max_model_len -1 (_auto_fit_max_model_len).
+enum class VllmAutoFit {
+  off,           ///< a length was given
+  model_max,     ///< the model's whole derived length fits: kept
+  memory,        ///< reduced to the longest that fits the memory
+  nothing_fits,  ///< not even one token fits: vLLM raises "Cannot auto-fit max_model_len"
+};
+std::string_view to_string(VllmAutoFit bound);  ///< "off", "model_max", "memory", "nothing_fits"
+
 struct VllmResult {
   std::uint32_t tensor_parallel = 1;
   std::uint32_t pipeline_parallel = 1;
@@ -159,6 +179,8 @@ struct VllmResult {
   std::uint64_t request_bytes = 0;         ///< one max_model_len request: what the startup check needs
   bool starts = false;                     ///< vLLM starts: available > 0 and one request fits
   std::optional<std::uint64_t> estimated_max_model_len;  ///< when one request does not fit: vLLM's suggestion
+  VllmAutoFit auto_fit = VllmAutoFit::off;  ///< under max_model_len -1: what decided max_model_len
+  std::uint64_t auto_fit_cap = 0;           ///< under max_model_len -1: the derived maximum searched up to
 
   /// num_blocks / blocks_per_request, vLLM's "Maximum concurrency for N tokens per request: X.XXx".
   double max_concurrency() const;

@@ -81,6 +81,13 @@ nlohmann::ordered_json vllm_result_to_json(const VllmResult& r) {
   out["request_bytes"] = r.request_bytes;
   out["starts"] = r.starts;
   out["estimated_max_model_len"] = json_or_null(r.estimated_max_model_len);
+  out["max_model_len_auto"] = r.auto_fit == VllmAutoFit::off
+                                  ? nlohmann::ordered_json(nullptr)
+                                  : nlohmann::ordered_json{{"bound", std::string(to_string(r.auto_fit))},
+                                                           {"derived_max_model_len", r.auto_fit_cap},
+                                                           {"chosen", r.auto_fit == VllmAutoFit::nothing_fits
+                                                                          ? nlohmann::ordered_json(nullptr)
+                                                                          : nlohmann::ordered_json(r.max_model_len)}};
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
   for (const VllmStage& st : r.stages)
     stages.push_back({{"stage", st.stage},
@@ -136,7 +143,18 @@ void write_vllm_section(const std::vector<const VllmResult*>& results, EngineSec
                                 format_thousands(r.num_blocks)));
     lines.push_back(fmt::format("  Maximum concurrency for {} tokens per request: {:.2f}x",
                                 format_thousands(r.max_model_len), r.max_concurrency()));
-    if (!r.starts)
+    // As vLLM logs its choice (_auto_fit_max_model_len).
+    if (r.auto_fit == VllmAutoFit::model_max)
+      lines.push_back(fmt::format("  Auto-fit max_model_len: full model context length {} fits in available GPU memory",
+                                  r.auto_fit_cap));
+    else if (r.auto_fit == VllmAutoFit::memory)
+      lines.push_back(fmt::format("  Auto-fit max_model_len: reduced from {} to {} to fit in available GPU memory ({} "
+                                  "available for KV cache)",
+                                  r.auto_fit_cap, r.max_model_len, gib(r.stages[r.decisive_stage].available)));
+    if (r.auto_fit == VllmAutoFit::nothing_fits)
+      lines.push_back("  vLLM would not start: Cannot auto-fit max_model_len: not enough GPU memory available to serve "
+                      "even a single token");
+    else if (!r.starts)
       lines.push_back(b.available <= 0
                           ? std::string("  vLLM would not start: no available memory for the cache blocks")
                           : fmt::format("  vLLM would not start: one request of {} tokens needs {}; the largest that fits "
