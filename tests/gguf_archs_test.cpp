@@ -121,6 +121,37 @@ TEST_CASE("gemma3n: period 5, and layers past 20 read layer 18 or 19's cells", "
   CHECK(r.kv_bytes == (4 * 4096 + 16 * 768) * 128 * 2 * 2 * 2);
 }
 
+TEST_CASE("gemma4: a per-layer bool pattern, head sizes by cache, shared_kv_layers from the end", "[gguf_archs]") {
+  const GgufModel m = load_llamacpp_fixture("gemma4");
+  REQUIRE(m.spec.layers.size() == 6);
+  CHECK(m.spec.layers[0].kind == LayerKind::sliding);
+  CHECK(m.spec.layers[0].k_head_dim == 32);
+  CHECK(m.spec.layers[0].kv_heads == 2);
+  CHECK(m.spec.layers[0].window == 128);
+  CHECK(m.spec.layers[1].kind == LayerKind::full);
+  CHECK(m.spec.layers[1].k_head_dim == 64);
+  CHECK(m.spec.layers[1].kv_heads == 1);
+  CHECK(m.spec.layers[4].kind == LayerKind::shared);  // block_count 6 - shared_kv_layers 2 = 4
+  CHECK(m.spec.layers[5].kind == LayerKind::shared);
+  CHECK(gguf_archs_note(m, "sliding ones read layer 2, global ones layer 3"));
+  // n_ctx 4096, 1 sequence, ubatch 512: global layers 1 and 3 x 4096 cells x 64 (1 x 64);
+  // sliding layers 0 and 2 x pad256(128 + 512) = 768 cells x 64 (2 x 32); x 2 B x (K + V):
+  // (2 x 4096 x 64 + 2 x 768 x 64) x 4 = 2,490,368.
+  const LlamaCppResult r = gguf_archs_plan(m, 4096, 1, 512);
+  CHECK(r.kv_bytes == 2'490'368);
+
+  // llama_model_gemma4::load_arch_hparams reads the pattern with get_key_or_arr(..., required).
+  kvplan::testing::GgufWriter no_pattern;
+  no_pattern.add_string("general.architecture", "gemma4");
+  no_pattern.add_uint32("gemma4.block_count", 4);
+  no_pattern.add_uint32("gemma4.embedding_length", 128);
+  no_pattern.add_uint32("gemma4.context_length", 8192);
+  no_pattern.add_uint32("gemma4.attention.head_count", 4);
+  no_pattern.add_uint32("gemma4.attention.sliding_window", 128);
+  no_pattern.add_tensor("token_embd.weight", 0, {128, 8});
+  CHECK(gguf_archs_load_code(no_pattern) == kvplan::ExitCode::invalid_input);
+}
+
 TEST_CASE("olmo2 slides only with a window, exaone4 only at 64 layers", "[gguf_archs]") {
   CHECK(kvplan::describe_layers(load_llamacpp_fixture("olmo2").spec) == "4 full");
   CHECK(kvplan::describe_layers(load_llamacpp_fixture("olmo2-swa").spec) == "3 sliding(128) + 1 full");
@@ -265,6 +296,30 @@ TEST_CASE("qwen35: qwen3next's gated delta net state, rope sections required", "
   no_sections.add_uint32("qwen35.embedding_length", 128);
   no_sections.add_uint32("qwen35.context_length", 8192);
   no_sections.add_uint32("qwen35.attention.head_count", 4);
+  no_sections.add_tensor("token_embd.weight", 0, {128, 8});
+  CHECK(gguf_archs_load_code(no_sections) == kvplan::ExitCode::invalid_input);
+}
+
+TEST_CASE("qwen35moe: qwen35's state and layers, experts counted as active 2 of 4", "[gguf_archs]") {
+  const GgufModel m = load_llamacpp_fixture("qwen35moe");
+  REQUIRE(m.spec.layers.size() == 4);
+  CHECK(m.spec.layers[1].kind == LayerKind::linear);
+  CHECK(m.spec.layers[3].kind == LayerKind::full);
+  CHECK(gguf_archs_note(m, "qwen35moe: layer il is full attention iff (il + 1) % 4 == 0"));
+  // The same caches as qwen35's fixture (the experts change no cache): 4,194,304 B of K/V and
+  // 33,792 B of state at n_ctx 8192, 2 sequences.
+  const LlamaCppResult r = gguf_archs_plan(m, 8192, 2, 512);
+  CHECK(r.kv_bytes == 4'194'304);
+  CHECK(r.recurrent_bytes == 33'792);
+  // Routed experts per layer: 3 x 128 x 32 x 4 = 49,152; 2 of 4 active: 4 x 24,576 fewer.
+  CHECK(m.spec.active_params == m.spec.params - 4 * 49'152 + 4 * 24'576);
+
+  kvplan::testing::GgufWriter no_sections;
+  no_sections.add_string("general.architecture", "qwen35moe");
+  no_sections.add_uint32("qwen35moe.block_count", 4);
+  no_sections.add_uint32("qwen35moe.embedding_length", 128);
+  no_sections.add_uint32("qwen35moe.context_length", 8192);
+  no_sections.add_uint32("qwen35moe.attention.head_count", 4);
   no_sections.add_tensor("token_embd.weight", 0, {128, 8});
   CHECK(gguf_archs_load_code(no_sections) == kvplan::ExitCode::invalid_input);
 }

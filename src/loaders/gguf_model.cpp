@@ -27,13 +27,14 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 
 /// The architectures kvplan reads, each checked against its llama.cpp source file
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0.
-constexpr std::array<std::string_view, 40> kArchitectures = {
+constexpr std::array<std::string_view, 42> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
     "hunyuan-moe", "smollm3",    "granite",    "starcoder2", "command-r", "nemotron_h",
     "falcon-h1",  "olmoe",       "seed_oss",   "granitemoe", "minicpm3", "hunyuan-dense", "dots1",
-    "bailingmoe", "apertus",     "arcee",      "qwen35"};
+    "bailingmoe", "apertus",     "arcee",      "qwen35",    "qwen35moe",
+    "gemma4"};
 
 /// Key suffixes (after "<arch>.") that change what llama.cpp caches. One of them present but not
 /// read for the architecture means kvplan does not know what the file asks for: exit 3.
@@ -226,6 +227,41 @@ void read_required_window(KeyReader& r, Hparams& hp) {
   if (hp.n_swa == 0) r.fail("attention.sliding_window", "is 0 (a sliding layer would hold no token)");
 }
 
+/// llama_model_gemma4::load_arch_hparams: a standard window (required) on the layers a per-layer
+/// pattern marks (required: no default period), and the last shared_kv_layers blocks keeping no
+/// cells: create_memory's reuse callback points them at layer n_layer_kv_from_start - 2 (sliding)
+/// or - 1 (global).
+void read_gemma4(KeyReader& r, Hparams& hp) {
+  read_required_window(r, hp);
+  const std::optional<std::vector<bool>> pattern = r.per_layer_flags("attention.sliding_window_pattern", hp.n_layer);
+  if (!pattern) r.fail("attention.sliding_window_pattern", "is missing (llama.cpp requires it for gemma4)");
+  for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.swa[il] = (*pattern)[il];
+  // Both _swa head sizes are required keys here, and the graph needs K and V heads alike
+  // (load_arch_tensors throws "Gemma 4 requires n_embd_head_k == n_embd_head_v").
+  const std::string_view why = "llama.cpp requires it for gemma4";
+  r.required_u32("attention.key_length_swa", why);
+  r.required_u32("attention.value_length_swa", why);
+  r.required_u32("embedding_length_per_layer_input", why);
+  if (hp.head_k != hp.head_v)
+    r.fail("attention.value_length", fmt::format("is {}, not key_length {} (llama.cpp requires them equal for gemma4)",
+                                                 hp.head_v, hp.head_k));
+  if (hp.head_k_swa != hp.head_v_swa)
+    r.fail("attention.value_length_swa", fmt::format("is {}, not key_length_swa {} (llama.cpp requires them equal "
+                                                     "for gemma4)",
+                                                     hp.head_v_swa, hp.head_k_swa));
+  const std::uint32_t shared = r.u32("attention.shared_kv_layers").value_or(0);
+  if (shared == 0) return;
+  // llama.cpp stores n_layer_all - shared in an int32 and asserts it is at least 2 before reusing.
+  if (shared > hp.n_layer_all || hp.n_layer_all - shared < 2)
+    r.fail("attention.shared_kv_layers",
+           fmt::format("is {} of {} blocks (llama.cpp needs at least 2 layers with their own cells)", shared,
+                       hp.n_layer_all));
+  hp.kv_from_start = hp.n_layer_all - shared;
+  hp.notes.push_back(fmt::format("gemma4: the last {} layers keep no cells: sliding ones read layer {}, global ones "
+                                 "layer {}",
+                                 shared, *hp.kv_from_start - 2, *hp.kv_from_start - 1));
+}
+
 /// The per-architecture part of llama.cpp's load_hparams (src/models/<arch>.cpp).
 void read_architecture(KeyReader& r, Hparams& hp) {
   const std::string& arch = r.arch();
@@ -291,11 +327,12 @@ void read_architecture(KeyReader& r, Hparams& hp) {
       for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.swa[il] = !hp.recr[il];
       hp.notes.push_back("lfm2: attention.sliding_window > 0: every attention layer is sliding");
     }
-  } else if (arch == "qwen3next" || arch == "qwen35") {
-    // llama_model_qwen35 reads the state and the recurrent layers exactly as qwen3next does; it
-    // also requires the rope sections (a rope matter: no cache).
-    if (arch == "qwen35" && !r.has("rope.dimension_sections"))
-      r.fail("rope.dimension_sections", "is missing (llama.cpp requires it for qwen35)");
+  } else if (arch == "qwen3next" || arch == "qwen35" || arch == "qwen35moe") {
+    // llama_model_qwen35 and _qwen35moe read the state and the recurrent layers exactly as
+    // qwen3next does (qwen35moe adds only expert sizes); both also require the rope sections (a
+    // rope matter: no cache).
+    if (arch != "qwen3next" && !r.has("rope.dimension_sections"))
+      r.fail("rope.dimension_sections", fmt::format("is missing (llama.cpp requires it for {})", arch));
     read_ssm(r, hp);
     if (std::optional<std::vector<bool>> recurrent = r.per_layer_flags("attention.recurrent_layers", hp.n_layer_all)) {
       hp.recr = *recurrent;
@@ -341,6 +378,8 @@ void read_architecture(KeyReader& r, Hparams& hp) {
       hp.notes.push_back(fmt::format("gemma3n: llama.cpp gives only the first 20 layers a cache; layers 20 to {} reuse "
                                      "layer 18 (sliding) or 19 (global)",
                                      hp.n_layer - 1));
+  } else if (arch == "gemma4") {
+    read_gemma4(r, hp);
   } else if (arch == "olmo2") {
     // OLMo 2 has no window; OLMo 3 files (also olmo2) have one, then every 4th layer is global.
     const std::optional<std::uint32_t> window = r.u32("attention.sliding_window");

@@ -33,11 +33,12 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const MiB = 1024 * 1024;
 const TYPES = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"];
 const quantized = (t) => !["f32", "f16", "bf16"].includes(t);
-const SWA = new Set(["gemma2", "gemma3", "gemma3-allswa", "lfm2-swa", "gpt-oss", "llama4", "gemma3n", "cohere2", "olmo2-swa", "exaone4-64"]);
+const SWA = new Set(["gemma2", "gemma3", "gemma3-allswa", "lfm2-swa", "gpt-oss", "llama4", "gemma3n", "cohere2", "olmo2-swa", "exaone4-64", "gemma4"]);
 // Architectures whose only new part is how llama.cpp reads their hparams: the type matrix would
 // re-run cache code another fixture already runs through it (llama's plain cache; qwen3next's
-// hybrid for qwen35), so they get the short list (lightConfigsFor).
-const LIGHT = new Set(["qwen2moe", "granitemoe", "hunyuan-dense", "dots1", "bailingmoe", "apertus", "arcee", "qwen35"]);
+// hybrid for qwen35 and qwen35moe; gemma3n's sliding and shared caches for gemma4), so they get
+// the short list (lightConfigsFor).
+const LIGHT = new Set(["gemma4", "qwen2moe", "granitemoe", "hunyuan-dense", "dots1", "bailingmoe", "apertus", "arcee", "qwen35", "qwen35moe"]);
 const TOTALS = [300, 1000, 5000, 16384];  // raw n_ctx handed to llama.cpp: three are not multiples of 256
 const SEQUENCES = [1, 4];
 
@@ -81,6 +82,7 @@ function lightConfigsFor(name, file) {
         }
         add({ contextSize: 4096, sequences, typeK: "f16", typeV: "f16", flashAttention: "off", peer: true });
         add({ contextSize: 1000, sequences, typeK: "f16", typeV: "f16", flashAttention: "auto", peer: true });
+        if (SWA.has(name)) add({ contextSize: 4096, sequences, typeK: "f16", typeV: "f16", flashAttention: "off", swaFull: true });
         add({ nCtx: 4096, sequences, typeK: "f16", typeV: "q8_0", flashAttention: "off" });
     }
     add({ nCtx: 65536, sequences: 1, typeK: "f16", typeV: "f16", flashAttention: "off" });

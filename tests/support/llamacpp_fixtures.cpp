@@ -315,21 +315,29 @@ GgufWriter qwen3next() {
   return w;
 }
 
-/// qwen35 (Qwen3.5, dense): qwen3next's layout and state (attention every 4th layer) with its own
-/// tensors: a fused attn_qkv and attn_gate per gated-delta-net layer, separate ssm_beta and
-/// ssm_alpha, and the rope sections llama.cpp requires.
-GgufWriter qwen35() {
+/// qwen35 (Qwen3.5, dense) and qwen35moe: qwen3next's layout and state (attention every 4th layer)
+/// with their own tensors: a fused attn_qkv and attn_gate per gated-delta-net layer, separate
+/// ssm_beta and ssm_alpha, and the rope sections llama.cpp requires. `moe`: qwen35moe's routed
+/// experts and gated shared expert on every layer instead of the dense FFN.
+GgufWriter qwen35(bool moe) {
   GgufWriter w;
-  common_keys(w, "qwen35", 4);
-  w.add_uint32("qwen35.feed_forward_length", kFf);
-  w.add_uint32("qwen35.attention.head_count_kv", 2);
-  w.add_uint32("qwen35.attention.key_length", 64);
-  w.add_uint32("qwen35.attention.value_length", 64);
-  w.add_uint32("qwen35.rope.dimension_count", 64);
-  w.add_array_int32("qwen35.rope.dimension_sections", {11, 11, 10, 0});
+  const std::string arch = moe ? "qwen35moe" : "qwen35";
+  common_keys(w, arch, 4);
+  w.add_uint32(arch + ".feed_forward_length", kFf);
+  w.add_uint32(arch + ".attention.head_count_kv", 2);
+  w.add_uint32(arch + ".attention.key_length", 64);
+  w.add_uint32(arch + ".attention.value_length", 64);
+  w.add_uint32(arch + ".rope.dimension_count", 64);
+  w.add_array_int32(arch + ".rope.dimension_sections", {11, 11, 10, 0});
   // state 16 x 2 key heads = key_dim 32; 4 value heads x 16 = value_dim 64 (the inner size);
   // conv_dim = 2 x 32 + 64 = 128.
-  ssm_keys(w, "qwen35", 64, 2);
+  ssm_keys(w, arch, 64, 2);
+  if (moe) {
+    w.add_uint32(arch + ".expert_count", 4);
+    w.add_uint32(arch + ".expert_used_count", 2);
+    w.add_uint32(arch + ".expert_feed_forward_length", 32);
+    w.add_uint32(arch + ".expert_shared_feed_forward_length", 32);
+  }
   embeddings(w, false);
   for (std::uint32_t i = 0; i < 4; ++i) {
     w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
@@ -352,9 +360,20 @@ GgufWriter qwen35() {
       w.add_tensor(blk(i, "ssm_norm.weight"), kF32, {16});
       w.add_tensor(blk(i, "ssm_out.weight"), kF32, {64, kEmbd});
     }
-    w.add_tensor(blk(i, "ffn_gate.weight"), kF32, {kEmbd, kFf});
-    w.add_tensor(blk(i, "ffn_up.weight"), kF32, {kEmbd, kFf});
-    w.add_tensor(blk(i, "ffn_down.weight"), kF32, {kFf, kEmbd});
+    if (moe) {
+      w.add_tensor(blk(i, "ffn_gate_inp.weight"), kF32, {kEmbd, 4});
+      w.add_tensor(blk(i, "ffn_gate_exps.weight"), kF32, {kEmbd, 32, 4});
+      w.add_tensor(blk(i, "ffn_up_exps.weight"), kF32, {kEmbd, 32, 4});
+      w.add_tensor(blk(i, "ffn_down_exps.weight"), kF32, {32, kEmbd, 4});
+      w.add_tensor(blk(i, "ffn_gate_inp_shexp.weight"), kF32, {kEmbd});
+      w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, 32});
+      w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 32});
+      w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {32, kEmbd});
+    } else {
+      w.add_tensor(blk(i, "ffn_gate.weight"), kF32, {kEmbd, kFf});
+      w.add_tensor(blk(i, "ffn_up.weight"), kF32, {kEmbd, kFf});
+      w.add_tensor(blk(i, "ffn_down.weight"), kF32, {kFf, kEmbd});
+    }
   }
   return w;
 }
@@ -483,6 +502,37 @@ GgufWriter gemma3n(std::uint32_t layers) {
     w.add_tensor(blk(i, "laurel_l.weight"), kF32, {kEmbd, laurel});
     w.add_tensor(blk(i, "laurel_r.weight"), kF32, {laurel, kEmbd});
     w.add_tensor(blk(i, "laurel_post_norm.weight"), kF32, {kEmbd});
+  }
+  return w;
+}
+
+/// gemma4: 6 layers, window 128 on the even layers (the pattern is a per-layer bool array),
+/// global layers with 1 K/V head of 64 and sliding ones 2 of 32; the last 2 layers share cells
+/// (shared_kv_layers 2: layer 4 reads layer 2, layer 5 reads layer 3). No per-layer embeddings
+/// (embedding_length_per_layer_input 0, a required key).
+GgufWriter gemma4() {
+  GgufWriter w;
+  common_keys(w, "gemma4", 6);
+  w.add_uint32("gemma4.feed_forward_length", kFf);
+  w.add_array_int32("gemma4.attention.head_count_kv", {2, 1, 2, 1, 2, 1});
+  w.add_uint32("gemma4.attention.key_length", 64);
+  w.add_uint32("gemma4.attention.value_length", 64);
+  w.add_uint32("gemma4.attention.key_length_swa", 32);
+  w.add_uint32("gemma4.attention.value_length_swa", 32);
+  w.add_uint32("gemma4.rope.dimension_count_swa", 32);
+  w.add_uint32("gemma4.attention.sliding_window", 128);
+  w.add_array_bool("gemma4.attention.sliding_window_pattern", {true, false, true, false, true, false});
+  w.add_uint32("gemma4.attention.shared_kv_layers", 2);
+  w.add_uint32("gemma4.embedding_length_per_layer_input", 0);
+  embeddings(w, false);
+  // The global layers' proportional-rope factors: one tensor, n_embd_head / 2 wide.
+  w.add_tensor("rope_freqs.weight", kF32, {32});
+  for (std::uint32_t i = 0; i < 6; ++i) {
+    const bool sliding = i % 2 == 0;
+    attention(w, i, sliding ? 32 : 64, sliding ? 2 : 1, true);
+    w.add_tensor(blk(i, "post_attention_norm.weight"), kF32, {kEmbd});
+    ffn(w, i);
+    w.add_tensor(blk(i, "post_ffw_norm.weight"), kF32, {kEmbd});
   }
   return w;
 }
@@ -997,7 +1047,10 @@ const std::vector<Entry>& entries() {
       {{"bailingmoe", "bailingmoe: experts and a shared expert on every layer"}, [] { return bailingmoe(); }},
       {{"apertus", "apertus: xIELU constants per layer, q/k norms, two-matrix MLP"}, [] { return apertus(); }},
       {{"arcee", "arcee: two-matrix MLP, tied output"}, [] { return arcee(); }},
-      {{"qwen35", "qwen35: gated delta net, attention every 4th layer, dense FFN"}, [] { return qwen35(); }},
+      {{"qwen35", "qwen35: gated delta net, attention every 4th layer, dense FFN"}, [] { return qwen35(false); }},
+      {{"gemma4", "gemma4: 6 layers, window 128 on even layers by a bool pattern, K/V heads 2x32 sliding and 1x64 global; layers 4 and 5 reuse 2 and 3"},
+       [] { return gemma4(); }},
+      {{"qwen35moe", "qwen35moe: qwen35 with routed experts and a gated shared expert"}, [] { return qwen35(true); }},
   };
   return list;
 }
