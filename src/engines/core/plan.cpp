@@ -353,7 +353,6 @@ Plan make_plan(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const P
   return make_plan_with(engine.make(model, gpus, request), model, gpus, request);
 }
 
-
 Plan make_plan_with(std::shared_ptr<const Profile> made, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                     const PlanRequest& request) {
   const GpuSpec& gpu = gpus.front();

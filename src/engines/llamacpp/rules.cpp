@@ -103,13 +103,14 @@ struct RuleWords {
   }
 };
 
-}  // namespace
-
+/// The span covering both: a file part's memory-mapped range over several layers.
 LlamaCppLayerWeights::Span joined(const LlamaCppLayerWeights::Span& a, const LlamaCppLayerWeights::Span& b) {
   if (!a.any) return b;
   if (!b.any) return a;
   return {true, std::min(a.first, b.first), std::max(a.last, b.last)};
 }
+
+}  // namespace
 
 LlamaCppLayerWeights sum_by_layer(const std::vector<ModelFileTensor>& tensors) {
   LlamaCppLayerWeights out;
@@ -835,14 +836,8 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
         continue;
       }
       if (slot != 0) out.model_host_layer_bytes = sum_checked(out.model_host_layer_bytes, bytes, "weight size");
-      for (std::uint32_t file = 0; file < by_layer->files; ++file) {
-        const LlamaCppLayerWeights::Span& part = by_layer->spans[slot * by_layer->files + file];
-        if (!part.any) continue;
-        LlamaCppLayerWeights::Span& span = host_span[file];
-        span.first = span.any ? std::min(span.first, part.first) : part.first;
-        span.last = span.any ? std::max(span.last, part.last) : part.last;
-        span.any = true;
-      }
+      for (std::uint32_t file = 0; file < by_layer->files; ++file)
+        host_span[file] = joined(host_span[file], by_layer->spans[slot * by_layer->files + file]);
     }
     for (const LlamaCppLayerWeights::Span& span : host_span)
       if (span.any) out.model_host_bytes = sum_checked(out.model_host_bytes, span.last - span.first, "weight size");

@@ -443,13 +443,13 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   b.mfs_default = !s.mem_fraction_static;
   b.mem_fraction_static = s.mem_fraction_static.value_or(defaults.mem_fraction_static);
   b.mfs_rule = b.mfs_default ? defaults.rule : fmt::format("--mem-fraction-static {}", b.mem_fraction_static);
-  if (s.words)
+  if (s.words) {
     r.rules.push_back(b.mfs_rule);
-  if (s.words)
     r.rules.push_back(fmt::format("{}free before load {} ({}), after load {} ({})",
                                   world > 1 ? "MIN over ranks, read through float32: " : "", gib(b.free_before_load),
                                   b.before_measured ? "given" : "ESTIMATE: CUDA total - context - NCCL", gib(b.free_after_load),
                                   b.after_measured ? "given" : "ESTIMATE: before - the weights per rank"));
+  }
   b.static_bytes = static_cast<std::uint64_t>(static_cast<double>(b.free_before_load) * b.mem_fraction_static);
   b.headroom_bytes = b.free_before_load - std::min(b.free_before_load, b.static_bytes);
 

@@ -40,6 +40,7 @@ enum class VllmVersion {
 
 /// "0.10", "0.11" ... "0.20" (-> v0_11), "0.21", "0.24", "latest" (-> v0_21); Error naming `flag` otherwise.
 VllmVersion parse_vllm_version(std::string_view text, std::string_view flag);
+std::string_view to_string(VllmVersion version);
 
 /// The minor release of a version parse_vllm_version takes: 19 for "0.19.1"; "latest" is above
 /// every release. Error naming `flag` for what parse_vllm_version refuses.
@@ -48,7 +49,6 @@ unsigned vllm_minor_version(std::string_view text, std::string_view flag);
 /// The first minor release with max_model_len -1 ("auto"): PR #29431 (kv_cache_utils.py,
 /// _auto_fit_max_model_len), merged 2025-11-25, first released in 0.14.0.
 inline constexpr unsigned kVllmAutoFitMinor = 14;
-std::string_view to_string(VllmVersion version);
 
 /// vLLM's --dtype: what it computes in, and loads the checkpoint's unquantized tensors at.
 enum class VllmDtype { automatic, float16, bfloat16, float32 };
