@@ -57,6 +57,19 @@ kvplan::ExitCode gguf_archs_load_code(const kvplan::testing::GgufWriter& w) {
   return kvplan::ExitCode::ok;
 }
 
+/// A file with only the keys every architecture reads (4 blocks of 128, 4 heads, 8,192 tokens) and
+/// a token embedding: the start of a file that lacks a key one architecture requires.
+kvplan::testing::GgufWriter gguf_archs_bare(const std::string& arch) {
+  kvplan::testing::GgufWriter w;
+  w.add_string("general.architecture", arch);
+  w.add_uint32(arch + ".block_count", 4);
+  w.add_uint32(arch + ".embedding_length", 128);
+  w.add_uint32(arch + ".context_length", 8192);
+  w.add_uint32(arch + ".attention.head_count", 4);
+  w.add_tensor("token_embd.weight", 0, {128, 8});
+  return w;
+}
+
 }  // namespace
 
 TEST_CASE("gpt-oss and cohere2: a required window, period 2 and 4", "[gguf_archs]") {
@@ -70,13 +83,7 @@ TEST_CASE("gpt-oss and cohere2: a required window, period 2 and 4", "[gguf_archs
   CHECK(cohere.spec.layers[3].kind == LayerKind::full);  // il % 4 < 3 for 0..2
 
   // llama.cpp's get_key(LLM_KV_ATTENTION_SLIDING_WINDOW, n_swa) is required for both.
-  kvplan::testing::GgufWriter no_window;
-  no_window.add_string("general.architecture", "gpt-oss");
-  no_window.add_uint32("gpt-oss.block_count", 4);
-  no_window.add_uint32("gpt-oss.embedding_length", 128);
-  no_window.add_uint32("gpt-oss.context_length", 8192);
-  no_window.add_uint32("gpt-oss.attention.head_count", 4);
-  no_window.add_tensor("token_embd.weight", 0, {128, 8});
+  kvplan::testing::GgufWriter no_window = gguf_archs_bare("gpt-oss");
   CHECK(gguf_archs_load_code(no_window) == kvplan::ExitCode::invalid_input);
 }
 
@@ -141,14 +148,8 @@ TEST_CASE("gemma4: a per-layer bool pattern, head sizes by cache, shared_kv_laye
   CHECK(r.kv_bytes == 2'490'368);
 
   // llama_model_gemma4::load_arch_hparams reads the pattern with get_key_or_arr(..., required).
-  kvplan::testing::GgufWriter no_pattern;
-  no_pattern.add_string("general.architecture", "gemma4");
-  no_pattern.add_uint32("gemma4.block_count", 4);
-  no_pattern.add_uint32("gemma4.embedding_length", 128);
-  no_pattern.add_uint32("gemma4.context_length", 8192);
-  no_pattern.add_uint32("gemma4.attention.head_count", 4);
+  kvplan::testing::GgufWriter no_pattern = gguf_archs_bare("gemma4");
   no_pattern.add_uint32("gemma4.attention.sliding_window", 128);
-  no_pattern.add_tensor("token_embd.weight", 0, {128, 8});
   CHECK(gguf_archs_load_code(no_pattern) == kvplan::ExitCode::invalid_input);
 }
 
@@ -234,14 +235,8 @@ TEST_CASE("minicpm3: low ranks read, full K (64) and V (32) heads cached for eve
   CHECK(gguf_archs_plan(m, 8192, 2, 512).kv_bytes == 25'165'824);
 
   // llama_model_minicpm3::load_arch_hparams reads both ranks with get_key(..., required).
-  kvplan::testing::GgufWriter no_q_rank;
-  no_q_rank.add_string("general.architecture", "minicpm3");
-  no_q_rank.add_uint32("minicpm3.block_count", 4);
-  no_q_rank.add_uint32("minicpm3.embedding_length", 128);
-  no_q_rank.add_uint32("minicpm3.context_length", 8192);
-  no_q_rank.add_uint32("minicpm3.attention.head_count", 4);
+  kvplan::testing::GgufWriter no_q_rank = gguf_archs_bare("minicpm3");
   no_q_rank.add_uint32("minicpm3.attention.kv_lora_rank", 64);
-  no_q_rank.add_tensor("token_embd.weight", 0, {128, 8});
   CHECK(gguf_archs_load_code(no_q_rank) == kvplan::ExitCode::invalid_input);
 }
 
@@ -290,13 +285,7 @@ TEST_CASE("qwen35: qwen3next's gated delta net state, rope sections required", "
   CHECK(r.recurrent_bytes == 33'792);
 
   // llama_model_qwen35::load_arch_hparams: get_key_or_arr(ROPE_DIMENSION_SECTIONS, ..., true).
-  kvplan::testing::GgufWriter no_sections;
-  no_sections.add_string("general.architecture", "qwen35");
-  no_sections.add_uint32("qwen35.block_count", 4);
-  no_sections.add_uint32("qwen35.embedding_length", 128);
-  no_sections.add_uint32("qwen35.context_length", 8192);
-  no_sections.add_uint32("qwen35.attention.head_count", 4);
-  no_sections.add_tensor("token_embd.weight", 0, {128, 8});
+  kvplan::testing::GgufWriter no_sections = gguf_archs_bare("qwen35");
   CHECK(gguf_archs_load_code(no_sections) == kvplan::ExitCode::invalid_input);
 }
 
@@ -314,12 +303,6 @@ TEST_CASE("qwen35moe: qwen35's state and layers, experts counted as active 2 of 
   // Routed experts per layer: 3 x 128 x 32 x 4 = 49,152; 2 of 4 active: 4 x 24,576 fewer.
   CHECK(m.spec.active_params == m.spec.params - 4 * 49'152 + 4 * 24'576);
 
-  kvplan::testing::GgufWriter no_sections;
-  no_sections.add_string("general.architecture", "qwen35moe");
-  no_sections.add_uint32("qwen35moe.block_count", 4);
-  no_sections.add_uint32("qwen35moe.embedding_length", 128);
-  no_sections.add_uint32("qwen35moe.context_length", 8192);
-  no_sections.add_uint32("qwen35moe.attention.head_count", 4);
-  no_sections.add_tensor("token_embd.weight", 0, {128, 8});
+  kvplan::testing::GgufWriter no_sections = gguf_archs_bare("qwen35moe");
   CHECK(gguf_archs_load_code(no_sections) == kvplan::ExitCode::invalid_input);
 }
