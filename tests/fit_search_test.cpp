@@ -1,8 +1,10 @@
 // The shortcuts that make `kvplan fit` fast over the catalog, each against the long way: a plan
 // without its searches has the same rows, a profile reused across batches prices what a profile
-// built for each batch prices, and the context search's answer is bisection's.
+// built for each batch prices, the context search's answer is bisection's, and searches that start
+// from the caller's rows answer what they answer from 1.
 
 #include <algorithm>
+#include <span>
 
 #include <catch2/catch.hpp>
 
@@ -14,6 +16,7 @@
 #include "kvplan/dtype.h"
 #include "kvplan/error.h"
 #include "kvplan/search.h"
+#include "loaders/ollama_tags.h"
 
 using namespace kvplan;
 
@@ -297,4 +300,82 @@ TEST_CASE("fit search: a plan with the profile fit built prices the rows make_pl
       CHECK(b.profile == made);
     }
   }
+}
+
+TEST_CASE("fit search: searches that start from the caller's row answer what they answer from 1", "[fit][search]") {
+  // kvplan fit hands find_limits the rows make_plan priced at the asked context and batch
+  // (LimitsRequest::known_rows); the context search then starts from that row instead of from 1, and
+  // neither search prices it again. The answers and what stops them must not change.
+  const std::vector<GpuSpec> gpus{*builtin_gpus().find("rtx4090")};
+  for (const std::string runtime : {"generic", "vllm", "llama.cpp", "ollama"}) {
+    std::size_t seeded_fits = 0, seeded_misses = 0;
+    for (const ModelSpec& model : builtin_models().models) {
+      INFO(runtime << " " << model.id);
+      PlanRequest rows = request_for(runtime, 8192);
+      rows.rows_only = true;
+      LimitsRequest request;
+      request.plan = request_for(runtime, 8192);
+      request.search_gpus = false;
+      request.search_uncapped_ctx = false;
+      request.answer_rows = false;
+      Plan plan;
+      Limits from_one;
+      try {
+        plan = make_plan(model, gpus, rows);
+        request.plan.caches = {plan.rows.front().cache};
+        from_one = find_limits(model, gpus, request);
+      } catch (const Error&) {
+        continue;  // an engine that refuses the model: nothing to compare
+      }
+      request.known_rows = std::span<const Row>(plan.rows.data(), 1);
+      const Limits from_row = find_limits(model, gpus, request);
+      const CacheLimits& a = from_one.caches.front();
+      const CacheLimits& b = from_row.caches.front();
+      CHECK(a.max_ctx == b.max_ctx);
+      CHECK(a.ctx_stop.bound == b.ctx_stop.bound);
+      CHECK(a.ctx_stop.code == b.ctx_stop.code);
+      CHECK(a.max_batch == b.max_batch);
+      CHECK(a.batch_stop.bound == b.batch_stop.bound);
+      CHECK(a.batch_stop.code == b.batch_stop.code);
+      ++(plan.rows.front().fits ? seeded_fits : seeded_misses);
+    }
+    // Both kinds of start are exercised: a row that fits (the search goes up from it) and one that
+    // does not (the answer is below it).
+    CHECK(seeded_fits > 20);
+    CHECK(seeded_misses > 5);
+  }
+}
+
+TEST_CASE("fit search: where a layer split makes memory shrink, the search does not start from the caller's row",
+          "[fit][search][ollama]") {
+  // Llama 3.1 70B (the llama3.1:70b-instruct-q4_K_M blob) on an RTX 5090 + RTX 3090 under Ollama
+  // v0.5.12 (E1): the estimate's split holds at 14,273 tokens (4,096 B to spare) and not at 14,274;
+  // at 16,000 it moves a layer from the 3090 to the 5090, and the row fits again (87,177,216 B to
+  // spare on the fullest GPU). The largest context every smaller one of which fits is 14,273; a
+  // search started from the row at 16,000 would go up from there (to 16,342).
+  const ModelSpec model = load_ollama_tag("llama3.1:70b-instruct-q4_K_M", builtin_models());
+  const std::vector<GpuSpec> mixed{*builtin_gpus().find("rtx5090"), *builtin_gpus().find("rtx3090")};
+  PlanRequest at = request_for("ollama", 16000);
+  at.engine_options.push_back({"ollama-version", "0.5.12", "--ollama-version"});
+  at.rows_only = true;
+  const auto row_at = [&](std::uint64_t ctx) {
+    PlanRequest request = at;
+    request.contexts = {ctx};
+    return make_plan(model, mixed, request).rows.front();
+  };
+  CHECK(row_at(14273).headroom_bytes == 4096);
+  CHECK(!row_at(14274).fits);
+  const Row seed = row_at(16000);
+  CHECK(seed.headroom_bytes == 87177216);
+  CHECK(!ollama_engine().make(model, mixed, at)->lists_every_shrink());
+  CHECK(ollama_engine().make(model, {mixed.front()}, at)->lists_every_shrink());
+
+  LimitsRequest request;
+  request.plan = at;
+  request.plan.caches = {seed.cache};
+  request.search_gpus = false;
+  request.search_uncapped_ctx = false;
+  request.known_rows = std::span<const Row>(&seed, 1);
+  const Limits limits = find_limits(model, mixed, request);
+  CHECK(limits.caches.front().max_ctx == 14273);
 }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,6 +63,10 @@ struct LimitsRequest {
   /// The rows at the largest context and batch (CacheLimits::max_ctx_row, max_batch_row); a caller
   /// that shows only the answers (kvplan fit) leaves them out, and they are not priced again.
   bool answer_rows = true;
+  /// Rows the caller has already planned at the searches' context and batch, one per cache dtype in
+  /// the order of plan.caches (fewer: the rest are priced here), as make_plan priced them: both
+  /// searches start from them instead of pricing them again. Borrowed for the call.
+  std::span<const Row> known_rows;
 };
 
 /// The answers for one cache dtype.

@@ -250,6 +250,7 @@ struct Evaluation {
     limits_request.search_uncapped_ctx = false;
     limits_request.search_gpus = false;
     limits_request.answer_rows = false;
+    limits_request.known_rows = kept_rows;  // make_plan's rows at the asked context and batch
     Limits limits;
     try {
       limits = find_limits(variant.spec, gpus, limits_request);

@@ -140,6 +140,13 @@ class Profile {
     return {};
   }
 
+  /// False when memory may also shrink at points shrink_points() does not list: Ollama's layer split
+  /// across several GPUs moves a layer to another card as the context grows (E1 on a 5090 + 3090:
+  /// Llama 3.1 70B fits at 14,273 tokens, not at 14,274, and again at 16,000). The searches then only
+  /// start from 1, as they always did, and find the boundary that search finds, not necessarily the
+  /// first one.
+  virtual bool lists_every_shrink() const { return true; }
+
   /// When the engine does not offer `cache` at all: what it says, found without pricing a row
   /// (kvplan fit asks about seven cache dtypes for every model; most engines refuse several).
   /// nullopt: it offers it, or cannot tell without a row (the default: price one).

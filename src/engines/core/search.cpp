@@ -79,6 +79,17 @@ SearchStop stop_of(const std::optional<Row>& past) {
 /// The row at n (a context or a batch), or nullopt when the engine cannot price it.
 using RowAt = std::function<std::optional<Row>(std::uint64_t)>;
 
+/// A row the caller has already priced at n on the search's axis (kvplan fit's row at the asked
+/// context and batch): the search starts from it instead of pricing it again.
+struct KnownRow {
+  std::uint64_t n = 0;
+  const Row* row = nullptr;  ///< nullptr: none
+  /// Whether the search may start from it. Only where memory never shrinks except at the profile's
+  /// shrink points (Profile::lists_every_shrink): elsewhere a search that starts from it may find
+  /// another of several boundaries than the one the search finds from 1.
+  bool start_here = true;
+};
+
 /// The largest n in [1, limit] whose row fits, the row there and what stops the next step
 /// (`at_limit` when the answer is the limit itself).
 struct Found {
@@ -184,13 +195,15 @@ std::optional<std::uint64_t> largest_holding_guided(std::uint64_t limit, Probe p
 using StepsUpTo = std::function<std::vector<std::uint64_t>(std::uint64_t up_to)>;
 
 Found search(const RowAt& row_at, std::uint64_t limit, SearchBound at_limit, const StepsUpTo& steps_up_to,
-             Probe probe = Probe::from_limit) {
+             Probe probe = Probe::from_limit, const KnownRow& seed = {}) {
   // The probes only ever raise the last n that fits and lower the last that does not, so the rows
   // at the bracket's ends are the last of each kind probed: the guess reads their headroom, and the
-  // answer's row and the row one past it are kept, not priced again.
+  // answer's row and the row one past it are kept, not priced again. The seed is borrowed, not copied.
   struct Probed {
     std::uint64_t n = 0;  // 0: none yet
     std::optional<Row> row;
+    const Row* borrowed = nullptr;  // the seed's row, when it is this end
+    const Row* view() const { return row ? &*row : borrowed; }
   };
   Probed last_fit, last_miss;
   std::uint64_t fit_before_n = 0;  // the fit probed before last_fit (0: none), and its headroom
@@ -199,27 +212,32 @@ Found search(const RowAt& row_at, std::uint64_t limit, SearchBound at_limit, con
   const auto fits = [&](std::uint64_t n) {
     for (const auto& [at, fit] : known)
       if (at == n) return fit;
-    std::optional<Row> row = row_at(n);
-    const bool fit = row && row->fits;
-    if (fit && last_fit.row) {
+    Probed probed{n};
+    if (seed.row && n == seed.n) probed.borrowed = seed.row;
+    else probed.row = row_at(n);
+    const bool fit = probed.view() && probed.view()->fits;
+    if (fit && last_fit.view()) {
       fit_before_n = last_fit.n;
-      fit_before_room = last_fit.row->headroom_bytes;
+      fit_before_room = last_fit.view()->headroom_bytes;
     }
-    (fit ? last_fit : last_miss) = Probed{n, std::move(row)};
+    (fit ? last_fit : last_miss) = std::move(probed);
     known.emplace_back(n, fit);
     return fit;
   };
+  // A seed the search may start from; otherwise it is only a probe that costs nothing when asked.
+  const bool seeded = seed.row && seed.start_here && seed.n >= 1 && seed.n <= limit;
+  if (seeded) (void)fits(seed.n);
   const Guess guess = [&](std::uint64_t low, std::uint64_t high) -> std::optional<std::uint64_t> {
-    if (last_fit.n != low || last_miss.n != high || !last_fit.row || !last_miss.row) return std::nullopt;
-    const std::int64_t room = last_fit.row->headroom_bytes;  // >= 0: it fits
-    const std::int64_t short_by = last_miss.row->headroom_bytes;
+    if (last_fit.n != low || last_miss.n != high || !last_fit.view() || !last_miss.view()) return std::nullopt;
+    const std::int64_t room = last_fit.view()->headroom_bytes;  // >= 0: it fits
+    const std::int64_t short_by = last_miss.view()->headroom_bytes;
     if (room < 0 || short_by >= 0) return std::nullopt;  // the miss is not memory's: nothing to interpolate
     const u128 span = u128{static_cast<std::uint64_t>(room)} + static_cast<std::uint64_t>(-(short_by + 1)) + 1;
     return low + static_cast<std::uint64_t>(u128{high - low} * static_cast<std::uint64_t>(room) / span);
   };
   const Extrapolation extrapolate = [&](std::uint64_t low) -> std::optional<std::uint64_t> {
-    if (last_fit.n != low || !last_fit.row || fit_before_n == 0 || fit_before_n >= low) return std::nullopt;
-    const std::int64_t room = last_fit.row->headroom_bytes;
+    if (last_fit.n != low || !last_fit.view() || fit_before_n == 0 || fit_before_n >= low) return std::nullopt;
+    const std::int64_t room = last_fit.view()->headroom_bytes;
     if (room < 0 || fit_before_room <= room) return std::nullopt;  // headroom that does not fall: no line to follow
     // Each n past `low` costs (fit_before_room - room) / (low - fit_before_n); the headroom runs out
     // after room / that many more.
@@ -227,9 +245,22 @@ Found search(const RowAt& row_at, std::uint64_t limit, SearchBound at_limit, con
                       static_cast<std::uint64_t>(fit_before_room - room);
     return static_cast<std::uint64_t>(std::min<u128>(u128{low} + more, std::numeric_limits<std::uint64_t>::max()));
   };
-  const auto row_of = [&](Probed& probed, std::uint64_t n) { return probed.n == n ? std::move(probed.row) : row_at(n); };
+  const auto row_of = [&](Probed& probed, std::uint64_t n) -> std::optional<Row> {
+    if (probed.n != n) return row_at(n);
+    if (probed.borrowed) return *probed.borrowed;
+    return std::move(probed.row);
+  };
   Found found;
-  found.value = largest_holding_guided(limit, probe, fits, guess, extrapolate, {});
+  if (!seeded) {
+    found.value = largest_holding_guided(limit, probe, fits, guess, extrapolate, {});
+  } else if (seed.row->fits) {
+    // Every n below the seed fits too (this first pass takes memory as monotone; the second, below,
+    // checks the stretches where it is not): the answer is the seed's or past it.
+    found.value = largest_in(seed.n, limit, probe, fits, guess, extrapolate);
+  } else if (seed.n > 1 && fits(1)) {
+    // The answer is below the seed: between 1 and it, guided by both rows' headroom.
+    found.value = narrow(1, seed.n, fits, &guess);
+  }
   // Only where memory shrinks below that answer can a smaller value fail: searched again, stretch
   // by stretch, only then (the points are asked for up to the answer, which for Ollama's layouts
   // costs a few plans).
@@ -361,7 +392,9 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
   }
 
   const std::vector<CacheDtypes> caches = searchable.caches.empty() ? profile->default_caches() : base.caches;
-  for (const CacheDtypes& cache : caches) {
+  for (std::size_t c = 0; c < caches.size(); ++c) {
+    const CacheDtypes& cache = caches[c];
+    const Row* known = c < request.known_rows.size() ? &request.known_rows[c] : nullptr;
     CacheLimits out;
     RowQuery query;
     query.cache = cache;
@@ -398,7 +431,8 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
     const StepsUpTo ctx_steps = [&](std::uint64_t up_to) {
       return profile->shrink_points(query, SearchAxis::context, up_to);
     };
-    Found ctx = search(at_ctx, limits.ctx_cap, limits.cap_kind, ctx_steps);
+    const bool may_start = profile->lists_every_shrink();
+    Found ctx = search(at_ctx, limits.ctx_cap, limits.cap_kind, ctx_steps, Probe::from_limit, {limits.ctx, known, may_start});
     out.max_ctx = ctx.value;
     out.ctx_stop = ctx.stop;
     out.max_ctx_row = std::move(ctx.row);
@@ -415,7 +449,8 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
     }
 
     const StepsUpTo batch_steps = [&](std::uint64_t up_to) { return profile->shrink_points(query, SearchAxis::batch, up_to); };
-    Found batch = search(at_batch, request.batch_limit, SearchBound::search_limit, batch_steps, Probe::from_below);
+    Found batch = search(at_batch, request.batch_limit, SearchBound::search_limit, batch_steps, Probe::from_below,
+                         {limits.batch, known, may_start});
     out.max_batch = batch.value;
     out.batch_stop = batch.stop;
     out.max_batch_row = std::move(batch.row);

@@ -415,6 +415,10 @@ class OllamaProfile final : public Profile {
                                 up_to, &facts_, view_ ? &*view_ : nullptr);
   }
 
+  /// On several GPUs Ollama (or llama-server's --fit) chooses the layer split by the memory each row
+  /// needs, so a longer context can move a layer to another card and take less on the fullest.
+  bool lists_every_shrink() const override { return devices_.size() == 1; }
+
   /// With the slots set by the batch (not OLLAMA_NUM_PARALLEL), each row's own batch is its slots,
   /// as a profile built for that batch would have them: the batch search reuses this profile.
   bool depends_on_batch() const override { return !batch_is_rows_; }
