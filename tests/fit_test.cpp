@@ -195,3 +195,20 @@ TEST_CASE("fit CLI: refusals", "[fit][cli]") {
   check_refused(run_kvplan("fit --gpu 4090 --format markdown"), "fit writes table, json or csv");
   check_refused(run_kvplan("fit --gpu 4090 --ctx 8k,16k"), "fit takes one context");
 }
+
+TEST_CASE("fit: a model's refused cache dtypes are listed in the order of the candidates, whoever refuses them",
+          "[fit]") {
+  // Phi-2 (head dim 80) under llama.cpp: the profile refuses fp8, int8, int4 and nvfp4 by name
+  // without a row (Profile::cache_refusal); q8_0 and q4_0 are refused when priced, since llama.cpp
+  // needs the head dim to be a multiple of their 32-value blocks. Listed as the candidates come
+  // (fit's ladder: fp8, int8, q8_0, int4, q4_0, nvfp4), not grouped by who refused them.
+  const std::vector<GpuSpec> gpus{*builtin_gpus().find("rtx4090")};
+  const FitResult result = fit_models({*builtin_models().find("phi-2")}, gpus, request_for("llama.cpp", 32768, 1));
+  std::vector<std::string> order;
+  for (const FitRefusal& r : result.refusals) {
+    CHECK(r.model_id == "phi-2");
+    order.push_back(r.cache);
+    if (r.cache == "q8_0") CHECK(r.reason.find("block size 32 does not divide n_embd_head_k=80") != std::string::npos);
+  }
+  CHECK(order == std::vector<std::string>{"fp8", "int8", "q8_0", "int4", "q4_0", "nvfp4"});
+}

@@ -120,56 +120,99 @@ struct Evaluation {
     result.refusals.push_back({model.id, format.name, format.kind, std::move(cache), std::move(reason)});
   }
 
-  /// make_plan with every candidate at once; when the engine refuses one outright (an Error), each
-  /// alone, so that the others still count. The rows of the caches it takes.
-  /// `made`: priced_caches' profile, built for the same settings.
-  std::vector<Row> plan_rows(const ModelSpec& model, const FitVariant& variant, std::vector<CacheDtypes>& caches,
-                             const std::shared_ptr<const Profile>& made) {
+  /// The plan of `caches` at the asked context and batch, with the profile offered_caches built
+  /// for the same settings (the request differs in what no profile reads, unless an engine option
+  /// names a cache type too: llama.cpp's -ctk beside the list, which make_plan then refuses, as the
+  /// engine would).
+  Plan plan_of(const ModelSpec& model, const std::vector<CacheDtypes>& caches, const std::shared_ptr<const Profile>& made) {
     PlanRequest asked = request.base;
     asked.caches = caches;
     asked.rows_only = true;  // the largest context is find_limits' (evaluate), asked once
     asked.section_words = false;  // no fit report shows a row's engine section (evaluate drops it)
-    try {
-      // The profile priced_caches built prices these rows alike: the request differs in what no
-      // profile reads, unless an engine option names a cache type too (llama.cpp's -ctk beside the
-      // list: make_plan then refuses, as the engine would). One build of three per format saved.
-      Plan plan = made && request.base.engine_options.empty() ? make_plan_with(made, variant.spec, gpus, asked)
-                                                              : make_plan(variant.spec, gpus, asked);
-      if (result.settings.budget_rule.empty()) result.settings = plan.settings;
-      return std::move(plan.rows);
-    } catch (const Error& error) {
-      if (caches.size() == 1) {
-        refuse(model, variant.format, caches.front().label(), error.what());
-        caches.clear();
-        return {};
-      }
-    }
-    std::vector<Row> rows;
-    std::vector<CacheDtypes> taken;
-    for (const CacheDtypes& cache : caches) {
-      std::vector<CacheDtypes> one{cache};
-      std::vector<Row> row = plan_rows(model, variant, one, made);
-      if (row.empty()) continue;
-      taken.push_back(cache);
-      rows.push_back(std::move(row.front()));
-    }
-    caches = std::move(taken);
-    return rows;
+    Plan plan = made && request.base.engine_options.empty() ? make_plan_with(made, model, gpus, asked)
+                                                            : make_plan(model, gpus, asked);
+    if (result.settings.budget_rule.empty()) result.settings = plan.settings;
+    return plan;
   }
 
-  /// A cache the engine prices but says it does not offer (SGLang's int8: a blocking finding).
-  struct NotOffered {
+  /// A cache dtype the engine does not take (its profile refuses it without a row, make_plan throws
+  /// for it, or its row has a finding that the engine does not offer it), listed in the order of
+  /// the candidates (cache_candidates).
+  struct Refusal {
+    std::size_t candidate;
     std::string cache;
     std::string reason;
   };
 
-  /// The candidates the engine's profile prices at all (sweep_rows' test): a type the engine lacks
-  /// throws there, or is priced with a finding that it is not offered (`not_offered`: make_plan
-  /// would price it again only for it to be dropped; 5 of 7 candidates under SGLang). Only a filter
-  /// before make_plan, which still decides what it takes.
-  std::vector<CacheDtypes> priced_caches(const ModelSpec& model, const FitVariant& variant, std::vector<CacheDtypes> caches,
-                                         std::vector<NotOffered>& not_offered, std::uint64_t& batch,
-                                         std::shared_ptr<const Profile>& profile) {
+  /// One variant's candidates, as evaluate takes them: the ones still in the running with their
+  /// place in the list, and the refused ones.
+  struct Candidates {
+    std::vector<CacheDtypes> caches;
+    std::vector<std::size_t> places;
+    std::vector<Refusal> refused;
+  };
+
+  /// make_plan with every candidate at once; when the engine refuses one outright (an Error), each
+  /// alone, so that the others still count. The rows of the caches it takes. An unsupported
+  /// architecture before any cache the engine offers refuses the model (evaluate's caller, with the
+  /// candidates refused before it): it is not modelled for the engine's own dtype. Only for another
+  /// one (SGLang's fp4 cache beside sliding layers) is that dtype not a row.
+  std::vector<Row> plan_rows(const ModelSpec& model, const FitVariant& variant, Candidates& c,
+                             const std::shared_ptr<const Profile>& made) {
+    try {
+      return std::move(plan_of(variant.spec, c.caches, made).rows);
+    } catch (const Error&) {
+      // Each alone, below.
+    }
+    std::vector<Row> rows;
+    Candidates taken;
+    taken.refused = std::move(c.refused);
+    bool offered = false;  // a row of a cache the engine offers (no finding refusing its dtype)
+    for (std::size_t i = 0; i < c.caches.size(); ++i) {
+      try {
+        Plan plan = plan_of(variant.spec, {c.caches[i]}, made);
+        offered = offered || !refusing_dtype(plan.rows.front());
+        rows.push_back(std::move(plan.rows.front()));
+        taken.caches.push_back(c.caches[i]);
+        taken.places.push_back(c.places[i]);
+      } catch (const Error& plan_error) {
+        // make_plan checks the request before it prices a row: the engine's own refusal of the
+        // model or of the cache dtype, when pricing it throws, is the reason given.
+        const std::optional<Error> own = made ? pricing_error(*made, c.caches[i]) : std::nullopt;
+        const Error& error = own ? *own : plan_error;
+        if (error.code() == ExitCode::unsupported_architecture && !offered) {
+          // The model is refused: the candidates refused before this one stay listed.
+          std::erase_if(taken.refused, [&](const Refusal& r) { return r.candidate > c.places[i]; });
+          flush(model, variant, taken.refused);
+          throw error;
+        }
+        taken.refused.push_back({c.places[i], c.caches[i].label(), error.what()});
+      }
+    }
+    c = std::move(taken);
+    return rows;
+  }
+
+  /// The Error pricing `cache` at the asked context and batch throws; nullopt when it prices it.
+  std::optional<Error> pricing_error(const Profile& profile, const CacheDtypes& cache) {
+    RowQuery query;
+    query.words = false;
+    query.ctx = request.base.contexts.front();
+    query.batch = request.base.batch_given ? request.base.batch : profile.default_batch().value_or(request.base.batch);
+    query.cache = cache;
+    try {
+      (void)profile.price(query);
+    } catch (const Error& error) {
+      return error;
+    }
+    return std::nullopt;
+  }
+
+  /// The candidates the engine may offer: those its profile refuses without a row
+  /// (Profile::cache_refusal; 5 of 7 candidates under SGLang) are refused, make_plan decides the
+  /// rest. `profile`: the engine's profile for the variant; `batch`: the batch it resolves.
+  Candidates offered_caches(const ModelSpec& model, const FitVariant& variant, const std::vector<CacheDtypes>& all,
+                            std::uint64_t& batch, std::shared_ptr<const Profile>& profile) {
     const EngineEntry& engine = find_engine(request.base.runtime, request.base.names.runtime);
     try {
       profile = engine.make(variant.spec, gpus, request.base);
@@ -178,66 +221,50 @@ struct Evaluation {
       refuse(model, variant.format, "", error.what());
       return {};
     }
-    RowQuery query;
-    query.words = false;  // its findings and whether it throws are all this asks
-    query.ctx = request.base.contexts.front();
-    query.batch = request.base.batch_given ? request.base.batch : profile->default_batch().value_or(request.base.batch);
-    batch = query.batch;
-    std::vector<CacheDtypes> taken;
-    for (const CacheDtypes& cache : caches) {
-      query.cache = cache;
-      if (std::optional<CacheRefusal> refused = profile->cache_refusal(cache)) {
-        // What the probe would say (its row's finding, or the Error it would throw), without pricing it.
-        if (refused->as_finding) not_offered.push_back({cache.label(), std::move(refused->text)});
-        else refuse(model, variant.format, cache.label(), std::move(refused->text));
+    batch = request.base.batch_given ? request.base.batch : profile->default_batch().value_or(request.base.batch);
+    Candidates out;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (std::optional<CacheRefusal> refused = profile->cache_refusal(all[i])) {
+        // What its row would say (its finding, or the Error make_plan would throw), without pricing it.
+        out.refused.push_back({i, all[i].label(), std::move(refused->text)});
         continue;
       }
-      try {
-        const Row probe = profile->price(query);
-        if (const Finding* f = refusing_dtype(probe)) {
-          not_offered.push_back({probe.cache.label(), f->text});
-          continue;
-        }
-      } catch (const Error& error) {
-        // Not modelled for the engine's own dtype: the model is refused (evaluate's caller); only
-        // for another one (SGLang's fp4 cache beside sliding layers): that dtype is not a row.
-        if (error.code() == ExitCode::unsupported_architecture && taken.empty()) throw;
-        if (!dynamic_cast<const OverflowError*>(&error)) {
-          refuse(model, variant.format, cache.label(), error.what());
-          continue;
-        }
-      }
-      taken.push_back(cache);
+      out.caches.push_back(all[i]);
+      out.places.push_back(i);
     }
-    return taken;
+    return out;
+  }
+
+  void flush(const ModelSpec& model, const FitVariant& variant, std::vector<Refusal>& refused) {
+    std::stable_sort(refused.begin(), refused.end(),
+                     [](const Refusal& a, const Refusal& b) { return a.candidate < b.candidate; });
+    for (Refusal& r : refused) refuse(model, variant.format, std::move(r.cache), std::move(r.reason));
+    refused.clear();
   }
 
   void evaluate(const ModelSpec& model, const FitVariant& variant) {
-    std::vector<NotOffered> not_offered;
     std::uint64_t batch = request.base.batch;
     std::shared_ptr<const Profile> profile;
-    std::vector<CacheDtypes> caches =
-        priced_caches(model, variant, cache_candidates(variant.spec, request.quality), not_offered, batch, profile);
-    std::vector<Row> rows = caches.empty() ? std::vector<Row>{} : plan_rows(model, variant, caches, profile);
+    Candidates candidates = offered_caches(model, variant, cache_candidates(variant.spec, request.quality), batch, profile);
+    std::vector<Row> rows = candidates.caches.empty() ? std::vector<Row>{} : plan_rows(model, variant, candidates, profile);
     profile.reset();  // find_limits builds its own, for its batch
-    for (NotOffered& refused : not_offered) refuse(model, variant.format, std::move(refused.cache), std::move(refused.reason));
-    // Drop what the engine does not offer (a blocking finding naming the dtype; the probe found
-    // those, make_plan's rows confirm it) and what resolves to a cache already seen ("auto" may mean
-    // one of the quantized ones).
+    // Drop what the engine does not offer (a blocking finding naming the dtype) and what resolves
+    // to a cache already seen ("auto" may mean one of the quantized ones).
     std::vector<CacheDtypes> kept_caches;
     std::vector<Row> kept_rows;
     for (std::size_t i = 0; i < rows.size(); ++i) {
       if (const Finding* f = refusing_dtype(rows[i])) {
-        refuse(model, variant.format, rows[i].cache.label(), f->text);
+        candidates.refused.push_back({candidates.places[i], rows[i].cache.label(), f->text});
         continue;
       }
       const bool seen = std::any_of(kept_rows.begin(), kept_rows.end(), [&](const Row& r) {
         return r.cache.k == rows[i].cache.k && r.cache.v == rows[i].cache.v;
       });
       if (seen || cache_quality(rows[i].cache) > request.quality) continue;
-      kept_caches.push_back(caches[i]);
+      kept_caches.push_back(candidates.caches[i]);
       kept_rows.push_back(std::move(rows[i]));
     }
+    flush(model, variant, candidates.refused);
     if (kept_rows.empty()) return;
 
     LimitsRequest limits_request;
