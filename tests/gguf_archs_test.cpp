@@ -306,3 +306,42 @@ TEST_CASE("qwen35moe: qwen35's state and layers, experts counted as active 2 of 
   kvplan::testing::GgufWriter no_sections = gguf_archs_bare("qwen35moe");
   CHECK(gguf_archs_load_code(no_sections) == kvplan::ExitCode::invalid_input);
 }
+
+TEST_CASE("kimi-linear: KDA where head_count_kv is 0, K-only MLA elsewhere", "[gguf_archs]") {
+  const GgufModel m = load_llamacpp_fixture("kimi-linear");
+  REQUIRE(m.spec.layers.size() == 4);
+  CHECK(m.spec.layers[0].kind == LayerKind::linear);
+  CHECK(m.spec.layers[2].kind == LayerKind::linear);
+  CHECK(m.spec.layers[3].kind == LayerKind::mla);
+  CHECK(m.spec.layers[3].kv_heads == 1);
+  CHECK(m.spec.layers[3].k_head_dim == 96);  // key_length: kv_lora_rank 64 + rope 32
+  // llama_hparams::n_embd_r(): 3 x (conv_kernel 4 - 1) x 4 heads x kda.head_dim 16 = 576;
+  // n_embd_s(): 16 x 16 x 4 = 1024.
+  REQUIRE(m.spec.layers[0].state.size() == 2);
+  CHECK(m.spec.layers[0].state[0].elements == 576);
+  CHECK(m.spec.layers[0].state[1].elements == 1024);
+  CHECK(gguf_archs_note(m, "kimi-linear: layers with head_count_kv 0 are KDA"));
+  // n_ctx 8192, 2 sequences: K only, 1 MLA layer x 4096 cells x 96 x 2 B x 2 streams = 1,572,864;
+  // state: 2 cells x 3 KDA layers x 4 B x (576 + 1024) = 38,400. The real llama.cpp (fixture,
+  // --context-size 4096 --sequences 2) logs K (f16) 1.50 MiB, V 0.00 MiB, R 0.01 MiB, S 0.02 MiB,
+  // and its memoryModuleBytesRange [1,611,257, 1,611,361] holds 1,572,864 + 38,400 = 1,611,264.
+  const LlamaCppResult r = gguf_archs_plan(m, 8192, 2, 512);
+  CHECK(r.kv_bytes == 1'572'864);
+  CHECK(r.recurrent_bytes == 38'400);
+  // Routed experts on layers 1-3: 3 x 128 x 32 x 4 = 49,152 each; 2 of 4 active.
+  CHECK(m.spec.active_params == m.spec.params - 3 * 49'152 + 3 * 24'576);
+
+  // llama_model_kimi_linear::load_arch_hparams reads kda.head_dim with get_key (required).
+  kvplan::testing::GgufWriter no_head = gguf_archs_bare("kimi-linear");
+  no_head.add_uint32("kimi-linear.attention.kv_lora_rank", 64);
+  no_head.add_uint32("kimi-linear.attention.key_length_mla", 64);
+  no_head.add_uint32("kimi-linear.attention.value_length_mla", 32);
+  no_head.add_uint32("kimi-linear.ssm.conv_kernel", 4);
+  CHECK(gguf_archs_load_code(no_head) == kvplan::ExitCode::invalid_input);
+  // MLA head sizes of 0 turn llama.cpp's is_mla() off, a cache layout kvplan does not model.
+  kvplan::testing::GgufWriter no_mla = gguf_archs_bare("kimi-linear");
+  no_mla.add_uint32("kimi-linear.attention.kv_lora_rank", 64);
+  no_mla.add_uint32("kimi-linear.attention.key_length_mla", 0);
+  no_mla.add_uint32("kimi-linear.attention.value_length_mla", 0);
+  CHECK(gguf_archs_load_code(no_mla) == kvplan::ExitCode::unsupported_architecture);
+}
