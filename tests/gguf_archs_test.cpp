@@ -3,10 +3,12 @@
 // the cache bytes of its llama.cpp profile for a few settings, by hand. The same fixtures are run
 // through the real llama.cpp by tests/llamacpp/crosscheck.mjs.
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -344,4 +346,44 @@ TEST_CASE("kimi-linear: KDA where head_count_kv is 0, K-only MLA elsewhere", "[g
   no_mla.add_uint32("kimi-linear.attention.key_length_mla", 0);
   no_mla.add_uint32("kimi-linear.attention.value_length_mla", 0);
   CHECK(gguf_archs_load_code(no_mla) == kvplan::ExitCode::unsupported_architecture);
+
+  // Kimi-Linear-48B-A3B's keys as conversion/kimi_linear.py writes them from its config.json
+  // (fixture kimi-linear-48b-a3b: 27 layers, MLA at 1-based 4, 8, ..., 24, 27, 32 heads, KDA
+  // head_dim 128, conv kernel 4, kv_lora_rank 512 + rope 64). llama.cpp's own comments in
+  // n_embd_r() / n_embd_s() give d_inner 32 x 128 = 4096 and a state of 524,288; the conv state is
+  // 3 x 3 x 4096 = 36,864 values, as the config.json route counts them (f32 here, bf16 in vLLM).
+  kvplan::testing::GgufWriter k48;
+  k48.add_string("general.architecture", "kimi-linear");
+  k48.add_uint32("kimi-linear.block_count", 27);
+  k48.add_uint32("kimi-linear.embedding_length", 2304);
+  k48.add_uint32("kimi-linear.context_length", 1048576);
+  k48.add_uint32("kimi-linear.attention.head_count", 32);
+  std::vector<std::int32_t> kv_heads(27, 0);
+  for (const int full : {4, 8, 12, 16, 20, 24, 27}) kv_heads[static_cast<std::size_t>(full - 1)] = 1;
+  k48.add_array_int32("kimi-linear.attention.head_count_kv", kv_heads);
+  k48.add_uint32("kimi-linear.attention.kv_lora_rank", 512);
+  k48.add_uint32("kimi-linear.rope.dimension_count", 64);
+  k48.add_uint32("kimi-linear.attention.key_length", 576);
+  k48.add_uint32("kimi-linear.attention.key_length_mla", 192);
+  k48.add_uint32("kimi-linear.attention.value_length_mla", 128);
+  k48.add_uint32("kimi-linear.ssm.conv_kernel", 4);
+  k48.add_uint32("kimi-linear.kda.head_dim", 128);
+  k48.add_uint32("kimi-linear.expert_feed_forward_length", 1024);
+  k48.add_uint32("kimi-linear.expert_shared_count", 1);
+  k48.add_uint32("kimi-linear.expert_gating_func", 2);
+  k48.add_tensor("token_embd.weight", 0, {2304, 8});
+  kvplan::testing::TempDir k48_dir;
+  const std::string k48_path = k48_dir.file("kimi-linear-48b.gguf");
+  k48.write(k48_path);
+  const GgufModel big = kvplan::load_gguf_model(k48_path);
+  CHECK(kvplan::describe_layers(big.spec) == "20 linear + 7 mla");
+  CHECK(big.spec.layers[3].kind == LayerKind::mla);
+  CHECK(big.spec.layers[26].kind == LayerKind::mla);
+  CHECK(big.spec.layers[0].state[0].elements == 36'864);
+  CHECK(big.spec.layers[0].state[1].elements == 524'288);
+  // n_ctx 8192, 1 sequence: K 7 x 576 x 2 B x 8192 = 66,060,288; state 20 x 4 B x (36,864 +
+  // 524,288) = 44,892,160.
+  const LlamaCppResult big_r = gguf_archs_plan(big, 8192, 1, 512);
+  CHECK(big_r.kv_bytes == 66'060'288);
+  CHECK(big_r.recurrent_bytes == 44'892'160);
 }

@@ -273,8 +273,8 @@ void read_kimi_linear(KeyReader& r, Hparams& hp) {
   r.required_u32("attention.kv_lora_rank", why);
   const std::uint32_t k_mla = r.required_u32("attention.key_length_mla", why);
   const std::uint32_t v_mla = r.required_u32("attention.value_length_mla", why);
-  // Both 0 would make llama.cpp's is_mla() false, a graph whose MLA layers take the cache they
-  // never created; kvplan does not model that file.
+  // A 0 makes llama.cpp's is_mla() false (it asserts both or neither): the graph's MLA layers would
+  // then read a cache llama.cpp never created; kvplan does not model that file.
   if (k_mla == 0 || v_mla == 0)
     throw unsupported_architecture(r.key(k_mla == 0 ? "attention.key_length_mla" : "attention.value_length_mla"),
                                    "0 (kimi-linear without MLA head sizes: llama.cpp's graph expects the MLA cache; "
