@@ -3,10 +3,12 @@
 // the cache bytes of its llama.cpp profile for a few settings, by hand. The same fixtures are run
 // through the real llama.cpp by tests/llamacpp/crosscheck.mjs.
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -305,4 +307,83 @@ TEST_CASE("qwen35moe: qwen35's state and layers, experts counted as active 2 of 
 
   kvplan::testing::GgufWriter no_sections = gguf_archs_bare("qwen35moe");
   CHECK(gguf_archs_load_code(no_sections) == kvplan::ExitCode::invalid_input);
+}
+
+TEST_CASE("kimi-linear: KDA where head_count_kv is 0, K-only MLA elsewhere", "[gguf_archs]") {
+  const GgufModel m = load_llamacpp_fixture("kimi-linear");
+  REQUIRE(m.spec.layers.size() == 4);
+  CHECK(m.spec.layers[0].kind == LayerKind::linear);
+  CHECK(m.spec.layers[2].kind == LayerKind::linear);
+  CHECK(m.spec.layers[3].kind == LayerKind::mla);
+  CHECK(m.spec.layers[3].kv_heads == 1);
+  CHECK(m.spec.layers[3].k_head_dim == 96);  // key_length: kv_lora_rank 64 + rope 32
+  // llama_hparams::n_embd_r(): 3 x (conv_kernel 4 - 1) x 4 heads x kda.head_dim 16 = 576;
+  // n_embd_s(): 16 x 16 x 4 = 1024.
+  REQUIRE(m.spec.layers[0].state.size() == 2);
+  CHECK(m.spec.layers[0].state[0].elements == 576);
+  CHECK(m.spec.layers[0].state[1].elements == 1024);
+  CHECK(gguf_archs_note(m, "kimi-linear: layers with head_count_kv 0 are KDA"));
+  // n_ctx 8192, 2 sequences: K only, 1 MLA layer x 4096 cells x 96 x 2 B x 2 streams = 1,572,864;
+  // state: 2 cells x 3 KDA layers x 4 B x (576 + 1024) = 38,400. The real llama.cpp (fixture,
+  // --context-size 4096 --sequences 2) logs K (f16) 1.50 MiB, V 0.00 MiB, R 0.01 MiB, S 0.02 MiB,
+  // and its memoryModuleBytesRange [1,611,257, 1,611,361] holds 1,572,864 + 38,400 = 1,611,264.
+  const LlamaCppResult r = gguf_archs_plan(m, 8192, 2, 512);
+  CHECK(r.kv_bytes == 1'572'864);
+  CHECK(r.recurrent_bytes == 38'400);
+  // Routed experts on layers 1-3: 3 x 128 x 32 x 4 = 49,152 each; 2 of 4 active.
+  CHECK(m.spec.active_params == m.spec.params - 3 * 49'152 + 3 * 24'576);
+
+  // llama_model_kimi_linear::load_arch_hparams reads kda.head_dim with get_key (required).
+  kvplan::testing::GgufWriter no_head = gguf_archs_bare("kimi-linear");
+  no_head.add_uint32("kimi-linear.attention.kv_lora_rank", 64);
+  no_head.add_uint32("kimi-linear.attention.key_length_mla", 64);
+  no_head.add_uint32("kimi-linear.attention.value_length_mla", 32);
+  no_head.add_uint32("kimi-linear.ssm.conv_kernel", 4);
+  CHECK(gguf_archs_load_code(no_head) == kvplan::ExitCode::invalid_input);
+  // MLA head sizes of 0 turn llama.cpp's is_mla() off, a cache layout kvplan does not model.
+  kvplan::testing::GgufWriter no_mla = gguf_archs_bare("kimi-linear");
+  no_mla.add_uint32("kimi-linear.attention.kv_lora_rank", 64);
+  no_mla.add_uint32("kimi-linear.attention.key_length_mla", 0);
+  no_mla.add_uint32("kimi-linear.attention.value_length_mla", 0);
+  CHECK(gguf_archs_load_code(no_mla) == kvplan::ExitCode::unsupported_architecture);
+
+  // Kimi-Linear-48B-A3B's keys as conversion/kimi_linear.py writes them from its config.json
+  // (fixture kimi-linear-48b-a3b: 27 layers, MLA at 1-based 4, 8, ..., 24, 27, 32 heads, KDA
+  // head_dim 128, conv kernel 4, kv_lora_rank 512 + rope 64). llama.cpp's own comments in
+  // n_embd_r() / n_embd_s() give d_inner 32 x 128 = 4096 and a state of 524,288; the conv state is
+  // 3 x 3 x 4096 = 36,864 values, as the config.json route counts them (f32 here, bf16 in vLLM).
+  kvplan::testing::GgufWriter k48;
+  k48.add_string("general.architecture", "kimi-linear");
+  k48.add_uint32("kimi-linear.block_count", 27);
+  k48.add_uint32("kimi-linear.embedding_length", 2304);
+  k48.add_uint32("kimi-linear.context_length", 1048576);
+  k48.add_uint32("kimi-linear.attention.head_count", 32);
+  std::vector<std::int32_t> kv_heads(27, 0);
+  for (const int full : {4, 8, 12, 16, 20, 24, 27}) kv_heads[static_cast<std::size_t>(full - 1)] = 1;
+  k48.add_array_int32("kimi-linear.attention.head_count_kv", kv_heads);
+  k48.add_uint32("kimi-linear.attention.kv_lora_rank", 512);
+  k48.add_uint32("kimi-linear.rope.dimension_count", 64);
+  k48.add_uint32("kimi-linear.attention.key_length", 576);
+  k48.add_uint32("kimi-linear.attention.key_length_mla", 192);
+  k48.add_uint32("kimi-linear.attention.value_length_mla", 128);
+  k48.add_uint32("kimi-linear.ssm.conv_kernel", 4);
+  k48.add_uint32("kimi-linear.kda.head_dim", 128);
+  k48.add_uint32("kimi-linear.expert_feed_forward_length", 1024);
+  k48.add_uint32("kimi-linear.expert_shared_count", 1);
+  k48.add_uint32("kimi-linear.expert_gating_func", 2);
+  k48.add_tensor("token_embd.weight", 0, {2304, 8});
+  kvplan::testing::TempDir k48_dir;
+  const std::string k48_path = k48_dir.file("kimi-linear-48b.gguf");
+  k48.write(k48_path);
+  const GgufModel big = kvplan::load_gguf_model(k48_path);
+  CHECK(kvplan::describe_layers(big.spec) == "20 linear + 7 mla");
+  CHECK(big.spec.layers[3].kind == LayerKind::mla);
+  CHECK(big.spec.layers[26].kind == LayerKind::mla);
+  CHECK(big.spec.layers[0].state[0].elements == 36'864);
+  CHECK(big.spec.layers[0].state[1].elements == 524'288);
+  // n_ctx 8192, 1 sequence: K 7 x 576 x 2 B x 8192 = 66,060,288; state 20 x 4 B x (36,864 +
+  // 524,288) = 44,892,160.
+  const LlamaCppResult big_r = gguf_archs_plan(big, 8192, 1, 512);
+  CHECK(big_r.kv_bytes == 66'060'288);
+  CHECK(big_r.recurrent_bytes == 44'892'160);
 }

@@ -27,14 +27,14 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 
 /// The architectures kvplan reads, each checked against its llama.cpp source file
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0.
-constexpr std::array<std::string_view, 42> kArchitectures = {
+constexpr std::array<std::string_view, 43> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
     "hunyuan-moe", "smollm3",    "granite",    "starcoder2", "command-r", "nemotron_h",
     "falcon-h1",  "olmoe",       "seed_oss",   "granitemoe", "minicpm3", "hunyuan-dense", "dots1",
     "bailingmoe", "apertus",     "arcee",      "qwen35",    "qwen35moe",
-    "gemma4"};
+    "gemma4",     "kimi-linear"};
 
 /// Key suffixes (after "<arch>.") that change what llama.cpp caches. One of them present but not
 /// read for the architecture means kvplan does not know what the file asks for: exit 3.
@@ -262,6 +262,44 @@ void read_gemma4(KeyReader& r, Hparams& hp) {
                                  shared, *hp.kv_from_start - 2, *hp.kv_from_start - 1));
 }
 
+/// llama_model_kimi_linear::load_arch_hparams: a layer whose head_count_kv is 0 is Kimi Delta
+/// Attention (recurrent), every other layer MLA. Its state per sequence, from
+/// llama_hparams::n_embd_r() / n_embd_s() (the n_embd_head_kda branch, in uint32_t):
+///   conv: 3 (Q, K and V) x (d_conv - 1, or 3 when d_conv is 0) x n_head x kda.head_dim
+///   recurrent: kda.head_dim^2 x n_head
+/// The MLA layers cache K only, key_length (kv_lora_rank + rope) wide, as deepseek2's MLA.
+void read_kimi_linear(KeyReader& r, Hparams& hp) {
+  const std::string_view why = "llama.cpp requires it for kimi-linear";
+  r.required_u32("attention.kv_lora_rank", why);
+  const std::uint32_t k_mla = r.required_u32("attention.key_length_mla", why);
+  const std::uint32_t v_mla = r.required_u32("attention.value_length_mla", why);
+  // A 0 makes llama.cpp's is_mla() false (it asserts both or neither): the graph's MLA layers would
+  // then read a cache llama.cpp never created; kvplan does not model that file.
+  if (k_mla == 0 || v_mla == 0)
+    throw unsupported_architecture(r.key(k_mla == 0 ? "attention.key_length_mla" : "attention.value_length_mla"),
+                                   "0 (kimi-linear without MLA head sizes: llama.cpp's graph expects the MLA cache; "
+                                   "kvplan will not guess its layout)");
+  const std::uint64_t d_conv = r.required_u32("ssm.conv_kernel", why);
+  const std::uint64_t head = r.required_u32("kda.head_dim", why);
+  if (head == 0) r.fail("kda.head_dim", "is 0 (KDA layers would keep no state)");
+  // Keys llama.cpp requires that change no cache: without them it does not load the file.
+  for (const std::string_view key : {"expert_feed_forward_length", "expert_shared_count", "expert_gating_func"})
+    if (!r.has(key)) r.fail(key, fmt::format("is missing ({})", why));
+  const std::uint64_t n_head = hp.n_head[0];  // hparams.n_head(): layer 0's
+  if (n_head == 0) r.fail("attention.head_count", "is 0 (KDA and MLA layers need heads)");
+  const char* what = "recurrent state";
+  const std::uint64_t conv_rows = d_conv > 0 ? d_conv - 1 : 3;
+  hp.n_embd_r = (Checked(3, what) * conv_rows * n_head * head).value();
+  hp.n_embd_s = (Checked(head, what) * head * n_head).value();
+  if (hp.n_embd_r > std::numeric_limits<std::uint32_t>::max() || hp.n_embd_s > std::numeric_limits<std::uint32_t>::max())
+    r.fail("kda.head_dim", "makes the recurrent state larger than 2^32 - 1 elements per sequence");
+  for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.recr[il] = hp.n_head_kv[il] == 0;
+  hp.mla = true;
+  hp.notes.push_back(fmt::format("kimi-linear: layers with head_count_kv 0 are KDA: conv 3 x {} x {} x {} and state "
+                                 "{} x {} x {} f32 per sequence; the others MLA (K only, key_length wide)",
+                                 conv_rows, n_head, head, head, head, n_head));
+}
+
 /// The per-architecture part of llama.cpp's load_hparams (src/models/<arch>.cpp).
 void read_architecture(KeyReader& r, Hparams& hp) {
   const std::string& arch = r.arch();
@@ -380,6 +418,8 @@ void read_architecture(KeyReader& r, Hparams& hp) {
                                      hp.n_layer - 1));
   } else if (arch == "gemma4") {
     read_gemma4(r, hp);
+  } else if (arch == "kimi-linear") {
+    read_kimi_linear(r, hp);
   } else if (arch == "olmo2") {
     // OLMo 2 has no window; OLMo 3 files (also olmo2) have one, then every 4th layer is global.
     const std::optional<std::uint32_t> window = r.u32("attention.sliding_window");

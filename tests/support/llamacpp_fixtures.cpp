@@ -537,6 +537,68 @@ GgufWriter gemma4() {
   return w;
 }
 
+/// kimi-linear (Kimi Linear): layers 0-2 Kimi Delta Attention (head_count_kv 0), layer 3 MLA with
+/// 1 KV head (the converter's MQA form): kv_lora_rank 64 + rope 32 = key_length 96, the cached K row;
+/// no q_lora (a plain attn_q). KDA: 4 heads of kda.head_dim 16 (d_inner 64), conv kernel 4. Layer 0
+/// a dense FFN (leading_dense_block_count 1), layers 1-3 4 experts of 32, 2 used, one shared expert.
+GgufWriter kimi_linear() {
+  GgufWriter w;
+  common_keys(w, "kimi-linear", 4);
+  w.add_uint32("kimi-linear.feed_forward_length", kFf);
+  w.add_array_int32("kimi-linear.attention.head_count_kv", {0, 0, 0, 1});
+  w.add_uint32("kimi-linear.attention.kv_lora_rank", 64);
+  w.add_uint32("kimi-linear.rope.dimension_count", 32);
+  w.add_uint32("kimi-linear.attention.key_length", 96);
+  w.add_uint32("kimi-linear.attention.key_length_mla", 64);  // nope 32 + rope 32
+  w.add_uint32("kimi-linear.attention.value_length_mla", 32);
+  w.add_uint32("kimi-linear.ssm.conv_kernel", 4);
+  w.add_uint32("kimi-linear.kda.head_dim", 16);
+  w.add_uint32("kimi-linear.expert_count", 4);
+  w.add_uint32("kimi-linear.expert_used_count", 2);
+  w.add_uint32("kimi-linear.expert_feed_forward_length", 32);
+  w.add_uint32("kimi-linear.expert_shared_count", 1);
+  w.add_uint32("kimi-linear.leading_dense_block_count", 1);
+  w.add_uint32("kimi-linear.expert_gating_func", 2);  // sigmoid, as Kimi's router
+  embeddings(w, true);
+  constexpr std::uint64_t d_inner = 4 * 16;
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    if (i < 3) {
+      for (const char* conv : {"ssm_conv1d_q.weight", "ssm_conv1d_k.weight", "ssm_conv1d_v.weight"})
+        w.add_tensor(blk(i, conv), kF32, {4, 1, d_inner});
+      w.add_tensor(blk(i, "attn_q.weight"), kF32, {kEmbd, d_inner});
+      w.add_tensor(blk(i, "attn_k.weight"), kF32, {kEmbd, d_inner});
+      w.add_tensor(blk(i, "attn_v.weight"), kF32, {kEmbd, d_inner});
+      w.add_tensor(blk(i, "ssm_f_a.weight"), kF32, {kEmbd, 16});
+      w.add_tensor(blk(i, "ssm_f_b.weight"), kF32, {16, d_inner});
+      w.add_tensor(blk(i, "ssm_beta.weight"), kF32, {kEmbd, 4});
+      w.add_tensor(blk(i, "ssm_a"), kF32, {1, 4});
+      w.add_tensor(blk(i, "ssm_dt.bias"), kF32, {d_inner});
+      w.add_tensor(blk(i, "ssm_g_a.weight"), kF32, {kEmbd, 16});
+      w.add_tensor(blk(i, "ssm_g_b.weight"), kF32, {16, d_inner});
+      w.add_tensor(blk(i, "ssm_norm.weight"), kF32, {16});
+      w.add_tensor(blk(i, "attn_output.weight"), kF32, {d_inner, kEmbd});
+    } else {
+      w.add_tensor(blk(i, "attn_kv_a_norm.weight"), kF32, {64});
+      w.add_tensor(blk(i, "attn_q.weight"), kF32, {kEmbd, 4 * 64});
+      w.add_tensor(blk(i, "attn_kv_a_mqa.weight"), kF32, {kEmbd, 64 + 32});
+      w.add_tensor(blk(i, "attn_k_b.weight"), kF32, {32, 64, 4});
+      w.add_tensor(blk(i, "attn_v_b.weight"), kF32, {64, 32, 4});
+      w.add_tensor(blk(i, "attn_output.weight"), kF32, {4 * 32, kEmbd});
+    }
+    if (i == 0) {
+      ffn(w, i);
+    } else {
+      experts(w, i, 32);
+      w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, 32});
+      w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 32});
+      w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {32, kEmbd});
+      w.add_tensor(blk(i, "exp_probs_b.bias"), kF32, {4});
+    }
+  }
+  return w;
+}
+
 /// cohere2 (Command R7B): window 128 on layers 0-2, layer 3 global (period 4); parallel block
 /// without ffn_norm, output tied.
 GgufWriter cohere2() {
@@ -1051,6 +1113,8 @@ const std::vector<Entry>& entries() {
       {{"gemma4", "gemma4: 6 layers, window 128 on even layers by a bool pattern, K/V heads 2x32 sliding and 1x64 global; layers 4 and 5 reuse 2 and 3"},
        [] { return gemma4(); }},
       {{"qwen35moe", "qwen35moe: qwen35 with routed experts and a gated shared expert"}, [] { return qwen35(true); }},
+      {{"kimi-linear", "kimi-linear: 3 KDA layers (4 heads of 16, conv 4) + 1 MLA layer (64 latent + 32 rope), MoE"},
+       [] { return kimi_linear(); }},
   };
   return list;
 }
