@@ -98,10 +98,6 @@ class OllamaProfile final : public Profile {
  public:
   OllamaProfile(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const PlanRequest& request)
       : model_(model), facts_(llamacpp_facts(model)) {
-    try {
-      view_ = ollama_model_view(model, &facts_);
-    } catch (const Error&) {
-    }
     const SettingNames& names = request.names;
     if (request.weight_dtype)
       throw Error(fmt::format("{} does not apply to the Ollama profile: Ollama runs the tag's GGUF blob (name the tag: "
@@ -208,6 +204,9 @@ class OllamaProfile final : public Profile {
           "Ollama's reserve fit each GPU Ollama uses and what stays in system RAM fits the declared RAM",
           format_percent(util));
     }
+    // The model as Ollama reads it, after the settings are checked (their errors come first): a
+    // model it cannot place (recurrent layers, no weights) is refused here, not at every row.
+    view_ = ollama_model_view(model, &facts_);
   }
 
   /// How Ollama treats system RAM in the era of the version, with its source.
@@ -444,8 +443,7 @@ class OllamaProfile final : public Profile {
 
   const ModelSpec& model_;
   LlamaCppModelFacts facts_;  ///< read once: every row places the same tensors
-  /// The model as Ollama reads it, once (fit plans a model thousands of times); empty when reading
-  /// it throws: each plan then reads it and throws there.
+  /// The model as Ollama reads it, once (fit plans a model thousands of times).
   std::optional<OllamaModelView> view_;
   OllamaOptions options_;
   Modelfile modelfile_;
