@@ -214,3 +214,51 @@ TEST_CASE("ollama shrink: memory shrinks only where the profile says, over every
     }
   }
 }
+
+TEST_CASE("ollama shrink: E1 on unlike GPUs moves a layer as the context grows, and the search stops before the gap",
+          "[ollama][shrink]") {
+  // Llama 3.1 70B (the llama3.1:70b-instruct-q4_K_M blob) on an RTX 5090 + RTX 3090 under v0.5.12:
+  // EstimateGPULayers keeps both GPUs from the first token, but as the context grows it moves a
+  // layer between them, and the fullest GPU then holds less. Rows fit to 12,469 tokens (61,440 B to
+  // spare), not at 12,470 (79,872 B short) nor at 13,000, and again at 14,000 (78,428,160 B to
+  // spare) to 14,273. The largest context every shorter one of which fits is 12,469; the search
+  // answered 14,273 while only a change in the number of GPUs counted as a point.
+  const ModelSpec model = load_ollama_tag("llama3.1:70b-instruct-q4_K_M", builtin_models());
+  const std::vector<GpuSpec> mixed{*builtin_gpus().find("rtx5090"), *builtin_gpus().find("rtx3090")};
+  PlanRequest request = shrink_request(8192, 1, {});
+  request.engine_options.push_back({"ollama-version", "0.5.12", "--ollama-version"});
+  const auto row_at = [&](std::uint64_t ctx) {
+    PlanRequest at = request;
+    at.contexts = {ctx};
+    at.rows_only = true;
+    return make_plan(model, mixed, at).rows.front();
+  };
+  CHECK(row_at(12469).headroom_bytes == 61440);
+  CHECK(row_at(12470).headroom_bytes == -79872);
+  CHECK_FALSE(row_at(13000).fits);
+  CHECK(row_at(14000).headroom_bytes == 78428160);
+
+  LimitsRequest limits_request;
+  limits_request.plan = request;
+  limits_request.search_gpus = false;
+  limits_request.search_uncapped_ctx = false;
+  const Limits limits = find_limits(model, mixed, limits_request);
+  REQUIRE(limits.caches.front().max_ctx);
+  CHECK(*limits.caches.front().max_ctx == 12469);
+
+  // Along the context, the fullest GPU takes less than a shorter context only at a point the
+  // profile lists.
+  const std::shared_ptr<const Profile> profile = ollama_engine().make(model, mixed, request);
+  RowQuery query;
+  query.ctx = 8192;
+  const std::vector<std::uint64_t> points = profile->shrink_points(query, SearchAxis::context, 16384);
+  std::optional<Row> previous;
+  for (std::uint64_t ctx = 512; ctx <= 16384; ctx += 37) {
+    const Row row = row_at(ctx);
+    if (previous && row.total_bytes < previous->total_bytes) {
+      INFO("ctx " << ctx << " takes " << row.total_bytes << " after " << previous->total_bytes);
+      CHECK(std::any_of(points.begin(), points.end(), [&](std::uint64_t p) { return p > ctx - 37 && p <= ctx; }));
+    }
+    previous = row;
+  }
+}

@@ -117,26 +117,34 @@ std::vector<std::uint64_t> ollama_e4_shrink_totals(const OllamaE4Inputs& in) {
 
 namespace {
 
-/// E1 / E3: the values in [1, limit] at which the layout uses more GPUs, or the automatic parallel
-/// (4 or 2, then 1, before v0.10) falls, than at one fewer: bisection between two values whose
-/// choices differ (the count never falls and the parallel never rises as rows grow).
+/// E1 / E3: the values in [1, limit] at which the layout puts the layers on the GPUs otherwise (it
+/// uses another GPU, or moves a layer from one to another), or the automatic parallel (4 or 2,
+/// then 1, before v0.10) falls, than at one fewer: bisection between two values whose choices
+/// differ. A split that changed and changed back between two values probed alike would be missed;
+/// the GPU count never falls and the parallel never rises as rows grow, and no such return has
+/// been seen (tests/ollama_shrink_test.cpp walks the contexts of its examples one by one).
 std::vector<std::uint64_t> layout_points(const ModelSpec& model, const std::vector<OllamaDevice>& gpus,
                                             const OllamaOptions& o, std::uint64_t num_ctx,
                                             std::optional<std::uint32_t> parallel, bool along_batch,
                                             std::uint64_t limit, const LlamaCppModelFacts* facts) {
   OllamaOptions quiet = o;
   quiet.words = false;
-  const auto used = [&](std::uint64_t n) -> std::pair<std::size_t, std::uint32_t> {
+  // The choice at n: the layers on each GPU (which GPUs are used, and how the layers split between
+  // them) and the parallel. A layer moved to another GPU can lower the fullest one's memory as
+  // much as another GPU taken into use (E1 on an RTX 5090 + 3090: Llama 3.1 70B at 16,000 tokens).
+  using Choice = std::pair<std::vector<std::uint32_t>, std::uint32_t>;
+  const auto used = [&](std::uint64_t n) -> Choice {
     try {
       const OllamaResult r = along_batch ? plan_ollama(model, gpus, quiet, num_ctx, static_cast<std::uint32_t>(n), facts)
                                          : plan_ollama(model, gpus, quiet, n, parallel, facts);
-      const auto count = std::count_if(r.gpus.begin(), r.gpus.end(), [](const OllamaGpuShare& g) { return g.layers > 0; });
-      return {static_cast<std::size_t>(count), r.parallel};
+      std::vector<std::uint32_t> layers(gpus.size(), 0);
+      for (const OllamaGpuShare& g : r.gpus) layers[g.index] = g.layers;
+      return {std::move(layers), r.parallel};
     } catch (const Error&) {
-      return {gpus.size() + 1, 0};  // not priced: past every layout
+      return {{}, 0};  // not priced: past every layout
     }
   };
-  std::vector<std::pair<std::uint64_t, std::pair<std::size_t, std::uint32_t>>> seen;  // each n planned once
+  std::vector<std::pair<std::uint64_t, Choice>> seen;  // each n planned once
   const auto choice = [&](std::uint64_t n) {
     for (const auto& [at, value] : seen)
       if (at == n) return value;
