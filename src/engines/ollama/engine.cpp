@@ -360,8 +360,9 @@ class OllamaProfile final : public Profile {
       share.capacity_bytes = row.capacity_bytes;
       row.per_gpu.push_back(share);
     }
-    row.assumptions.push_back("free memory = the card's memory (nothing else on it); give --gpu as the free memory "
-                              "nvidia-smi shows to match Ollama's memory.available");
+    if (query.words)  // a probe's assumptions are never shown
+      row.assumptions.push_back("free memory = the card's memory (nothing else on it); give --gpu as the free memory "
+                                "nvidia-smi shows to match Ollama's memory.available");
     row.detail = std::move(detail);
     return row;
   }

@@ -517,7 +517,7 @@ OllamaResult plan_ollama(const ModelSpec& model, const std::vector<OllamaDevice>
   std::vector<std::string>& rules = out.rules;
   const OllamaVersion& v = o.version;
   out.era = ollama_era(v);
-  out.version = v.text();
+  if (o.words) out.version = v.text();  // read by the engine section only, which a probe never writes
   std::optional<OllamaModelView> own_view;
   if (!given_view) own_view = ollama_model_view(model, given_facts);
   const OllamaModelView& m = given_view ? *given_view : *own_view;

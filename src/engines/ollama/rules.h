@@ -130,7 +130,7 @@ struct OllamaGpuShare {
 
 struct OllamaResult {
   OllamaEra era = OllamaEra::e4;
-  std::string version;
+  std::string version;              ///< "v0.5.12", "latest (v0.33.0-rc2)"; empty without words (a probe)
   std::uint64_t num_ctx = 0;        ///< per sequence, as Ollama settles it
   std::uint32_t parallel = 1;
   std::uint32_t num_batch = 512;
