@@ -175,19 +175,34 @@ std::uint64_t largest_in(std::uint64_t low, std::uint64_t end, Probe probe, cons
 /// shrink_points): between them `holds` never turns true again once false, so each stretch is
 /// searched by itself and the search stops at the first n that does not hold. Where an engine
 /// shrinks, a larger n may hold again (under Ollama with a budget, 187 sequences fit where 179 to
-/// 186 do not): the answer is still the last n before the first that does not.
+/// 186 do not): the answer is still the last n before the first that does not. From the limit, a
+/// stretch whose last n holds holds whole (memory does not shrink inside it): one probe for it.
 std::optional<std::uint64_t> largest_holding_guided(std::uint64_t limit, Probe probe,
                                                     const std::function<bool(std::uint64_t)>& holds, const Guess& guess,
                                                     const Extrapolation& extrapolate, std::span<const std::uint64_t> steps) {
-  if (limit == 0 || !holds(1)) return std::nullopt;
-  std::uint64_t low = 1;  // holds, and so does every n below it
+  if (limit == 0) return std::nullopt;
+  std::uint64_t low = 0;  // holds, and so does every n below it (0: none known yet)
+  const auto from_one = [&] {
+    if (low == 0 && !holds(1)) return false;
+    low = std::max<std::uint64_t>(low, 1);
+    return true;
+  };
   for (const std::uint64_t step : steps) {
-    if (step <= low) continue;
+    if (step <= std::max<std::uint64_t>(low, 1)) continue;
     if (step > limit) break;
-    const std::uint64_t last = largest_in(low, step - 1, probe, holds, guess, extrapolate);
-    if (last < step - 1 || !holds(step)) return last;
+    const std::uint64_t end = step - 1;
+    if (probe == Probe::from_limit && holds(end)) {
+      low = end;
+    } else {
+      if (!from_one()) return std::nullopt;
+      const std::uint64_t last = largest_in(low, end, probe, holds, guess, extrapolate);
+      if (last < end) return last;
+      low = end;
+    }
+    if (!holds(step)) return low;
     low = step;
   }
+  if (!from_one()) return std::nullopt;
   return largest_in(low, limit, probe, holds, guess, extrapolate);
 }
 
@@ -266,8 +281,9 @@ Found search(const RowAt& row_at, std::uint64_t limit, SearchBound at_limit, con
   // costs a few plans).
   if (found.value && *found.value > 1 && steps_up_to) {
     const std::vector<std::uint64_t> steps = steps_up_to(*found.value);
-    // The answer cannot pass the first one (one more did not fit): the second pass stays below it.
-    if (!steps.empty()) found.value = largest_holding_guided(*found.value, probe, fits, guess, extrapolate, steps);
+    // The answer cannot pass the first one (one more did not fit): the second pass stays below it,
+    // each stretch probed at its end first (most hold whole; then one probe each).
+    if (!steps.empty()) found.value = largest_holding_guided(*found.value, Probe::from_limit, fits, guess, extrapolate, steps);
   }
   if (found.value == limit) found.stop = {at_limit, ""};
   else found.stop = stop_of(row_of(last_miss, found.value.value_or(0) + 1));
