@@ -176,34 +176,35 @@ std::uint64_t largest_in(std::uint64_t low, std::uint64_t end, Probe probe, cons
 /// searched by itself and the search stops at the first n that does not hold. Where an engine
 /// shrinks, a larger n may hold again (under Ollama with a budget, 187 sequences fit where 179 to
 /// 186 do not): the answer is still the last n before the first that does not. From the limit, a
-/// stretch whose last n holds holds whole (memory does not shrink inside it): one probe for it.
+/// stretch is probed at its end first: memory does not shrink inside it, so when its last n holds
+/// every n of it does, and one probe settles it (its first n is then not probed either).
 std::optional<std::uint64_t> largest_holding_guided(std::uint64_t limit, Probe probe,
                                                     const std::function<bool(std::uint64_t)>& holds, const Guess& guess,
                                                     const Extrapolation& extrapolate, std::span<const std::uint64_t> steps) {
   if (limit == 0) return std::nullopt;
-  std::uint64_t low = 0;  // holds, and so does every n below it (0: none known yet)
-  const auto from_one = [&] {
-    if (low == 0 && !holds(1)) return false;
-    low = std::max<std::uint64_t>(low, 1);
-    return true;
+  if (steps.empty()) {
+    if (!holds(1)) return std::nullopt;
+    return largest_in(1, limit, probe, holds, guess, extrapolate);
+  }
+  // Stretch by stretch: [start, the next step - 1], then [start, limit]. `low`: every n up to it
+  // holds (0: none known). A stretch probed at its end first holds whole when that end holds.
+  std::uint64_t low = 0;
+  std::uint64_t start = 1;
+  const auto stretch = [&](std::uint64_t end) -> std::optional<std::uint64_t> {
+    if (probe == Probe::from_limit && holds(end)) return end;
+    if (!holds(start)) return low;  // the stretch's first value: the answer is the one before it
+    return largest_in(start, end, probe, holds, guess, extrapolate);
   };
   for (const std::uint64_t step : steps) {
-    if (step <= std::max<std::uint64_t>(low, 1)) continue;
+    if (step <= start) continue;
     if (step > limit) break;
-    const std::uint64_t end = step - 1;
-    if (probe == Probe::from_limit && holds(end)) {
-      low = end;
-    } else {
-      if (!from_one()) return std::nullopt;
-      const std::uint64_t last = largest_in(low, end, probe, holds, guess, extrapolate);
-      if (last < end) return last;
-      low = end;
-    }
-    if (!holds(step)) return low;
-    low = step;
+    const std::optional<std::uint64_t> last = stretch(step - 1);
+    if (*last < step - 1) return *last == 0 ? std::nullopt : last;
+    low = step - 1;
+    start = step;
   }
-  if (!from_one()) return std::nullopt;
-  return largest_in(low, limit, probe, holds, guess, extrapolate);
+  const std::optional<std::uint64_t> last = stretch(limit);
+  return *last == 0 ? std::nullopt : last;
 }
 
 /// Profile::shrink_points up to a value, for one search's axis; empty: none.
