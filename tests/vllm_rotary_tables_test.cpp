@@ -13,6 +13,8 @@
 #include "support/catalog_entries.h"
 #include "support/run_binary.h"
 
+#include <nlohmann/json.hpp>
+
 using namespace kvplan;
 
 namespace {
@@ -127,4 +129,17 @@ TEST_CASE("the spec format carries the rope and refuses a rope without its width
                                          "weight_dtype": "bf16", "rope_type": "linear"})",
                                      "rope.json"),
                     Catch::Contains("rotary_dim"));
+}
+
+TEST_CASE("a config's rope read leniently where it may, refused where absurd", "[vllm][rope]") {
+  nlohmann::json config = nlohmann::json::parse(kvplan::testing::read_file(
+      kvplan::testing::source_path("tests/fixtures/hf/llama3.1-8b/config.json")));
+  // A null rope_theta beside the rope_scaling block: the rope is still read.
+  config["rope_theta"] = nullptr;
+  const ModelSpec lenient = model_spec_from_hf_config(config, "llama.json", std::nullopt);
+  REQUIRE(lenient.rope);
+  CHECK(lenient.rope->type == "llama3");
+  // A factor no rope has (10^9): the table could not be sized, so the config is refused (exit 2).
+  config["rope_scaling"]["factor"] = 1e9;
+  CHECK_THROWS_WITH(model_spec_from_hf_config(config, "llama.json", std::nullopt), Catch::Contains("factor is above 1000000"));
 }

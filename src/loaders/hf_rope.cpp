@@ -40,12 +40,23 @@ std::uint32_t rotated_width(std::uint64_t head, double partial) {
 std::optional<RotarySpec> read_hf_rope(ConfigFields& fields, const std::vector<LayerSpec>& layers) {
   const nlohmann::json* parameters = fields.find("rope_parameters");
   const nlohmann::json* scaling = fields.find("rope_scaling");
-  const auto theta = fields.number("rope_theta");
-  const auto local_base = fields.number("rope_local_base_freq");
-  const auto partial = fields.number("partial_rotary_factor");
-  const auto stated_dim = fields.uint("rotary_dim");
+  // Read leniently (a null rope_theta is not a reason to refuse a model whose cache is understood):
+  // what is not a positive number is taken as not stated.
+  const auto top_number = [&](const char* key) -> std::optional<double> {
+    const nlohmann::json* value = fields.find(key);
+    if (!value || !value->is_number()) return std::nullopt;
+    const double number = value->get<double>();
+    return std::isfinite(number) && number > 0 ? std::optional<double>(number) : std::nullopt;
+  };
+  const auto theta = top_number("rope_theta");
+  const auto local_base = top_number("rope_local_base_freq");
+  const auto partial = top_number("partial_rotary_factor");
+  const auto stated_dim_value = top_number("rotary_dim");
+  // 0: not stated (or beyond any head width).
+  const std::uint64_t stated_dim =
+      stated_dim_value && *stated_dim_value < 65536 ? static_cast<std::uint64_t>(*stated_dim_value) : 0;
   const bool stated = (parameters && parameters->is_object()) || (scaling && scaling->is_object()) || theta || local_base ||
-                      partial || stated_dim;
+                      partial || stated_dim != 0;
   if (!stated) return std::nullopt;
 
   // transformers v5 writes rope_parameters, per layer type for models whose layer types differ
@@ -69,8 +80,11 @@ std::optional<RotarySpec> read_hf_rope(ConfigFields& fields, const std::vector<L
     }
     // Multimodal sections (Qwen2-VL's "mrope", or an unscaled rope with mrope_section): one kind.
     if (global->contains("mrope_section") && (rope.type == "default" || rope.type == "mrope")) rope.type = "mrope";
-    if (const auto factor = positive_number(global, "factor"))
+    if (const auto factor = positive_number(global, "factor")) {
+      // As the spec format bounds it: beyond 10^6 no rope is real, and the table would not be sized.
+      if (*factor > 1e6) fields.fail(scaling == global ? "rope_scaling" : "rope_parameters", "factor is above 1000000");
       rope.factor_millionths = static_cast<std::uint64_t>(std::llround(*factor * 1e6));
+    }
     if (const auto it = global->find("original_max_position_embeddings"); it != global->end() && it->is_number_unsigned())
       rope.original_positions = it->get<std::uint64_t>();
   }
@@ -88,7 +102,7 @@ std::optional<RotarySpec> read_hf_rope(ConfigFields& fields, const std::vector<L
   if (!attention) return std::nullopt;
   const std::optional<double> fraction = partial ? partial : positive_number(global, "partial_rotary_factor");
   if (attention->kind == LayerKind::mla) rope.rotary_dim = attention->mla_rope_dim;
-  else if (stated_dim && *stated_dim <= attention->k_head_dim) rope.rotary_dim = static_cast<std::uint32_t>(*stated_dim);
+  else if (stated_dim != 0 && stated_dim <= attention->k_head_dim) rope.rotary_dim = static_cast<std::uint32_t>(stated_dim);
   else rope.rotary_dim = rotated_width(attention->k_head_dim, fraction.value_or(1.0));
   if (rope.rotary_dim == 0) return std::nullopt;
 
