@@ -117,13 +117,15 @@ TEST_CASE("vLLM 0.19 log (llm-d-planner, Llama 3.1 8B, H100, max_model_len 16384
   const Reconciled& conc = row(e, "max_concurrency");
   CHECK(conc.agreement == Agreement::exact);
   CHECK(conc.engine_value == 2905u);
-  // The weights: the checkpoint's 16,060,522,496 B (14.96 GiB) against torch's 14.99 GiB.
+  // The weights: the checkpoint's 16,060,522,496 B and vLLM's rotary table (131,072 x 128 x 2 B =
+  // 33,554,432 B): 16,094,076,928 B (14.99 GiB) against torch's 14.99 GiB (16,095,270,666 B):
+  // 1,193,738 B short, "-0.00 GiB" (-0.03 GiB before the table was counted).
   const Reconciled& weights = row(e, "weights");
   CHECK(weights.agreement == Agreement::estimate);
-  CHECK(weights.kvplan_value == 16'060'522'496u);
+  CHECK(weights.kvplan_value == 16'094'076'928u);
   CHECK(weights.engine == "14.99 GiB");
-  CHECK(weights.kvplan == "14.96 GiB");
-  CHECK(weights.difference == "-0.03 GiB");
+  CHECK(weights.kvplan == "14.99 GiB");
+  CHECK(weights.difference == "-0.00 GiB");
   CHECK(row(e, "available_kv").agreement == Agreement::estimate);
   CHECK(row(e, "activation").agreement == Agreement::engine_only);
   CHECK(e.not_found.empty());

@@ -38,6 +38,14 @@ void check_same(const kvplan::ModelSpec& built, const kvplan::ModelSpec& parsed)
   CHECK(built.embedding_params == parsed.embedding_params);
   CHECK(built.lm_head_params == parsed.lm_head_params);
   CHECK(built.file == parsed.file);
+  CHECK(built.rope.has_value() == parsed.rope.has_value());
+  if (built.rope && parsed.rope) {
+    CHECK(built.rope->type == parsed.rope->type);
+    CHECK(built.rope->factor_millionths == parsed.rope->factor_millionths);
+    CHECK(built.rope->original_positions == parsed.rope->original_positions);
+    CHECK(built.rope->rotary_dim == parsed.rope->rotary_dim);
+    CHECK(built.rope->local == parsed.rope->local);
+  }
   REQUIRE(built.layers.size() == parsed.layers.size());
   for (std::size_t i = 0; i < built.layers.size(); ++i) {
     const kvplan::LayerSpec& a = built.layers[i];

@@ -52,22 +52,24 @@ TEST_CASE("vLLM --dtype auto: a float32 checkpoint is loaded at the card's first
   // sm_90 supports [bfloat16, float16, float32]: the float32 checkpoint becomes bfloat16.
   CHECK(h100.dtype == "bfloat16");
   CHECK(h100.kv_dtype == "bf16");
-  // 9,241,705,984 x 2 B = 18,483,411,968 B = 17.21 GiB (not the 34.43 GiB of float32).
-  CHECK(h100.budget.weights == 18'483'411'968);
+  // 9,241,705,984 x 2 B = 18,483,411,968 B = 17.21 GiB (not the 34.43 GiB of float32), and the
+  // rotary table at that dtype: 8,192 positions x 256 x 2 B = 4,194,304 B: 18,487,606,272 B.
+  CHECK(h100.budget.weights == 18'487'606'272);
   // The cache follows the model dtype: 42 layers x 8 KV heads x (256 + 256) x 2 B = 344,064 B a token.
   CHECK(h100.kv_bytes_per_token == 344'064);
 
   // A V100 (sm_70) supports [float16, float32], and gemma2 is excluded from float16: float32 stays.
   const VllmResult v100 = plan_vllm(gemma, catalog_gpu("v100-32g"), s);
   CHECK(v100.dtype == "float32");
-  CHECK(v100.budget.weights == 36'966'823'936);  // 9,241,705,984 x 4 B
+  CHECK(v100.budget.weights == 36'975'212'544);  // 9,241,705,984 x 4 B + 8,192 x 256 x 4 B
   CHECK(v100.kv_bytes_per_token == 688'128);      // 42 x 8 x 512 x 4 B
 
   // A bfloat16 checkpoint on a T4 (sm_75): bfloat16 is not supported, vLLM falls back to float16.
   const VllmResult t4 = plan_vllm(catalog_model("llama3.1-8b"), catalog_gpu("t4"), s);
   CHECK(t4.dtype == "float16");
   CHECK(t4.kv_dtype == "fp16");
-  CHECK(t4.budget.weights == 16'060'522'496);  // the checkpoint's size: same width
+  // The checkpoint's size (same width) + 131,072 x 128 x 2 B of rotary table = 16,094,076,928 B.
+  CHECK(t4.budget.weights == 16'094'076'928);
 }
 
 TEST_CASE("vLLM --dtype given: casts, and what vLLM refuses", "[vllm][vllm_dtype]") {
@@ -80,10 +82,11 @@ TEST_CASE("vLLM --dtype given: casts, and what vLLM refuses", "[vllm][vllm_dtype
   VllmSettings s;
   s.max_model_len = 8192;
   s.dtype = VllmDtype::float32;
-  // llama3.1-8b at float32: 8,030,261,248 params x 4 B = 32,121,044,992 B.
+  // llama3.1-8b at float32: 8,030,261,248 params x 4 B = 32,121,044,992 B, and its rotary table at
+  // float32, 131,072 x 128 x 4 B = 67,108,864 B: 32,188,153,856 B.
   const VllmResult wide = plan_vllm(catalog_model("llama3.1-8b"), catalog_gpu("h100"), s);
   CHECK(wide.dtype == "float32");
-  CHECK(wide.budget.weights == 32'121'044'992);
+  CHECK(wide.budget.weights == 32'188'153'856);
   CHECK(wide.kv_bytes_per_token == 262'144);  // 32 layers x 8 x 256 x 4 B
 
   s.dtype = VllmDtype::float16;
@@ -100,11 +103,11 @@ TEST_CASE("kvplan --runtime vllm --dtype: the table, the JSON and the refusals",
   const ProcessResult json = run_kvplan("--runtime vllm --model gemma2-9b --gpu h100 --max-model-len 8k --format json");
   REQUIRE(json.exit_code == 0);
   const nlohmann::json out = nlohmann::json::parse(json.out);
-  CHECK(out["rows"][0]["weights_bytes"] == 18'483'411'968ULL);
+  CHECK(out["rows"][0]["weights_bytes"] == 18'487'606'272ULL);
   CHECK(out["rows"][0]["weight_dtype"] == "bf16");
   CHECK(out["vllm"]["rows"][0]["dtype"] == "bfloat16");
   const ProcessResult table = run_kvplan("--runtime vllm --model gemma2-9b --gpu h100 --max-model-len 8k");
-  CHECK(table.out.find("Weights 17.21 GiB: the checkpoint as bfloat16, loaded whole") != std::string::npos);
+  CHECK(table.out.find("Weights 17.22 GiB: the checkpoint as bfloat16, loaded whole, rotary tables 4 MiB") != std::string::npos);
   CHECK(table.out.find("--dtype auto: the float32 checkpoint is downcast to bfloat16") != std::string::npos);
   check_refused(run_kvplan("--runtime vllm --model gemma2-9b --gpu h100 --dtype half"), "refuses float16");
   check_refused(run_kvplan("--runtime vllm --model gemma2-9b --gpu h100 --dtype fp64"), "--dtype fp64");
@@ -141,10 +144,11 @@ TEST_CASE("vLLM pipeline stages: each its own blocks, every stage the fewest", "
   CHECK(r.gpu_kv_cache_tokens == 119'152);
   // Weights: embeddings 128,256 x 4,096 x 2 B = 1,050,673,152 B on the first stage, the untied head
   // as much on the last; the other 16,060,522,496 - 2 x 1,050,673,152 = 13,959,176,192 B by layers
-  // (436,224,256 B each): stage 0 10 x that + embeddings, stage 1 22 x that + head.
-  CHECK(r.stages[0].weights == 5'412'915'712);
-  CHECK(r.stages[1].weights == 10'647'606'784);
-  CHECK(r.stages[0].weights + r.stages[1].weights == 16'060'522'496);
+  // (436,224,256 B each): stage 0 10 x that + embeddings, stage 1 22 x that + head; each stage also
+  // the rotary table, 131,072 x 128 x 2 B = 33,554,432 B.
+  CHECK(r.stages[0].weights == 5'412'915'712 + 33'554'432);
+  CHECK(r.stages[1].weights == 10'647'606'784 + 33'554'432);
+  CHECK(r.stages[0].weights + r.stages[1].weights == 16'060'522'496 + 2 * 33'554'432);
   CHECK(r.budget.weights == r.stages[1].weights);
 
   // The even split at TP 2: 16 layers a stage, the KV heads halved.

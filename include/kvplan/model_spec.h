@@ -66,6 +66,22 @@ struct ModelPart {
   std::uint64_t bytes = 0;      ///< stored at the checkpoint's own dtype (towers are not quantized)
 };
 
+/// The rotary position embedding of the attention layers, as the config states it: what an engine
+/// that precomputes a cos/sin table per distinct rope sizes it by (vLLM's `cos_sin_cache`). The
+/// table's positions follow from `type`, `factor_millionths`, `original_positions` and the model's
+/// `max_context` by the engine's own rule; a loader only records the config.
+struct RotarySpec {
+  /// rope_scaling's `rope_type` (or `type`): "default" when unscaled, else "linear", "llama3",
+  /// "yarn", "dynamic", "longrope", ... as the config spells it.
+  std::string type = "default";
+  std::uint64_t factor_millionths = 1'000'000;  ///< rope_scaling's `factor` x 10^6 (1.0 when none)
+  std::uint64_t original_positions = 0;  ///< original_max_position_embeddings; 0 when not stated
+  std::uint32_t rotary_dim = 0;          ///< the rotated width: head_dim x partial_rotary_factor (MLA: qk_rope_head_dim)
+  /// The sliding layers have a rope of their own (Gemma 3's rope_local_base_freq, an unscaled rope
+  /// of another base): a second, unscaled table of max_context positions.
+  bool local = false;
+};
+
 /// One weight tensor of a model file, with the layer it belongs to: what places weights layer by
 /// layer (llama.cpp's -ngl) and sizes a memory-mapped file exactly.
 struct ModelFileTensor {
@@ -135,6 +151,9 @@ struct ModelSpec {
   std::uint64_t lm_head_params = 0;
 
   std::vector<LayerSpec> layers;    ///< in model order, one per decoder layer
+  /// The rotary embedding, when the config states one (rope_theta, rope_scaling or rope_parameters);
+  /// nullopt for models without one, or whose input does not say (GGUF, spec files without it).
+  std::optional<RotarySpec> rope;
 
   /// The model file's own layout, when it came from one that has it (GGUF); null otherwise.
   std::shared_ptr<const ModelFile> file;

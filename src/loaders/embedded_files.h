@@ -54,9 +54,18 @@ struct ModelFacts {
   std::uint64_t sliding_window = 0;
   bool has_attention_chunk_size = false;
   std::uint64_t attention_chunk_size = 0;
+  bool has_rope_factor = false;  ///< a whole factor only: another leaves the file to the parser
+  std::uint64_t rope_factor = 0;
+  bool has_rope_original_positions = false;
+  std::uint64_t rope_original_positions = 0;
+  bool has_rotary_dim = false;  ///< the model has a rotary embedding (ModelSpec::rope)
+  std::uint64_t rotary_dim = 0;
   bool has_tie_word_embeddings = false;
   bool tie_word_embeddings = false;
   std::string_view layer_types;  ///< one per line; empty: every layer full attention
+  bool has_rope_type = false;
+  std::string_view rope_type;
+  bool rope_local = false;
 };
 
 /// A card's fields of gpus/gpus.json, read at build time, so that --gpu builds a card's GpuSpec

@@ -13,6 +13,7 @@
 #include "loaders/architecture.h"
 #include "loaders/config_fields.h"
 #include "loaders/hf_quantization.h"
+#include "loaders/hf_rope.h"
 #include "loaders/json_reader.h"
 #include "loaders/param_count.h"
 
@@ -202,6 +203,7 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
   // The language model's vocabulary (the rows of its output head), else the config class default
   // the parameter count also assumes (gemma-3-27b-it states none: Gemma3TextConfig's 262,208).
   spec.vocab_size = fields.uint("vocab_size").value_or(fields.default_of("vocab_size").value_or(0));
+  spec.rope = read_hf_rope(fields, spec.layers);
   fields.reject_unread_cache_fields();
 
   // Weights: the exact checkpoint size when the index gives it, else counted from the shapes.

@@ -22,6 +22,13 @@ bool parser_refuses(const embedded::ModelFacts& f) {
   if (f.kv_heads == 0 || f.kv_heads > kMaxU32 || f.head_dim > kMaxU32 || f.v_head_dim > kMaxU32) return true;
   if (f.params == 0 && !f.has_weights_bytes) return true;
   if (f.has_vocab_size && f.vocab_size == 0) return true;
+  // read_rope's checks: the rope fields need rotary_dim, within 1..65535, a factor within 1..10^6
+  // (a whole one, or there are no facts), a type that is not empty.
+  const bool rope_fields = f.has_rope_type || f.has_rope_factor || f.has_rope_original_positions || f.rope_local;
+  if (rope_fields && !f.has_rotary_dim) return true;
+  if (f.has_rotary_dim && (f.rotary_dim == 0 || f.rotary_dim > 0xFFFF)) return true;
+  if (f.has_rope_factor && (f.rope_factor == 0 || f.rope_factor > 1'000'000)) return true;
+  if (f.has_rope_type && f.rope_type.empty()) return true;
   const bool widths = f.has_intermediate_size && f.has_hidden_size && f.has_vocab_size && f.has_tie_word_embeddings;
   // The embedding's parameters, vocab x hidden, past 64 bits (checked_mul's refusal).
   return widths && f.hidden_size != 0 && f.vocab_size > std::numeric_limits<std::uint64_t>::max() / f.hidden_size;
@@ -83,6 +90,15 @@ std::optional<ModelSpec> model_from_facts(const embedded::ModelFacts& f) {
     spec.intermediate_size = f.intermediate_size;
     spec.embedding_params = f.vocab_size * f.hidden_size;  // parser_refuses checked it fits in 64 bits
     spec.lm_head_params = f.tie_word_embeddings ? 0 : spec.embedding_params;
+  }
+  if (f.has_rotary_dim) {
+    RotarySpec rope;
+    if (f.has_rope_type) rope.type = f.rope_type;
+    if (f.has_rope_factor) rope.factor_millionths = f.rope_factor * 1'000'000;  // at most 10^12
+    rope.original_positions = f.rope_original_positions;
+    rope.rotary_dim = static_cast<std::uint32_t>(f.rotary_dim);
+    rope.local = f.rope_local;
+    spec.rope = rope;
   }
   // No mla block and no kind_shapes: every attention layer has the top-level shape, V as wide as
   // K unless v_head_dim says otherwise; without layer_types every layer is full attention.

@@ -1,6 +1,7 @@
 #include "loaders/spec_json.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 
@@ -145,6 +146,30 @@ std::optional<IndexerSpec> read_indexer(JsonObjectReader& reader, std::uint64_t 
   return indexer;
 }
 
+/// The rope fields (rope_type, rope_factor, rope_original_positions, rotary_dim, rope_local): the
+/// rotary embedding as the model's config states it; rotary_dim is what says there is one.
+std::optional<RotarySpec> read_rope(JsonObjectReader& reader) {
+  const std::optional<std::string> type = reader.optional_string("rope_type");
+  const std::optional<double> factor = reader.optional_number("rope_factor");
+  const std::optional<std::uint64_t> original = reader.optional_uint("rope_original_positions");
+  const std::optional<bool> local = reader.optional_bool("rope_local");
+  const std::optional<std::uint64_t> rotary_dim = reader.optional_uint("rotary_dim");
+  if (!rotary_dim) {
+    if (type || factor || original || local) reader.fail("rotary_dim", "is missing: the rope fields need the rotated width");
+    return std::nullopt;
+  }
+  if (*rotary_dim == 0 || *rotary_dim > 0xFFFF) reader.fail("rotary_dim", "must be between 1 and 65535");
+  if (factor && !(*factor > 0 && *factor <= 1e6)) reader.fail("rope_factor", "must be above 0 and at most 1000000");
+  RotarySpec rope;
+  rope.type = type.value_or("default");
+  if (rope.type.empty()) reader.fail("rope_type", "must not be empty");
+  if (factor) rope.factor_millionths = static_cast<std::uint64_t>(std::llround(*factor * 1e6));
+  rope.original_positions = original.value_or(0);
+  rope.rotary_dim = static_cast<std::uint32_t>(*rotary_dim);
+  rope.local = local.value_or(false);
+  return rope;
+}
+
 }  // namespace
 
 ModelSpec parse_model_spec(std::string_view json_text, std::string_view origin) {
@@ -205,6 +230,7 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
   }
 
   spec.parts = read_parts(reader);
+  spec.rope = read_rope(reader);
   const std::optional<std::uint64_t> window = reader.optional_uint("sliding_window");
   const std::optional<std::uint64_t> cross_tokens = reader.optional_uint("cross_attention_tokens");
   const std::optional<std::uint64_t> chunk = reader.optional_uint("attention_chunk_size");
@@ -387,6 +413,16 @@ nlohmann::json to_spec_json(const ModelSpec& spec) {
       out["indexer"]["layers"] = indexed;
   }
   if (!all_default) out["layer_types"] = kinds;
+  if (spec.rope) {
+    out["rope_type"] = spec.rope->type;
+    if (spec.rope->factor_millionths != 1'000'000) {
+      if (spec.rope->factor_millionths % 1'000'000 == 0) out["rope_factor"] = spec.rope->factor_millionths / 1'000'000;
+      else out["rope_factor"] = static_cast<double>(spec.rope->factor_millionths) / 1e6;
+    }
+    if (spec.rope->original_positions) out["rope_original_positions"] = spec.rope->original_positions;
+    out["rotary_dim"] = spec.rope->rotary_dim;
+    if (spec.rope->local) out["rope_local"] = true;
+  }
   return out;
 }
 

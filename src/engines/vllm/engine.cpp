@@ -226,6 +226,10 @@ class VllmProfile final : public Profile {
                                          r.tensor_parallel > 1 ? fmt::format(" / {} (tensor parallel, per GPU)", r.tensor_parallel) : "")
                        : r.tensor_parallel == 1 ? loaded + ", loaded whole"
                                                 : fmt::format("{} / {} (tensor parallel, per GPU)", loaded, r.tensor_parallel);
+    // vLLM's cos/sin tables, on every GPU: its "Model loading took" counts them with the weights.
+    if (b.rotary_tables)
+      row.weights_rule += fmt::format(", {}rotary tables {}", r.rotary.rule.rfind("ESTIMATE", 0) == 0 ? "ESTIMATED " : "",
+                                      vllm_rotary_size(b.rotary_tables));
     row.overhead_bytes = settings_.overhead_bytes;
     if (b.from_kv_cache_memory) {
       row.kv_pool_bytes = static_cast<std::uint64_t>(b.available);

@@ -28,6 +28,7 @@
 #include "kvplan/dtype.h"
 #include "kvplan/gpu.h"
 #include "kvplan/model_spec.h"
+#include "engines/vllm/rotary_tables.h"
 
 namespace kvplan {
 
@@ -119,7 +120,8 @@ struct VllmBudget {
   std::uint64_t total = 0;           ///< CUDA-visible memory of one GPU
   bool total_is_cuda_visible = false;  ///< false: the driver's (nvidia-smi) total, ~0.5 GiB more
   std::uint64_t requested = 0;       ///< total x gpu_memory_utilization
-  std::uint64_t weights = 0;         ///< weights / TP
+  std::uint64_t weights = 0;         ///< weights / TP, and the rotary tables (every rank holds them)
+  std::uint64_t rotary_tables = 0;   ///< of `weights`: vLLM's cos/sin tables (rotary_tables.h)
   std::uint64_t activation = 0;      ///< estimate: the sampler's warm-up (16 B x seqs x vocab) peak
   std::uint64_t non_torch = 0;       ///< estimate: per version and TP, from vLLM's logs
   std::uint64_t cuda_graphs = 0;     ///< estimate: 0.45 GiB + 0.014 GiB per layer
@@ -136,7 +138,7 @@ struct VllmStage {
   std::uint32_t layers = 0;              ///< decoder layers on the stage
   bool embedding = false;                ///< the first stage holds the token embeddings
   bool lm_head = false;                  ///< the last stage holds the final norm and the output head
-  std::uint64_t weights = 0;             ///< per GPU of the stage
+  std::uint64_t weights = 0;             ///< per GPU of the stage, the rotary tables included
   std::uint64_t kv_bytes_per_token = 0;  ///< per GPU, the stage's layers
   std::uint64_t block_bytes = 0;         ///< one block across the stage's layers
   std::uint64_t requested = 0;           ///< the card's total x gpu_memory_utilization
@@ -171,6 +173,7 @@ struct VllmResult {
   bool uniform = true;                     ///< one group, or layers of one type with different sizes
   std::vector<VllmGroup> groups;
   VllmBudget budget;
+  VllmRotary rotary;                       ///< the cos/sin tables, in every stage's weights
 
   std::uint64_t num_blocks = 0;            ///< 0 when nothing is available
   std::uint64_t blocks_per_request = 0;    ///< summed over groups

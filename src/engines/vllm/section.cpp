@@ -57,6 +57,7 @@ nlohmann::ordered_json vllm_result_to_json(const VllmResult& r) {
                    {"requested_bytes", b.requested},
                    {"from_kv_cache_memory", b.from_kv_cache_memory},
                    {"weights_bytes", b.weights},
+                   {"rotary_tables_bytes", b.rotary_tables},
                    {"activation_estimate_bytes", b.activation},
                    {"non_torch_estimate_bytes", b.non_torch},
                    {"cuda_graphs_estimate_bytes", b.cuda_graphs},
