@@ -149,7 +149,9 @@ class VllmProfile final : public Profile {
     // One row's result gives the budget every row shares, and refuses a model vLLM cannot run.
     VllmSettings probe = base_;
     probe.max_model_len = model.max_context ? model.max_context : 1;
-    const VllmBudget b = plan_vllm(model, stage_cards_, probe).budget;
+    const VllmResult first = plan_vllm(model, stage_cards_, probe);
+    const VllmBudget& b = first.budget;
+    base_.rotary = first.rotary;  // the same tables for every row: sized once
     settings_.batch = request.batch;
     settings_.utilization_millionths = base_.utilization_millionths;
     settings_.overhead_bytes =
@@ -228,7 +230,7 @@ class VllmProfile final : public Profile {
                                                 : fmt::format("{} / {} (tensor parallel, per GPU)", loaded, r.tensor_parallel);
     // vLLM's cos/sin tables, on every GPU: its "Model loading took" counts them with the weights.
     if (b.rotary_tables)
-      row.weights_rule += fmt::format(", {}rotary tables {}", r.rotary.rule.rfind("ESTIMATE", 0) == 0 ? "ESTIMATED " : "",
+      row.weights_rule += fmt::format(", {}rotary tables {}", r.rotary->rule.rfind("ESTIMATE", 0) == 0 ? "ESTIMATED " : "",
                                       vllm_rotary_size(b.rotary_tables));
     row.overhead_bytes = settings_.overhead_bytes;
     if (b.from_kv_cache_memory) {

@@ -301,7 +301,7 @@ VllmBudget estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const Vll
                                                          : " (the driver's total: vLLM sees a little less, ~0.46 GiB on an H100)"));
   const std::uint64_t world = std::uint64_t{settings.tensor_parallel} * settings.pipeline_parallel;
   b.weights = weights;
-  b.rotary_tables = r.rotary.bytes;
+  b.rotary_tables = r.rotary->bytes;
   if (model.vocab_size == 0)
     throw Error("the vLLM profile estimates the sampler's memory from the vocabulary size, which this model does not "
                 "state (vocab_size)",
@@ -622,7 +622,8 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
   const WeightsEstimate checkpoint = vllm_checkpoint(model, model_dtype);
   // The rotary tables are built on every rank (replicated buffers), whatever TP and PP; under PP a
   // stage builds only its layers' ropes, and each is given all of them (an over-count, never under).
-  r.rotary = vllm_rotary_tables(model, *model_dtype.weights);
+  r.rotary = settings.rotary ? settings.rotary
+                             : std::make_shared<const VllmRotary>(vllm_rotary_tables(model, *model_dtype.weights));
   const std::uint32_t tp = settings.tensor_parallel;
   const std::uint64_t block_bytes = checked_mul(r.page_bytes, r.layers_per_block, "KV block");
   if (block_bytes == 0) throw Error("vLLM profile: a KV block of 0 bytes (a layer whose cache is empty)");
@@ -630,7 +631,7 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
   if (settings.pipeline_parallel == 1) {
     // vLLM reads VLLM_PP_LAYER_PARTITION on one stage too: it must name all the layers.
     if (!settings.layer_partition.empty()) vllm_pp_partition(model.layer_count(), 1, settings.layer_partition);
-    r.budget = estimate_budget(model, gpu, settings, checked_add(ceil_div(checkpoint.bytes, tp), r.rotary.bytes, "weights"), r,
+    r.budget = estimate_budget(model, gpu, settings, checked_add(ceil_div(checkpoint.bytes, tp), r.rotary->bytes, "weights"), r,
                                &r.rules);
     // num_blocks = avail // page // layers per block (get_num_blocks); every rank alike.
     r.num_blocks = r.budget.available > 0 ? static_cast<std::uint64_t>(r.budget.available) / block_bytes : 0;
@@ -673,7 +674,7 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
       st.block_bytes = checked_mul(block, st.kv_bytes_per_token, "KV block");
       st.weights = checked_add(
           ceil_div(stage_weights(model, checkpoint.bytes, *model_dtype.weights, st, settings.pipeline_parallel), tp),
-          r.rotary.bytes, "weights");
+          r.rotary->bytes, "weights");
       const VllmBudget b = estimate_budget(model, card_of(s), settings, st.weights, r, nullptr);
       st.requested = b.requested;
       st.available = b.available;
@@ -710,7 +711,7 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
                                   decisive.stage, format_thousands(r.num_blocks), format_thousands(decisive.block_bytes)));
   }
   if (r.model_dtype->name != model.weight_dtype->name) r.rules.push_back("weights: " + checkpoint.rule);
-  r.rules.push_back(r.rotary.rule);
+  r.rules.push_back(r.rotary->rule);
 
   const VllmStage& decisive = r.stages[r.decisive_stage];
   r.cache_bytes = (Checked(r.num_blocks, "KV cache") * decisive.block_bytes * (r.uniform ? 1 : r.groups.size())).value();

@@ -19,6 +19,7 @@
 ///                [- CUDA graphs, from 0.21]
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -80,6 +81,9 @@ std::string dtype_torch_name(const Dtype& dtype);
 
 /// vLLM's flags, with vLLM's defaults where a field is 0 / empty.
 struct VllmSettings {
+  /// The model's rotary tables (vllm_rotary_tables) when the caller has them for the same model and
+  /// --dtype (a profile keeps its first plan's: they do not change from row to row); null: sized here.
+  std::shared_ptr<const VllmRotary> rotary;
   std::uint32_t tensor_parallel = 1;         ///< -tp
   std::uint32_t pipeline_parallel = 1;       ///< -pp
   /// VLLM_PP_LAYER_PARTITION: decoder layers per stage; empty = get_pp_indices' even split.
@@ -173,7 +177,7 @@ struct VllmResult {
   bool uniform = true;                     ///< one group, or layers of one type with different sizes
   std::vector<VllmGroup> groups;
   VllmBudget budget;
-  VllmRotary rotary;                       ///< the cos/sin tables, in every stage's weights
+  std::shared_ptr<const VllmRotary> rotary;  ///< the cos/sin tables, in every stage's weights (never null)
 
   std::uint64_t num_blocks = 0;            ///< 0 when nothing is available
   std::uint64_t blocks_per_request = 0;    ///< summed over groups
