@@ -147,6 +147,7 @@ struct Evaluation {
   /// One variant's candidates, as evaluate takes them: the ones still in the running with their
   /// place in the list, and the refused ones.
   struct Candidates {
+    std::uint64_t batch = 1;  ///< the rows' batch, as make_plan resolves it (rows_batch)
     std::vector<CacheDtypes> caches;
     std::vector<std::size_t> places;
     std::vector<Refusal> refused;
@@ -166,6 +167,7 @@ struct Evaluation {
     }
     std::vector<Row> rows;
     Candidates taken;
+    taken.batch = c.batch;
     taken.refused = std::move(c.refused);
     bool offered = false;  // a row of a cache the engine offers (no finding refusing its dtype)
     for (std::size_t i = 0; i < c.caches.size(); ++i) {
@@ -178,7 +180,7 @@ struct Evaluation {
       } catch (const Error& plan_error) {
         // make_plan checks the request before it prices a row: the engine's own refusal of the
         // model or of the cache dtype, when pricing it throws, is the reason given.
-        const std::optional<Error> own = made ? pricing_error(*made, c.caches[i]) : std::nullopt;
+        const std::optional<Error> own = made ? pricing_error(*made, c.caches[i], c.batch) : std::nullopt;
         const Error& error = own ? *own : plan_error;
         if (error.code() == ExitCode::unsupported_architecture && !offered) {
           // The model is refused: the candidates refused before this one stay listed.
@@ -193,12 +195,12 @@ struct Evaluation {
     return rows;
   }
 
-  /// The Error pricing `cache` at the asked context and batch throws; nullopt when it prices it.
-  std::optional<Error> pricing_error(const Profile& profile, const CacheDtypes& cache) {
+  /// The Error pricing `cache` at the asked context and `batch` throws; nullopt when it prices it.
+  std::optional<Error> pricing_error(const Profile& profile, const CacheDtypes& cache, std::uint64_t batch) {
     RowQuery query;
     query.words = false;
     query.ctx = request.base.contexts.front();
-    query.batch = request.base.batch_given ? request.base.batch : profile.default_batch().value_or(request.base.batch);
+    query.batch = batch;
     query.cache = cache;
     try {
       (void)profile.price(query);
@@ -210,9 +212,9 @@ struct Evaluation {
 
   /// The candidates the engine may offer: those its profile refuses without a row
   /// (Profile::cache_refusal; 5 of 7 candidates under SGLang) are refused, make_plan decides the
-  /// rest. `profile`: the engine's profile for the variant; `batch`: the batch it resolves.
+  /// rest. `profile`: the engine's profile for the variant.
   Candidates offered_caches(const ModelSpec& model, const FitVariant& variant, const std::vector<CacheDtypes>& all,
-                            std::uint64_t& batch, std::shared_ptr<const Profile>& profile) {
+                            std::shared_ptr<const Profile>& profile) {
     const EngineEntry& engine = find_engine(request.base.runtime, request.base.names.runtime);
     try {
       profile = engine.make(variant.spec, gpus, request.base);
@@ -221,8 +223,8 @@ struct Evaluation {
       refuse(model, variant.format, "", error.what());
       return {};
     }
-    batch = request.base.batch_given ? request.base.batch : profile->default_batch().value_or(request.base.batch);
     Candidates out;
+    out.batch = rows_batch(request.base, *profile);
     for (std::size_t i = 0; i < all.size(); ++i) {
       if (std::optional<CacheRefusal> refused = profile->cache_refusal(all[i])) {
         // What its row would say (its finding, or the Error make_plan would throw), without pricing it.
@@ -243,9 +245,8 @@ struct Evaluation {
   }
 
   void evaluate(const ModelSpec& model, const FitVariant& variant) {
-    std::uint64_t batch = request.base.batch;
     std::shared_ptr<const Profile> profile;
-    Candidates candidates = offered_caches(model, variant, cache_candidates(variant.spec, request.quality), batch, profile);
+    Candidates candidates = offered_caches(model, variant, cache_candidates(variant.spec, request.quality), profile);
     std::vector<Row> rows = candidates.caches.empty() ? std::vector<Row>{} : plan_rows(model, variant, candidates, profile);
     profile.reset();  // find_limits builds its own, for its batch
     // Drop what the engine does not offer (a blocking finding naming the dtype) and what resolves
@@ -270,9 +271,9 @@ struct Evaluation {
     LimitsRequest limits_request;
     limits_request.plan = request.base;
     limits_request.plan.caches = kept_caches;
-    // The batch the probe resolved (the engine's default when none was given), as find_limits would
-    // resolve it: it then builds no profile only to ask.
-    limits_request.plan.batch = batch;
+    // The batch the rows were priced at (the engine's default when none was given), as find_limits
+    // would resolve it: it then builds no profile only to ask.
+    limits_request.plan.batch = candidates.batch;
     limits_request.plan.batch_given = true;
     limits_request.search_uncapped_ctx = false;
     limits_request.search_gpus = false;

@@ -386,7 +386,7 @@ Plan make_plan_with(std::shared_ptr<const Profile> made, const ModelSpec& model,
                             contexts.size(), caches.size(), kMaxPlanRows));
 
   RowQuery query;
-  query.batch = request.batch_given ? request.batch : profile.default_batch().value_or(request.batch);
+  query.batch = rows_batch(request, profile);
   query.weight_dtype = request.weight_dtype;
   query.ctx_is_total = request.contexts.empty() ? profile.default_contexts_are_totals() : request.contexts_are_totals;
   query.section_words = request.section_words;

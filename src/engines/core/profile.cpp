@@ -81,6 +81,10 @@ const GpuSpec& single_gpu(const std::vector<GpuSpec>& gpus, std::string_view eng
   return gpus.front();
 }
 
+std::uint64_t rows_batch(const PlanRequest& request, const Profile& profile) {
+  return request.batch_given ? request.batch : profile.default_batch().value_or(request.batch);
+}
+
 const EngineOption* find_option(const PlanRequest& request, std::string_view name) {
   for (const EngineOption& option : request.engine_options)
     if (option.name == name) return &option;

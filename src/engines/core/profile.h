@@ -205,6 +205,10 @@ std::span<const EngineEntry> engines();
 /// The engine of a --runtime name or alias; Error naming `setting` (with the known names) otherwise.
 const EngineEntry& find_engine(std::string_view name, std::string_view setting);
 
+/// The batch a request's rows are priced at: the one the user gave, else the engine's default
+/// (llama.cpp's -np, OLLAMA_NUM_PARALLEL), else the request's.
+std::uint64_t rows_batch(const PlanRequest& request, const Profile& profile);
+
 /// The request's value of one of the engine's options, or nullptr when not given.
 const EngineOption* find_option(const PlanRequest& request, std::string_view name);
 

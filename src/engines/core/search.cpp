@@ -186,25 +186,24 @@ std::optional<std::uint64_t> largest_holding_guided(std::uint64_t limit, Probe p
     if (!holds(1)) return std::nullopt;
     return largest_in(1, limit, probe, holds, guess, extrapolate);
   }
-  // Stretch by stretch: [start, the next step - 1], then [start, limit]. `low`: every n up to it
-  // holds (0: none known). A stretch probed at its end first holds whole when that end holds.
-  std::uint64_t low = 0;
+  // Stretch by stretch: [start, the next step - 1], then [start, limit]; every n below `start`
+  // holds. The largest n of a stretch that holds with every n before it, 0 when none does: a
+  // stretch probed at its end first holds whole when that end holds.
   std::uint64_t start = 1;
-  const auto stretch = [&](std::uint64_t end) -> std::optional<std::uint64_t> {
+  const auto stretch = [&](std::uint64_t end) -> std::uint64_t {
     if (probe == Probe::from_limit && holds(end)) return end;
-    if (!holds(start)) return low;  // the stretch's first value: the answer is the one before it
+    if (!holds(start)) return start - 1;
     return largest_in(start, end, probe, holds, guess, extrapolate);
   };
+  const auto answer = [](std::uint64_t n) { return n == 0 ? std::nullopt : std::optional<std::uint64_t>(n); };
   for (const std::uint64_t step : steps) {
     if (step <= start) continue;
     if (step > limit) break;
-    const std::optional<std::uint64_t> last = stretch(step - 1);
-    if (*last < step - 1) return *last == 0 ? std::nullopt : last;
-    low = step - 1;
+    const std::uint64_t last = stretch(step - 1);
+    if (last < step - 1) return answer(last);
     start = step;
   }
-  const std::optional<std::uint64_t> last = stretch(limit);
-  return *last == 0 ? std::nullopt : last;
+  return answer(stretch(limit));
 }
 
 /// Profile::shrink_points up to a value, for one search's axis; empty: none.
@@ -369,7 +368,7 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
 
   // The batch an engine option sets (-np) becomes the request's own, so that the searches may vary it.
   PlanRequest searchable = base;
-  searchable.batch = base.batch_given ? base.batch : engine.make(model, gpus, base)->default_batch().value_or(base.batch);
+  searchable.batch = base.batch_given ? base.batch : rows_batch(base, *engine.make(model, gpus, base));
   searchable.batch_given = true;
   std::erase_if(searchable.engine_options,
                 [](const EngineOption& option) { return is_one_of(option.name, kBatchOptions); });

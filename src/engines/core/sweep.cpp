@@ -25,7 +25,7 @@ std::vector<SweptOut> sweep_rows(const ModelSpec& model, const std::vector<GpuSp
   const std::optional<MemoryRoom> room = memory_room(request, gpus.front());
 
   RowQuery query;
-  query.batch = request.batch_given ? request.batch : profile->default_batch().value_or(request.batch);
+  query.batch = rows_batch(request, *profile);
   query.weight_dtype = request.weight_dtype;
   query.ctx_is_total = request.contexts.empty() ? profile->default_contexts_are_totals() : request.contexts_are_totals;
 
