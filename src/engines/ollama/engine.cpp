@@ -239,7 +239,7 @@ class OllamaProfile final : public Profile {
       if (query.cache.k != query.cache.v) throw Error("Ollama stores K and V at one type (OLLAMA_KV_CACHE_TYPE)");
       options.kv_cache_type = parse_ollama_kv_type(query.cache.k->name == "fp16" ? "f16" : query.cache.k->name, kv_dtype_flag_);
     }
-    r = plan_ollama(model_, devices_, options, query.ctx, parallel_for(query), &facts_, view_ ? &*view_ : nullptr);
+    r = plan_ollama(model_, devices_, options, query.ctx, parallel_for(query), &facts_, &view_);
     if (options.words) r.rules.insert(r.rules.begin() + 1, ctx_rule(query.ctx));  // a probe's rules are never read
 
     Row row;
@@ -412,7 +412,7 @@ class OllamaProfile final : public Profile {
   std::vector<std::uint64_t> shrink_points(const RowQuery& query, SearchAxis axis, std::uint64_t up_to) const override {
     // The rows' own num_ctx and this profile's parallel slots, as price() hands them to plan_ollama.
     return ollama_shrink_points(model_, devices_, options_, query.ctx, parallel_for(query), axis == SearchAxis::batch,
-                                up_to, &facts_, view_ ? &*view_ : nullptr);
+                                up_to, &facts_, &view_);
   }
 
   /// On several GPUs Ollama (or llama-server's --fit) chooses the layer split by the memory each row
@@ -445,7 +445,7 @@ class OllamaProfile final : public Profile {
   const ModelSpec& model_;
   LlamaCppModelFacts facts_;  ///< read once: every row places the same tensors
   /// The model as Ollama reads it, once (fit plans a model thousands of times).
-  std::optional<OllamaModelView> view_;
+  OllamaModelView view_;
   OllamaOptions options_;
   Modelfile modelfile_;
   std::vector<OllamaDevice> devices_;
