@@ -40,6 +40,15 @@ Row shrink_row_at(const ModelSpec& model, const std::vector<GpuSpec>& gpus, std:
   return make_plan(model, gpus, request).rows.at(0);
 }
 
+/// find_limits' largest context and batch for `plan` (no GPU search, no uncapped context).
+Limits shrink_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const PlanRequest& plan) {
+  LimitsRequest request;
+  request.plan = plan;
+  request.search_gpus = false;
+  request.search_uncapped_ctx = false;
+  return find_limits(model, gpus, request);
+}
+
 std::uint32_t shrink_num_batch(const Row& row) { return ollama_result(row)->num_batch; }
 
 const ModelSpec& shrink_gpt_oss() { return *builtin_models().find("gpt-oss-20b"); }
@@ -98,11 +107,7 @@ TEST_CASE("ollama shrink: the largest batch is one whose every smaller batch fit
   CHECK(shrink_row_at(shrink_gpt_oss(), shrink_a100(), 4096, 212, budget).fits);
   CHECK_FALSE(shrink_row_at(shrink_gpt_oss(), shrink_a100(), 4096, 213, budget).fits);
 
-  LimitsRequest request;
-  request.plan = shrink_request(4096, 1, budget);
-  request.search_gpus = false;
-  request.search_uncapped_ctx = false;
-  const Limits limits = find_limits(shrink_gpt_oss(), shrink_a100(), request);
+  const Limits limits = shrink_limits(shrink_gpt_oss(), shrink_a100(), shrink_request(4096, 1, budget));
   REQUIRE(limits.caches.size() == 1);
   const CacheLimits& found = limits.caches.front();
   REQUIRE(found.max_batch);
@@ -157,11 +162,7 @@ TEST_CASE("ollama shrink: E3 on two GPUs spreads at 25 sequences, and with a bud
   query.ctx = 4096;
   const std::vector<std::uint64_t> steps = profile->shrink_points(query, SearchAxis::batch, 256);
   CHECK(std::find(steps.begin(), steps.end(), 25) != steps.end());
-  LimitsRequest limits_request;
-  limits_request.plan = request;
-  limits_request.search_gpus = false;
-  limits_request.search_uncapped_ctx = false;
-  const Limits limits = find_limits(model, two, limits_request);
+  const Limits limits = shrink_limits(model, two, request);
   REQUIRE(limits.caches.front().max_batch);
   const std::uint64_t answer = *limits.caches.front().max_batch;
   CHECK(answer == 19);
@@ -238,11 +239,7 @@ TEST_CASE("ollama shrink: E1 on unlike GPUs moves a layer as the context grows, 
   CHECK_FALSE(row_at(13000).fits);
   CHECK(row_at(14000).headroom_bytes == 78428160);
 
-  LimitsRequest limits_request;
-  limits_request.plan = request;
-  limits_request.search_gpus = false;
-  limits_request.search_uncapped_ctx = false;
-  const Limits limits = find_limits(model, mixed, limits_request);
+  const Limits limits = shrink_limits(model, mixed, request);
   REQUIRE(limits.caches.front().max_ctx);
   CHECK(*limits.caches.front().max_ctx == 12469);
 

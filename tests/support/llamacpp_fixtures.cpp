@@ -70,6 +70,14 @@ void ffn(GgufWriter& w, std::uint32_t i, bool norm = true) {
   w.add_tensor(blk(i, "ffn_down.weight"), kF32, {kFf, kEmbd});
 }
 
+/// Gemma 2 to 4's layer: attention and the FFN, each followed by a norm of its own.
+void sandwich_layer(GgufWriter& w, std::uint32_t i, std::uint64_t head, std::uint64_t kv_heads, bool qk_norm) {
+  attention(w, i, head, kv_heads, qk_norm);
+  w.add_tensor(blk(i, "post_attention_norm.weight"), kF32, {kEmbd});
+  ffn(w, i);
+  w.add_tensor(blk(i, "post_ffw_norm.weight"), kF32, {kEmbd});
+}
+
 void experts(GgufWriter& w, std::uint32_t i, std::uint64_t n_ff_exp) {
   w.add_tensor(blk(i, "ffn_norm.weight"), kF32, {kEmbd});
   w.add_tensor(blk(i, "ffn_gate_inp.weight"), kF32, {kEmbd, 4});
@@ -145,10 +153,7 @@ GgufWriter gemma(int version, std::uint32_t layers, std::optional<std::uint32_t>
   if (pattern) w.add_uint32(arch + ".attention.sliding_window_pattern", *pattern);
   embeddings(w, false);  // gemma2 never reads output.weight: the head is tied
   for (std::uint32_t i = 0; i < layers; ++i) {
-    attention(w, i, 64, 2, version == 3);
-    w.add_tensor(blk(i, "post_attention_norm.weight"), kF32, {kEmbd});
-    ffn(w, i);
-    w.add_tensor(blk(i, "post_ffw_norm.weight"), kF32, {kEmbd});
+    sandwich_layer(w, i, 64, 2, version == 3);
   }
   return w;
 }
@@ -487,10 +492,7 @@ GgufWriter gemma3n(std::uint32_t layers) {
   w.add_tensor("per_layer_proj_norm.weight", kF32, {per_layer});
   w.add_tensor("output_norm.weight", kF32, {kEmbd});
   for (std::uint32_t i = 0; i < layers; ++i) {
-    attention(w, i, 64, 2, true);
-    w.add_tensor(blk(i, "post_attention_norm.weight"), kF32, {kEmbd});
-    ffn(w, i);
-    w.add_tensor(blk(i, "post_ffw_norm.weight"), kF32, {kEmbd});
+    sandwich_layer(w, i, 64, 2, true);
     w.add_tensor(blk(i, "inp_gate.weight"), kF32, {kEmbd, per_layer});
     w.add_tensor(blk(i, "proj.weight"), kF32, {per_layer, kEmbd});
     w.add_tensor(blk(i, "post_norm.weight"), kF32, {kEmbd});
@@ -529,10 +531,7 @@ GgufWriter gemma4() {
   w.add_tensor("rope_freqs.weight", kF32, {32});
   for (std::uint32_t i = 0; i < 6; ++i) {
     const bool sliding = i % 2 == 0;
-    attention(w, i, sliding ? 32 : 64, sliding ? 2 : 1, true);
-    w.add_tensor(blk(i, "post_attention_norm.weight"), kF32, {kEmbd});
-    ffn(w, i);
-    w.add_tensor(blk(i, "post_ffw_norm.weight"), kF32, {kEmbd});
+    sandwich_layer(w, i, sliding ? 32 : 64, sliding ? 2 : 1, true);
   }
   return w;
 }
