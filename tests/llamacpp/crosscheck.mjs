@@ -10,15 +10,17 @@
 //    llama.cpp v0.4.0, CPU) at several context sizes (some not multiples of 256), 1 and 4 sequences,
 //    and every K/V type pair of f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl (the 9 x 9 matrix at two
 //    sizes, K = V at the others; flash attention on where V is quantized, off otherwise),
-// 3. runs `kvplan --runtime llama.cpp --format json -ngl 0` with the settings llama.cpp was handed
-//    (n_ctx, sequences, n_batch = n_ubatch as node-llama-cpp passes them: it raises the batch to 513
-//    for sliding-window models) and asserts, per configuration: the context llama.cpp settled on
+// 3. hands kvplan the settings llama.cpp was handed (n_ctx, sequences, n_batch = n_ubatch as
+//    node-llama-cpp passes them: it raises the batch to 513 for sliding-window models) as
+//    `llama-server -m F -ngl 0 -c ... -ctk ... -fa ...` command lines, a fixture's all in one
+//    `kvplan check --format json` (and one of them as `kvplan --runtime llama.cpp ...` too, whose
+//    document must equal check's), and asserts, per configuration: the context llama.cpp settled on
 //    (n_ctx, n_ctx_seq, n_batch, n_ubatch) equal; per cache cells, layers and streams equal, K and V
 //    within 0.005 MiB of llama.cpp's log line; recurrent cells, layers, R and S within 0.005 MiB;
 //    all cache bytes together inside the exact range llama.cpp's memory breakdown gives (+-53 B);
 //    the memory-mapped model buffer and the output buffer within 0.005 MiB. Where llama.cpp refuses
 //    a configuration (a quantized V cache without flash attention; K != V types on an MLA model),
-//    kvplan must refuse it too, exit 2, quoting llama.cpp's message.
+//    kvplan must refuse it too (an invalid deployment: exit 2), quoting llama.cpp's message.
 // 4. prints one line per mismatch, and "N passed, N failed" last (exit 1 when any failed).
 //
 // Also, for information (never a failure): node-llama-cpp's own estimator (GgufInsights, what
@@ -101,7 +103,7 @@ function configsFor(name, file) {
         for (const nCtx of TOTALS) {
             // every K/V pair at two sizes with one sequence and at one with four (the pairs' arithmetic
             // does not depend on the sequences; the streams are checked at every size), K = V at all
-            // four: 297 configurations a fixture, which keeps CI's cross-check near 5 minutes
+            // four: 297 configurations a fixture, which keeps CI's cross-check near 2.5 minutes
             const matrix = nCtx === 5000 || (nCtx === 1000 && sequences === 1);
             const here = matrix ? pairs : TYPES.map((t) => [t, t]);
             for (const [k, v] of here)
@@ -177,9 +179,9 @@ function runLlamaCpp(configs, workDir, tag) {
     });
 }
 
-function runKvplan(kvplan, args) {
+function runKvplan(kvplan, args, workDir) {
     return new Promise((resolve) => {
-        const child = spawn(kvplan, args, { stdio: ["ignore", "pipe", "pipe"] });
+        const child = spawn(kvplan, args, { stdio: ["ignore", "pipe", "pipe"], cwd: workDir });
         let stdout = "", stderr = "";
         child.stdout.on("data", (d) => (stdout += d));
         child.stderr.on("data", (d) => (stderr += d));
@@ -187,15 +189,52 @@ function runKvplan(kvplan, args) {
     });
 }
 
-// The kvplan command line for what llama.cpp was handed.
-function kvplanArgs(config, passed) {
+// The llama-server command line for what llama.cpp was handed (the engine's own flags, as kvplan
+// reads them with --runtime llama.cpp and in `kvplan check`).
+function llamaServerWords(config, passed) {
     return [
-        "--runtime", "llama.cpp", "--model", config.model, "--gpu", "24GiB", "--format", "json", "-ngl", "0",
+        "llama-server", "-m", config.model, "-ngl", "0",
         "-c", String(passed.contextSize), "-np", String(config.sequences),
         "-b", String(passed.batchSize), "-ub", String(passed.batchSize),
         "-ctk", config.typeK, "-ctv", config.typeV, "-fa", config.flashAttention,
         ...(config.swaFull ? ["--swa-full"] : []),
     ];
+}
+
+// kvplan's answer for every configuration of a fixture from one process: `kvplan check` reads them
+// as llama-server command lines, one deployment each, and its JSON holds each one's whole
+// `kvplan --format json` document (`plan`) or, for a refused one, the reason (a process per
+// configuration spent most of the cross-check's time starting processes). One configuration is
+// also asked of `kvplan --runtime llama.cpp` directly, and its document must equal check's plan.
+// Returns id -> {refused: reason | null, doc}, or {error} for all when check did not answer.
+async function kvplanAnswers(kvplan, workDir, name, configs, results) {
+    const asked = configs.filter((c) => results.get(c.id)?.nodeLlamaCpp?.passedToLlamaCpp != null);
+    const answers = new Map();
+    if (asked.length === 0) return answers;
+    const file = path.join(workDir, `deployments-${name}.json`);
+    fs.writeFileSync(file, JSON.stringify({
+        deployments: asked.map((c) => ({ name: c.id, gpu: "24GiB", command: llamaServerWords(c, results.get(c.id).nodeLlamaCpp.passedToLlamaCpp) })),
+    }));
+    const run = await runKvplan(kvplan, ["check", "--format", "json", file], workDir);
+    let report = null;
+    try {
+        report = JSON.parse(run.stdout);
+    } catch {
+        for (const c of asked) answers.set(c.id, { error: `kvplan check exited ${run.code}: ${run.stderr.trim()}` });
+        return answers;
+    }
+    for (const d of report.deployments)
+        answers.set(d.name, d.verdict === "invalid" ? { refused: d.reason }
+            : d.plan == null ? { error: `kvplan check: ${d.verdict}: ${d.reason}` } : { refused: null, doc: d.plan });
+    // the plain command line, for the first configuration kvplan sized
+    const first = asked.find((c) => answers.get(c.id)?.doc != null);
+    if (first != null) {
+        const words = llamaServerWords(first, results.get(first.id).nodeLlamaCpp.passedToLlamaCpp).slice(1);
+        const direct = await runKvplan(kvplan, ["--runtime", "llama.cpp", "--gpu", "24GiB", "--format", "json", ...words], workDir);
+        const same = direct.code === 0 && JSON.stringify(JSON.parse(direct.stdout)) === JSON.stringify(answers.get(first.id).doc);
+        if (!same) answers.get(first.id).directDiffers = `kvplan --runtime llama.cpp (exit ${direct.code}) and kvplan check differ: ${direct.stderr.trim()}`;
+    }
+    return answers;
 }
 
 async function pool(items, width, fn) {
@@ -217,18 +256,23 @@ const within = (bytes, printedMiB) => Math.abs(bytes / MiB - printedMiB) <= 0.00
 function compare(config, lc, modelReport, kv) {
     const problems = [];
     const p = (what) => problems.push(what);
-    if (!lc.ok) {
-        // llama.cpp refused: kvplan must refuse with llama.cpp's words
-        const why = String(lc.error ?? "").replace(/^.*?llama_init_from_model: /, "").trim();
-        if (kv.code !== 2) p(`llama.cpp refused ("${why}") but kvplan exited ${kv.code}`);
-        else if (why === "" || !kv.stderr.includes(why)) p(`llama.cpp refused with "${why}", kvplan said: ${kv.stderr.trim()}`);
-        return { problems, refused: true };
-    }
-    if (kv.code !== 0) {
-        p(`kvplan exited ${kv.code}: ${kv.stderr.trim()}`);
+    if (kv == null || kv.error != null) {
+        p(kv?.error ?? "kvplan gave no answer");
         return { problems };
     }
-    const doc = JSON.parse(kv.stdout);
+    if (!lc.ok) {
+        // llama.cpp refused: kvplan must refuse (an invalid deployment, exit 2) with llama.cpp's words
+        const why = String(lc.error ?? "").replace(/^.*?llama_init_from_model: /, "").trim();
+        if (kv.refused == null) p(`llama.cpp refused ("${why}") but kvplan sized it`);
+        else if (why === "" || !kv.refused.includes(why)) p(`llama.cpp refused with "${why}", kvplan said: ${kv.refused}`);
+        return { problems, refused: true };
+    }
+    if (kv.refused != null) {
+        p(`kvplan refused: ${kv.refused}`);
+        return { problems };
+    }
+    if (kv.directDiffers != null) p(kv.directDiffers);
+    const doc = kv.doc;
     const r = doc.llamacpp.rows[0];
     for (const key of ["n_ctx", "n_ctx_seq", "n_batch", "n_ubatch", "n_seq_max"])
         if (Number(lc.context[key]) !== r[key]) p(`${key}: llama.cpp ${lc.context[key]}, kvplan ${r[key]}`);
@@ -342,26 +386,29 @@ async function main() {
     const models = new Map();
     const summary = { contexts: 0, failed: 0 };
     // Two fixtures at a time: each engine process spends most of its time loading and allocating,
-    // and the suite has two cores (CI's time budget is the reason).
+    // and the suite has two cores (CI's time budget is the reason). kvplan answers a fixture as
+    // soon as llama.cpp has.
     const runs = await pool(names, 2, async (name) => {
         const own = configsFor(name, path.join(fixtureDir, `${name}.gguf`));
-        return { own, run: await runLlamaCpp(own, opts.workDir, name) };
+        const run = await runLlamaCpp(own, opts.workDir, name);
+        return { own, run, answers: await kvplanAnswers(opts.kvplan, opts.workDir, name, own, run.results) };
     });
-    for (const { own, run } of runs) {
+    const answers = new Map();
+    for (const { own, run, answers: mine } of runs) {
         for (const [k, v] of run.results) results.set(k, v);
         for (const [k, v] of run.models) models.set(k, v);
+        for (const [k, v] of mine) answers.set(k, v);
         summary.contexts += run.contexts;
         summary.failed += run.refused;
         configs.push(...own);
     }
 
-    const checked = await pool(configs, 2, async (config) => {
+    const checked = configs.map((config) => {
         const lc = results.get(config.id);
         if (lc == null) return { config, problems: ["no llama.cpp result"] };
         const passed = lc.nodeLlamaCpp?.passedToLlamaCpp;
         if (passed == null) return { config, lc, problems: [`llama.cpp: ${lc.error}`] };
-        const kv = await runKvplan(opts.kvplan, kvplanArgs(config, passed));
-        return { config, lc, ...compare(config, lc, models.get(config.model), kv) };
+        return { config, lc, ...compare(config, lc, models.get(config.model), answers.get(config.id)) };
     });
 
     let passedCount = 0, failedCount = 0, refusals = 0;
