@@ -248,7 +248,6 @@ struct Evaluation {
     std::shared_ptr<const Profile> profile;
     Candidates candidates = offered_caches(model, variant, cache_candidates(variant.spec, request.quality), profile);
     std::vector<Row> rows = candidates.caches.empty() ? std::vector<Row>{} : plan_rows(model, variant, candidates, profile);
-    profile.reset();  // find_limits builds its own, for its batch
     // Drop what the engine does not offer (a blocking finding naming the dtype) and what resolves
     // to a cache already seen ("auto" may mean one of the quantized ones).
     std::vector<CacheDtypes> kept_caches;
@@ -281,7 +280,8 @@ struct Evaluation {
     limits_request.known_rows = kept_rows;  // make_plan's rows at the asked context and batch
     Limits limits;
     try {
-      limits = find_limits(variant.spec, gpus, limits_request);
+      // Its profiles, for the rows' batch, share what this variant's read of the model (remake).
+      limits = find_limits_with(profile.get(), variant.spec, gpus, limits_request);
     } catch (const Error& error) {
       refuse(model, variant.format, "", error.what());
       return;

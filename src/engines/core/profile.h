@@ -120,6 +120,16 @@ class Profile {
     return std::nullopt;
   }
 
+  /// The profile make() builds for this profile's model under `gpus` and `request`, sharing what
+  /// this one read of the model alone (llama.cpp's and Ollama's tensor facts, a third of an Ollama
+  /// build); nullptr when the engine has nothing to share (the caller then calls make()). kvplan
+  /// fit's searches build theirs, for the batch its rows were priced at, from the one that priced them.
+  virtual std::shared_ptr<const Profile> remake(const std::vector<GpuSpec>& gpus, const PlanRequest& request) const {
+    (void)gpus;
+    (void)request;
+    return nullptr;
+  }
+
   /// True when rows depend on the batch the profile was built with (PlanRequest::batch), not only
   /// on the row's own (RowQuery::batch): Ollama sizes its parallel slots by it. The batch search
   /// then builds a profile for every batch it tries; a profile that says false is reused (under

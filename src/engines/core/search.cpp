@@ -303,17 +303,26 @@ PlanRequest deployment_request(const PlanRequest& base, const EngineEntry& engin
   return request;
 }
 
+/// engine.make(), sharing what `from` (a profile of the same model, or null) read of the model
+/// alone when its engine can (Profile::remake).
+std::shared_ptr<const Profile> make_like(const Profile* from, const EngineEntry& engine, const ModelSpec& model,
+                                         const std::vector<GpuSpec>& gpus, const PlanRequest& request) {
+  if (from)
+    if (std::shared_ptr<const Profile> made = from->remake(gpus, request)) return made;
+  return engine.make(model, gpus, request);
+}
+
 /// The first deployment in `order` on which the row fits; the ones before it that the engine
-/// cannot plan are listed in `skipped`.
-void fewest_gpus(const ModelSpec& model, const GpuSpec& card, const EngineEntry& engine, const PlanRequest& base,
-                 const std::vector<GpuDeployment>& order, RowQuery query, const std::optional<MemoryRoom>& room,
-                 CacheLimits& out) {
+/// cannot plan are listed in `skipped`. `from`: a profile of the model, to share (make_like).
+void fewest_gpus(const ModelSpec& model, const GpuSpec& card, const EngineEntry& engine, const Profile& from,
+                 const PlanRequest& base, const std::vector<GpuDeployment>& order, RowQuery query,
+                 const std::optional<MemoryRoom>& room, CacheLimits& out) {
   for (const GpuDeployment& d : order) {
     const std::vector<GpuSpec> gpus(d.gpus, card);
     const PlanRequest request = deployment_request(base, engine, d);
     std::optional<Row> row;
     try {
-      const std::shared_ptr<const Profile> profile = engine.make(model, gpus, request);
+      const std::shared_ptr<const Profile> profile = make_like(&from, engine, model, gpus, request);
       row = try_settle(*profile, query, model, gpus, room);
     } catch (const Error& error) {
       // Not a deployment this engine runs (its tp must divide the heads, it plans one GPU, ...).
@@ -353,6 +362,11 @@ std::vector<GpuDeployment> gpu_search_order(bool has_pipeline, std::uint32_t max
 }
 
 Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const LimitsRequest& request) {
+  return find_limits_with(nullptr, model, gpus, request);
+}
+
+Limits find_limits_with(const Profile* made, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+                        const LimitsRequest& request) {
   const PlanRequest& base = request.plan;
   if (gpus.empty()) throw Error(fmt::format("{}: no GPU to plan for", base.names.gpu));
   const EngineEntry& engine = find_engine(base.runtime, base.names.runtime);
@@ -368,11 +382,11 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
 
   // The batch an engine option sets (-np) becomes the request's own, so that the searches may vary it.
   PlanRequest searchable = base;
-  searchable.batch = base.batch_given ? base.batch : rows_batch(base, *engine.make(model, gpus, base));
+  searchable.batch = base.batch_given ? base.batch : rows_batch(base, *make_like(made, engine, model, gpus, base));
   searchable.batch_given = true;
   std::erase_if(searchable.engine_options,
                 [](const EngineOption& option) { return is_one_of(option.name, kBatchOptions); });
-  const std::shared_ptr<const Profile> profile = engine.make(model, gpus, searchable);
+  const std::shared_ptr<const Profile> profile = make_like(made, engine, model, gpus, searchable);
   Limits limits;
   limits.runtime = std::string(engine.name);
   limits.settings = profile->settings();
@@ -438,7 +452,7 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
       PlanRequest with_batch = searchable;
       with_batch.batch = batch;
       try {
-        return try_settle(*engine.make(model, gpus, with_batch), q, model, gpus, room);
+        return try_settle(*make_like(profile.get(), engine, model, gpus, with_batch), q, model, gpus, room);
       } catch (const Error& error) {
         if (error.code() == ExitCode::unsupported_architecture) throw;
         return std::nullopt;
@@ -471,7 +485,7 @@ Limits find_limits(const ModelSpec& model, const std::vector<GpuSpec>& gpus, con
     out.batch_stop = batch.stop;
     out.max_batch_row = std::move(batch.row);
 
-    if (request.search_gpus) fewest_gpus(model, gpus.front(), engine, searchable, limits.tried, query, room, out);
+    if (request.search_gpus) fewest_gpus(model, gpus.front(), engine, *profile, searchable, limits.tried, query, room, out);
     // The cache as the rows resolved it ("auto" becomes the dtype it meant).
     out.cache = cache;
     for (const std::optional<Row>* row : {&out.max_ctx_row, &out.max_batch_row, &out.min_gpus_row})

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engines/core/profile.h"
+#include "kvplan/search.h"
 
 namespace kvplan {
 
@@ -28,6 +29,12 @@ std::optional<MemoryRoom> memory_room(const PlanRequest& request, const GpuSpec&
 /// profile reads when no engine option names a cache type): kvplan fit has one built already.
 Plan make_plan_with(std::shared_ptr<const Profile> profile, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                     const PlanRequest& request);
+
+/// find_limits with a profile the caller built by its engine's make() for the same model (any GPUs
+/// and settings): the searches' profiles share what it read of the model alone (Profile::remake).
+/// kvplan fit has one built already. `made` may be null.
+Limits find_limits_with(const Profile* made, const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+                        const LimitsRequest& request);
 
 /// The row `query` asks for, priced by `profile` and decided; within `room` when there is one.
 /// Throws Error as the profile does.

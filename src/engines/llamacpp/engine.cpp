@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -98,8 +99,13 @@ std::vector<KvBreakdownItem> breakdown_of(const LlamaCppResult& r, const ModelSp
 
 class LlamaCppProfile final : public Profile {
  public:
-  LlamaCppProfile(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const PlanRequest& request)
-      : model_(model), gpus_(gpus), facts_(llamacpp_facts(model)) {
+  /// `facts`: another profile's of the same model, or null to read them here (first: a file
+  /// llama.cpp cannot read is refused before the settings).
+  LlamaCppProfile(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const PlanRequest& request,
+                  std::shared_ptr<const LlamaCppModelFacts> facts = nullptr)
+      : model_(model),
+        gpus_(gpus),
+        facts_(facts ? std::move(facts) : std::make_shared<const LlamaCppModelFacts>(llamacpp_facts(model))) {
     const SettingNames& names = request.names;
     if (request.weight_dtype)
       throw Error(fmt::format("{} does not apply to the llama.cpp profile: llama.cpp runs the GGUF file's own tensors "
@@ -250,7 +256,7 @@ class LlamaCppProfile final : public Profile {
     }
     auto detail = std::make_shared<LlamaCppDetail>();
     LlamaCppResult& r = detail->result;
-    r = plan_llamacpp(model_, s, facts_);
+    r = plan_llamacpp(model_, s, *facts_);
     if (s.words) {
       std::vector<std::string> rules{why};
       rules.insert(rules.end(), common_rules_.begin(), common_rules_.end());
@@ -318,6 +324,11 @@ class LlamaCppProfile final : public Profile {
 
   /// -np is the row's batch (RowQuery::batch) unless given; the request's is only the settings' figure.
   bool depends_on_batch() const override { return false; }
+
+  std::shared_ptr<const Profile> remake(const std::vector<GpuSpec>& gpus, const PlanRequest& request) const override {
+    if (gpus.empty()) throw Error("no GPU to plan for");
+    return std::make_shared<LlamaCppProfile>(model_, gpus, request, facts_);
+  }
 
   std::string budget_semantics() const override {
     return "allocates what the rows need (model, cache and compute buffers)";
@@ -425,7 +436,7 @@ class LlamaCppProfile final : public Profile {
 
   const ModelSpec& model_;
   std::vector<GpuSpec> gpus_;
-  LlamaCppModelFacts facts_;
+  std::shared_ptr<const LlamaCppModelFacts> facts_;  ///< read once, shared by remake()'s profiles
   LlamaCppSettings base_;
   bool parallel_given_ = false;
   bool ngl_given_ = false;  ///< -ngl N: llama.cpp's --fit leaves it alone

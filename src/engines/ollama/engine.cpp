@@ -8,6 +8,8 @@
 #include <charconv>
 #include <fstream>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -94,10 +96,22 @@ const Dtype& row_dtype(std::string_view ggml_name) {
   return parse_kv_dtype(ggml_name, bf16);
 }
 
+/// What Ollama's rows read of the model alone: read once, shared by the profiles built from one
+/// another (Profile::remake; fit plans a model thousands of times).
+struct OllamaModelPart {
+  LlamaCppModelFacts facts;  ///< every row places the same tensors
+  OllamaModelView view;      ///< the model as Ollama reads it
+};
+
 class OllamaProfile final : public Profile {
  public:
-  OllamaProfile(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const PlanRequest& request)
-      : model_(model), facts_(llamacpp_facts(model)) {
+  /// `part`: another profile's of the same model, or null to read it here.
+  OllamaProfile(const ModelSpec& model, const std::vector<GpuSpec>& gpus, const PlanRequest& request,
+                std::shared_ptr<const OllamaModelPart> part = nullptr)
+      : model_(model), part_(std::move(part)) {
+    // The tensors are read first: a file llama.cpp cannot read is refused before the settings.
+    std::optional<LlamaCppModelFacts> facts;
+    if (!part_) facts = llamacpp_facts(model);
     const SettingNames& names = request.names;
     if (request.weight_dtype)
       throw Error(fmt::format("{} does not apply to the Ollama profile: Ollama runs the tag's GGUF blob (name the tag: "
@@ -206,7 +220,17 @@ class OllamaProfile final : public Profile {
     }
     // The model as Ollama reads it, after the settings are checked (their errors come first): a
     // model it cannot place (recurrent layers, no weights) is refused here, not at every row.
-    view_ = ollama_model_view(model, &facts_);
+    if (!part_) {
+      auto read = std::make_shared<OllamaModelPart>();
+      read->facts = std::move(*facts);
+      read->view = ollama_model_view(model, &read->facts);
+      part_ = std::move(read);
+    }
+  }
+
+  std::shared_ptr<const Profile> remake(const std::vector<GpuSpec>& gpus, const PlanRequest& request) const override {
+    if (gpus.empty()) throw Error("no GPU to plan for");
+    return std::make_shared<OllamaProfile>(model_, gpus, request, part_);
   }
 
   /// How Ollama treats system RAM in the era of the version, with its source.
@@ -239,7 +263,7 @@ class OllamaProfile final : public Profile {
       if (query.cache.k != query.cache.v) throw Error("Ollama stores K and V at one type (OLLAMA_KV_CACHE_TYPE)");
       options.kv_cache_type = parse_ollama_kv_type(query.cache.k->name == "fp16" ? "f16" : query.cache.k->name, kv_dtype_flag_);
     }
-    r = plan_ollama(model_, devices_, options, query.ctx, parallel_for(query), &facts_, &view_);
+    r = plan_ollama(model_, devices_, options, query.ctx, parallel_for(query), &part_->facts, &part_->view);
     if (options.words) r.rules.insert(r.rules.begin() + 1, ctx_rule(query.ctx));  // a probe's rules are never read
 
     Row row;
@@ -412,7 +436,7 @@ class OllamaProfile final : public Profile {
   std::vector<std::uint64_t> shrink_points(const RowQuery& query, SearchAxis axis, std::uint64_t up_to) const override {
     // The rows' own num_ctx and this profile's parallel slots, as price() hands them to plan_ollama.
     return ollama_shrink_points(model_, devices_, options_, query.ctx, parallel_for(query), axis == SearchAxis::batch,
-                                up_to, &facts_, &view_);
+                                up_to, &part_->facts, &part_->view);
   }
 
   /// On several GPUs Ollama (or llama-server's --fit) chooses the layer split by the memory each row
@@ -443,9 +467,7 @@ class OllamaProfile final : public Profile {
   }
 
   const ModelSpec& model_;
-  LlamaCppModelFacts facts_;  ///< read once: every row places the same tensors
-  /// The model as Ollama reads it, once (fit plans a model thousands of times).
-  OllamaModelView view_;
+  std::shared_ptr<const OllamaModelPart> part_;  ///< never null once built
   OllamaOptions options_;
   Modelfile modelfile_;
   std::vector<OllamaDevice> devices_;
