@@ -9,7 +9,8 @@
 ///   groups     = one per layer type, or, for hybrids, cdiv(layers of a type, group_size) each
 ///                (kv_cache_utils.py, _get_kv_cache_groups_uniform_page_size)
 ///   num_blocks = floor(available / page / layers per block)
-///   per request: full cdiv(max_len, B) (cdiv(cdiv(max_len, dcp), B) under -dcp); sliding cdiv(min(w - 1 + max_num_batched_tokens, max_len), B) + 1;
+///   per request: full cdiv(max_len, B) (a rank under -dcp: cdiv(cdiv(max_len, dcp), B));
+///                sliding cdiv(min(w - 1 + max_num_batched_tokens, max_len), B) + 1;
 ///                chunked cdiv(min(c + max_num_batched_tokens, max_len), B); Mamba 1 (2 with prefix caching)
 ///   "Maximum concurrency" = num_blocks / per-request blocks, summed over groups
 ///   "GPU KV cache size"   = num_blocks // groups x block_size [x dcp] (<= 0.20), int(concurrency x max_len) (>= 0.21)
