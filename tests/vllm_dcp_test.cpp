@@ -14,6 +14,7 @@
 #include "engines/vllm/rules.h"
 #include "kvplan/error.h"
 #include "kvplan/units.h"
+#include "loaders/logs/engine_log.h"
 #include "support/catalog_entries.h"
 #include "support/run_binary.h"
 
@@ -211,4 +212,22 @@ TEST_CASE("kvplan --runtime vllm -dcp: both spellings, the JSON, kvplan check an
   check_refused(run_kvplan("--runtime vllm --model deepseek-v3 --gpu h200 -tp 8 -dcp 8 --vllm-version 0.10"),
                 "under the 0.10 rules", 3);
   check_refused(run_kvplan("--runtime vllm --model deepseek-v3.2 --gpu h200 -tp 8 -dcp 8"), "DSA indexer cache", 3);
+}
+
+TEST_CASE("kvplan explain reads -dcp from a vLLM log: the args dict and the cp_world_size line", "[vllm][dcp][explain]") {
+  // The sentence is _report_kv_cache_config's format string (kv_cache_utils.py at 001cabc1,
+  // "Multiplying the GPU KV cache size by the cp_world_size %d (pcp_world_size %d * dcp_world_size
+  // %d).") with 8, 1, 8 filled in: no real log of a -dcp run was found to quote.
+  const logs::EngineLog multiplied = logs::read_engine_log(
+      "INFO 11-02 10:00:00 [kv_cache_utils.py:1087] Multiplying the GPU KV cache size by the cp_world_size 8 "
+      "(pcp_world_size 1 * dcp_world_size 8).\n");
+  REQUIRE(multiplied.setting("decode_context_parallel_size") != nullptr);
+  CHECK(multiplied.setting("decode_context_parallel_size")->value == "8");
+  // The API server's dict of the flags given (the same line as -tp's 'tensor_parallel_size').
+  const logs::EngineLog args = logs::read_engine_log(
+      "(APIServer pid=1) INFO 11-02 10:00:00 [utils.py:233] non-default args: {'model': 'deepseek-ai/DeepSeek-V3', "
+      "'tensor_parallel_size': 8, 'decode_context_parallel_size': 4}\n");
+  REQUIRE(args.setting("decode_context_parallel_size") != nullptr);
+  CHECK(args.setting("decode_context_parallel_size")->value == "4");
+  CHECK(args.setting("tensor_parallel_size")->value == "8");
 }
