@@ -16,6 +16,7 @@
 #include "kvplan/units.h"
 #include "loaders/logs/engine_log.h"
 #include "support/catalog_entries.h"
+#include "support/log_fixtures.h"
 #include "support/run_binary.h"
 
 using namespace kvplan;
@@ -230,4 +231,10 @@ TEST_CASE("kvplan explain reads -dcp from a vLLM log: the args dict and the cp_w
   REQUIRE(args.setting("decode_context_parallel_size") != nullptr);
   CHECK(args.setting("decode_context_parallel_size")->value == "4");
   CHECK(args.setting("tensor_parallel_size")->value == "8");
+  // vLLM 0.19's config line prints it among the parallel sizes (a real log: tests/fixtures/logs,
+  // "tensor_parallel_size=1, pipeline_parallel_size=1, data_parallel_size=1,
+  // decode_context_parallel_size=1").
+  const logs::EngineLog real = kvplan::testing::read_log_fixture("vllm-0.19-llama3.1-8b-h100.log");
+  REQUIRE(real.setting("decode_context_parallel_size") != nullptr);
+  CHECK(real.setting("decode_context_parallel_size")->value == "1");
 }
