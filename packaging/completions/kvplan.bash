@@ -40,7 +40,7 @@ _kvplan() {
                  --family --min-params --max-params --top --all
                  --runtime --ctx-size --parallel --batch-size --ubatch-size --cache-type-k --cache-type-v --flash-attn
                  --kv-unified --swa-full --n-gpu-layers --gpu-layers --split-mode --tensor-split --main-gpu
-                 --tensor-parallel-size --pipeline-parallel-size --pp-layer-partition --dtype --block-size --max-num-seqs --max-num-batched-tokens --kv-cache-memory
+                 --tensor-parallel-size --decode-context-parallel-size --pipeline-parallel-size --pp-layer-partition --dtype --block-size --max-num-seqs --max-num-batched-tokens --kv-cache-memory
                  --vllm-version --enable-prefix-caching --disable-hybrid-kv-cache-manager --enforce-eager --allow-long-max-model-len
                  --mem-fraction-static --context-length --tp-size --tp --pp-size --page-size --attention-backend
                  --max-total-tokens --max-running-requests --chunked-prefill-size --swa-full-tokens-ratio
@@ -127,7 +127,7 @@ _kvplan() {
     --num-batch) COMPREPLY=($(compgen -W "256 512 1024 2048" -- "$cur")); return ;;
     --modelfile) _kvplan_files; return ;;
     --ollama-version) COMPREPLY=($(compgen -W "0.5.12 0.6.8 0.11.3 0.20.0 0.30.0 latest" -- "$cur")); return ;;
-    --tensor-parallel-size|-tp|--pipeline-parallel-size|-pp) COMPREPLY=($(compgen -W "1 2 4 8" -- "$cur")); return ;;
+    --tensor-parallel-size|-tp|--decode-context-parallel-size|-dcp|--pipeline-parallel-size|-pp) COMPREPLY=($(compgen -W "1 2 4 8" -- "$cur")); return ;;
     --dtype) COMPREPLY=($(compgen -W "auto half float16 bfloat16 float float32" -- "$cur")); return ;;
     --block-size) COMPREPLY=($(compgen -W "16 32 64 128" -- "$cur")); return ;;
     --max-num-seqs) COMPREPLY=($(compgen -W "64 256 1024" -- "$cur")); return ;;

@@ -52,6 +52,10 @@ LogRequest vllm_request(const logs::EngineLog& log, Explanation& out) {
     req.option("tensor-parallel-size", tp, "-tp");
   if (const std::string pp = req.value("pipeline_parallel_size"); !pp.empty() && pp != "1")
     req.option("pipeline-parallel-size", pp, "-pp");
+  // Decode context parallelism splits each request's tokens over the TP ranks: the capacity and
+  // concurrency vLLM prints count it, so the plan must too.
+  if (const std::string dcp = req.value("decode_context_parallel_size"); !dcp.empty() && dcp != "1")
+    req.option("decode-context-parallel-size", dcp, "-dcp");
   if (const std::string version = req.value("vllm_version"); !version.empty()) {
     try {
       (void)parse_vllm_version(version, "vllm-version");

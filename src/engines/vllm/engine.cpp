@@ -20,8 +20,12 @@ namespace kvplan {
 
 namespace {
 
-constexpr std::array<OptionSpec, 13> kOptions = {{
+constexpr std::array<OptionSpec, 14> kOptions = {{
     {"tensor-parallel-size", "N", "GPUs one model is split across; figures are per GPU [default: 1]", "-tp"},
+    {"decode-context-parallel-size", "N",
+     "Of the tp ranks, how many split each request's tokens (decode context parallelism; MLA, or GQA when tp exceeds "
+     "the KV heads) [default: 1]",
+     "-dcp"},
     {"pipeline-parallel-size", "N", "Pipeline stages, each a share of the layers on its own tp GPUs [default: 1]", "-pp"},
     {"pp-layer-partition", "LIST",
      "Decoder layers per pipeline stage (10,22), as VLLM_PP_LAYER_PARTITION [default: even, the remainder before the last]",
@@ -72,6 +76,8 @@ VllmSettings base_settings(const PlanRequest& request) {
     s.max_num_batched_tokens = parse_positive_integer(o->value, o->shown_as);
   if (const EngineOption* o = text("kv-cache-memory")) s.kv_cache_memory_bytes = parse_memory_size(o->value, o->shown_as);
   if (const EngineOption* o = text("pipeline-parallel-size")) s.pipeline_parallel = parse_positive_u32(o->value, o->shown_as);
+  if (const EngineOption* o = text("decode-context-parallel-size"))
+    s.decode_context_parallel = parse_positive_u32(o->value, o->shown_as);
   if (const EngineOption* o = text("pp-layer-partition")) s.layer_partition = parse_layer_partition(o->value, o->shown_as);
   if (const EngineOption* o = text("dtype")) s.dtype = parse_vllm_dtype(o->value, o->shown_as);
   const EngineOption* version = text("vllm-version");
@@ -273,6 +279,11 @@ class VllmProfile final : public Profile {
                                     ? "ranks of a stage alike: the stage's weights / tp and the KV heads split (replicated "
                                       "when tp exceeds them); each stage its own layers, every stage the fewest blocks "
                                       "any stage has"
+                                    : r.decode_context_parallel > 1
+                                    ? fmt::format("every tensor-parallel rank alike: the checkpoint / tp and the KV heads "
+                                                  "split (replicated when tp exceeds them), each rank keeping 1/{} of every "
+                                                  "request's tokens (-dcp {})",
+                                                  r.decode_context_parallel, r.decode_context_parallel)
                                     : "every tensor-parallel rank alike: the checkpoint / tp and the KV heads split "
                                       "(replicated when tp exceeds them), the MLA latent whole on every rank");
     row.detail = std::move(detail);

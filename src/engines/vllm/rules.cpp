@@ -167,16 +167,95 @@ std::vector<LayerType> layer_types(const ModelSpec& model, const Dtype& dtype, c
   return types;
 }
 
-/// Blocks one request of `max_len` tokens needs in a group (kv_cache_interface.py,
-/// max_memory_usage_bytes / page).
-std::uint64_t blocks_per_request(const VllmGroup& group, std::uint64_t max_len, std::uint64_t mnbt, bool prefix_caching) {
+/// Blocks one request of `max_len` tokens needs in a group on one rank (kv_cache_interface.py,
+/// max_memory_usage_bytes / page). Under -dcp a full-attention or MLA rank keeps every dcp-th token
+/// of the request (FullAttentionSpec: cdiv(max_model_len, dcp x pcp) before the blocks); the other
+/// kinds never reach here with dcp > 1 (check_decode_context_parallel).
+std::uint64_t blocks_per_request(const VllmGroup& group, std::uint64_t max_len, std::uint64_t mnbt, bool prefix_caching,
+                                 std::uint32_t dcp) {
   switch (group.kind) {
     // Saturating sums: a window near 2^64 holds every token (a wrapped sum held almost none).
     case LayerKind::sliding: return ceil_div(std::min(saturating_add(group.window - 1, mnbt), max_len), group.block_size) + 1;
     case LayerKind::chunked: return ceil_div(std::min(saturating_add(group.window, mnbt), max_len), group.block_size);
     case LayerKind::linear: return prefix_caching ? 2 : 1;
-    default: return ceil_div(max_len, group.block_size);
+    default: return ceil_div(dcp > 1 ? ceil_div(max_len, dcp) : max_len, group.block_size);
   }
+}
+
+/// Decode context parallelism (-dcp), as vLLM checks it, and what it splits. The dcp ranks are
+/// the TP ranks (config/parallel.py, ParallelConfig._validate_parallel_config: "DCP reuses the TP
+/// ranks when PCP is disabled"), so the GPUs, the weights, the page and the blocks per rank are
+/// those without -dcp; what changes is that each rank keeps 1/dcp of every request's tokens
+/// (kv_cache_interface.py, FullAttentionSpec.max_memory_usage_bytes; MLAAttentionSpec inherits it).
+/// Read at vllm-project/vllm 001cabc1 (kv_cache_interface.py, kv_cache_utils.py), 0052a5b8
+/// (config/model.py) and 00193b82 (config/parallel.py).
+void check_decode_context_parallel(const ModelSpec& model, const VllmSettings& settings, std::vector<std::string>& rules) {
+  const std::uint32_t dcp = settings.decode_context_parallel;
+  const std::uint32_t tp = settings.tensor_parallel;
+  if (dcp == 0) throw Error("-dcp: must be at least 1");
+  if (dcp == 1) return;
+  // Without -dcp every rank keeps every token: an upper bound of the memory, never a false fit.
+  const auto not_modelled = [&](std::string_view what) {
+    return Error(fmt::format("-dcp {}: the vLLM profile does not model decode context parallelism {}; plan without -dcp "
+                             "for an upper bound (every rank keeping every token)",
+                             dcp, what),
+                 ExitCode::unsupported_architecture);
+  };
+  if (settings.version == VllmVersion::v0_10)
+    throw not_modelled("under the 0.10 rules (it arrived with PR #23734; give --vllm-version 0.11 or later)");
+  // ParallelConfig._validate_parallel_config (pcp == 1).
+  if (tp % dcp != 0) throw Error(fmt::format("-dcp {}: vLLM refuses it: tp_size={} must be divisible by dcp_size={}.", dcp, tp, dcp));
+  bool mla = false, full = false, sliding = false;
+  std::uint32_t kv_heads = 0;
+  for (const LayerSpec& layer : model.layers) {
+    switch (layer.kind) {
+      case LayerKind::mla: mla = true; break;
+      case LayerKind::full: full = true; break;
+      case LayerKind::sliding: sliding = true; break;
+      // ChunkedLocalAttentionSpec.max_memory_usage_bytes does not read dcp, and MambaSpec's state
+      // is per sequence: whether a dcp rank keeps all of it or a share is not stated in the source.
+      case LayerKind::chunked: throw not_modelled("with chunked-local attention layers (ChunkedLocalAttentionSpec)");
+      case LayerKind::linear: throw not_modelled("with recurrent (Mamba-style) state layers (MambaSpec)");
+      default: break;
+    }
+    if (layer.kind == LayerKind::full || layer.kind == LayerKind::sliding) {
+      if (kv_heads != 0 && layer.kv_heads != kv_heads) throw not_modelled("with layers of different KV head counts");
+      kv_heads = layer.kv_heads;
+    }
+  }
+  // SlidingWindowSpec.max_memory_usage_bytes asserts dcp == 1, and the startup check calls it.
+  // Without the hybrid manager, sliding layers beside full ones become FullAttentionSpec
+  // (unify_hybrid_kv_cache_specs) and are split like them.
+  if (sliding && (settings.hybrid_kv_cache_manager || !full))
+    throw Error(fmt::format("-dcp {}: vLLM stops at startup on sliding-window layers (\"DCP not support sliding window.\", "
+                            "SlidingWindowSpec)",
+                            dcp));
+  if (mla && (full || sliding)) throw not_modelled("with MLA and standard attention layers in one model");
+  if (!mla) {
+    // ModelConfig.verify_with_parallel_config: GQA/MQA needs each KV head replicated over at least
+    // dcp ranks, so that the replicas split the tokens instead.
+    if (model.attention_heads == 0 || kv_heads == 0 || model.attention_heads % kv_heads != 0)
+      throw not_modelled("without the model's attention and KV head counts (vLLM checks -dcp against both)");
+    if (tp <= kv_heads)
+      throw Error(fmt::format("-dcp {}: vLLM refuses it: tensor parallel size {} must be greater than total num kv heads {} "
+                              "when enable decode context parallel for GQA/MQA",
+                              dcp, tp, kv_heads));
+    if (dcp > tp / kv_heads)
+      throw Error(fmt::format("-dcp {}: vLLM refuses it: decode context parallel size must less than or equal to (tensor "
+                              "parallel size {} // total num kv heads {}) = {}, but got {}",
+                              dcp, tp, kv_heads, tp / kv_heads, dcp));
+    const std::uint32_t q_per_kv = model.attention_heads / kv_heads;
+    if (q_per_kv % dcp != 0)
+      throw Error(fmt::format("-dcp {}: vLLM refuses it: Total number of q per kv attn heads ({}) must be divisible by dcp "
+                              "world size when enable decode context parallel for GQA ({}).",
+                              dcp, q_per_kv, dcp));
+  }
+  rules.push_back(fmt::format(
+      "-dcp {}: the {} TP ranks form {} decode-context group{} of {}; each rank keeps 1/{} of every request's tokens{}, so a "
+      "request needs cdiv(cdiv(max_model_len, {}), block size) blocks a rank (FullAttentionSpec.max_memory_usage_bytes); "
+      "the page, the weights and the blocks of a rank are as without -dcp",
+      dcp, tp, tp / dcp, tp / dcp == 1 ? "" : "s", dcp, dcp,
+      mla ? " (the MLA latent, otherwise whole on every TP rank)" : " (each KV head's replicas split its tokens)", dcp));
 }
 
 /// Page sizes made equal and layers grouped (kv_cache_utils.py). Fills the result's page,
@@ -412,7 +491,8 @@ std::uint64_t stage_weights(const ModelSpec& model, std::uint64_t checkpoint, co
 std::uint64_t request_bytes_at(const VllmResult& r, std::uint64_t len, const VllmSettings& settings) {
   std::uint64_t bytes = 0;
   for (const VllmGroup& group : r.groups) {
-    const std::uint64_t blocks = blocks_per_request(group, len, r.max_num_batched_tokens, settings.prefix_caching);
+    const std::uint64_t blocks =
+        blocks_per_request(group, len, r.max_num_batched_tokens, settings.prefix_caching, settings.decode_context_parallel);
     const std::uint64_t layers = r.uniform ? r.layers_per_block : group.layers;
     bytes = checked_add(bytes, checked_mul(checked_mul(blocks, r.page_bytes, "request"), layers, "request"), "request");
   }
@@ -591,6 +671,7 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
   VllmResult r;
   r.tensor_parallel = settings.tensor_parallel;
   r.pipeline_parallel = settings.pipeline_parallel;
+  r.decode_context_parallel = settings.decode_context_parallel;
   r.max_model_len = settings.max_model_len ? settings.max_model_len : model.max_context;
   if (r.max_model_len == 0) throw Error("--max-model-len is required: the model does not state its trained context");
   // EngineArgs.get_batch_defaults (API server): large defaults on >= 70 GiB cards other than the A100.
@@ -613,10 +694,12 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
                                       to_string(settings.version), settings.tensor_parallel, settings.pipeline_parallel));
   r.rules.push_back(model_dtype.rule);
 
+  check_decode_context_parallel(model, settings, r.rules);
   std::vector<LayerType> types = layer_types(model, dtype, settings, r.rules);
   form_groups(types, gpu, settings, r);
   for (VllmGroup& group : r.groups) {
-    group.blocks_per_request = blocks_per_request(group, r.max_model_len, r.max_num_batched_tokens, settings.prefix_caching);
+    group.blocks_per_request = blocks_per_request(group, r.max_model_len, r.max_num_batched_tokens, settings.prefix_caching,
+                                                  settings.decode_context_parallel);
     r.blocks_per_request = checked_add(r.blocks_per_request, group.blocks_per_request, "blocks per request");
   }
   const WeightsEstimate checkpoint = vllm_checkpoint(model, model_dtype);
@@ -719,14 +802,24 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
     // As vLLM computes it, in floating point; clamped so that absurd inputs cannot overflow the cast.
     r.gpu_kv_cache_tokens = static_cast<std::uint64_t>(
         std::min(r.max_concurrency() * static_cast<double>(r.max_model_len), 1.8e19));
-    r.rules.push_back("GPU KV cache size = int(max concurrency x max_model_len) (get_kv_cache_capacity)");
+    r.rules.push_back(settings.decode_context_parallel > 1
+                          ? "GPU KV cache size = int(max concurrency x max_model_len) (get_kv_cache_capacity): the tokens of "
+                            "every rank's share, a request's blocks being its 1/dcp"
+                          : "GPU KV cache size = int(max concurrency x max_model_len) (get_kv_cache_capacity)");
   } else {
     std::uint32_t smallest = r.groups.front().block_size;
     for (const VllmGroup& group : r.groups) smallest = std::min(smallest, group.block_size);
-    r.gpu_kv_cache_tokens = r.num_blocks / r.groups.size() * smallest;
+    // _report_kv_cache_config multiplies by the context-parallel world size (dcp x pcp) and logs
+    // "Multiplying the GPU KV cache size by the cp_world_size".
+    r.gpu_kv_cache_tokens = (Checked(r.num_blocks / r.groups.size(), "GPU KV cache size") * smallest *
+                             settings.decode_context_parallel)
+                                .value();
     r.rules.push_back(r.uniform ? "GPU KV cache size = blocks x block size"
                                 : "GPU KV cache size = blocks // groups x smallest block size (not a context capacity "
                                   "for a hybrid model: read the concurrency)");
+    if (settings.decode_context_parallel > 1)
+      r.rules.back() += fmt::format(", x {} (the cp_world_size: _report_kv_cache_config counts every rank's share)",
+                                    settings.decode_context_parallel);
   }
 
   if (settings.pipeline_parallel == 1) {
@@ -745,7 +838,8 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
   const VllmGroup& group = r.groups.front();
   const std::uint64_t whole = block_bytes;
   const auto stage_bytes = [&](const VllmStage& st, std::uint64_t len) {
-    return checked_mul(blocks_per_request(group, len, r.max_num_batched_tokens, settings.prefix_caching),
+    return checked_mul(blocks_per_request(group, len, r.max_num_batched_tokens, settings.prefix_caching,
+                                          settings.decode_context_parallel),
                        settings.pp_whole_model_check ? whole : st.block_bytes, "request");
   };
   if (settings.pp_whole_model_check)

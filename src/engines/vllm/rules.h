@@ -9,10 +9,11 @@
 ///   groups     = one per layer type, or, for hybrids, cdiv(layers of a type, group_size) each
 ///                (kv_cache_utils.py, _get_kv_cache_groups_uniform_page_size)
 ///   num_blocks = floor(available / page / layers per block)
-///   per request: full cdiv(max_len, B); sliding cdiv(min(w - 1 + max_num_batched_tokens, max_len), B) + 1;
+///   per request: full cdiv(max_len, B) (a rank under -dcp: cdiv(cdiv(max_len, dcp), B));
+///                sliding cdiv(min(w - 1 + max_num_batched_tokens, max_len), B) + 1;
 ///                chunked cdiv(min(c + max_num_batched_tokens, max_len), B); Mamba 1 (2 with prefix caching)
 ///   "Maximum concurrency" = num_blocks / per-request blocks, summed over groups
-///   "GPU KV cache size"   = num_blocks // groups x block_size (<= 0.20), int(concurrency x max_len) (>= 0.21)
+///   "GPU KV cache size"   = num_blocks // groups x block_size [x dcp] (<= 0.20), int(concurrency x max_len) (>= 0.21)
 ///
 /// Estimated (vLLM measures them by running the model):
 ///   available  = total x gpu_memory_utilization - weights / TP - activation peak - non-torch memory
@@ -86,6 +87,9 @@ struct VllmSettings {
   std::shared_ptr<const VllmRotary> rotary;
   std::uint32_t tensor_parallel = 1;         ///< -tp
   std::uint32_t pipeline_parallel = 1;       ///< -pp
+  /// -dcp: the tensor-parallel ranks that split each request's tokens between them (decode context
+  /// parallelism reuses the TP ranks: no more GPUs).
+  std::uint32_t decode_context_parallel = 1;
   /// VLLM_PP_LAYER_PARTITION: decoder layers per stage; empty = get_pp_indices' even split.
   std::vector<std::uint32_t> layer_partition;
   /// vLLM 0.14 and 0.15 checked one request of the WHOLE model against each stage's memory (the
@@ -163,6 +167,7 @@ std::string_view to_string(VllmAutoFit bound);  ///< "off", "model_max", "memory
 struct VllmResult {
   std::uint32_t tensor_parallel = 1;
   std::uint32_t pipeline_parallel = 1;
+  std::uint32_t decode_context_parallel = 1;  ///< -dcp: each rank holds 1/dcp of a request's tokens
   std::string dtype;                       ///< the model dtype as vLLM names it ("bfloat16")
   const Dtype* model_dtype = nullptr;      ///< the same as kvplan's weight dtype (bf16, fp16, fp32)
   std::vector<VllmStage> stages;           ///< one per pipeline stage (one without -pp)
@@ -199,8 +204,9 @@ struct VllmResult {
 /// ranks are alike), or one card for every stage. The budget, the KV-cache figures and `weights` of
 /// the result are the decisive stage's. Throws Error (exit 2) for settings vLLM refuses (a KV dtype
 /// it has no kernel for, TP that does not divide the KV heads, a layer partition that does not add
-/// up), and an unsupported-architecture Error (exit 3) for a layout the profile does not model (DSA
-/// indexer caches, recurrent state under TP > 1, hybrid layouts under PP > 1).
+/// up, a -dcp vLLM's checks refuse), and an unsupported-architecture Error (exit 3) for a layout the
+/// profile does not model (DSA indexer caches, recurrent state under TP > 1, hybrid layouts under
+/// PP > 1, chunked-local or recurrent layers under -dcp).
 VllmResult plan_vllm(const ModelSpec& model, std::span<const GpuSpec> stage_cards, const VllmSettings& settings);
 inline VllmResult plan_vllm(const ModelSpec& model, const GpuSpec& gpu, const VllmSettings& settings) {
   return plan_vllm(model, std::span<const GpuSpec>(&gpu, 1), settings);

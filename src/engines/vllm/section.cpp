@@ -45,6 +45,7 @@ nlohmann::ordered_json vllm_result_to_json(const VllmResult& r) {
   nlohmann::ordered_json out;
   out["tensor_parallel"] = r.tensor_parallel;
   out["pipeline_parallel"] = r.pipeline_parallel;
+  out["decode_context_parallel"] = r.decode_context_parallel;
   out["dtype"] = r.dtype;
   out["max_model_len"] = r.max_model_len;
   out["max_num_batched_tokens"] = r.max_num_batched_tokens;
@@ -119,9 +120,10 @@ void write_vllm_section(const std::vector<const VllmResult*>& results, EngineSec
     const VllmResult& r = *results[i];
     section.rows.push_back(vllm_result_to_json(r));
     const VllmBudget& b = r.budget;
-    lines.push_back(fmt::format("Row {}: -tp {}{}, --max-model-len {}, --kv-cache-dtype {}, max_num_batched_tokens {}, "
+    lines.push_back(fmt::format("Row {}: -tp {}{}{}, --max-model-len {}, --kv-cache-dtype {}, max_num_batched_tokens {}, "
                                 "max_num_seqs {}",
                                 i + 1, r.tensor_parallel,
+                                r.decode_context_parallel > 1 ? fmt::format(" -dcp {}", r.decode_context_parallel) : "",
                                 r.pipeline_parallel > 1 ? fmt::format(" -pp {} --dtype {}", r.pipeline_parallel, r.dtype) : "",
                                 format_thousands(r.max_model_len), r.kv_dtype, r.max_num_batched_tokens, r.max_num_seqs));
     if (r.pipeline_parallel > 1)

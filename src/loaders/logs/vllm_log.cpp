@@ -28,6 +28,7 @@ void read_config(const LogLine& line, FactSink& sink, bool config_line) {
       {"max_model_len", "max_model_len"},
       {"tensor_parallel_size", "tensor_parallel_size"},
       {"pipeline_parallel_size", "pipeline_parallel_size"},
+      {"decode_context_parallel_size", "decode_context_parallel_size"},
       {"kv_cache_dtype", "kv_cache_dtype"},
       {"dtype", "dtype"},
       {"quantization", "quantization"},
@@ -116,6 +117,12 @@ bool read_vllm_line(const LogLine& line, FactSink& sink) {
   }
   if (read_v0_profile(line, sink)) return true;
   if (sink.figure_after(line, kVllm, "Available KV cache memory:", "available_kv")) return true;
+  // _report_kv_cache_config (0.11-0.20) under context parallelism: "Multiplying the GPU KV cache
+  // size by the cp_world_size 8 (pcp_world_size 1 * dcp_world_size 8)."
+  if (body.find("Multiplying the GPU KV cache size by the cp_world_size") != std::string_view::npos) {
+    sink.setting_after(line, kVllm, "dcp_world_size", "decode_context_parallel_size");
+    return true;
+  }
   if (const auto rest = after(body, "GPU KV cache size:")) {
     if (const auto n = leading_number(*rest)) sink.figure(line, kVllm, "kv_cache_tokens", *n, "tokens");
     return true;
