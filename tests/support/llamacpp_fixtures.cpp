@@ -598,6 +598,53 @@ GgufWriter kimi_linear() {
   return w;
 }
 
+/// deepseek32 (DeepSeek-V3.2): deepseek2's MLA (96 latent + 32 rope, cached K only) with a q_lora
+/// of 64 and the DSA lightning indexer on every layer: 2 heads of key_length 64, whose key (one
+/// head) llama_kv_cache_dsa keeps per cell in a second K-only cache. 5 blocks, the last a nextn
+/// (MTP) layer whose tensors are not in the file (a trunk-only GGUF: llama.cpp then loads none of
+/// them) and which both caches filter out. All dense (leading_dense_block_count 5: a MoE block
+/// needs experts even when its tensors are optional).
+GgufWriter deepseek32() {
+  GgufWriter w;
+  common_keys(w, "deepseek32", 5);
+  w.add_uint32("deepseek32.nextn_predict_layers", 1);
+  w.add_uint32("deepseek32.feed_forward_length", kFf);
+  w.add_uint32("deepseek32.attention.head_count_kv", 1);
+  w.add_uint32("deepseek32.attention.q_lora_rank", 64);
+  w.add_uint32("deepseek32.attention.kv_lora_rank", 96);
+  w.add_uint32("deepseek32.rope.dimension_count", 32);
+  w.add_uint32("deepseek32.attention.key_length", 128);    // kv_lora_rank + rope: the cached row
+  w.add_uint32("deepseek32.attention.value_length", 96);   // kv_lora_rank
+  w.add_uint32("deepseek32.attention.key_length_mla", 64); // nope 32 + rope 32
+  w.add_uint32("deepseek32.attention.value_length_mla", 32);
+  w.add_uint32("deepseek32.attention.indexer.head_count", 2);
+  w.add_uint32("deepseek32.attention.indexer.key_length", 64);
+  w.add_uint32("deepseek32.attention.indexer.top_k", 16);
+  w.add_uint32("deepseek32.leading_dense_block_count", 5);
+  w.add_uint32("deepseek32.expert_feed_forward_length", 32);
+  w.add_uint32("deepseek32.expert_shared_count", 1);
+  w.add_uint32("deepseek32.expert_gating_func", 2);  // sigmoid, as DeepSeek-V3's router
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "attn_q_a_norm.weight"), kF32, {64});
+    w.add_tensor(blk(i, "attn_kv_a_norm.weight"), kF32, {96});
+    w.add_tensor(blk(i, "attn_q_a.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "attn_q_b.weight"), kF32, {64, 4 * 64});
+    w.add_tensor(blk(i, "attn_kv_a_mqa.weight"), kF32, {kEmbd, 96 + 32});
+    w.add_tensor(blk(i, "attn_k_b.weight"), kF32, {32, 96, 4});
+    w.add_tensor(blk(i, "attn_v_b.weight"), kF32, {96, 32, 4});
+    w.add_tensor(blk(i, "attn_output.weight"), kF32, {4 * 32, kEmbd});
+    w.add_tensor(blk(i, "indexer.k_norm.weight"), kF32, {64});
+    w.add_tensor(blk(i, "indexer.k_norm.bias"), kF32, {64});
+    w.add_tensor(blk(i, "indexer.proj.weight"), kF32, {kEmbd, 2});
+    w.add_tensor(blk(i, "indexer.attn_k.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "indexer.attn_q_b.weight"), kF32, {64, 2 * 64});
+    ffn(w, i);
+  }
+  return w;
+}
+
 /// cohere2 (Command R7B): window 128 on layers 0-2, layer 3 global (period 4); parallel block
 /// without ffn_norm, output tied.
 GgufWriter cohere2() {
@@ -1114,6 +1161,8 @@ const std::vector<Entry>& entries() {
       {{"qwen35moe", "qwen35moe: qwen35 with routed experts and a gated shared expert"}, [] { return qwen35(true); }},
       {{"kimi-linear", "kimi-linear: 3 KDA layers (4 heads of 16, conv 4) + 1 MLA layer (64 latent + 32 rope), MoE"},
        [] { return kimi_linear(); }},
+      {{"deepseek32", "deepseek32: MLA (96 latent + 32 rope) and a DSA indexer key of 64 on 4 layers; 1 nextn layer"},
+       [] { return deepseek32(); }},
   };
   return list;
 }
