@@ -474,3 +474,80 @@ TEST_CASE("deepseek32: MLA and the DSA indexer's second K-only cache, nextn filt
   whole.add_uint32("deepseek32.attention.indexer.key_length", 64);
   CHECK(gguf_archs_load_code(whole) == kvplan::ExitCode::ok);
 }
+
+TEST_CASE("glm-dsa: the indexer cache on the layers attention.indexer.types marks full", "[gguf_archs]") {
+  const GgufModel m = load_llamacpp_fixture("glm-dsa");
+  REQUIRE(m.spec.layers.size() == 4);
+  CHECK(m.spec.mtp_layers == 1);
+  CHECK(m.spec.layers[0].index_head_dim == 64);
+  CHECK(m.spec.layers[1].index_head_dim == 0);  // types [true, false, true, false]
+  CHECK(m.spec.layers[2].index_head_dim == 64);
+  CHECK(m.spec.layers[3].index_head_dim == 0);
+  CHECK(m.spec.layers[3].kind == LayerKind::mla);
+  CHECK(gguf_archs_note(m, "on the 2 of 4 trunk layers whose indexer is full (attention.indexer.types)"));
+  // The real llama.cpp (fixture, --context-size 4096 --sequences 2) logs
+  //   main KV:    size = 8.00 MiB (4096 cells, 4 layers, 2/2 seqs), K (f16): 8.00 MiB, V (f16): 0.00 MiB
+  //   indexer KV: size = 2.00 MiB (4096 cells, 2 layers, 2/2 seqs), K (f16): 2.00 MiB, V (f16): 0.00 MiB
+  // memoryModuleBytesRange [10,485,705, 10,485,809].
+  const LlamaCppResult r = gguf_archs_plan(m, 8192, 2, 512);
+  REQUIRE(r.caches.size() == 2);
+  CHECK(r.caches[0].k_bytes == 8'388'608);  // 4 x 4096 x 2 streams x 128 x 2 B
+  CHECK(r.caches[1].layers == 2);
+  CHECK(r.caches[1].k_bytes == 2'097'152);  // 2 x 4096 x 2 x 64 x 2 B
+  CHECK(r.kv_bytes == 10'485'760);
+
+  // Without the key and trained on 1,048,576 (GLM 5.2): llama.cpp's GLM_5_2_DEFAULT_INDEXER_TYPES,
+  // 1, 1, then 1, 0, 0, 0 from layer 2: layers 0, 1 and 2 full. The real llama.cpp logs the
+  // indexer cache with 3 layers, 3.00 MiB (same settings); 3 x 4096 x 2 x 64 x 2 B = 3,145,728.
+  const GgufModel table = load_llamacpp_fixture("glm-dsa-table");
+  CHECK(table.spec.layers[2].index_head_dim == 64);
+  CHECK(table.spec.layers[3].index_head_dim == 0);
+  CHECK(gguf_archs_note(table, "llama.cpp's built-in GLM 5.2 table"));
+  const LlamaCppResult rt = gguf_archs_plan(table, 8192, 2, 512);
+  REQUIRE(rt.caches.size() == 2);
+  CHECK(rt.caches[1].layers == 3);
+  CHECK(rt.caches[1].k_bytes == 3'145'728);
+
+  // The table at GLM 5.2's own size, 78 layers: 0, 1, 2, 6, ..., 74 are full: 2 + 19 = 21.
+  const auto glm_bare = [](std::uint32_t layers, std::uint32_t context) {
+    kvplan::testing::GgufWriter w;
+    w.add_string("general.architecture", "glm-dsa");
+    w.add_uint32("glm-dsa.block_count", layers);
+    w.add_uint32("glm-dsa.embedding_length", 128);
+    w.add_uint32("glm-dsa.context_length", context);
+    w.add_uint32("glm-dsa.attention.head_count", 4);
+    w.add_uint32("glm-dsa.attention.head_count_kv", 1);
+    w.add_uint32("glm-dsa.attention.q_lora_rank", 64);
+    w.add_uint32("glm-dsa.attention.kv_lora_rank", 96);
+    w.add_uint32("glm-dsa.rope.dimension_count", 32);
+    w.add_uint32("glm-dsa.attention.key_length", 128);
+    w.add_uint32("glm-dsa.attention.key_length_mla", 64);
+    w.add_uint32("glm-dsa.attention.value_length_mla", 32);
+    w.add_uint32("glm-dsa.attention.indexer.head_count", 2);
+    w.add_uint32("glm-dsa.attention.indexer.key_length", 64);
+    w.add_uint32("glm-dsa.attention.indexer.top_k", 16);
+    w.add_uint32("glm-dsa.expert_feed_forward_length", 32);
+    w.add_uint32("glm-dsa.expert_shared_count", 1);  // expert_gating_func: glm-dsa defaults it
+    w.add_tensor("token_embd.weight", 0, {128, 8});
+    return w;
+  };
+  const auto indexed = [](const kvplan::testing::GgufWriter& w) {
+    kvplan::testing::TempDir dir;
+    const std::string path = dir.file("glm.gguf");
+    w.write(path);
+    const GgufModel g = kvplan::load_gguf_model(path);
+    std::uint32_t n = 0;
+    for (const kvplan::LayerSpec& layer : g.spec.layers) n += layer.index_head_dim != 0;
+    return n;
+  };
+  CHECK(indexed(glm_bare(78, 1'048'576)) == 21);
+  CHECK(indexed(glm_bare(78, 202'752)) == 78);  // GLM 5 / 5.1: below 1,048,576, every layer
+  CHECK(indexed(glm_bare(90, 1'048'576)) == 21);  // the table is 0 past its 78 entries
+  // A shared first layer: the graph asserts a shared indexer layer follows a full one.
+  kvplan::testing::GgufWriter shared_first = glm_bare(4, 8192);
+  shared_first.add_array_bool("glm-dsa.attention.indexer.types", {false, true, true, true});
+  CHECK(gguf_archs_load_code(shared_first) == kvplan::ExitCode::invalid_input);
+  kvplan::testing::GgufWriter short_types = glm_bare(4, 8192);
+  short_types.add_array_bool("glm-dsa.attention.indexer.types", {true, true, true});
+  CHECK(gguf_archs_load_code(short_types) == kvplan::ExitCode::invalid_input);
+}
