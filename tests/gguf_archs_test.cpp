@@ -387,3 +387,167 @@ TEST_CASE("kimi-linear: KDA where head_count_kv is 0, K-only MLA elsewhere", "[g
   CHECK(big_r.kv_bytes == 66'060'288);
   CHECK(big_r.recurrent_bytes == 44'892'160);
 }
+
+TEST_CASE("deepseek32: MLA and the DSA indexer's second K-only cache, nextn filtered", "[gguf_archs]") {
+  const GgufModel m = load_llamacpp_fixture("deepseek32");
+  REQUIRE(m.spec.layers.size() == 4);  // block_count 5 less nextn_predict_layers 1
+  CHECK(m.spec.mtp_layers == 1);
+  for (const kvplan::LayerSpec& layer : m.spec.layers) {
+    CHECK(layer.kind == LayerKind::mla);
+    CHECK(layer.k_head_dim == 128);     // key_length: kv_lora_rank 96 + rope 32
+    CHECK(layer.index_head_dim == 64);  // attention.indexer.key_length
+  }
+  CHECK(gguf_archs_note(m, "deepseek32: MLA (K only, key_length wide) and the DSA indexer's keys, 64 wide"));
+  // n_ctx 8192, 2 sequences: 4096 cells x 2 streams. The real llama.cpp (fixture, --context-size
+  // 4096 --sequences 2) logs "creating main KV cache" then
+  //   size = 8.00 MiB (4096 cells, 4 layers, 2/2 seqs), K (f16): 8.00 MiB, V (f16): 0.00 MiB
+  // and "creating indexer KV cache" then
+  //   size = 4.00 MiB (4096 cells, 4 layers, 2/2 seqs), K (f16): 4.00 MiB, V (f16): 0.00 MiB
+  // with layer 4 "filtered" in both; memoryModuleBytesRange [12,582,857, 12,582,961].
+  const LlamaCppResult r = gguf_archs_plan(m, 8192, 2, 512);
+  REQUIRE(r.caches.size() == 2);
+  CHECK(r.caches[0].role == "main KV");
+  CHECK(r.caches[0].layers == 4);
+  CHECK(r.caches[0].k_bytes == 8'388'608);  // 4 layers x 4096 x 2 streams x 128 x 2 B
+  CHECK(r.caches[0].v_bytes == 0);
+  CHECK(r.caches[1].role == "indexer KV");
+  CHECK(r.caches[1].layers == 4);
+  CHECK(r.caches[1].cells == 4096);
+  CHECK(r.caches[1].streams == 2);
+  CHECK(r.caches[1].k_bytes == 4'194'304);  // 4 layers x 4096 x 2 streams x 64 (one head) x 2 B
+  CHECK(r.caches[1].v_bytes == 0);
+  CHECK(r.kv_bytes == 12'582'912);
+  CHECK(r.host_cache_bytes == 12'582'912);  // -ngl 0: every layer in host memory
+
+  // The indexer takes the K type: q8_0 rows of 64 are 2 blocks of 34 B = 68 B;
+  // 4 x 4096 x 2 x 68 = 2,228,224 (the MLA rows: 128 -> 136 B, 4,456,448).
+  LlamaCppSettings q8;
+  q8.n_ctx = 8192;
+  q8.n_parallel = 2;
+  q8.type_k = q8.type_v = &kvplan::ggml_type_by_name("q8_0");
+  q8.flash_attn = LlamaCppFlashAttn::on;
+  q8.n_gpu_layers = 0;
+  const LlamaCppResult rq = kvplan::plan_llamacpp(m.spec, q8, kvplan::llamacpp_facts(m.spec));
+  REQUIRE(rq.caches.size() == 2);
+  CHECK(rq.caches[1].k_bytes == 2'228'224);
+  CHECK(rq.kv_bytes == 4'456'448 + 2'228'224);
+
+  // A config.json's indexer (Hugging Face's layer rule) is not llama.cpp's: still exit 3.
+  kvplan::ModelSpec hf = m.spec;
+  hf.architecture = "deepseek_v32";
+  hf.file.reset();
+  try {
+    (void)kvplan::plan_llamacpp(hf, q8);
+    FAIL("an indexer outside a deepseek32 / glm-dsa GGUF was priced");
+  } catch (const kvplan::Error& e) {
+    CHECK(e.code() == kvplan::ExitCode::unsupported_architecture);
+  }
+
+  // load_arch_tensors throws "DEEPSEEK32 architecture requires MLA" without the _mla head sizes,
+  // and load_arch_hparams reads the indexer keys with get_key (required).
+  const auto dsa_bare = [] {
+    kvplan::testing::GgufWriter w = gguf_archs_bare("deepseek32");
+    w.add_uint32("deepseek32.attention.head_count_kv", 1);
+    w.add_uint32("deepseek32.attention.q_lora_rank", 64);
+    w.add_uint32("deepseek32.attention.kv_lora_rank", 96);
+    w.add_uint32("deepseek32.rope.dimension_count", 32);
+    w.add_uint32("deepseek32.attention.key_length", 128);
+    w.add_uint32("deepseek32.attention.indexer.head_count", 2);
+    w.add_uint32("deepseek32.attention.indexer.top_k", 16);
+    w.add_uint32("deepseek32.expert_feed_forward_length", 32);
+    w.add_uint32("deepseek32.expert_shared_count", 1);
+    w.add_uint32("deepseek32.expert_gating_func", 2);
+    return w;
+  };
+  kvplan::testing::GgufWriter no_mla = dsa_bare();
+  no_mla.add_uint32("deepseek32.attention.indexer.key_length", 64);
+  CHECK(gguf_archs_load_code(no_mla) == kvplan::ExitCode::invalid_input);
+  kvplan::testing::GgufWriter no_width = dsa_bare();
+  no_width.add_uint32("deepseek32.attention.key_length_mla", 64);
+  no_width.add_uint32("deepseek32.attention.value_length_mla", 32);
+  CHECK(gguf_archs_load_code(no_width) == kvplan::ExitCode::invalid_input);
+  // An indexer head narrower than the rope (16 < 32): the graph's GGML_ASSERT(n_rot <= it).
+  kvplan::testing::GgufWriter narrow = no_width;
+  narrow.add_uint32("deepseek32.attention.indexer.key_length", 16);
+  CHECK(gguf_archs_load_code(narrow) == kvplan::ExitCode::invalid_input);
+  kvplan::testing::GgufWriter whole = no_width;
+  whole.add_uint32("deepseek32.attention.indexer.key_length", 64);
+  CHECK(gguf_archs_load_code(whole) == kvplan::ExitCode::ok);
+}
+
+TEST_CASE("glm-dsa: the indexer cache on the layers attention.indexer.types marks full", "[gguf_archs]") {
+  const GgufModel m = load_llamacpp_fixture("glm-dsa");
+  REQUIRE(m.spec.layers.size() == 4);
+  CHECK(m.spec.mtp_layers == 1);
+  CHECK(m.spec.layers[0].index_head_dim == 64);
+  CHECK(m.spec.layers[1].index_head_dim == 0);  // types [true, false, true, false]
+  CHECK(m.spec.layers[2].index_head_dim == 64);
+  CHECK(m.spec.layers[3].index_head_dim == 0);
+  CHECK(m.spec.layers[3].kind == LayerKind::mla);
+  CHECK(gguf_archs_note(m, "on the 2 of 4 trunk layers whose indexer is full (attention.indexer.types)"));
+  // The real llama.cpp (fixture, --context-size 4096 --sequences 2) logs
+  //   main KV:    size = 8.00 MiB (4096 cells, 4 layers, 2/2 seqs), K (f16): 8.00 MiB, V (f16): 0.00 MiB
+  //   indexer KV: size = 2.00 MiB (4096 cells, 2 layers, 2/2 seqs), K (f16): 2.00 MiB, V (f16): 0.00 MiB
+  // memoryModuleBytesRange [10,485,705, 10,485,809].
+  const LlamaCppResult r = gguf_archs_plan(m, 8192, 2, 512);
+  REQUIRE(r.caches.size() == 2);
+  CHECK(r.caches[0].k_bytes == 8'388'608);  // 4 x 4096 x 2 streams x 128 x 2 B
+  CHECK(r.caches[1].layers == 2);
+  CHECK(r.caches[1].k_bytes == 2'097'152);  // 2 x 4096 x 2 x 64 x 2 B
+  CHECK(r.kv_bytes == 10'485'760);
+
+  // Without the key and trained on 1,048,576 (GLM 5.2): llama.cpp's GLM_5_2_DEFAULT_INDEXER_TYPES,
+  // 1, 1, then 1, 0, 0, 0 from layer 2: layers 0, 1 and 2 full. The real llama.cpp logs the
+  // indexer cache with 3 layers, 3.00 MiB (same settings); 3 x 4096 x 2 x 64 x 2 B = 3,145,728.
+  const GgufModel table = load_llamacpp_fixture("glm-dsa-table");
+  CHECK(table.spec.layers[2].index_head_dim == 64);
+  CHECK(table.spec.layers[3].index_head_dim == 0);
+  CHECK(gguf_archs_note(table, "llama.cpp's built-in GLM 5.2 table"));
+  const LlamaCppResult rt = gguf_archs_plan(table, 8192, 2, 512);
+  REQUIRE(rt.caches.size() == 2);
+  CHECK(rt.caches[1].layers == 3);
+  CHECK(rt.caches[1].k_bytes == 3'145'728);
+
+  // The table at GLM 5.2's own size, 78 layers: 0, 1, 2, 6, ..., 74 are full: 2 + 19 = 21.
+  const auto glm_bare = [](std::uint32_t layers, std::uint32_t context) {
+    kvplan::testing::GgufWriter w;
+    w.add_string("general.architecture", "glm-dsa");
+    w.add_uint32("glm-dsa.block_count", layers);
+    w.add_uint32("glm-dsa.embedding_length", 128);
+    w.add_uint32("glm-dsa.context_length", context);
+    w.add_uint32("glm-dsa.attention.head_count", 4);
+    w.add_uint32("glm-dsa.attention.head_count_kv", 1);
+    w.add_uint32("glm-dsa.attention.q_lora_rank", 64);
+    w.add_uint32("glm-dsa.attention.kv_lora_rank", 96);
+    w.add_uint32("glm-dsa.rope.dimension_count", 32);
+    w.add_uint32("glm-dsa.attention.key_length", 128);
+    w.add_uint32("glm-dsa.attention.key_length_mla", 64);
+    w.add_uint32("glm-dsa.attention.value_length_mla", 32);
+    w.add_uint32("glm-dsa.attention.indexer.head_count", 2);
+    w.add_uint32("glm-dsa.attention.indexer.key_length", 64);
+    w.add_uint32("glm-dsa.attention.indexer.top_k", 16);
+    w.add_uint32("glm-dsa.expert_feed_forward_length", 32);
+    w.add_uint32("glm-dsa.expert_shared_count", 1);  // expert_gating_func: glm-dsa defaults it
+    w.add_tensor("token_embd.weight", 0, {128, 8});
+    return w;
+  };
+  const auto indexed = [](const kvplan::testing::GgufWriter& w) {
+    kvplan::testing::TempDir dir;
+    const std::string path = dir.file("glm.gguf");
+    w.write(path);
+    const GgufModel g = kvplan::load_gguf_model(path);
+    std::uint32_t n = 0;
+    for (const kvplan::LayerSpec& layer : g.spec.layers) n += layer.index_head_dim != 0;
+    return n;
+  };
+  CHECK(indexed(glm_bare(78, 1'048'576)) == 21);
+  CHECK(indexed(glm_bare(78, 202'752)) == 78);  // GLM 5 / 5.1: below 1,048,576, every layer
+  CHECK(indexed(glm_bare(90, 1'048'576)) == 21);  // the table is 0 past its 78 entries
+  // A shared first layer: the graph asserts a shared indexer layer follows a full one.
+  kvplan::testing::GgufWriter shared_first = glm_bare(4, 8192);
+  shared_first.add_array_bool("glm-dsa.attention.indexer.types", {false, true, true, true});
+  CHECK(gguf_archs_load_code(shared_first) == kvplan::ExitCode::invalid_input);
+  kvplan::testing::GgufWriter short_types = glm_bare(4, 8192);
+  short_types.add_array_bool("glm-dsa.attention.indexer.types", {true, true, true});
+  CHECK(gguf_archs_load_code(short_types) == kvplan::ExitCode::invalid_input);
+}

@@ -27,14 +27,14 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 
 /// The architectures kvplan reads, each checked against its llama.cpp source file
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0.
-constexpr std::array<std::string_view, 43> kArchitectures = {
+constexpr std::array<std::string_view, 45> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
     "hunyuan-moe", "smollm3",    "granite",    "starcoder2", "command-r", "nemotron_h",
     "falcon-h1",  "olmoe",       "seed_oss",   "granitemoe", "minicpm3", "hunyuan-dense", "dots1",
     "bailingmoe", "apertus",     "arcee",      "qwen35",    "qwen35moe",
-    "gemma4",     "kimi-linear"};
+    "gemma4",     "kimi-linear", "deepseek32", "glm-dsa"};
 
 /// Key suffixes (after "<arch>.") that change what llama.cpp caches. One of them present but not
 /// read for the architecture means kvplan does not know what the file asks for: exit 3.
@@ -162,6 +162,10 @@ struct Hparams {
   /// hparams.n_layer_kv_from_start: layers from here on reuse an earlier layer's cells (gemma3n).
   std::optional<std::uint32_t> kv_from_start;
   bool mla = false;
+  /// The DSA lightning indexer's key width (attention.indexer.key_length) and the trunk layers
+  /// whose keys llama_kv_cache_dsa's second cache holds; 0 and empty without an indexer.
+  std::uint32_t indexer_head = 0;
+  std::vector<bool> indexer;
   std::uint64_t n_embd_r = 0, n_embd_s = 0;
   std::uint32_t ssm_heads = 0;
   std::uint32_t n_expert = 0, n_expert_used = 0;
@@ -300,6 +304,65 @@ void read_kimi_linear(KeyReader& r, Hparams& hp) {
                                  conv_rows, n_head, head, head, head, n_head));
 }
 
+/// llama_model_deepseek32 / llama_model_glm_dsa::load_arch_hparams and load_arch_tensors: MLA is
+/// required (the tensors throw "... architecture requires MLA" without both _mla head sizes), and
+/// the lightning indexer's keys are read with get_key (required). create_memory makes a
+/// llama_kv_cache_dsa: the K-only MLA cache plus a second K-only cache of one indexer key
+/// (key_length wide, hparams_lid's one head) per cell on the trunk layers filter_lid keeps
+/// (il < n_layer(); glm-dsa: and is_indexer_full(il)).
+void read_dsa(KeyReader& r, Hparams& hp) {
+  const bool glm = r.arch() == "glm-dsa";
+  const std::string why = fmt::format("llama.cpp requires it for {}", r.arch());
+  r.required_u32("attention.q_lora_rank", why);
+  r.required_u32("attention.kv_lora_rank", why);
+  const std::uint32_t k_mla = r.u32("attention.key_length_mla").value_or(0);
+  const std::uint32_t v_mla = r.u32("attention.value_length_mla").value_or(0);
+  if (k_mla == 0 || v_mla == 0)
+    r.fail(k_mla == 0 ? "attention.key_length_mla" : "attention.value_length_mla",
+           fmt::format("is missing or 0 (llama.cpp: \"{} architecture requires MLA\")", glm ? "GLM_DSA" : "DEEPSEEK32"));
+  r.required_u32("attention.indexer.head_count", why);
+  r.required_u32("attention.indexer.top_k", why);
+  const std::uint32_t width = r.required_u32("attention.indexer.key_length", why);
+  // The graph asserts n_rot <= the indexer head (its layout is [rope | nope]).
+  if (width == 0 || width < hp.n_rot)
+    r.fail("attention.indexer.key_length",
+           fmt::format("is {}, less than rope.dimension_count {} (llama.cpp's graph asserts n_rot <= it)", width,
+                       hp.n_rot));
+  // Keys llama.cpp requires that change no cache: without them it does not load the file
+  // (glm-dsa defaults expert_gating_func to sigmoid).
+  for (const std::string_view key : {"expert_feed_forward_length", "expert_shared_count", "expert_gating_func"})
+    if (!r.has(key) && !(glm && key == "expert_gating_func")) r.fail(key, fmt::format("is missing ({})", why));
+  hp.mla = true;
+  hp.indexer_head = width;
+  hp.indexer.assign(hp.n_layer, true);
+  if (!glm) {
+    hp.notes.push_back(fmt::format("deepseek32: MLA (K only, key_length wide) and the DSA indexer's keys, {} wide, in "
+                                   "a second K-only cache on all {} trunk layers",
+                                   width, hp.n_layer));
+    return;
+  }
+  // glm-dsa: the indexer cache holds only the "full" indexer layers (the others reuse the previous
+  // full layer's top-k). attention.indexer.types gives one flag per trunk layer; without it, GLM 5
+  // and 5.1 (trained context below 1,048,576) are full everywhere and GLM 5.2 takes llama.cpp's
+  // GLM_5_2_DEFAULT_INDEXER_TYPES: layers 0 and 1, then every 4th from 2 up to 74 (78 entries, 0 beyond).
+  const std::optional<std::vector<bool>> types = r.per_layer_flags("attention.indexer.types", hp.n_layer);
+  const bool pre_5_2 = hp.n_ctx_train < 1'048'576;
+  for (std::uint32_t il = 0; il < hp.n_layer; ++il)
+    hp.indexer[il] = types ? (*types)[il] : pre_5_2 || il < 2 || (il < 78 && (il - 2) % 4 == 0);
+  // The graph asserts "shared indexer layer must follow a previous full indexer layer".
+  if (hp.n_layer > 0 && !hp.indexer[0])
+    r.fail("attention.indexer.types", "marks layer 0 shared (llama.cpp's graph asserts a shared indexer layer follows "
+                                      "a full one)");
+  const auto full = static_cast<std::size_t>(std::count(hp.indexer.begin(), hp.indexer.end(), true));
+  hp.notes.push_back(fmt::format(
+      "glm-dsa: MLA (K only, key_length wide) and the DSA indexer's keys, {} wide, in a second K-only cache on the {} "
+      "of {} trunk layers whose indexer is full ({})",
+      width, full, hp.n_layer,
+      types     ? "attention.indexer.types"
+      : pre_5_2 ? "no attention.indexer.types, trained context below 1,048,576: every layer"
+                : "no attention.indexer.types: llama.cpp's built-in GLM 5.2 table"));
+}
+
 /// The per-architecture part of llama.cpp's load_hparams (src/models/<arch>.cpp).
 void read_architecture(KeyReader& r, Hparams& hp) {
   const std::string& arch = r.arch();
@@ -420,6 +483,8 @@ void read_architecture(KeyReader& r, Hparams& hp) {
     read_gemma4(r, hp);
   } else if (arch == "kimi-linear") {
     read_kimi_linear(r, hp);
+  } else if (arch == "deepseek32" || arch == "glm-dsa") {
+    read_dsa(r, hp);
   } else if (arch == "olmo2") {
     // OLMo 2 has no window; OLMo 3 files (also olmo2) have one, then every 4th layer is global.
     const std::optional<std::uint32_t> window = r.u32("attention.sliding_window");
@@ -634,6 +699,7 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
       layer.kv_heads = hp.n_head_kv[il];
       layer.k_head_dim = hp.head_k;
       layer.mla_rope_dim = std::min(hp.n_rot, hp.head_k);
+      if (!hp.indexer.empty() && hp.indexer[il]) layer.index_head_dim = hp.indexer_head;
     } else {
       layer.kind = !hp.swa[il] ? LayerKind::full : hp.chunked ? LayerKind::chunked : LayerKind::sliding;
       layer.kv_heads = hp.n_head_kv[il];

@@ -39,9 +39,10 @@ const SWA = new Set(["gemma2", "gemma3", "gemma3-allswa", "lfm2-swa", "gpt-oss",
 // Architectures whose only new part is how llama.cpp reads their hparams: the type matrix would
 // re-run cache code another fixture already runs through it (llama's plain cache; qwen3next's
 // hybrid for qwen35 and qwen35moe; gemma3n's sliding and shared caches for gemma4; deepseek2's
-// K-only MLA rows and qwen3next's f32 state, which no cache type changes, for kimi-linear), so they
-// get the short list (lightConfigsFor).
-const LIGHT = new Set(["gemma4", "kimi-linear", "qwen2moe", "granitemoe", "hunyuan-dense", "dots1", "bailingmoe", "apertus", "arcee", "qwen35", "qwen35moe"]);
+// K-only MLA rows and qwen3next's f32 state, which no cache type changes, for kimi-linear; deepseek2's
+// K rows for deepseek32's and glm-dsa's indexer cache, a K-only row at the K type like MLA's), so
+// they get the short list (lightConfigsFor).
+const LIGHT = new Set(["gemma4", "kimi-linear", "deepseek32", "glm-dsa", "glm-dsa-table", "qwen2moe", "granitemoe", "hunyuan-dense", "dots1", "bailingmoe", "apertus", "arcee", "qwen35", "qwen35moe"]);
 const TOTALS = [300, 1000, 5000, 16384];  // raw n_ctx handed to llama.cpp: three are not multiples of 256
 const SEQUENCES = [1, 4];
 

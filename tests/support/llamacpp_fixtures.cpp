@@ -16,7 +16,8 @@ constexpr std::uint64_t kFf = 256;
 constexpr std::uint64_t kVocab = 8;
 
 /// The keys every fixture has: architecture, the smallest workable gpt2 vocabulary, sizes.
-void common_keys(GgufWriter& w, const std::string& arch, std::uint32_t layers, bool heads = true) {
+void common_keys(GgufWriter& w, const std::string& arch, std::uint32_t layers, bool heads = true,
+                 std::uint32_t context = 8192) {
   w.add_string("general.architecture", arch);
   // llama.cpp's vocabulary marks "</s>" when general.name contains "phi3" or "phi-3" (and our
   // 8-token vocabulary has none): the phi3 fixture's name avoids both spellings.
@@ -28,7 +29,7 @@ void common_keys(GgufWriter& w, const std::string& arch, std::uint32_t layers, b
   w.add_array_string("tokenizer.ggml.merges", {});
   w.add_uint32("tokenizer.ggml.bos_token_id", 0);
   w.add_uint32("tokenizer.ggml.eos_token_id", 0);
-  w.add_uint32(arch + ".context_length", 8192);
+  w.add_uint32(arch + ".context_length", context);
   w.add_uint32(arch + ".embedding_length", kEmbd);
   w.add_uint32(arch + ".block_count", layers);
   w.add_float32(arch + ".attention.layer_norm_rms_epsilon", 1e-6f);
@@ -598,6 +599,67 @@ GgufWriter kimi_linear() {
   return w;
 }
 
+/// deepseek32 (DeepSeek-V3.2) and glm-dsa (GLM-5): deepseek2's MLA (96 latent + 32 rope, cached K
+/// only) with a q_lora of 64 and the DSA lightning indexer: 2 heads of key_length 64, whose key (one
+/// head) llama_kv_cache_dsa keeps per cell in a second K-only cache. deepseek32 indexes every layer;
+/// glm-dsa only layers 0 and 2 (attention.indexer.types: 1 and 3 reuse the previous full layer's
+/// top-k and have no indexer tensors, which glm-dsa does not require); glm-dsa without the key and
+/// with a trained context of 1,048,576 (GLM 5.2) takes llama.cpp's built-in table: layers 0, 1
+/// and 2 full, 3 shared. 5 blocks, the last a nextn
+/// (MTP) layer whose tensors are not in the file (a trunk-only GGUF: llama.cpp then loads none of
+/// them) and which both caches filter out. All dense (leading_dense_block_count 5: a MoE block
+/// needs experts even when its tensors are optional).
+enum class DsaFixture { deepseek32, glm_types, glm_table };
+
+GgufWriter dsa_fixture(DsaFixture kind) {
+  const bool glm = kind != DsaFixture::deepseek32;
+  const std::string arch = glm ? "glm-dsa" : "deepseek32";
+  GgufWriter w;
+  common_keys(w, arch, 5, true, kind == DsaFixture::glm_table ? 1'048'576 : 8192);
+  w.add_uint32(arch + ".nextn_predict_layers", 1);
+  w.add_uint32(arch + ".feed_forward_length", kFf);
+  w.add_uint32(arch + ".attention.head_count_kv", 1);
+  w.add_uint32(arch + ".attention.q_lora_rank", 64);
+  w.add_uint32(arch + ".attention.kv_lora_rank", 96);
+  w.add_uint32(arch + ".rope.dimension_count", 32);
+  w.add_uint32(arch + ".attention.key_length", 128);    // kv_lora_rank + rope: the cached row
+  w.add_uint32(arch + ".attention.value_length", 96);   // kv_lora_rank
+  w.add_uint32(arch + ".attention.key_length_mla", 64); // nope 32 + rope 32
+  w.add_uint32(arch + ".attention.value_length_mla", 32);
+  w.add_uint32(arch + ".attention.indexer.head_count", 2);
+  w.add_uint32(arch + ".attention.indexer.key_length", 64);
+  w.add_uint32(arch + ".attention.indexer.top_k", 16);
+  const std::vector<bool> full = kind == DsaFixture::glm_types   ? std::vector<bool>{true, false, true, false}
+                                 : kind == DsaFixture::glm_table ? std::vector<bool>{true, true, true, false}
+                                                                 : std::vector<bool>(4, true);
+  if (kind == DsaFixture::glm_types) w.add_array_bool(arch + ".attention.indexer.types", full);
+  w.add_uint32(arch + ".leading_dense_block_count", 5);
+  w.add_uint32(arch + ".expert_feed_forward_length", 32);
+  w.add_uint32(arch + ".expert_shared_count", 1);
+  w.add_uint32(arch + ".expert_gating_func", 2);  // sigmoid, as DeepSeek-V3's and GLM's routers
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "attn_q_a_norm.weight"), kF32, {64});
+    w.add_tensor(blk(i, "attn_kv_a_norm.weight"), kF32, {96});
+    w.add_tensor(blk(i, "attn_q_a.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "attn_q_b.weight"), kF32, {64, 4 * 64});
+    w.add_tensor(blk(i, "attn_kv_a_mqa.weight"), kF32, {kEmbd, 96 + 32});
+    w.add_tensor(blk(i, "attn_k_b.weight"), kF32, {32, 96, 4});
+    w.add_tensor(blk(i, "attn_v_b.weight"), kF32, {96, 32, 4});
+    w.add_tensor(blk(i, "attn_output.weight"), kF32, {4 * 32, kEmbd});
+    if (full[i]) {
+      w.add_tensor(blk(i, "indexer.k_norm.weight"), kF32, {64});
+      w.add_tensor(blk(i, "indexer.k_norm.bias"), kF32, {64});
+      w.add_tensor(blk(i, "indexer.proj.weight"), kF32, {kEmbd, 2});
+      w.add_tensor(blk(i, "indexer.attn_k.weight"), kF32, {kEmbd, 64});
+      w.add_tensor(blk(i, "indexer.attn_q_b.weight"), kF32, {64, 2 * 64});
+    }
+    ffn(w, i);
+  }
+  return w;
+}
+
 /// cohere2 (Command R7B): window 128 on layers 0-2, layer 3 global (period 4); parallel block
 /// without ffn_norm, output tied.
 GgufWriter cohere2() {
@@ -1114,6 +1176,12 @@ const std::vector<Entry>& entries() {
       {{"qwen35moe", "qwen35moe: qwen35 with routed experts and a gated shared expert"}, [] { return qwen35(true); }},
       {{"kimi-linear", "kimi-linear: 3 KDA layers (4 heads of 16, conv 4) + 1 MLA layer (64 latent + 32 rope), MoE"},
        [] { return kimi_linear(); }},
+      {{"deepseek32", "deepseek32: MLA (96 latent + 32 rope) and a DSA indexer key of 64 on 4 layers; 1 nextn layer"},
+       [] { return dsa_fixture(DsaFixture::deepseek32); }},
+      {{"glm-dsa", "glm-dsa: deepseek32's layers, the indexer full on layers 0 and 2 only (attention.indexer.types)"},
+       [] { return dsa_fixture(DsaFixture::glm_types); }},
+      {{"glm-dsa-table", "glm-dsa without indexer.types, trained on 1,048,576: llama.cpp's GLM 5.2 table (0-2 full)"},
+       [] { return dsa_fixture(DsaFixture::glm_table); }},
   };
   return list;
 }

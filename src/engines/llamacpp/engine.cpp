@@ -90,6 +90,14 @@ std::vector<KvBreakdownItem> breakdown_of(const LlamaCppResult& r, const ModelSp
   std::vector<KvBreakdownItem> items;
   for (const LlamaCppKvCache& c : r.caches) {
     if (c.layers == 0) continue;
+    if (c.role == "indexer KV" && !items.empty()) {
+      // The DSA indexer's keys are part of the MLA layers' group, as the other profiles show them.
+      KvBreakdownItem& mla_item = items.back();
+      mla_item.indexer_layers = c.layers;
+      mla_item.indexer_bytes = c.gpu_bytes;
+      mla_item.bytes += c.gpu_bytes;  // both are parts of gpu_cache_bytes, a checked sum
+      continue;
+    }
     const bool swa = c.role == "SWA KV";
     items.push_back({swa ? windowed : mla ? LayerKind::mla : LayerKind::full, swa ? window : 0, c.layers, c.cells, c.gpu_bytes});
   }

@@ -72,7 +72,16 @@ std::uint64_t tensor_bytes(const GgmlType& type, std::uint64_t row, std::uint64_
 
 /// Architectures whose nextn (MTP) layers llama.cpp v0.4.0 filters out of the KV cache
 /// (llama_model::create_memory: the hybrid Qwen filter `il < n_layer()`).
-bool filters_nextn_layers(std::string_view arch) { return arch == "qwen3next"; }
+bool filters_nextn_layers(std::string_view arch) {
+  // deepseek32 and glm-dsa: create_memory's filter_mla / filter_lid (il < n_layer()) when the file
+  // has nextn layers.
+  return arch == "qwen3next" || arch == "deepseek32" || arch == "glm-dsa";
+}
+
+/// The GGUF architectures whose memory is llama_kv_cache_dsa: the GGUF reader marks the layers
+/// llama.cpp gives an indexer key. A config.json's indexer (deepseek_v32, glm_moe_dsa) follows the
+/// Hugging Face rule, which for GLM is not llama.cpp's table: it stays refused.
+bool reads_dsa_indexer(std::string_view arch) { return arch == "deepseek32" || arch == "glm-dsa"; }
 
 /// Sliding layers of these architectures are full attention in llama.cpp (it ignores or disables
 /// their window): Hugging Face model types that llama.cpp converts to such archs, and the GGUF ones.
@@ -298,10 +307,16 @@ LlamaCppLayout read_llamacpp_layout(const ModelSpec& model) {
       std::uint64_t& row = state.name == "conv" ? layer.r_row : layer.s_row;
       row = sum_checked(row, state.elements, "state size");
     }
-    if (spec.index_head_dim != 0)
-      throw unsupported_architecture("layer " + std::to_string(il) + " index_head_dim",
-                                     std::to_string(spec.index_head_dim) +
-                                         " (a DSA lightning-indexer cache, llama_kv_cache_dsa: not in kvplan's llama.cpp profile)");
+    if (spec.index_head_dim != 0) {
+      if (!reads_dsa_indexer(model.architecture) || spec.kind != LayerKind::mla)
+        throw unsupported_architecture(
+            "layer " + std::to_string(il) + " index_head_dim",
+            std::to_string(spec.index_head_dim) +
+                " (a DSA lightning-indexer cache: kvplan's llama.cpp profile reads it from a deepseek32 or glm-dsa "
+                "GGUF file, whose keys say which layers llama.cpp gives one; give the GGUF file)");
+      layer.indexer_row = spec.index_head_dim;  // hparams_lid: one key head of indexer_head_size
+      out.any_indexer = true;
+    }
     layer.has_state = spec.kind == LayerKind::linear || !spec.state.empty();
     layers.push_back(layer);
   }
@@ -332,6 +347,8 @@ LlamaCppLayout read_llamacpp_layout(const ModelSpec& model) {
     out.n_swa = window;
   }
   if (out.any_sliding && out.any_chunked) throw unsupported_architecture("layers", "sliding mixed with chunked attention");
+  if (out.any_indexer && (out.any_sliding || out.any_chunked))
+    throw unsupported_architecture("layers", "a DSA indexer beside sliding layers (llama_kv_cache_dsa_iswa: not modelled)");
 
   // V rows: [TAG_V_CACHE_VARIABLE] in llama-kv-cache.cpp.
   for (const CacheLayer& layer : layers) {
@@ -355,6 +372,15 @@ LlamaCppLayout read_llamacpp_layout(const ModelSpec& model) {
   add_runs(out.runs[LlamaCppLayout::every_cache_layer], [](const CacheLayer&) { return true; });
   add_runs(out.runs[LlamaCppLayout::non_swa], [](const CacheLayer& l) { return !is_windowed(l.kind); });
   add_runs(out.runs[LlamaCppLayout::swa], [](const CacheLayer& l) { return is_windowed(l.kind); });
+  // llama_kv_cache_dsa's indexer cache: its rows are the indexer key, K only (hparams_lid keeps is_mla).
+  std::vector<LlamaCppLayout::Run>& indexer_runs = out.runs[LlamaCppLayout::indexer];
+  for (const CacheLayer& layer : layers) {
+    if (layer.indexer_row == 0) continue;
+    if (indexer_runs.empty() || indexer_runs.back().k_row != layer.indexer_row)
+      indexer_runs.push_back({layer.indexer_row, 0, static_cast<std::uint32_t>(out.ils.size()), 0});
+    out.ils.push_back(layer.il);
+    ++indexer_runs.back().count;
+  }
   return out;
 }
 
@@ -705,7 +731,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     return cache;
   };
   const bool any_attention = layout.any_attention;
-  out.caches.reserve(iswa ? 2 : 1);
+  out.caches.reserve(iswa || layout.any_indexer ? 2 : 1);
   if (iswa) {
     // Saturating: a window near 2^64 holds the whole context (a wrapped product held almost none).
     const std::uint64_t swa_span = n_swa > (UINT64_MAX - out.n_ubatch) / (settings.kv_unified ? n_seq : 1)
@@ -727,7 +753,14 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     if (out.caches.front().layers == 0)
       say.text("every attention layer is sliding: the non-SWA cache is still created, with 0 layers and 0 bytes");
   } else if (any_attention) {
-    out.caches.push_back(make_cache("KV", out.n_ctx_seq, LlamaCppLayout::every_cache_layer));
+    // llama_kv_cache_dsa logs its two caches as "creating main KV cache" and "creating indexer KV cache".
+    out.caches.push_back(make_cache(layout.any_indexer ? "main KV" : "KV", out.n_ctx_seq, LlamaCppLayout::every_cache_layer));
+  }
+  if (layout.any_indexer) {
+    // llama_kv_cache_dsa creates the indexer's cache second, with the same cells, streams and K type.
+    out.caches.push_back(make_cache("indexer KV", out.n_ctx_seq, LlamaCppLayout::indexer));
+    say.text("DSA: a second K-only cache holds the lightning indexer's key (one head) per cell on the indexed "
+             "layers, at the K cache type (llama_kv_cache_dsa)");
   }
   if (any_mla) say.text("MLA: the cache stores K only (the compressed latent with its rope part); V is 0 bytes");
   for (const LlamaCppKvCache& cache : out.caches)

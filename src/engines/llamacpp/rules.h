@@ -61,6 +61,9 @@ struct LlamaCppCacheLayer {
   std::uint64_t k_head = 0;
   std::uint64_t v_head = 0;
   std::uint64_t r_row = 0, s_row = 0;  ///< recurrent state elements per cell
+  /// The DSA lightning indexer's key per cell (its one head's width) in llama_kv_cache_dsa's second
+  /// cache; 0 = the layer has no indexer key.
+  std::uint64_t indexer_row = 0;
   /// Gets recurrent state: a linear layer, or an attention layer of a parallel hybrid (Falcon-H1,
   /// whose create_memory filters put every layer in both the KV cache and the recurrent memory).
   bool has_state = false;
@@ -86,6 +89,7 @@ struct LlamaCppLayout {
   bool v_varies = false;
   bool any_attention = false;   ///< a layer with its own K/V cells
   bool any_recurrent = false;
+  bool any_indexer = false;     ///< a DSA layer: llama_kv_cache_dsa adds the indexer's K-only cache
 
   /// Consecutive layers of one cache with the same K and V rows: with one GPU a cache is summed a
   /// run at a time. Their layer indices are ils[first, first + count), ascending.
@@ -93,8 +97,8 @@ struct LlamaCppLayout {
     std::uint64_t k_row = 0, v_row = 0;
     std::uint32_t first = 0, count = 0;
   };
-  static constexpr std::size_t every_cache_layer = 0, non_swa = 1, swa = 2;  ///< indices of `runs`
-  std::array<std::vector<Run>, 3> runs;
+  static constexpr std::size_t every_cache_layer = 0, non_swa = 1, swa = 2, indexer = 3;  ///< indices of `runs`
+  std::array<std::vector<Run>, 4> runs;
   std::vector<std::uint32_t> ils;
 };
 
@@ -176,7 +180,7 @@ struct LlamaCppDevice {
 
 /// One llama_kv_cache: the plain cache, or the non-SWA / SWA half of an iSWA cache.
 struct LlamaCppKvCache {
-  std::string role;            ///< "KV", "non-SWA KV" or "SWA KV"
+  std::string role;            ///< "KV", "non-SWA KV", "SWA KV"; DSA: "main KV" and "indexer KV" (K only)
   std::uint64_t cells = 0;     ///< per stream (kv_size)
   std::uint32_t layers = 0;    ///< cached layers, as llama.cpp logs "N layers"
   std::uint32_t streams = 0;   ///< 1 with --kv-unified, else n_seq_max
@@ -219,7 +223,7 @@ struct LlamaCppResult {
   bool v_trans = false;           ///< V stored transposed (flash attention off)
   std::string type_k, type_v;
 
-  std::vector<LlamaCppKvCache> caches;         ///< 0, 1 (plain) or 2 (non-SWA, SWA)
+  std::vector<LlamaCppKvCache> caches;         ///< 0, 1 (plain), 2 (non-SWA, SWA; or MLA and the DSA indexer)
   std::optional<LlamaCppRecurrent> recurrent;  ///< hybrid and recurrent models
 
   // Placement (-ngl).

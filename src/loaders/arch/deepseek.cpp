@@ -173,7 +173,7 @@ const Family& family_deepseek() {
   static const Family family{
       .name = "deepseek",
       .types = {{"deepseek_v2"}, {"deepseek_v3"}, {"deepseek_v32"}, {"kimi_k2"}, {"glm4_moe"}, {"glm4_moe_lite"}, {"glm_moe_dsa"}},
-      .gguf = "deepseek2, glm4moe, glm-dsa",
+      .gguf = "deepseek2, deepseek32, glm4moe, glm-dsa",
       .fixtures = {"deepseek-v3", "deepseek-v2-lite", "deepseek-v3.2", "kimi-k2", "glm4.5-air", "glm4.7-flash", "glm-5.1", "glm-5.2"},
       .rules = "MLA (kv_lora_rank set): one latent of kv_lora_rank + qk_rope_head_dim per token per layer, whatever "
                "head_dim says. DSA indexer (deepseek_v32, glm_moe_dsa): an index_head_dim key per token on each "
