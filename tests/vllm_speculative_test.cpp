@@ -214,6 +214,7 @@ TEST_CASE("kvplan --runtime vllm --speculative-config: the CLI, the JSON, kvplan
   // The catalog's computed weights leave the MTP layer out: exit 3, naming the way forward.
   check_refused(run_kvplan(deepseek + mtp), "give --weights with the checkpoint's size including them", 3);
   check_refused(run_kvplan(deepseek + "--weights 689GB -pp 2" + mtp), "--speculative-config with -pp 2", 3);
+  check_refused(run_kvplan(deepseek + "--weights 689GB -dcp 8" + mtp), "--speculative-config method mtp with -dcp 8", 3);
   check_refused(run_kvplan(deepseek + "--speculative-config '{\"method\": \"eagle\", \"model\": \"x/EAGLE-DeepSeek\", "
                                       "\"num_speculative_tokens\": 2}'"),
                 "method eagle with model x/EAGLE-DeepSeek", 3);

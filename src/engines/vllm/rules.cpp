@@ -289,6 +289,12 @@ const ModelSpec& add_draft_layers(const ModelSpec& model, const VllmSettings& se
                                   spec.method, spec.num_speculative_tokens, spec.num_speculative_tokens == 1 ? "" : "s"));
     return model;
   }
+  // Whether the draft's layers split their tokens over the dcp ranks as the target's do was not read.
+  if (settings.decode_context_parallel > 1)
+    throw Error(fmt::format("--speculative-config method mtp with -dcp {}: how the draft's layers are split under decode "
+                            "context parallelism is not modelled; plan without -dcp for an upper bound",
+                            settings.decode_context_parallel),
+                ExitCode::unsupported_architecture);
   const LayerSpec* like = mtp_cache_layer(model);
   if (like == nullptr) throw Error("--speculative-config: the model has no attention layer for the MTP layers to copy");
   // The MTP layers' weights must be in the weights figure: a checkpoint's safetensors total holds
