@@ -41,7 +41,7 @@ _kvplan() {
                  --runtime --ctx-size --parallel --batch-size --ubatch-size --cache-type-k --cache-type-v --flash-attn
                  --kv-unified --swa-full --n-gpu-layers --gpu-layers --split-mode --tensor-split --main-gpu
                  --tensor-parallel-size --decode-context-parallel-size --pipeline-parallel-size --pp-layer-partition --dtype --block-size --max-num-seqs --max-num-batched-tokens --kv-cache-memory
-                 --vllm-version --enable-prefix-caching --disable-hybrid-kv-cache-manager --enforce-eager --allow-long-max-model-len
+                 --vllm-version --enable-prefix-caching --disable-hybrid-kv-cache-manager --enforce-eager --speculative-config --allow-long-max-model-len
                  --mem-fraction-static --context-length --tp-size --tp --pp-size --page-size --attention-backend
                  --max-total-tokens --max-running-requests --chunked-prefill-size --swa-full-tokens-ratio
                  --sglang-version --sglang-free-before-load --sglang-free-after-load --allow-overwrite-longer-context-len
@@ -133,6 +133,7 @@ _kvplan() {
     --max-num-seqs) COMPREPLY=($(compgen -W "64 256 1024" -- "$cur")); return ;;
     --max-num-batched-tokens) COMPREPLY=($(compgen -W "2048 8192 16384" -- "$cur")); return ;;
     --kv-cache-memory) COMPREPLY=($(compgen -W "8GiB 16GiB 32GiB" -- "$cur")); return ;;
+    --speculative-config) COMPREPLY=("'{\"method\": \"mtp\", \"num_speculative_tokens\": 1}'"); return ;;
     --vllm-version) COMPREPLY=($(compgen -W "0.10 0.11 0.19 0.21 latest" -- "$cur")); return ;;
     --ctx-size) COMPREPLY=($(compgen -W "0 4096 32768 131072" -- "$cur")); return ;;
     --parallel|-np) COMPREPLY=($(compgen -W "1 2 4 8" -- "$cur")); return ;;

@@ -20,7 +20,7 @@ namespace kvplan {
 
 namespace {
 
-constexpr std::array<OptionSpec, 14> kOptions = {{
+constexpr std::array<OptionSpec, 15> kOptions = {{
     {"tensor-parallel-size", "N", "GPUs one model is split across; figures are per GPU [default: 1]", "-tp"},
     {"decode-context-parallel-size", "N",
      "Of the tp ranks, how many split each request's tokens (decode context parallelism; MLA, or GQA when tp exceeds "
@@ -39,6 +39,9 @@ constexpr std::array<OptionSpec, 14> kOptions = {{
     {"enable-prefix-caching", "", "Prefix caching (Mamba-style layers then keep 2 blocks)"},
     {"disable-hybrid-kv-cache-manager", "", "Every layer keeps every token (no sliding-window savings)"},
     {"enforce-eager", "", "No CUDA graphs: from 0.21 their estimate is no longer taken from the KV budget"},
+    {"speculative-config", "JSON",
+     "Speculative decoding, as vLLM takes it: '{\"method\": \"mtp\", \"num_speculative_tokens\": 1}' (the checkpoint's MTP "
+     "layers join the cache; ngram, suffix: no draft)"},
     {"allow-long-max-model-len", "", "Let --max-model-len exceed the trained context, as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 does",
      "", "", "VLLM_ALLOW_LONG_MAX_MODEL_LEN"},
 }};
@@ -129,7 +132,14 @@ class VllmProfile final : public Profile {
       throw Error(fmt::format("{} does not apply to the vLLM profile: it estimates vLLM's own activation, non-torch and "
                               "CUDA-graph memory (or give --kv-cache-memory)",
                               names.overhead));
-    if (!request.mtp_layers.empty()) throw Error(fmt::format("{} is not modelled by the vLLM profile yet", names.mtp_layers));
+    // vLLM builds every MTP layer the checkpoint declares once speculative decoding uses them:
+    // --speculative-config says so in vLLM's words.
+    if (!request.mtp_layers.empty())
+      throw Error(fmt::format("{} does not apply to the vLLM profile: give --speculative-config '{{\"method\": \"mtp\", "
+                              "\"num_speculative_tokens\": 1}}' (vLLM's draft builds all of the checkpoint's MTP layers)",
+                              names.mtp_layers));
+    if (const EngineOption* o = find_option(request, "speculative-config"))
+      base_.speculative = parse_vllm_speculative_config(o->value, o->shown_as, model, base_.tensor_parallel);
     // vLLM lays an mxfp4 checkpoint's experts out anew as it loads them (padded to its kernels'
     // tiles, biases widened to fp32, Marlin or triton layouts) by an amount kvplan does not model:
     // its logs show 6.4% over the checkpoint (gpt-oss-20b, TP 1, 0.19.0: R040), 9.4% per rank at
@@ -160,6 +170,8 @@ class VllmProfile final : public Profile {
     base_.rotary = first.rotary;  // the same tables for every row: sized once
     settings_.batch = request.batch;
     settings_.utilization_millionths = base_.utilization_millionths;
+    // The draft's MTP layers are cached: the header and the JSON settings say how many.
+    settings_.mtp_layers = first.draft_layers;
     settings_.overhead_bytes =
         (Checked(b.activation, "vLLM memory") + b.non_torch + (b.cuda_graphs_subtracted ? b.cuda_graphs : 0)).value();
     if (b.from_kv_cache_memory) {

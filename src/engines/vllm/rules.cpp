@@ -171,15 +171,23 @@ std::vector<LayerType> layer_types(const ModelSpec& model, const Dtype& dtype, c
 /// max_memory_usage_bytes / page). Under -dcp a full-attention or MLA rank keeps every dcp-th token
 /// of the request (FullAttentionSpec: cdiv(max_model_len, dcp x pcp) before the blocks); the other
 /// kinds never reach here with dcp > 1 (check_decode_context_parallel).
+/// Mamba-style layers keep `spec_blocks` more (MambaSpec.num_speculative_blocks = num_speculative_tokens).
 std::uint64_t blocks_per_request(const VllmGroup& group, std::uint64_t max_len, std::uint64_t mnbt, bool prefix_caching,
-                                 std::uint32_t dcp) {
+                                 std::uint32_t dcp, std::uint32_t spec_blocks) {
   switch (group.kind) {
     // Saturating sums: a window near 2^64 holds every token (a wrapped sum held almost none).
     case LayerKind::sliding: return ceil_div(std::min(saturating_add(group.window - 1, mnbt), max_len), group.block_size) + 1;
     case LayerKind::chunked: return ceil_div(std::min(saturating_add(group.window, mnbt), max_len), group.block_size);
-    case LayerKind::linear: return prefix_caching ? 2 : 1;
+    case LayerKind::linear: return (prefix_caching ? 2 : 1) + std::uint64_t{spec_blocks};
     default: return ceil_div(dcp > 1 ? ceil_div(max_len, dcp) : max_len, group.block_size);
   }
+}
+
+/// The blocks a Mamba-style layer keeps beyond its state for speculative decoding: k, every method
+/// (model_executor/layers/mamba/abstract.py, MambaBase.get_kv_cache_spec: num_speculative_blocks =
+/// speculative_config.num_speculative_tokens; MambaSpec then holds 1 + that many pages a request).
+std::uint32_t speculative_blocks(const VllmSettings& settings) {
+  return settings.speculative ? settings.speculative->num_speculative_tokens : 0;
 }
 
 /// Decode context parallelism (-dcp), as vLLM checks it, and what it splits. The dcp ranks are
@@ -256,6 +264,65 @@ void check_decode_context_parallel(const ModelSpec& model, const VllmSettings& s
       "the page, the weights and the blocks of a rank are as without -dcp",
       dcp, tp, tp / dcp, tp / dcp == 1 ? "" : "s", dcp, dcp,
       mla ? " (the MLA latent, otherwise whole on every TP rank)" : " (each KV head's replicas split its tokens)", dcp));
+}
+
+/// The model vLLM allocates for under --speculative-config: `model` itself, or (MTP) `model` with the
+/// draft's layers in `storage`. The draft (DeepSeekMTP, Glm4MoeMTP) builds one decoder layer per
+/// num_nextn_predict_layers, whatever k (spec_step_idx % num_mtp_layers picks the layer), each an
+/// attention layer of the target's kind: get_kv_cache_spec sees them beside the target's and the
+/// groups and pages are formed over both (llm_base_proposer.py, load_model: the draft's attention
+/// layers are those the target does not have). Their weights are in the checkpoint (the
+/// model.layers.N tensors past num_hidden_layers); the draft's embeddings and output head are the
+/// target's (_maybe_share_embeddings, _maybe_share_lm_head: "Detected MTP model").
+const ModelSpec& add_draft_layers(const ModelSpec& model, const VllmSettings& settings, ModelSpec& storage, VllmResult& r) {
+  r.speculative = settings.speculative;
+  if (!settings.speculative) return model;
+  const VllmSpeculative& spec = *settings.speculative;
+  if (settings.pipeline_parallel > 1)
+    throw Error(fmt::format("--speculative-config with -pp {}: where vLLM places the draft among the pipeline stages is "
+                            "not modelled; plan with -pp 1",
+                            settings.pipeline_parallel),
+                ExitCode::unsupported_architecture);
+  if (spec.draft_layers == 0) {
+    r.rules.push_back(fmt::format("--speculative-config {}, {} speculative token{}: no draft model, no draft weights or "
+                                  "KV cache",
+                                  spec.method, spec.num_speculative_tokens, spec.num_speculative_tokens == 1 ? "" : "s"));
+    return model;
+  }
+  // Whether the draft's layers split their tokens over the dcp ranks as the target's do was not read.
+  if (settings.decode_context_parallel > 1)
+    throw Error(fmt::format("--speculative-config method mtp with -dcp {}: how the draft's layers are split under decode "
+                            "context parallelism is not modelled; plan without -dcp for an upper bound",
+                            settings.decode_context_parallel),
+                ExitCode::unsupported_architecture);
+  const LayerSpec* like = mtp_cache_layer(model);
+  if (like == nullptr) throw Error("--speculative-config: the model has no attention layer for the MTP layers to copy");
+  // The MTP layers' weights must be in the weights figure: a checkpoint's safetensors total holds
+  // them (with copies of the embeddings and head the draft frees: an upper bound), --weights is
+  // vLLM's own figure; a size computed from the parameter count leaves them out.
+  const bool given = model.weights_source.find("(given:") != std::string::npos;
+  const bool whole_checkpoint = model.weights_source.rfind("safetensors total_size", 0) == 0;
+  if (!given && !whole_checkpoint)
+    throw Error(fmt::format("--speculative-config method mtp: the weights of {}'s {} MTP layer{} (vLLM loads them for the "
+                            "draft) are not in its weights figure ({}); give --weights with the checkpoint's size "
+                            "including them (its safetensors total), or its config.json with the safetensors index",
+                            model.id.empty() ? model.name : model.id, spec.draft_layers, spec.draft_layers == 1 ? "" : "s",
+                            model.weights_source.empty() ? "not stated" : model.weights_source),
+                ExitCode::unsupported_architecture);
+  storage = model;
+  storage.layers.insert(storage.layers.end(), spec.draft_layers, *like);
+  r.draft_layers = spec.draft_layers;
+  r.rules.push_back(fmt::format(
+      "--speculative-config mtp, {} speculative token{}: the draft builds the checkpoint's {} MTP layer{} ({}), each a "
+      "{} attention layer with a KV cache like the target's, in the same groups and pages; weights: {}",
+      spec.num_speculative_tokens, spec.num_speculative_tokens == 1 ? "" : "s", spec.draft_layers,
+      spec.draft_layers == 1 ? "" : "s",
+      spec.num_speculative_tokens > spec.draft_layers ? "run again for each further token" : "one per token",
+      to_string(like->kind),
+      given ? "--weights is taken to include them"
+            : "the safetensors total includes them (and the draft's copies of the embeddings and head, which vLLM "
+              "frees to share the target's: an upper bound)"));
+  return storage;
 }
 
 /// Page sizes made equal and layers grouped (kv_cache_utils.py). Fills the result's page,
@@ -389,7 +456,12 @@ VllmBudget estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const Vll
   // indices of max_num_seqs rows (16 B per vocabulary entry); the forward pass is smaller for
   // dense models. It does not shrink with TP. Under PP only the last stage samples; the others
   // are given the same peak (an over-estimate of their use, never of their cache).
-  b.activation = checked_mul(checked_mul(16, std::min<std::uint64_t>(r.max_num_seqs, r.max_num_batched_tokens), "activation estimate"), model.vocab_size,
+  // With speculative decoding the warm-up also runs the rejection sampler on k draft tokens a
+  // sequence (gpu_model_runner, _dummy_sampler_run): beside the fp32 logits it holds the target's
+  // fp32 logits and probabilities of seqs x k rows, 4 + 8k B a vocabulary entry, taken when larger.
+  const std::uint64_t k = settings.speculative ? settings.speculative->num_speculative_tokens : 0;
+  const std::uint64_t per_entry = std::max<std::uint64_t>(16, 4 + 8 * k);
+  b.activation = checked_mul(checked_mul(per_entry, std::min<std::uint64_t>(r.max_num_seqs, r.max_num_batched_tokens), "activation estimate"), model.vocab_size,
                              "activation estimate");
   // Non-torch memory allocated during profiling, as vLLM's logs show it (H100): NCCL buffers once
   // more than one GPU serves the model (tensor or pipeline parallel).
@@ -420,10 +492,12 @@ VllmBudget estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const Vll
   if (b.requested > (std::uint64_t{1} << 62) || used > (std::uint64_t{1} << 62)) throw Error("vLLM budget: too large");
   b.available = static_cast<std::int64_t>(b.requested) - static_cast<std::int64_t>(used);
   if (rules)
-    rules->push_back(fmt::format("estimate: available = budget - weights/TP {} - sampler peak {} (16 B x {} seqs x {} vocab) "
+    rules->push_back(fmt::format("estimate: available = budget - weights/TP {} - sampler peak {} ({} B x {} seqs x {} vocab{}) "
                                  "- non-torch {}{}",
-                                 gib(b.weights), gib(b.activation), std::min<std::uint64_t>(r.max_num_seqs, r.max_num_batched_tokens),
-                                 model.vocab_size, gib(b.non_torch),
+                                 gib(b.weights), gib(b.activation), per_entry,
+                                 std::min<std::uint64_t>(r.max_num_seqs, r.max_num_batched_tokens),
+                                 model.vocab_size, per_entry > 16 ? fmt::format(": the rejection sampler's 4 + 8 x {} B", k) : "",
+                                 gib(b.non_torch),
                                  b.cuda_graphs_subtracted ? fmt::format(" - CUDA graphs {}", gib(b.cuda_graphs))
                                                           : " (CUDA graphs, ~" + gib(b.cuda_graphs) +
                                                                 ", live outside the budget before 0.21)"));
@@ -492,7 +566,8 @@ std::uint64_t request_bytes_at(const VllmResult& r, std::uint64_t len, const Vll
   std::uint64_t bytes = 0;
   for (const VllmGroup& group : r.groups) {
     const std::uint64_t blocks =
-        blocks_per_request(group, len, r.max_num_batched_tokens, settings.prefix_caching, settings.decode_context_parallel);
+        blocks_per_request(group, len, r.max_num_batched_tokens, settings.prefix_caching, settings.decode_context_parallel,
+                           speculative_blocks(settings));
     const std::uint64_t layers = r.uniform ? r.layers_per_block : group.layers;
     bytes = checked_add(bytes, checked_mul(checked_mul(blocks, r.page_bytes, "request"), layers, "request"), "request");
   }
@@ -694,12 +769,15 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
                                       to_string(settings.version), settings.tensor_parallel, settings.pipeline_parallel));
   r.rules.push_back(model_dtype.rule);
 
-  check_decode_context_parallel(model, settings, r.rules);
-  std::vector<LayerType> types = layer_types(model, dtype, settings, r.rules);
+  // The draft's layers are attention layers like the target's: they join its KV-cache groups.
+  ModelSpec with_draft;
+  const ModelSpec& served = add_draft_layers(model, settings, with_draft, r);
+  check_decode_context_parallel(served, settings, r.rules);
+  std::vector<LayerType> types = layer_types(served, dtype, settings, r.rules);
   form_groups(types, gpu, settings, r);
   for (VllmGroup& group : r.groups) {
     group.blocks_per_request = blocks_per_request(group, r.max_model_len, r.max_num_batched_tokens, settings.prefix_caching,
-                                                  settings.decode_context_parallel);
+                                                  settings.decode_context_parallel, speculative_blocks(settings));
     r.blocks_per_request = checked_add(r.blocks_per_request, group.blocks_per_request, "blocks per request");
   }
   const WeightsEstimate checkpoint = vllm_checkpoint(model, model_dtype);
@@ -714,7 +792,7 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
   if (settings.pipeline_parallel == 1) {
     // vLLM reads VLLM_PP_LAYER_PARTITION on one stage too: it must name all the layers.
     if (!settings.layer_partition.empty()) vllm_pp_partition(model.layer_count(), 1, settings.layer_partition);
-    r.budget = estimate_budget(model, gpu, settings, checked_add(ceil_div(checkpoint.bytes, tp), r.rotary->bytes, "weights"), r,
+    r.budget = estimate_budget(served, gpu, settings, checked_add(ceil_div(checkpoint.bytes, tp), r.rotary->bytes, "weights"), r,
                                &r.rules);
     // num_blocks = avail // page // layers per block (get_num_blocks); every rank alike.
     r.num_blocks = r.budget.available > 0 ? static_cast<std::uint64_t>(r.budget.available) / block_bytes : 0;
@@ -839,7 +917,7 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
   const std::uint64_t whole = block_bytes;
   const auto stage_bytes = [&](const VllmStage& st, std::uint64_t len) {
     return checked_mul(blocks_per_request(group, len, r.max_num_batched_tokens, settings.prefix_caching,
-                                          settings.decode_context_parallel),
+                                          settings.decode_context_parallel, speculative_blocks(settings)),
                        settings.pp_whole_model_check ? whole : st.block_bytes, "request");
   };
   if (settings.pp_whole_model_check)

@@ -31,6 +31,7 @@
 #include "kvplan/gpu.h"
 #include "kvplan/model_spec.h"
 #include "engines/vllm/rotary_tables.h"
+#include "engines/vllm/speculative.h"
 
 namespace kvplan {
 
@@ -110,6 +111,8 @@ struct VllmSettings {
   bool hybrid_kv_cache_manager = true;  ///< false: --disable-hybrid-kv-cache-manager
   bool prefix_caching = false;          ///< --enable-prefix-caching (Mamba layers then keep 2 blocks)
   bool enforce_eager = false;           ///< --enforce-eager: no CUDA graphs are captured
+  /// --speculative-config: the draft's layers join the cache, Mamba layers keep k more blocks.
+  std::optional<VllmSpeculative> speculative;
 };
 
 /// One KV-cache group: layers of one kind sharing a block table.
@@ -196,6 +199,9 @@ struct VllmResult {
 
   /// num_blocks / blocks_per_request, vLLM's "Maximum concurrency for N tokens per request: X.XXx".
   double max_concurrency() const;
+
+  std::optional<VllmSpeculative> speculative;  ///< --speculative-config, as read
+  std::uint32_t draft_layers = 0;          ///< of the layers in `groups`: the draft's (MTP) layers
 
   std::vector<std::string> rules;  ///< every rule applied, in words, in the order applied
 };

@@ -47,6 +47,10 @@ nlohmann::ordered_json vllm_result_to_json(const VllmResult& r) {
   out["pipeline_parallel"] = r.pipeline_parallel;
   out["decode_context_parallel"] = r.decode_context_parallel;
   out["dtype"] = r.dtype;
+  out["speculative"] = r.speculative ? nlohmann::ordered_json{{"method", r.speculative->method},
+                                                              {"num_speculative_tokens", r.speculative->num_speculative_tokens},
+                                                              {"draft_layers", r.draft_layers}}
+                                     : nlohmann::ordered_json(nullptr);
   out["max_model_len"] = r.max_model_len;
   out["max_num_batched_tokens"] = r.max_num_batched_tokens;
   out["max_num_seqs"] = r.max_num_seqs;
@@ -126,6 +130,11 @@ void write_vllm_section(const std::vector<const VllmResult*>& results, EngineSec
                                 r.decode_context_parallel > 1 ? fmt::format(" -dcp {}", r.decode_context_parallel) : "",
                                 r.pipeline_parallel > 1 ? fmt::format(" -pp {} --dtype {}", r.pipeline_parallel, r.dtype) : "",
                                 format_thousands(r.max_model_len), r.kv_dtype, r.max_num_batched_tokens, r.max_num_seqs));
+    if (r.speculative)
+      lines.push_back(fmt::format("  Speculative decoding: {}, {} token{} a step; {} draft layer{} in the KV cache",
+                                  r.speculative->method, r.speculative->num_speculative_tokens,
+                                  r.speculative->num_speculative_tokens == 1 ? "" : "s", r.draft_layers,
+                                  r.draft_layers == 1 ? "" : "s"));
     if (r.pipeline_parallel > 1)
       for (const VllmStage& st : r.stages)
         lines.push_back(fmt::format(

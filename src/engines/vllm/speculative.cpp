@@ -1,0 +1,187 @@
+// vLLM's --speculative-config, read from vllm-project/vllm config/speculative.py (SpeculativeConfig at
+// 002e77c1: MTPModelTypes, SpeculativeMethod, __post_init__, _verify_args), down to what changes the
+// memory vLLM allocates. The draft's layers themselves are priced by rules.cpp.
+
+#include "engines/vllm/speculative.h"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "kvplan/error.h"
+
+namespace kvplan {
+
+namespace {
+
+// config/speculative.py, MTPModelTypes: every one is folded into "mtp" ("method `%s` is deprecated
+// and replaced with mtp").
+constexpr std::array<std::string_view, 27> kMtpMethods = {
+    "deepseek_mtp",   "dots3_note_mtp",      "mimo_mtp",          "mimo_v2_mtp",           "glm4_moe_mtp",
+    "glm4_moe_lite_mtp", "glm_ocr_mtp",      "ernie_mtp",         "nemotron_h_mtp",        "exaone_moe_mtp",
+    "exaone4_5_mtp",  "qwen3_next_mtp",      "qwen4_exp_mtp",     "qwen3_5_mtp",           "longcat_flash_mtp",
+    "bailing_hybrid_v3_mtp", "minimax_m3_mtp", "bailing_hybrid_mtp", "mtp",                "kimi_k3_mtp",
+    "pangu_ultra_moe_mtp", "step3p5_mtp",    "hy_v3_mtp",         "hy_v4_mtp",             "gemma4_mtp",
+    "inkling_mtp",    "glm5_next_mtp"};
+
+// The other SpeculativeMethod values. Each but ngram and suffix builds a draft from a checkpoint
+// (or GPU buffers) the flag alone does not describe.
+constexpr std::array<std::string_view, 12> kOtherMethods = {
+    "ngram", "medusa", "mlp_speculator", "draft_model", "suffix", "custom_class",
+    "eagle", "eagle3", "extract_hidden_states", "dflash", "ngram_gpu", "dspark"};
+
+// The model types whose MTP draft layers were read in vLLM's source: hf_config_override turns
+// deepseek_v3 into deepseek_mtp (DeepSeekMTP: one DeepseekV2DecoderLayer per
+// num_nextn_predict_layers, MLA attention like the target's; models/deepseek_mtp.py) and
+// Glm4MoeForCausalLM into glm4_moe_mtp (one Glm4MoeDecoderLayer each, the target's grouped-query
+// attention; models/glm4_moe_mtp.py).
+constexpr std::array<std::string_view, 2> kMtpFamilies = {"deepseek_v3", "glm4_moe"};
+
+bool speculative_list_has(std::string_view name, auto const& list) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+}  // namespace
+
+VllmSpeculative parse_vllm_speculative_config(std::string_view text, std::string_view flag, const ModelSpec& model,
+                                              std::uint32_t tp) {
+  nlohmann::json config;
+  try {
+    config = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    throw Error(fmt::format("{} {}: not JSON (vLLM reads it with json.loads: '{{\"method\": \"mtp\", "
+                            "\"num_speculative_tokens\": 1}}')",
+                            flag, text));
+  }
+  if (!config.is_object())
+    throw Error(fmt::format("{}: a JSON object of SpeculativeConfig's fields ('{{\"method\": \"mtp\", "
+                            "\"num_speculative_tokens\": 1}}')",
+                            flag));
+  const auto not_modelled = [&](const std::string& what) {
+    return Error(fmt::format("{}: {}", flag, what), ExitCode::unsupported_architecture);
+  };
+  // Each field the profile reads; anything else may change the draft's memory.
+  for (const auto& [key, value] : config.items()) {
+    if (key == "tensor_parallel_size")
+      throw Error(fmt::format("{}: vLLM refuses it: 'tensor_parallel_size' is not a valid argument in the "
+                              "speculative_config. Please pass 'draft_tensor_parallel_size' instead.",
+                              flag));
+    constexpr std::array<std::string_view, 7> known = {"method", "num_speculative_tokens", "model",
+                                                       "draft_tensor_parallel_size", "prompt_lookup_max",
+                                                       "prompt_lookup_min", "disable_padded_drafter_batch"};
+    if (!speculative_list_has(std::string_view(key), known))
+      throw not_modelled(fmt::format("the vLLM profile does not model the field {} (it may change the draft's memory); "
+                                     "plan without it",
+                                     key));
+  }
+  const auto positive = [&](std::string_view key) -> std::optional<std::uint64_t> {
+    const auto it = config.find(std::string(key));
+    if (it == config.end() || it->is_null()) return std::nullopt;
+    if (!it->is_number_integer() || it->get<std::int64_t>() <= 0 || it->get<std::int64_t>() > 1'000'000)
+      throw Error(fmt::format("{}: vLLM refuses it: {} must be an integer greater than zero (got {})", flag, key,
+                              it->dump()));
+    return it->get<std::uint64_t>();
+  };
+  const auto string_field = [&](std::string_view key) -> std::optional<std::string> {
+    const auto it = config.find(std::string(key));
+    if (it == config.end() || it->is_null()) return std::nullopt;
+    if (!it->is_string()) throw Error(fmt::format("{}: {} must be a string (got {})", flag, key, it->dump()));
+    return it->get<std::string>();
+  };
+  if (const auto it = config.find("disable_padded_drafter_batch"); it != config.end() && !it->is_boolean())
+    throw Error(fmt::format("{}: disable_padded_drafter_batch must be true or false (got {})", flag, it->dump()));
+
+  const std::optional<std::uint64_t> tokens = positive("num_speculative_tokens");
+  const std::optional<std::string> draft = string_field("model");
+  std::string method = string_field("method").value_or("");
+  const std::optional<std::uint64_t> draft_tp = positive("draft_tensor_parallel_size");
+  if (draft_tp && *draft_tp != 1 && *draft_tp != tp)
+    throw Error(fmt::format("{}: vLLM refuses it: speculative_draft_tensor_parallel_size={} cannot be other value than "
+                            "1 or target model tensor_parallel_size",
+                            flag, *draft_tp));
+
+  // __post_init__: no method and no draft model means the "draft_model" method without a model.
+  if (method.empty()) {
+    if (draft)
+      throw not_modelled(fmt::format("the draft model {} is a checkpoint of its own (vLLM detects its method from it), "
+                                     "which the vLLM profile does not read: the target's figures leave out its weights "
+                                     "and KV cache",
+                                     *draft));
+    method = "draft_model";
+  }
+  if (speculative_list_has(std::string_view(method), kMtpMethods)) method = "mtp";
+  else if (!speculative_list_has(std::string_view(method), kOtherMethods))
+    throw Error(fmt::format("{}: method '{}' is not one of vLLM's speculative methods (mtp, ngram, suffix, eagle, "
+                            "eagle3, draft_model, medusa, mlp_speculator, dflash, dspark, ngram_gpu, custom_class, "
+                            "extract_hidden_states, or an MTP model type)",
+                            flag, method));
+
+  VllmSpeculative spec;
+  spec.method = method;
+  if (method == "mtp") {
+    // The draft is the target checkpoint itself (model = target_model_config.model) only when no
+    // model is named and num_speculative_tokens is given; otherwise _verify_args refuses.
+    if (draft)
+      throw not_modelled(fmt::format("method mtp with model {}: the vLLM profile reads MTP layers from the served "
+                                     "checkpoint only (leave model out)",
+                                     *draft));
+    if (!tokens)
+      throw Error(fmt::format("{}: vLLM refuses it: num_speculative_tokens must be provided with speculative model "
+                              "unless the draft model config contains an n_predict parameter.",
+                              flag));
+    const std::string name = model.id.empty() ? model.name : model.id;
+    if (model.mtp_layers == 0)
+      throw Error(fmt::format("{}: method mtp needs the checkpoint's MTP layers; {} declares none "
+                              "(num_nextn_predict_layers)",
+                              flag, name));
+    // n_predict = num_nextn_predict_layers; k may exceed it only by whole cycles of the layers.
+    if (*tokens > model.mtp_layers && *tokens % model.mtp_layers != 0)
+      throw Error(fmt::format("{}: vLLM refuses it: num_speculative_tokens:{} must be divisible by n_predict={}", flag,
+                              *tokens, model.mtp_layers));
+    if (!speculative_list_has(std::string_view(model.architecture), kMtpFamilies))
+      throw not_modelled(fmt::format("method mtp for model type {}: which layers vLLM's draft builds for it (and their "
+                                     "cache) is not modelled; the vLLM profile derives DeepSeek-V3 (deepseek_mtp) and "
+                                     "GLM-4.5 (glm4_moe_mtp)",
+                                     model.architecture.empty() ? std::string("unknown") : model.architecture));
+    if (draft_tp && *draft_tp != tp)
+      throw not_modelled(fmt::format("draft_tensor_parallel_size {} beside -tp {}: a draft unsplit across the ranks is "
+                                     "not modelled",
+                                     *draft_tp, tp));
+    spec.num_speculative_tokens = static_cast<std::uint32_t>(*tokens);
+    spec.draft_layers = model.mtp_layers;
+    return spec;
+  }
+  if (method == "ngram" || method == "suffix") {
+    if (method == "ngram") {
+      // Defaults 5 and 5; one given stands for both (__post_init__).
+      const std::uint64_t lookup_max = positive("prompt_lookup_max").value_or(positive("prompt_lookup_min").value_or(5));
+      const std::uint64_t lookup_min = positive("prompt_lookup_min").value_or(lookup_max);
+      if (lookup_min > lookup_max)
+        throw Error(fmt::format("{}: vLLM refuses it: prompt_lookup_min={} must be <= prompt_lookup_max={}", flag,
+                                lookup_min, lookup_max));
+      if (!tokens)
+        throw Error(fmt::format("{}: vLLM refuses it: num_speculative_tokens must be provided with speculative model "
+                                "unless the draft model config contains an n_predict parameter.",
+                                flag));
+    }
+    // Suffix decoding treats k as a limit, by default its tree depth (24).
+    spec.num_speculative_tokens = static_cast<std::uint32_t>(tokens.value_or(24));
+    return spec;
+  }
+  if (method == "draft_model" && !draft)
+    throw Error(tokens ? fmt::format("{}: vLLM refuses it: num_speculative_tokens was provided but without speculative "
+                                     "model.",
+                                     flag)
+                       : fmt::format("{}: vLLM refuses it: num_speculative_tokens must be provided with speculative "
+                                     "model unless the draft model config contains an n_predict parameter.",
+                                     flag));
+  throw not_modelled(fmt::format("method {}{}: its draft is a checkpoint (or GPU buffers) of its own, whose weights and KV "
+                                 "cache the vLLM profile does not read; the target's figures would leave them out. "
+                                 "Plan the target without --speculative-config and add the draft's size from its own "
+                                 "config.json",
+                                 method, draft ? " with model " + *draft : std::string()));
+}
+
+}  // namespace kvplan
