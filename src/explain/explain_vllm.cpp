@@ -56,6 +56,18 @@ LogRequest vllm_request(const logs::EngineLog& log, Explanation& out) {
   // concurrency vLLM prints count it, so the plan must too.
   if (const std::string dcp = req.value("decode_context_parallel_size"); !dcp.empty() && dcp != "1")
     req.option("decode-context-parallel-size", dcp, "-dcp");
+  // Speculative decoding caches the draft's layers beside the target's: the plan takes the method
+  // and token count vLLM's config line printed (the vLLM profile refuses what it does not derive).
+  if (!req.value("speculative_config").empty())
+    throw Error("the log's speculative_config could not be read: kvplan cannot plan the run without it; "
+                "plan it with --speculative-config",
+                ExitCode::unsupported_architecture);
+  if (const std::string method = req.value("speculative_method"); !method.empty()) {
+    const std::string json =
+        fmt::format(R"({{"method": "{}", "num_speculative_tokens": {}}})", method, req.value("num_speculative_tokens"));
+    req.texts.engine_options.push_back({"speculative-config", json, "--speculative-config"});
+    req.command += fmt::format(" --speculative-config '{}'", json);  // as a shell takes it
+  }
   if (const std::string version = req.value("vllm_version"); !version.empty()) {
     try {
       (void)parse_vllm_version(version, "vllm-version");

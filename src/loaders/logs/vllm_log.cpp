@@ -15,6 +15,28 @@ namespace {
 
 constexpr LogEngine kVllm = LogEngine::vllm;
 
+/// The config line's speculative decoding: "speculative_config=None", or SpeculativeConfig's
+/// __repr__ (vllm/config/speculative.py): "SpeculativeConfig(method='mtp', model='...',
+/// num_spec_tokens=1)". A run that speculated caches the draft's layers too, so a config kvplan
+/// cannot read is recorded as such (the explanation then refuses rather than leave it out).
+void read_speculative_config(const LogLine& line, FactSink& sink) {
+  const auto rest = after(line.body, "speculative_config=");
+  if (!rest || rest->substr(0, 4) == "None") return;
+  constexpr std::string_view kOpen = "SpeculativeConfig(";
+  const std::size_t close = rest->find(')');
+  if (rest->substr(0, kOpen.size()) == kOpen && close != std::string_view::npos) {
+    const std::string_view inside = rest->substr(kOpen.size(), close - kOpen.size());
+    const auto method = keyed_value(inside, "method");
+    const auto tokens = keyed_value(inside, "num_spec_tokens");
+    if (method && tokens && !method->empty() && !tokens->empty()) {
+      sink.setting(line, kVllm, "speculative_method", *method);
+      sink.setting(line, kVllm, "num_speculative_tokens", *tokens);
+      return;
+    }
+  }
+  sink.setting(line, kVllm, "speculative_config", "unreadable");
+}
+
 /// The settings of the engine's config line and of the API server's "non-default args" dict.
 void read_config(const LogLine& line, FactSink& sink, bool config_line) {
   const std::string_view body = line.body;
@@ -51,6 +73,7 @@ void read_config(const LogLine& line, FactSink& sink, bool config_line) {
     if (key.name == "quantization" && v == "None") continue;
     sink.setting(line, kVllm, key.name, v);
   }
+  read_speculative_config(line, sink);
   if (config_line) {
     // "Initializing a V1 LLM engine (v0.19.0) with config:"
     if (const auto rest = after(body, "engine (v")) {
