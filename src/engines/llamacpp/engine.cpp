@@ -333,9 +333,16 @@ class LlamaCppProfile final : public Profile {
   /// -np is the row's batch (RowQuery::batch) unless given; the request's is only the settings' figure.
   bool depends_on_batch() const override { return false; }
 
-  std::shared_ptr<const Profile> remake(const std::vector<GpuSpec>& gpus, const PlanRequest& request) const override {
+  /// make() and remake(): `facts` null reads them.
+  static std::shared_ptr<const Profile> build(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+                                              const PlanRequest& request,
+                                              std::shared_ptr<const LlamaCppModelFacts> facts = nullptr) {
     if (gpus.empty()) throw Error("no GPU to plan for");
-    return std::make_shared<LlamaCppProfile>(model_, gpus, request, facts_);
+    return std::make_shared<LlamaCppProfile>(model, gpus, request, std::move(facts));
+  }
+
+  std::shared_ptr<const Profile> remake(const std::vector<GpuSpec>& gpus, const PlanRequest& request) const override {
+    return build(model_, gpus, request, facts_);
   }
 
   std::string budget_semantics() const override {
@@ -458,8 +465,7 @@ class LlamaCppProfile final : public Profile {
 
 std::shared_ptr<const Profile> make_llamacpp(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                                              const PlanRequest& request) {
-  if (gpus.empty()) throw Error("no GPU to plan for");
-  return std::make_shared<LlamaCppProfile>(model, gpus, request);
+  return LlamaCppProfile::build(model, gpus, request);
 }
 
 }  // namespace

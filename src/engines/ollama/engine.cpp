@@ -228,9 +228,16 @@ class OllamaProfile final : public Profile {
     }
   }
 
-  std::shared_ptr<const Profile> remake(const std::vector<GpuSpec>& gpus, const PlanRequest& request) const override {
+  /// make() and remake(): `part` null reads it.
+  static std::shared_ptr<const Profile> build(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+                                              const PlanRequest& request,
+                                              std::shared_ptr<const OllamaModelPart> part = nullptr) {
     if (gpus.empty()) throw Error("no GPU to plan for");
-    return std::make_shared<OllamaProfile>(model_, gpus, request, part_);
+    return std::make_shared<OllamaProfile>(model, gpus, request, std::move(part));
+  }
+
+  std::shared_ptr<const Profile> remake(const std::vector<GpuSpec>& gpus, const PlanRequest& request) const override {
+    return build(model_, gpus, request, part_);
   }
 
   /// How Ollama treats system RAM in the era of the version, with its source.
@@ -486,8 +493,7 @@ class OllamaProfile final : public Profile {
 
 std::shared_ptr<const Profile> make_ollama(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                                            const PlanRequest& request) {
-  if (gpus.empty()) throw Error("no GPU to plan for");
-  return std::make_shared<OllamaProfile>(model, gpus, request);
+  return OllamaProfile::build(model, gpus, request);
 }
 
 }  // namespace
