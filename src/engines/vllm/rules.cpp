@@ -167,27 +167,28 @@ std::vector<LayerType> layer_types(const ModelSpec& model, const Dtype& dtype, c
   return types;
 }
 
-/// Blocks one request of `max_len` tokens needs in a group on one rank (kv_cache_interface.py,
-/// max_memory_usage_bytes / page). Under -dcp a full-attention or MLA rank keeps every dcp-th token
-/// of the request (FullAttentionSpec: cdiv(max_model_len, dcp x pcp) before the blocks); the other
-/// kinds never reach here with dcp > 1 (check_decode_context_parallel).
-/// Mamba-style layers keep `spec_blocks` more (MambaSpec.num_speculative_blocks = num_speculative_tokens).
-std::uint64_t blocks_per_request(const VllmGroup& group, std::uint64_t max_len, std::uint64_t mnbt, bool prefix_caching,
-                                 std::uint32_t dcp, std::uint32_t spec_blocks) {
-  switch (group.kind) {
-    // Saturating sums: a window near 2^64 holds every token (a wrapped sum held almost none).
-    case LayerKind::sliding: return ceil_div(std::min(saturating_add(group.window - 1, mnbt), max_len), group.block_size) + 1;
-    case LayerKind::chunked: return ceil_div(std::min(saturating_add(group.window, mnbt), max_len), group.block_size);
-    case LayerKind::linear: return (prefix_caching ? 2 : 1) + std::uint64_t{spec_blocks};
-    default: return ceil_div(dcp > 1 ? ceil_div(max_len, dcp) : max_len, group.block_size);
-  }
-}
-
 /// The blocks a Mamba-style layer keeps beyond its state for speculative decoding: k, every method
 /// (model_executor/layers/mamba/abstract.py, MambaBase.get_kv_cache_spec: num_speculative_blocks =
 /// speculative_config.num_speculative_tokens; MambaSpec then holds 1 + that many pages a request).
 std::uint32_t speculative_blocks(const VllmSettings& settings) {
   return settings.speculative ? settings.speculative->num_speculative_tokens : 0;
+}
+
+/// Blocks one request of `max_len` tokens needs in a group on one rank (kv_cache_interface.py,
+/// max_memory_usage_bytes / page), with `mnbt` tokens a step. Under -dcp a full-attention or MLA
+/// rank keeps every dcp-th token of the request (FullAttentionSpec: cdiv(max_model_len, dcp x pcp)
+/// before the blocks); the other kinds never reach here with dcp > 1 (check_decode_context_parallel).
+/// Mamba-style layers keep speculative_blocks() more.
+std::uint64_t blocks_per_request(const VllmGroup& group, std::uint64_t max_len, std::uint64_t mnbt,
+                                 const VllmSettings& settings) {
+  const std::uint32_t dcp = settings.decode_context_parallel;
+  switch (group.kind) {
+    // Saturating sums: a window near 2^64 holds every token (a wrapped sum held almost none).
+    case LayerKind::sliding: return ceil_div(std::min(saturating_add(group.window - 1, mnbt), max_len), group.block_size) + 1;
+    case LayerKind::chunked: return ceil_div(std::min(saturating_add(group.window, mnbt), max_len), group.block_size);
+    case LayerKind::linear: return (settings.prefix_caching ? 2 : 1) + std::uint64_t{speculative_blocks(settings)};
+    default: return ceil_div(dcp > 1 ? ceil_div(max_len, dcp) : max_len, group.block_size);
+  }
 }
 
 /// Decode context parallelism (-dcp), as vLLM checks it, and what it splits. The dcp ranks are
@@ -565,9 +566,7 @@ std::uint64_t stage_weights(const ModelSpec& model, std::uint64_t checkpoint, co
 std::uint64_t request_bytes_at(const VllmResult& r, std::uint64_t len, const VllmSettings& settings) {
   std::uint64_t bytes = 0;
   for (const VllmGroup& group : r.groups) {
-    const std::uint64_t blocks =
-        blocks_per_request(group, len, r.max_num_batched_tokens, settings.prefix_caching, settings.decode_context_parallel,
-                           speculative_blocks(settings));
+    const std::uint64_t blocks = blocks_per_request(group, len, r.max_num_batched_tokens, settings);
     const std::uint64_t layers = r.uniform ? r.layers_per_block : group.layers;
     bytes = checked_add(bytes, checked_mul(checked_mul(blocks, r.page_bytes, "request"), layers, "request"), "request");
   }
@@ -776,8 +775,7 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
   std::vector<LayerType> types = layer_types(served, dtype, settings, r.rules);
   form_groups(types, gpu, settings, r);
   for (VllmGroup& group : r.groups) {
-    group.blocks_per_request = blocks_per_request(group, r.max_model_len, r.max_num_batched_tokens, settings.prefix_caching,
-                                                  settings.decode_context_parallel, speculative_blocks(settings));
+    group.blocks_per_request = blocks_per_request(group, r.max_model_len, r.max_num_batched_tokens, settings);
     r.blocks_per_request = checked_add(r.blocks_per_request, group.blocks_per_request, "blocks per request");
   }
   const WeightsEstimate checkpoint = vllm_checkpoint(model, model_dtype);
@@ -916,8 +914,7 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
   const VllmGroup& group = r.groups.front();
   const std::uint64_t whole = block_bytes;
   const auto stage_bytes = [&](const VllmStage& st, std::uint64_t len) {
-    return checked_mul(blocks_per_request(group, len, r.max_num_batched_tokens, settings.prefix_caching,
-                                          settings.decode_context_parallel, speculative_blocks(settings)),
+    return checked_mul(blocks_per_request(group, len, r.max_num_batched_tokens, settings),
                        settings.pp_whole_model_check ? whole : st.block_bytes, "request");
   };
   if (settings.pp_whole_model_check)
