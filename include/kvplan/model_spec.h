@@ -179,6 +179,9 @@ std::uint64_t parts_bytes(const ModelSpec& spec);
 /// True when the spec's weights are an estimate (weights_source starts with "estimate:").
 KVPLAN_API bool weights_are_estimate(const ModelSpec& spec);
 
+/// True when the user gave the weights' size (--weights: weights_source says "(given: ...)").
+KVPLAN_API bool weights_are_given(const ModelSpec& spec);
+
 /// The MTP layers `--mtp-layers` asks to count as cached: "" or "0" none, "all" every one the model
 /// declares, N at most that many. Throws an Error naming `flag` otherwise.
 KVPLAN_API std::uint32_t resolve_mtp_layers(std::string_view text, const ModelSpec& spec, std::string_view flag = "--mtp-layers");

@@ -129,6 +129,8 @@ std::uint64_t parts_bytes(const ModelSpec& spec) {
 
 bool weights_are_estimate(const ModelSpec& spec) { return spec.weights_source.rfind("estimate:", 0) == 0; }
 
+bool weights_are_given(const ModelSpec& spec) { return spec.weights_source.find("(given:") != std::string::npos; }
+
 std::uint32_t resolve_mtp_layers(std::string_view text, const ModelSpec& spec, std::string_view flag) {
   if (text.empty() || text == "0") return 0;
   const std::string declared = fmt::format("{} declares {} MTP layer{}", spec.id, spec.mtp_layers, spec.mtp_layers == 1 ? "" : "s");

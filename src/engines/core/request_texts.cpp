@@ -120,6 +120,7 @@ ModelSpec apply_weight_overrides(ModelSpec model, const PlanTexts& texts, const 
   }
   if (!texts.weights.empty()) {
     model.weights_bytes = parse_memory_size(texts.weights, names.weights);
+    // "(given:" is what weights_are_given() reads.
     model.weights_source = fmt::format("{} {} (given: the checkpoint's size)", names.weights, texts.weights);
   }
   if (texts.text_only && !model.parts.empty()) {

@@ -145,8 +145,7 @@ class VllmProfile final : public Profile {
     // its logs show 6.4% over the checkpoint (gpt-oss-20b, TP 1, 0.19.0: R040), 9.4% per rank at
     // TP 2 (R041) and 8.6% (gpt-oss-120b on an H100: R073, where vLLM could not start but the
     // checkpoint's size said it would). That size would promise memory vLLM does not have.
-    const bool weights_given = model.weights_source.find("(given:") != std::string::npos;
-    if (model.weight_dtype && model.weight_dtype->name == "mxfp4" && !weights_given)
+    if (model.weight_dtype && model.weight_dtype->name == "mxfp4" && !weights_are_given(model))
       throw Error(fmt::format("the vLLM profile does not model how vLLM lays out {}'s mxfp4 experts as it loads them "
                               "(its logs show 6-9% over the checkpoint): give {} with vLLM's 'Model loading took' figure",
                               model.id.empty() ? model.name : model.id, names.weights),

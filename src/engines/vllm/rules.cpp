@@ -301,7 +301,7 @@ const ModelSpec& add_draft_layers(const ModelSpec& model, const VllmSettings& se
   // The MTP layers' weights must be in the weights figure: a checkpoint's safetensors total holds
   // them (with copies of the embeddings and head the draft frees: an upper bound), --weights is
   // vLLM's own figure; a size computed from the parameter count leaves them out.
-  const bool given = model.weights_source.find("(given:") != std::string::npos;
+  const bool given = weights_are_given(model);
   const bool whole_checkpoint = model.weights_source.rfind("safetensors total_size", 0) == 0;
   if (!given && !whole_checkpoint)
     throw Error(fmt::format("--speculative-config method mtp: the weights of {}'s {} MTP layer{} (vLLM loads them for the "
