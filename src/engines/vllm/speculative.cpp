@@ -94,6 +94,12 @@ VllmSpeculative parse_vllm_speculative_config(std::string_view text, std::string
     throw Error(fmt::format("{}: disable_padded_drafter_batch must be true or false (got {})", flag, it->dump()));
 
   const std::optional<std::uint64_t> tokens = positive("num_speculative_tokens");
+  // _verify_args' refusal of a draft without k (its n_predict would give it).
+  const auto tokens_missing = [&] {
+    return Error(fmt::format("{}: vLLM refuses it: num_speculative_tokens must be provided with speculative model "
+                             "unless the draft model config contains an n_predict parameter.",
+                             flag));
+  };
   const std::optional<std::string> draft = string_field("model");
   std::string method = string_field("method").value_or("");
   const std::optional<std::uint64_t> draft_tp = positive("draft_tensor_parallel_size");
@@ -127,10 +133,7 @@ VllmSpeculative parse_vllm_speculative_config(std::string_view text, std::string
       throw not_modelled(fmt::format("method mtp with model {}: the vLLM profile reads MTP layers from the served "
                                      "checkpoint only (leave model out)",
                                      *draft));
-    if (!tokens)
-      throw Error(fmt::format("{}: vLLM refuses it: num_speculative_tokens must be provided with speculative model "
-                              "unless the draft model config contains an n_predict parameter.",
-                              flag));
+    if (!tokens) throw tokens_missing();
     const std::string name = model.id.empty() ? model.name : model.id;
     if (model.mtp_layers == 0)
       throw Error(fmt::format("{}: method mtp needs the checkpoint's MTP layers; {} declares none "
@@ -161,22 +164,16 @@ VllmSpeculative parse_vllm_speculative_config(std::string_view text, std::string
       if (lookup_min > lookup_max)
         throw Error(fmt::format("{}: vLLM refuses it: prompt_lookup_min={} must be <= prompt_lookup_max={}", flag,
                                 lookup_min, lookup_max));
-      if (!tokens)
-        throw Error(fmt::format("{}: vLLM refuses it: num_speculative_tokens must be provided with speculative model "
-                                "unless the draft model config contains an n_predict parameter.",
-                                flag));
+      if (!tokens) throw tokens_missing();
     }
     // Suffix decoding treats k as a limit, by default its tree depth (24).
     spec.num_speculative_tokens = static_cast<std::uint32_t>(tokens.value_or(24));
     return spec;
   }
-  if (method == "draft_model" && !draft)
-    throw Error(tokens ? fmt::format("{}: vLLM refuses it: num_speculative_tokens was provided but without speculative "
-                                     "model.",
-                                     flag)
-                       : fmt::format("{}: vLLM refuses it: num_speculative_tokens must be provided with speculative "
-                                     "model unless the draft model config contains an n_predict parameter.",
-                                     flag));
+  if (method == "draft_model" && !draft) {
+    if (!tokens) throw tokens_missing();
+    throw Error(fmt::format("{}: vLLM refuses it: num_speculative_tokens was provided but without speculative model.", flag));
+  }
   throw not_modelled(fmt::format("method {}{}: its draft is a checkpoint (or GPU buffers) of its own, whose weights and KV "
                                  "cache the vLLM profile does not read; the target's figures would leave them out. "
                                  "Plan the target without --speculative-config and add the draft's size from its own "
