@@ -212,6 +212,8 @@ TEST_CASE("kvplan --runtime vllm -dcp: both spellings, the JSON, kvplan check an
                 "-dcp 2: the vLLM profile does not model decode context parallelism with recurrent", 3);
   check_refused(run_kvplan("--runtime vllm --model deepseek-v3 --gpu h200 -tp 8 -dcp 8 --vllm-version 0.10"),
                 "under the 0.10 rules", 3);
+  check_refused(run_kvplan("--runtime vllm --model deepseek-v3 --gpu h200 -tp 8 -pp 2 -dcp 8"),
+                "-dcp 8: the vLLM profile does not model decode context parallelism with pipeline parallelism (-pp 2)", 3);
   check_refused(run_kvplan("--runtime vllm --model deepseek-v3.2 --gpu h200 -tp 8 -dcp 8"), "DSA indexer cache", 3);
 }
 

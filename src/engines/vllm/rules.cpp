@@ -212,6 +212,8 @@ void check_decode_context_parallel(const ModelSpec& model, const VllmSettings& s
   };
   if (settings.version == VllmVersion::v0_10)
     throw not_modelled("under the 0.10 rules (it arrived with PR #23734; give --vllm-version 0.11 or later)");
+  // How a stage's ranks split the tokens beside pipeline stages was not read in vLLM's source.
+  if (settings.pipeline_parallel > 1) throw not_modelled(fmt::format("with pipeline parallelism (-pp {})", settings.pipeline_parallel));
   // ParallelConfig._validate_parallel_config (pcp == 1).
   if (tp % dcp != 0) throw Error(fmt::format("-dcp {}: vLLM refuses it: tp_size={} must be divisible by dcp_size={}.", dcp, tp, dcp));
   bool mla = false, full = false, sliding = false;
