@@ -4,6 +4,8 @@
 // `kvplan fit` touched about 500 of them, a quarter of its process time. One transparent huge
 // page covers 512 of them for one fault.
 
+#include <cstdlib>  // glibc's <features.h>, which defines __GLIBC__ read below
+
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer) || __has_feature(thread_sanitizer)
 #define KVPLAN_SANITIZED_ALLOCATOR 1
