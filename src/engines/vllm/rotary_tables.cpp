@@ -21,14 +21,30 @@ std::string rotary_factor_text(std::uint64_t millionths) {
                                      : fmt::format("{}", static_cast<double>(millionths) / 1e6);
 }
 
+/// The K head width of the first layer of `kind` (0 when the model has none): the head the rope
+/// of those layers rotates (Gemma 4's full layers are 512 wide, its sliding ones 256).
+std::uint32_t head_of_kind(const ModelSpec& model, LayerKind kind) {
+  for (const LayerSpec& layer : model.layers)
+    if (layer.kind == kind && layer.k_head_dim) return layer.k_head_dim;
+  return 0;
+}
+
 /// The global (or only) rope's table rows, by rope type, as each class builds its cos_sin_cache
 /// (vllm/model_executor/layers/rotary_embedding/): `estimate` when the type is not one read there.
-VllmRotaryTable rotary_global_table(const RotarySpec& rope, std::uint64_t max_position) {
+/// `full_head`: the full-attention layers' head width, 0 when none.
+VllmRotaryTable rotary_global_table(const RotarySpec& rope, std::uint64_t max_position, std::uint32_t full_head) {
   VllmRotaryTable t;
   t.rotary_dim = rope.rotary_dim;
   const std::string& type = rope.type;
   const std::string factor = rotary_factor_text(rope.factor_millionths);
-  if (type == "default" || type == "llama3" || type == "ntk" || (type == "dynamic" && rope.factor_millionths == 1'000'000)) {
+  if (type == "proportional" && full_head) {
+    // gemma4_rope.py, Gemma4RotaryEmbedding: hands head_size to the base class as its rotary_dim
+    // (the pairs partial_rotary_factor leaves unrotated get a zero frequency), so the table is
+    // max_position_embeddings x the whole head of the full layers (gemma4.py's get_rope).
+    t.positions = max_position;
+    t.rotary_dim = full_head;
+    t.rope = "proportional rope (the whole head)";
+  } else if (type == "default" || type == "llama3" || type == "ntk" || (type == "dynamic" && rope.factor_millionths == 1'000'000)) {
     // base.py RotaryEmbedding._compute_cos_sin_cache: arange(max_position_embeddings); llama3_rope.py
     // and ntk only change the frequencies; dynamic with `alpha` (no factor) likewise.
     t.positions = max_position;
@@ -77,14 +93,17 @@ VllmRotary vllm_rotary_tables(const ModelSpec& model, const Dtype& model_dtype) 
     return out;
   }
   const RotarySpec& rope = *model.rope;
-  out.tables.push_back(rotary_global_table(rope, model.max_context));
+  out.tables.push_back(rotary_global_table(rope, model.max_context, head_of_kind(model, LayerKind::full)));
   if (rope.local) {
     // gemma3.py, Gemma3Attention: the sliding layers take rope_local_base_freq and an unscaled
-    // rope, a distinct get_rope key, so a second table.
+    // rope, a distinct get_rope key, so a second table. It rotates their whole head: Gemma 3
+    // passes rotary_dim = head_dim, and Gemma 4's sliding_attention parameters state no
+    // partial_rotary_factor (gemma4.py hands get_rope the sliding layers' 256-wide head).
     VllmRotaryTable local;
     local.rope = "local rope (sliding layers)";
     local.positions = model.max_context;
-    local.rotary_dim = rope.rotary_dim;
+    const std::uint32_t sliding_head = head_of_kind(model, LayerKind::sliding);
+    local.rotary_dim = sliding_head ? sliding_head : rope.rotary_dim;
     out.tables.push_back(local);
   }
   std::string parts;
