@@ -96,6 +96,22 @@ TEST_CASE("vLLM's rotary tables by hand, in its weights per GPU", "[vllm][rope]"
   CHECK(vllm_rotary_tables(kvplan::testing::catalog_model("qwen2-vl-7b"), parse_weight_dtype("bf16")).bytes == 33'554'432);
 }
 
+TEST_CASE("Gemma 4's proportional rope: a table as wide as the whole head", "[vllm][rope]") {
+  // gemma4_rope.py: Gemma4RotaryEmbedding passes head_size (the full layers' 512) to the base class
+  // as rotary_dim, whatever partial_rotary_factor (0.25) rotates: 262,144 x 512 x 2 B =
+  // 268,435,456 B. The sliding layers' rope (theta 1e4, no partial factor) rotates their whole
+  // 256-wide head: 262,144 x 256 x 2 B = 134,217,728 B. Together 402,653,184 B (0.375 GiB).
+  const VllmRotary gemma4 = vllm_rotary_tables(kvplan::testing::catalog_model("gemma4-26b-a4b"), parse_weight_dtype("bf16"));
+  REQUIRE(gemma4.tables.size() == 2);
+  CHECK(gemma4.tables[0].rotary_dim == 512);
+  CHECK(gemma4.tables[0].bytes == 268'435'456);
+  CHECK_FALSE(gemma4.tables[0].estimate);
+  CHECK(gemma4.tables[1].rotary_dim == 256);
+  CHECK(gemma4.tables[1].bytes == 134'217'728);
+  CHECK(gemma4.bytes == 402'653'184);
+  CHECK(gemma4.rule.rfind("rotary tables 0.38 GiB", 0) == 0);
+}
+
 TEST_CASE("a rope vLLM's rules do not cover is an estimate, and no rope has no table", "[vllm][rope]") {
   ModelSpec model = kvplan::testing::catalog_model("llama3.1-8b");
   model.rope->type = "some_new_scaling";
