@@ -59,6 +59,13 @@ TEST_CASE("the loader reads each config's rope", "[vllm][rope]") {
   REQUIRE(qwen.rope);
   CHECK(qwen.rope->type == "mrope");
   CHECK(qwen.rope->rotary_dim == 128);
+  // Gemma 4 31B: rope_parameters per layer type; the global rope is the full layers' (global_head_dim
+  // 512 x partial_rotary_factor 0.25 = 128), not the first layer's (a sliding one, 256 wide).
+  const ModelSpec gemma4 = rotary_fixture("gemma4-31b");
+  REQUIRE(gemma4.rope);
+  CHECK(gemma4.rope->type == "proportional");
+  CHECK(gemma4.rope->rotary_dim == 128);
+  CHECK(gemma4.rope->local);
 }
 
 TEST_CASE("vLLM's rotary tables by hand, in its weights per GPU", "[vllm][rope]") {

@@ -93,12 +93,19 @@ std::optional<RotarySpec> read_hf_rope(ConfigFields& fields, const std::vector<L
 
   // The rotated width: rotary_dim where the config gives it (GPT-J, Phi-1), else the head width at
   // partial_rotary_factor (top level, or inside rope_parameters in v5); MLA rotates its rope part.
+  // The global rope is the full-attention layers' (Gemma 4's are 512 wide, its sliding ones 256):
+  // the first full layer's head, else the first attention layer's.
+  const auto attends = [](const LayerSpec& layer) {
+    return layer.kind == LayerKind::mla || (layer.kv_heads && layer.k_head_dim && layer.kind != LayerKind::cross);
+  };
   const LayerSpec* attention = nullptr;
   for (const LayerSpec& layer : layers)
-    if (layer.kind == LayerKind::mla || (layer.kv_heads && layer.k_head_dim && layer.kind != LayerKind::cross)) {
+    if (layer.kind == LayerKind::full && attends(layer)) {
       attention = &layer;
       break;
     }
+  for (const LayerSpec& layer : layers)
+    if (!attention && attends(layer)) attention = &layer;
   if (!attention) return std::nullopt;
   const std::optional<double> fraction = partial ? partial : positive_number(global, "partial_rotary_factor");
   if (attention->kind == LayerKind::mla) rope.rotary_dim = attention->mla_rope_dim;
