@@ -51,6 +51,12 @@ echo
 echo "## kvplan fit: the whole catalog on an RTX 4090 at 32K, per engine (process time)"
 "$build/bench/kvplan_fit_bench"
 echo
+echo "## kvplan fit, the whole process (start-up, catalog, table, page faults): target < 20 ms of CPU"
+for runtime in generic vllm sglang trtllm llama.cpp ollama; do
+  echo "### --runtime $runtime (50 runs)"
+  "$build/bench/kvplan_cli_bench" 50 -- "$copies/kvplan" fit --gpu 4090 --ctx 32k --runtime "$runtime"
+done
+echo
 
 echo "## Engine alone: plan_row on one core (${one_core[*]:-no taskset}, Google Benchmark)"
 if [[ -x $build/bench/kvplan_engine_bench ]]; then
