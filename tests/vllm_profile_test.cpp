@@ -161,6 +161,20 @@ TEST_CASE("vLLM paging by hand: one group, hybrids, padding, Mamba blocks", "[vl
   for (const VllmGroup& group : small.groups) padding += group.padding_layers;
   CHECK(padding == 1);
   CHECK(small.blocks_per_request == 512 + 6 * 513);  // 3,590
+  // From 0.11 the 29 sliding layers are dealt to the 6 groups in turn (layers[i::6]): 5 layers in
+  // each of the first five, 4 in the last; 0.10 cut them in runs of 5, the same here. Gemma 3 27B's
+  // 52 sliding layers in 6 groups of 10 tell them apart: dealt 9, 9, 9, 9, 8, 8; in runs 10 x 5, 2.
+  const auto sliding_layers = [](const VllmResult& r) {
+    std::vector<std::uint32_t> out;
+    for (const VllmGroup& group : r.groups)
+      if (group.kind == LayerKind::sliding) out.push_back(group.layers);
+    return out;
+  };
+  CHECK(sliding_layers(small) == std::vector<std::uint32_t>{5, 5, 5, 5, 5, 4});
+  const VllmResult large = at("gemma3-27b", centi_gib(2000));
+  CHECK(sliding_layers(large) == std::vector<std::uint32_t>{9, 9, 9, 9, 8, 8});
+  Record old_record{"", "gemma3-27b", "h100", 1, 8192, "auto", "0.10.1.1", false, 0, 0, 0, 0};
+  CHECK(sliding_layers(plan_record(old_record, centi_gib(2000))) == std::vector<std::uint32_t>{10, 10, 10, 10, 10, 2});
 
   // Qwen3.5-35B-A3B at fp8 (R092): a full layer holds 2 x (256 + 256) x 1 B = 1,024 B a token; a
   // Gated DeltaNet layer 3 x 8,192 x 2 B of conv + 32 x 128 x 128 x 4 B of state = 2,146,304 B.

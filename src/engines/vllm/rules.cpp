@@ -418,10 +418,15 @@ void form_groups(std::vector<LayerType>& types, const GpuSpec& gpu, const VllmSe
   r.page_bytes = page;
   r.layers_per_block = group_size;
   std::uint32_t padding_total = 0;
+  // From 0.11 (PR #23974) a kind's layers are dealt to its groups in turn (layers[i::count]), so
+  // that each pipeline stage holds a share of every group: 52 sliding layers in 6 groups are
+  // 9, 9, 9, 9, 8, 8. 0.10 cut them in runs of the group size (10, 10, 10, 10, 10, 2).
+  const bool dealt = settings.version != VllmVersion::v0_10;
   for (const LayerType& type : types) {
     const std::uint32_t count = static_cast<std::uint32_t>(ceil_div(type.layers, group_size));
     for (std::uint32_t g = 0; g < count; ++g) {
-      const std::uint32_t real = g + 1 < count ? group_size : type.layers - (count - 1) * group_size;
+      const std::uint32_t real = dealt ? static_cast<std::uint32_t>(ceil_div(type.layers - g, count))
+                                       : (g + 1 < count ? group_size : type.layers - (count - 1) * group_size);
       r.groups.push_back({type.kind, type.window, real, group_size - real, type.block_size, 0});
       padding_total += group_size - real;
     }
