@@ -174,7 +174,16 @@ TEST_CASE("vLLM paging by hand: one group, hybrids, padding, Mamba blocks", "[vl
   const VllmResult large = at("gemma3-27b", centi_gib(2000));
   CHECK(sliding_layers(large) == std::vector<std::uint32_t>{9, 9, 9, 9, 8, 8});
   Record old_record{"", "gemma3-27b", "h100", 1, 8192, "auto", "0.10.1.1", false, 0, 0, 0, 0};
-  CHECK(sliding_layers(plan_record(old_record, centi_gib(2000))) == std::vector<std::uint32_t>{10, 10, 10, 10, 10, 2});
+  const VllmResult old_large = plan_record(old_record, centi_gib(2000));
+  CHECK(sliding_layers(old_large) == std::vector<std::uint32_t>{10, 10, 10, 10, 10, 2});
+  // The startup check's one request of 8,192 tokens (a page 131,072 B): full layers 8,192 / 16 =
+  // 512 blocks, sliding ones (window 1,024) 513 (kvplan's blocks_per_request, as vLLM counts them).
+  // From 0.14 (_max_memory_usage_bytes_from_groups) the group size's 10 pools x every group's
+  // blocks, the 8 padding layers included: 10 x (6 x 513 + 512) pages = 35,900 pages. 0.10 summed
+  // the real layers: 52 x 513 + 10 x 512 = 31,796 pages.
+  REQUIRE(large.groups.front().blocks_per_request == 513);
+  CHECK(large.request_bytes == 35'900ull * 131'072);
+  CHECK(old_large.request_bytes == 31'796ull * 131'072);
 
   // Qwen3.5-35B-A3B at fp8 (R092): a full layer holds 2 x (256 + 256) x 1 B = 1,024 B a token; a
   // Gated DeltaNet layer 3 x 8,192 x 2 B of conv + 32 x 128 x 128 x 4 B of state = 2,146,304 B.

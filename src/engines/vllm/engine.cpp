@@ -91,6 +91,7 @@ VllmSettings base_settings(const PlanRequest& request) {
     for (const std::string_view minor : {"0.14", "0.15"})
       if (version->value.rfind(minor, 0) == 0 && (version->value.size() == minor.size() || version->value[minor.size()] == '.'))
         s.pp_whole_model_check = true;
+  s.check_counts_padding = !version || vllm_minor_version(version->value, version->shown_as) >= kVllmAutoFitMinor;
   s.prefix_caching = text("enable-prefix-caching") != nullptr;
   s.hybrid_kv_cache_manager = text("disable-hybrid-kv-cache-manager") == nullptr;
   s.enforce_eager = text("enforce-eager") != nullptr;

@@ -568,13 +568,17 @@ std::uint64_t stage_weights(const ModelSpec& model, std::uint64_t checkpoint, co
   return bytes;
 }
 
-/// Bytes one request of `len` tokens needs, summed over the real layers of every group
-/// (_check_enough_kv_cache_memory: padding layers are not needed).
+/// Bytes one request of `len` tokens needs as the startup check (and --max-model-len auto) counts
+/// them. Before 0.14, max_memory_usage_bytes over the layers' specs: the real layers of every
+/// group. From 0.14, _max_memory_usage_bytes_from_groups (PR #29431): the group size's pools x
+/// every group's blocks, so a hybrid's padding layers count too (0.14 to PR #36030, March 2026,
+/// counted only the first group's blocks, less than this: the sum is on the safe side).
 std::uint64_t request_bytes_at(const VllmResult& r, std::uint64_t len, const VllmSettings& settings) {
   std::uint64_t bytes = 0;
   for (const VllmGroup& group : r.groups) {
     const std::uint64_t blocks = blocks_per_request(group, len, r.max_num_batched_tokens, settings);
-    const std::uint64_t layers = r.uniform ? r.layers_per_block : group.layers;
+    const bool padding_counts = settings.check_counts_padding && settings.version != VllmVersion::v0_10;
+    const std::uint64_t layers = r.uniform || padding_counts ? r.layers_per_block : group.layers;
     bytes = checked_add(bytes, checked_mul(checked_mul(blocks, r.page_bytes, "request"), layers, "request"), "request");
   }
   return bytes;

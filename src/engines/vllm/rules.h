@@ -96,6 +96,9 @@ struct VllmSettings {
   /// vLLM 0.14 and 0.15 checked one request of the WHOLE model against each stage's memory (the
   /// regression of PR #29431, fixed by PR #33698); other versions check each stage's own layers.
   bool pp_whole_model_check = false;
+  /// From 0.14 the startup check counts a hybrid's groups at the group size, padding layers
+  /// included (_max_memory_usage_bytes_from_groups); before, only the real layers.
+  bool check_counts_padding = true;
   VllmDtype dtype = VllmDtype::automatic;    ///< --dtype
   std::uint64_t max_model_len = 0;           ///< --max-model-len; 0 = the model's trained context
   /// max_model_len -1 (0.14+): the longest length whose one request fits every worker's memory,
