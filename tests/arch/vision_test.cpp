@@ -54,6 +54,19 @@ TEST_CASE("gemma4: Gemma 4 31B's tower, the language model without Gemma 4's lay
   CHECK(whole(model) == 31'273'088'876ull - 60);
 }
 
+TEST_CASE("gemma4: Gemma 4 26B-A4B's tower, the 31B's encoder with a narrower projector") {
+  const ModelSpec model = hf_model("gemma4-26b-a4b");
+  // The same vision_config as the 31B's (569,550,384, above); embed_vision 2816 x 1152 = 3,244,032.
+  REQUIRE(model.parts.size() == 2);
+  CHECK(model.parts[0].params == 569'550'384ull);
+  CHECK(model.parts[1].params == 3'244'032ull);
+  // Hugging Face's count of google/gemma-4-26B-A4B-it, 25,805,936,206 (an audit of its safetensors
+  // headers: 25,233,141,790 language model + 569,550,384 tower + 3,244,032 projector), less the 30
+  // layer_scalars; its total_size 51,611,872,412 B is twice that count.
+  CHECK(whole(model) == 25'805'936'206ull - 30);
+  CHECK(model.weights_bytes == 2 * (25'805'936'206ull - 30));
+}
+
 TEST_CASE("llama4: Llama 4 Scout's tower with its pixel-shuffle adapter") {
   const ModelSpec model = hf_model("llama4-scout");
   // patch 1408 x 588 + class 1,408 + positions 577 x 1,408 + 2 LayerNorms 5,632 + 34 ViT layers of
