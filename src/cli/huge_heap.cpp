@@ -22,6 +22,8 @@ constexpr int kPad = 8 << 20;
 /// Larger than anything kvplan allocates at once, so that its large vectors and strings come from
 /// the heap too: above glibc's 128 KiB default each was a mapping of its own, faulted page by page.
 constexpr int kMmapThreshold = 32 << 20;
+/// glibc's default M_MMAP_MAX (DEFAULT_MMAP_MAX), restored after the growth.
+constexpr int kGlibcMmapMax = 65536;
 /// MADV_COLLAPSE (Linux 6.1), which older headers lack: an older kernel refuses it, harmlessly.
 constexpr int kMadviseCollapse = 25;
 
@@ -35,8 +37,13 @@ bool back_heap_with_huge_pages() {
   const std::uintptr_t aligned = (end + kHugePage - 1) & ~(kHugePage - 1);
   if (sbrk(static_cast<std::intptr_t>(aligned - end)) == reinterpret_cast<void*>(-1)) return false;
   if (mallopt(M_TOP_PAD, kPad) != 1 || mallopt(M_MMAP_THRESHOLD, kMmapThreshold) != 1) return false;
-  // A request larger than the top chunk makes glibc grow the heap now, by the pad.
-  void* grow = std::malloc(mallinfo2().keepcost + 4096);
+  // A request larger than all the free memory glibc holds (its bins and its top chunk) makes it
+  // grow the heap now, by the pad; with mappings off for the call, whatever its size. (In a fresh
+  // process that is a few pages; a long-running one, such as the test binary, holds more.)
+  const std::size_t free_bytes = mallinfo2().fordblks;
+  if (mallopt(M_MMAP_MAX, 0) != 1) return false;
+  void* grow = std::malloc(free_bytes + 4096);
+  (void)mallopt(M_MMAP_MAX, kGlibcMmapMax);
   if (!grow) return false;
   const auto grown = reinterpret_cast<std::uintptr_t>(sbrk(0));
   bool advised = false;
