@@ -17,6 +17,7 @@
 
 namespace {
 
+#if KVPLAN_HUGE_HEAP
 struct Mapping {
   bool found = false;
   std::uintptr_t start = 0;
@@ -53,6 +54,8 @@ bool huge_pages_disabled() {
   std::getline(enabled, text);
   return text.empty() || text.find("[never]") != std::string::npos;
 }
+
+#endif
 
 int fail(const char* why) {
   std::printf("huge_heap_probe: FAILED: %s\n", why);
