@@ -98,15 +98,11 @@ std::optional<RotarySpec> read_hf_rope(ConfigFields& fields, const std::vector<L
   const auto attends = [](const LayerSpec& layer) {
     return layer.kind == LayerKind::mla || (layer.kv_heads && layer.k_head_dim && layer.kind != LayerKind::cross);
   };
-  const LayerSpec* attention = nullptr;
-  for (const LayerSpec& layer : layers)
-    if (layer.kind == LayerKind::full && attends(layer)) {
-      attention = &layer;
-      break;
-    }
-  for (const LayerSpec& layer : layers)
-    if (!attention && attends(layer)) attention = &layer;
-  if (!attention) return std::nullopt;
+  auto found = std::find_if(layers.begin(), layers.end(),
+                            [&](const LayerSpec& layer) { return layer.kind == LayerKind::full && attends(layer); });
+  if (found == layers.end()) found = std::find_if(layers.begin(), layers.end(), attends);
+  if (found == layers.end()) return std::nullopt;
+  const LayerSpec* attention = &*found;
   const std::optional<double> fraction = partial ? partial : positive_number(global, "partial_rotary_factor");
   if (attention->kind == LayerKind::mla) rope.rotary_dim = attention->mla_rope_dim;
   else if (stated_dim != 0 && stated_dim <= attention->k_head_dim) rope.rotary_dim = static_cast<std::uint32_t>(stated_dim);

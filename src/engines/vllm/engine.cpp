@@ -6,6 +6,7 @@
 
 #include <array>
 #include <charconv>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -86,12 +87,12 @@ VllmSettings base_settings(const PlanRequest& request) {
   const EngineOption* version = text("vllm-version");
   s.version = parse_vllm_version(version ? std::string_view(version->value) : "latest",
                                  version ? std::string_view(version->shown_as) : "vllm-version");
-  // 0.14 and 0.15 (PR #29431 to PR #33698) checked the whole model against each stage's memory.
-  if (version)
-    for (const std::string_view minor : {"0.14", "0.15"})
-      if (version->value.rfind(minor, 0) == 0 && (version->value.size() == minor.size() || version->value[minor.size()] == '.'))
-        s.pp_whole_model_check = true;
-  s.check_counts_padding = !version || vllm_minor_version(version->value, version->shown_as) >= kVllmAutoFitMinor;
+  // The minor release decides the rules the version buckets do not tell apart ("latest" is above
+  // every release). 0.14 and 0.15 (PR #29431 to PR #33698) checked the whole model against each
+  // stage's memory; from 0.14 the startup check counts a hybrid's padding layers.
+  const unsigned minor = version ? vllm_minor_version(version->value, version->shown_as) : std::numeric_limits<unsigned>::max();
+  s.pp_whole_model_check = minor == kVllmAutoFitMinor || minor == kVllmAutoFitMinor + 1;
+  s.check_counts_padding = minor >= kVllmAutoFitMinor;
   s.prefix_caching = text("enable-prefix-caching") != nullptr;
   s.hybrid_kv_cache_manager = text("disable-hybrid-kv-cache-manager") == nullptr;
   s.enforce_eager = text("enforce-eager") != nullptr;

@@ -574,10 +574,10 @@ std::uint64_t stage_weights(const ModelSpec& model, std::uint64_t checkpoint, co
 /// every group's blocks, so a hybrid's padding layers count too (0.14 to PR #36030, March 2026,
 /// counted only the first group's blocks, less than this: the sum is on the safe side).
 std::uint64_t request_bytes_at(const VllmResult& r, std::uint64_t len, const VllmSettings& settings) {
+  const bool padding_counts = settings.check_counts_padding && settings.version != VllmVersion::v0_10;
   std::uint64_t bytes = 0;
   for (const VllmGroup& group : r.groups) {
     const std::uint64_t blocks = blocks_per_request(group, len, r.max_num_batched_tokens, settings);
-    const bool padding_counts = settings.check_counts_padding && settings.version != VllmVersion::v0_10;
     const std::uint64_t layers = r.uniform || padding_counts ? r.layers_per_block : group.layers;
     bytes = checked_add(bytes, checked_mul(checked_mul(blocks, r.page_bytes, "request"), layers, "request"), "request");
   }
