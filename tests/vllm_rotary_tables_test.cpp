@@ -166,3 +166,19 @@ TEST_CASE("a config's rope read leniently where it may, refused where absurd", "
   config["rope_scaling"]["factor"] = 1e9;
   CHECK_THROWS_WITH(model_spec_from_hf_config(config, "llama.json", std::nullopt), Catch::Contains("factor is above 1000000"));
 }
+
+TEST_CASE("a head too wide for any rope leaves the table to the estimate, never a wrapped width", "[vllm][rope]") {
+  // The fuzzer's finding: head_dim 2^31 rotated in full is wider than the spec format's 65535,
+  // and narrowing it to 32 bits would wrap 2^32 + 64 to 64. No rope is read; the spec round trips.
+  nlohmann::json config = nlohmann::json::parse(kvplan::testing::read_file(
+      kvplan::testing::source_path("tests/fixtures/hf/llama3.1-8b/config.json")));
+  config["head_dim"] = 2147483648ULL;
+  const ModelSpec wide = model_spec_from_hf_config(config, "llama.json", std::nullopt);
+  CHECK_FALSE(wide.rope);
+  CHECK_NOTHROW(model_spec_from_json(to_spec_json(wide), "round trip"));
+  // At the format's bound the rope is still read.
+  config["head_dim"] = 65535;
+  const ModelSpec widest = model_spec_from_hf_config(config, "llama.json", std::nullopt);
+  REQUIRE(widest.rope);
+  CHECK(widest.rope->rotary_dim == 65535);
+}

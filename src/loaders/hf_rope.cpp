@@ -29,11 +29,15 @@ std::optional<double> positive_number(const nlohmann::json* object, const char* 
 }
 
 /// The rotated width of a head of `head` values at `partial` (get_rope: int(head_size x
-/// partial_rotary_factor)), the same double product Python takes.
-std::uint32_t rotated_width(std::uint64_t head, double partial) {
-  if (!(partial > 0) || partial >= 1) return static_cast<std::uint32_t>(head);
-  return static_cast<std::uint32_t>(static_cast<double>(head) * partial);
+/// partial_rotary_factor)), the same double product Python takes. Kept 64-bit: a head too wide
+/// for a rope is the caller's to refuse, not a width to wrap.
+std::uint64_t rotated_width(std::uint64_t head, double partial) {
+  if (!(partial > 0) || partial >= 1) return head;
+  return static_cast<std::uint64_t>(static_cast<double>(head) * partial);
 }
+
+/// The widest rotated part the spec format states (and far beyond any real head).
+constexpr std::uint64_t kMaxRotaryDim = 0xFFFF;
 
 }  // namespace
 
@@ -104,10 +108,13 @@ std::optional<RotarySpec> read_hf_rope(ConfigFields& fields, const std::vector<L
   if (found == layers.end()) return std::nullopt;
   const LayerSpec* attention = &*found;
   const std::optional<double> fraction = partial ? partial : positive_number(global, "partial_rotary_factor");
-  if (attention->kind == LayerKind::mla) rope.rotary_dim = attention->mla_rope_dim;
-  else if (stated_dim != 0 && stated_dim <= attention->k_head_dim) rope.rotary_dim = static_cast<std::uint32_t>(stated_dim);
-  else rope.rotary_dim = rotated_width(attention->k_head_dim, fraction.value_or(1.0));
-  if (rope.rotary_dim == 0) return std::nullopt;
+  std::uint64_t width = 0;
+  if (attention->kind == LayerKind::mla) width = attention->mla_rope_dim;
+  else if (stated_dim != 0 && stated_dim <= attention->k_head_dim) width = stated_dim;
+  else width = rotated_width(attention->k_head_dim, fraction.value_or(1.0));
+  // None, or wider than any rope the format states: the table is left to the engine's estimate.
+  if (width == 0 || width > kMaxRotaryDim) return std::nullopt;
+  rope.rotary_dim = static_cast<std::uint32_t>(width);
 
   // Gemma 3: the sliding layers rotate at rope_local_base_freq, unscaled (a rope of their own);
   // v5's per-type parameters say the same when the sliding entry differs from the full one.
