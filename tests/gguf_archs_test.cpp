@@ -101,6 +101,9 @@ TEST_CASE("llama4: chunks of 8192 tokens on 3 of 4 layers, none with a window ke
   // MoE on layers 1 and 3 (interleave step 2): 2 layers x 3 x 128 x 32 x 4 expert elements, one
   // of 4 used: active = params - 98,304 + 24,576.
   CHECK(m.spec.active_params == m.spec.params - 98'304 + 24'576);
+  // The routed experts from ffn_up_exps (128 in, 32 wide) and the gate beside it, 1 a token.
+  REQUIRE(m.spec.routed_experts);
+  CHECK(*m.spec.routed_experts == kvplan::RoutedExperts{1, 128, 32, true});
 
   // n_ctx 16384, 1 sequence, ubatch 512: chunked cells pad256(min(16384, 8192 + 512)) = 8704.
   // 3 x 8704 x 64 (2 heads x 32) x 2 B x (K + V) + 1 x 16384 x 64 x 2 x 2 = 6,684,672 + 4,194,304

@@ -38,6 +38,7 @@ void check_same(const kvplan::ModelSpec& built, const kvplan::ModelSpec& parsed)
   CHECK(built.embedding_params == parsed.embedding_params);
   CHECK(built.lm_head_params == parsed.lm_head_params);
   CHECK(built.file == parsed.file);
+  CHECK(built.routed_experts == parsed.routed_experts);
   CHECK(built.rope.has_value() == parsed.rope.has_value());
   if (built.rope && parsed.rope) {
     CHECK(built.rope->type == parsed.rope->type);

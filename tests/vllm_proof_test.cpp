@@ -275,18 +275,21 @@ TEST_CASE("vLLM proof: weights, available KV memory and the start verdict agains
   CHECK(proof_ids_beyond(figures.weight_errors, 0.03) == ProofIds{"R040", "R041", "R073"});
   CHECK(figures.weight_errors.size() == 36);
 
-  // (3) available KV memory: median <= 1% is met over all records; the misses beyond 3% and the
-  // over-predictions beyond 2% are pinned.
+  // (3) available KV memory: median <= 1% and 90th percentile <= 3% are met over all records; the
+  // misses beyond 3% and the over-predictions beyond 2% are pinned.
   std::vector<double> magnitudes;
   for (const ProofError& e : figures.available_errors) magnitudes.push_back(std::abs(e.error));
   CHECK(proof_percentile(magnitudes, 0.5) <= 0.01);
+  CHECK(proof_percentile(magnitudes, 0.9) <= 0.03);
   // Beyond 3%: R062 +4.3% (0.10.1.1 at utilization 0.25), R099 +72.3% and R100 +5.3% (0.11.0,
-  // secondary table), R103 +3.8% (Gemma 4, version not stated; +8.7% before its entry held the
-  // vision tower). Over by more than 2% also R035 +2.5% (Mixtral at TP 2) and R054 +2.4%
-  // (Qwen3-30B-A3B). (R009, Gemma 3 12B, was +2.8% before its entry held the vision tower, +1.2%
-  // before the rotary tables: -0.01% now.)
-  CHECK(proof_ids_beyond(figures.available_errors, 0.03) == ProofIds{"R062", "R099", "R100", "R103"});
-  CHECK(proof_ids_beyond(figures.available_errors, 0.02, true) == ProofIds{"R035", "R054", "R062", "R099", "R100", "R103"});
+  // secondary table). Over by more than 2% also R103 +3.0% (Gemma 4, version not stated, a blog's
+  // rounded figures; +8.7% before its entry held the vision tower, +3.8% before the MoE
+  // workspace). R035 (Mixtral at TP 2) and R054 (Qwen3-30B-A3B), +2.5% and +2.4% before the
+  // fused-MoE workspace vLLM keeps from its profiling run was counted, are +0.15% and -0.8%.
+  // (R009, Gemma 3 12B, was +2.8% before its entry held the vision tower, +1.2% before the rotary
+  // tables: -0.01% now.)
+  CHECK(proof_ids_beyond(figures.available_errors, 0.03) == ProofIds{"R062", "R099", "R100"});
+  CHECK(proof_ids_beyond(figures.available_errors, 0.02, true) == ProofIds{"R062", "R099", "R100", "R103"});
   CHECK(figures.available_errors.size() == 34);
 
   // (4) zero false "fits": NOT met. gpt-oss-120b's two refusals are predicted to start, because its

@@ -94,11 +94,14 @@ TEST_CASE("vLLM --speculative-config mtp: DeepSeek-V3's MTP layer joins the MLA 
   SECTION("the sampler warm-up: 16 B x 1,024 seqs x 129,280 vocab at k = 1; (4 + 8 x 3) = 28 B at k = 3") {
     settings.kv_cache_memory_bytes.reset();
     settings.speculative = speculative_read(R"({"method": "mtp", "num_speculative_tokens": 1})", model);
-    // 16 x 1,024 x 129,280 = 2,118,123,520 B.
-    CHECK(plan_vllm(model, gpu, settings).budget.activation == 2'118'123'520ull);
+    // 16 x 1,024 x 129,280 = 2,118,123,520 B, on the MoE workspace the forward pass keeps:
+    // 8,192 tokens x 8 experts x (7,168 + 7,168) x 2 B = 1,879,048,192 (vllm_moe_workspace_test).
+    const VllmBudget one = plan_vllm(model, gpu, settings).budget;
+    CHECK(one.moe_workspace == 1'879'048'192ull);
+    CHECK(one.activation == 2'118'123'520ull + 1'879'048'192ull);
     settings.speculative = speculative_read(R"({"method": "mtp", "num_speculative_tokens": 3})", model);
     // 28 x 1,024 x 129,280 = 3,706,716,160 B.
-    CHECK(plan_vllm(model, gpu, settings).budget.activation == 3'706'716'160ull);
+    CHECK(plan_vllm(model, gpu, settings).budget.activation == 3'706'716'160ull + 1'879'048'192ull);
   }
 }
 

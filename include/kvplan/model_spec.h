@@ -111,6 +111,22 @@ struct ModelFile {
 /// anything is allocated for it (docs/hardening.md, "Limits").
 inline constexpr std::uint64_t kMaxLayers = 4096;
 inline constexpr std::uint64_t kMaxStateTensors = 16;
+/// The most experts a token may be routed to, and the widest a routed expert may be: far beyond
+/// any model (22 experts, 16,384 wide), and small enough that the buffers engines size from them
+/// stay far inside 64 bits.
+inline constexpr std::uint64_t kMaxExpertsPerToken = 1024;
+inline constexpr std::uint64_t kMaxExpertWidth = std::uint64_t{1} << 24;
+
+/// The routed experts of a mixture-of-experts model, as one token passes through them: how many
+/// experts it is routed to, their input width (the hidden size, or a latent width) and their
+/// intermediate width. Engines size the buffers of their fused MoE kernels from these.
+struct RoutedExperts {
+  std::uint32_t per_token = 0;      ///< experts a token is routed to (num_experts_per_tok)
+  std::uint64_t input_width = 0;    ///< the width each expert reads and writes
+  std::uint64_t intermediate = 0;   ///< one expert's intermediate width (moe_intermediate_size)
+  bool gated = true;                ///< gate and up projections (3 matrices), else up and down (2)
+  bool operator==(const RoutedExperts&) const = default;
+};
 
 struct ModelSpec {
   std::string id;       ///< catalog id or file path it came from
@@ -149,6 +165,10 @@ struct ModelSpec {
   std::uint64_t intermediate_size = 0;
   std::uint64_t embedding_params = 0;
   std::uint64_t lm_head_params = 0;
+
+  /// The routed-expert block of a MoE model (the widest, when layers differ); nullopt for a dense
+  /// model, or one whose input does not say.
+  std::optional<RoutedExperts> routed_experts;
 
   std::vector<LayerSpec> layers;    ///< in model order, one per decoder layer
   /// The rotary embedding, when the config states one (rope_theta, rope_scaling or rope_parameters);

@@ -66,6 +66,10 @@ struct ModelFacts {
   bool has_rope_type = false;
   std::string_view rope_type;
   bool rope_local = false;
+  /// routed_experts, the one block the facts carry: plain numbers, gated a boolean (default true).
+  bool has_routed_experts = false;
+  std::uint64_t routed_per_token = 0, routed_input_width = 0, routed_intermediate_size = 0;
+  bool routed_gated = true;
 };
 
 /// A card's fields of gpus/gpus.json, read at build time, so that --gpu builds a card's GpuSpec

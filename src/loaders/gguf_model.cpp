@@ -565,6 +565,36 @@ bool is_input_tensor(std::string_view name) {
          starts_with(name, "token_types.") || starts_with(name, "per_layer_token_embd.");
 }
 
+/// The routed experts' shape from their stacked tensors (ne0 the input width, ne1 the intermediate
+/// width, ne2 the experts): ffn_up_exps, or a fused ffn_gate_up_exps (ne1 twice the width); gated
+/// when there is a gate. The widest layer's.
+class ExpertTensors {
+ public:
+  void add(const GgufTensorInfo& t) {
+    const bool fused = std::string_view(t.name).ends_with("ffn_gate_up_exps.weight");
+    if (fused || std::string_view(t.name).ends_with("ffn_gate_exps.weight")) gated_ = true;
+    if ((!fused && !std::string_view(t.name).ends_with("ffn_up_exps.weight")) || t.dims.size() < 2) return;
+    const std::uint64_t intermediate = fused ? t.dims[1] / 2 : t.dims[1];
+    if (intermediate > intermediate_) {
+      intermediate_ = intermediate;
+      input_width_ = t.dims[0];
+    }
+  }
+  /// nullopt when no expert tensor says, or its widths are beyond what a spec may state (the
+  /// model still loads: only an engine's MoE buffers read this).
+  std::optional<RoutedExperts> routed(std::uint32_t per_token) const {
+    if (per_token == 0 || per_token > kMaxExpertsPerToken || intermediate_ == 0 || intermediate_ > kMaxExpertWidth ||
+        input_width_ == 0 || input_width_ > kMaxExpertWidth)
+      return std::nullopt;
+    return RoutedExperts{per_token, input_width_, intermediate_, gated_};
+  }
+
+ private:
+  std::uint64_t input_width_ = 0;
+  std::uint64_t intermediate_ = 0;
+  bool gated_ = false;
+};
+
 std::uint64_t element_count(const GgufTensorInfo& tensor) {
   std::uint64_t n = 1;
   for (const std::uint64_t d : tensor.dims) n = checked_mul(n, d, "tensor element count");
@@ -729,11 +759,15 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
   spec.layer_weights_bytes.assign(hp.n_layer, 0);
   std::uint64_t params = 0;
   std::uint64_t expert_params = 0;
+  ExpertTensors experts;
   bool has_output = false;
   for (const GgufTensorInfo& t : header.tensors) {
     const std::uint64_t elements = element_count(t);
     params = checked_add(params, elements, "parameter count");
-    if (t.name.find("_exps.") != std::string::npos) expert_params = checked_add(expert_params, elements, "parameter count");
+    if (t.name.find("_exps.") != std::string::npos) {
+      expert_params = checked_add(expert_params, elements, "parameter count");
+      experts.add(t);
+    }
     ModelFileTensor placed{ModelFileTensor::output, t.split, t.offset, t.bytes};
     if (const std::optional<std::uint64_t> block = block_index(t.name)) {
       if (*block >= n_layer_all)
@@ -769,6 +803,7 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
     const std::uint64_t active_experts =
         static_cast<std::uint64_t>(static_cast<u128>(expert_params) * hp.n_expert_used / hp.n_expert);
     spec.active_params = params - expert_params + active_experts;
+    spec.routed_experts = experts.routed(hp.n_expert_used);
   }
   spec.weights_bytes = header.tensor_data_bytes();
   spec.weight_dtype = &nearest_weight_dtype(header, *spec.weights_bytes, params);

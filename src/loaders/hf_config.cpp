@@ -230,6 +230,7 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
   }
   spec.params = count.total;
   spec.active_params = count.active != count.total ? count.active : 0;
+  spec.routed_experts = count.routed_experts;
   // What a weight format priced tensor by tensor needs (--weight-dtype q4_k_m): the widths of a
   // dense decoder; none for MoE, whose expert widths have other names.
   spec.embedding_params = count.embedding;

@@ -29,6 +29,11 @@ bool parser_refuses(const embedded::ModelFacts& f) {
   if (f.has_rotary_dim && (f.rotary_dim == 0 || f.rotary_dim > 0xFFFF)) return true;
   if (f.has_rope_factor && (f.rope_factor == 0 || f.rope_factor > 1'000'000)) return true;
   if (f.has_rope_type && f.rope_type.empty()) return true;
+  // read_routed_experts' bounds.
+  if (f.has_routed_experts &&
+      (f.routed_per_token == 0 || f.routed_per_token > kMaxExpertsPerToken || f.routed_input_width == 0 ||
+       f.routed_input_width > kMaxExpertWidth || f.routed_intermediate_size == 0 || f.routed_intermediate_size > kMaxExpertWidth))
+    return true;
   const bool widths = f.has_intermediate_size && f.has_hidden_size && f.has_vocab_size && f.has_tie_word_embeddings;
   // The embedding's parameters, vocab x hidden, past 64 bits (checked_mul's refusal).
   return widths && f.hidden_size != 0 && f.vocab_size > std::numeric_limits<std::uint64_t>::max() / f.hidden_size;
@@ -91,6 +96,9 @@ std::optional<ModelSpec> model_from_facts(const embedded::ModelFacts& f) {
     spec.embedding_params = f.vocab_size * f.hidden_size;  // parser_refuses checked it fits in 64 bits
     spec.lm_head_params = f.tie_word_embeddings ? 0 : spec.embedding_params;
   }
+  if (f.has_routed_experts)
+    spec.routed_experts = RoutedExperts{static_cast<std::uint32_t>(f.routed_per_token), f.routed_input_width,
+                                        f.routed_intermediate_size, f.routed_gated};
   if (f.has_rotary_dim) {
     RotarySpec rope;
     if (f.has_rope_type) rope.type = f.rope_type;

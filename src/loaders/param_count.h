@@ -9,6 +9,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "kvplan/model_spec.h"
+
 namespace kvplan {
 
 struct ParamCount {
@@ -25,6 +27,8 @@ struct ParamCount {
   /// Parameters of the num_nextn_predict_layers MTP layers, with the embedding/head copies the
   /// checkpoint stores beside each; NOT included in total.
   std::uint64_t mtp = 0;
+  /// The routed-expert block (the most per-token work, when layers differ); nullopt for dense.
+  std::optional<RoutedExperts> routed_experts;
   std::string notes;  ///< assumptions made, in words (e.g. "tie_word_embeddings absent: gemma2 defaults to tied")
 };
 

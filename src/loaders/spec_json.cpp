@@ -146,6 +146,27 @@ std::optional<IndexerSpec> read_indexer(JsonObjectReader& reader, std::uint64_t 
   return indexer;
 }
 
+/// "routed_experts": {per_token, input_width, intermediate_size, gated}: a MoE model's routed
+/// experts as a token passes through them; nullopt when absent.
+std::optional<RoutedExperts> read_routed_experts(JsonObjectReader& reader) {
+  const nlohmann::json* object = reader.find("routed_experts");
+  if (!object) return std::nullopt;
+  if (!object->is_object()) reader.fail("routed_experts", "expected an object {per_token, input_width, intermediate_size}");
+  JsonObjectReader block(*object, reader.context() + ": routed_experts");
+  RoutedExperts routed;
+  const std::uint64_t per_token = block.required_uint("per_token");
+  if (per_token == 0 || per_token > kMaxExpertsPerToken)
+    block.fail("per_token", fmt::format("must be between 1 and {}", kMaxExpertsPerToken));
+  routed.per_token = static_cast<std::uint32_t>(per_token);
+  for (const auto& [key, field] : {std::pair{"input_width", &routed.input_width}, std::pair{"intermediate_size", &routed.intermediate}}) {
+    *field = block.required_uint(key);
+    if (*field == 0 || *field > kMaxExpertWidth) block.fail(key, fmt::format("must be between 1 and {}", kMaxExpertWidth));
+  }
+  routed.gated = block.optional_bool("gated").value_or(true);
+  block.reject_unknown_keys();
+  return routed;
+}
+
 /// The rope fields (rope_type, rope_factor, rope_original_positions, rotary_dim, rope_local): the
 /// rotary embedding as the model's config states it; rotary_dim is what says there is one.
 std::optional<RotarySpec> read_rope(JsonObjectReader& reader) {
@@ -230,6 +251,7 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
   }
 
   spec.parts = read_parts(reader);
+  spec.routed_experts = read_routed_experts(reader);
   spec.rope = read_rope(reader);
   const std::optional<std::uint64_t> window = reader.optional_uint("sliding_window");
   const std::optional<std::uint64_t> cross_tokens = reader.optional_uint("cross_attention_tokens");
@@ -328,6 +350,12 @@ nlohmann::json to_spec_json(const ModelSpec& spec) {
   if (!spec.architecture.empty()) out["architecture"] = spec.architecture;
   out["params"] = spec.params;
   if (spec.active_params) out["active_params"] = spec.active_params;
+  if (spec.routed_experts) {
+    const RoutedExperts& routed = *spec.routed_experts;
+    out["routed_experts"] = {{"per_token", routed.per_token}, {"input_width", routed.input_width},
+                             {"intermediate_size", routed.intermediate}};
+    if (!routed.gated) out["routed_experts"]["gated"] = false;
+  }
   if (spec.weights_bytes) out["weights_bytes"] = *spec.weights_bytes;
   if (!spec.parts.empty()) {
     nlohmann::json parts = nlohmann::json::array();

@@ -46,6 +46,11 @@ void finish_count(ParamCount& count, ConfigFields& fields, const Counted& counte
     expert.add(layer.expert_matrices, "expert parameters");
     inactive.add(layer.inactive, "inactive experts");
     if (layer.expert_matrices) ++moe_layers;
+    // Layers may differ (Hunyuan's per-layer lists): the block with the most work per token. No
+    // overflow: the layer's expert count (at least per_token) times its matrices was counted.
+    const auto work = [](const RoutedExperts& r) { return r.per_token * r.intermediate; };
+    if (layer.routed && (!count.routed_experts || work(*layer.routed) > work(*count.routed_experts)))
+      count.routed_experts = layer.routed;
   }
   count.total = total.value;
   count.expert = expert.value;
@@ -107,7 +112,13 @@ LayerParams moe_layer(u64 experts, u64 top_k, u64 width, u64 intermediate, u64 a
   layer.expert_matrices = product({experts, one}, "experts");
   layer.params = checked_add(layer.expert_matrices, always, "MoE block");
   layer.inactive = product({experts - top_k, one}, "inactive experts");
+  layer.routed = routed_experts(top_k, width, intermediate, matrices == 3);
   return layer;
+}
+
+RoutedExperts routed_experts(u64 top_k, u64 width, u64 intermediate, bool gated) {
+  if (top_k > 0xFFFFFFFFu) throw Error(fmt::format("num_experts_per_tok ({}) is too large", top_k));
+  return {static_cast<std::uint32_t>(top_k), width, intermediate, gated};
 }
 
 LayerParams plus(LayerParams moe, u64 params) {

@@ -32,6 +32,7 @@ struct LayerParams {
   u64 params = 0;
   u64 expert_matrices = 0;
   u64 inactive = 0;
+  std::optional<RoutedExperts> routed;  ///< the routed-expert block's shape, for MoE layers
 };
 
 /// What a family's counter adds up beside the embedding and the output head.
@@ -77,6 +78,9 @@ u64 mlp_params(u64 hidden, u64 intermediate, bool gated, bool bias);
 /// `width`-wide inputs, of which `top_k` run per token; `always` is what every token uses beside
 /// them (router, biases, shared experts). `matrices` 2: two-matrix experts.
 LayerParams moe_layer(u64 experts, u64 top_k, u64 width, u64 intermediate, u64 always, u64 matrices = 3);
+
+/// The shape of a routed-expert block, for ParamCount::routed_experts.
+RoutedExperts routed_experts(u64 top_k, u64 width, u64 intermediate, bool gated);
 
 /// A layer of `params` beside an optional routed-expert block.
 LayerParams plus(LayerParams moe, u64 params);

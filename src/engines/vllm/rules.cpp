@@ -440,6 +440,30 @@ void form_groups(std::vector<LayerType>& types, const GpuSpec& gpu, const VllmSe
                                 format_thousands(page)));
 }
 
+/// The fused-MoE buffers one GPU keeps from the profiling forward pass of `tokens` tokens, 0 for a
+/// dense model. vLLM's modular MoE kernel takes its buffers from the WorkspaceManager
+/// (v1/worker/workspace.py), which keeps its one allocation, grown to the largest request, for the
+/// life of the worker; the dummy sampler runs after the forward pass, so its peak sits on top.
+/// The sizes are TritonExperts.workspace_shapes (fused_moe/fused_moe.py), taken by
+/// FusedMoEKernelModularImpl._allocate_buffers in one get_simultaneous call (each aligned to
+/// 256 B): workspace13 (tokens, top_k, max(I, width)), which the output (tokens, width) shares and
+/// never outgrows, and workspace2 (tokens, top_k, max(N, width)), N = w13's rows (2I gated, I
+/// not), I the intermediate width per rank (experts are split by TP), at the activations' dtype.
+std::uint64_t moe_workspace_bytes(const ModelSpec& model, const Dtype& activations, std::uint64_t tokens,
+                                  std::uint32_t tensor_parallel) {
+  if (!model.routed_experts) return 0;
+  const RoutedExperts& routed = *model.routed_experts;
+  const std::uint64_t intermediate = ceil_div(routed.intermediate, tensor_parallel);
+  const std::uint64_t n = routed.gated ? 2 * intermediate : intermediate;
+  const std::uint64_t element = ceil_div(activations.block_bytes, activations.block_elements);
+  const auto buffer = [&](std::uint64_t width) {
+    const std::uint64_t values = checked_mul(checked_mul(tokens, routed.per_token, "MoE workspace"), width, "MoE workspace");
+    return round_up_to(checked_mul(values, element, "MoE workspace"), 256, "MoE workspace");
+  };
+  return checked_add(buffer(std::max(intermediate, routed.input_width)), buffer(std::max(n, routed.input_width)),
+                     "MoE workspace");
+}
+
 /// Estimates of what vLLM measures while profiling (vllm-rules.md §8.5), per GPU of a card whose
 /// ranks hold `weights` each. The rules go to `rules` when given (the decisive stage's).
 VllmBudget estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const VllmSettings& settings, std::uint64_t weights,
@@ -471,6 +495,9 @@ VllmBudget estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const Vll
   const std::uint64_t per_entry = std::max<std::uint64_t>(16, 4 + 8 * k);
   b.activation = checked_mul(checked_mul(per_entry, std::min<std::uint64_t>(r.max_num_seqs, r.max_num_batched_tokens), "activation estimate"), model.vocab_size,
                              "activation estimate");
+  // A MoE model's forward pass leaves its fused-MoE workspace allocated beneath that peak.
+  b.moe_workspace = moe_workspace_bytes(model, *r.model_dtype, r.max_num_batched_tokens, settings.tensor_parallel);
+  b.activation = checked_add(b.activation, b.moe_workspace, "activation estimate");
   // Non-torch memory allocated during profiling, as vLLM's logs show it (H100): NCCL buffers once
   // more than one GPU serves the model (tensor or pipeline parallel).
   const double non_torch_gib = settings.version == VllmVersion::v0_10 ? (world > 1 ? 0.1 : 0.0) : (world > 1 ? 2.1 : 0.25);
@@ -501,10 +528,15 @@ VllmBudget estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const Vll
   b.available = static_cast<std::int64_t>(b.requested) - static_cast<std::int64_t>(used);
   if (rules)
     rules->push_back(fmt::format("estimate: available = budget - weights/TP {} - sampler peak {} ({} B x {} seqs x {} vocab{}) "
-                                 "- non-torch {}{}",
-                                 gib(b.weights), gib(b.activation), per_entry,
+                                 "{}- non-torch {}{}",
+                                 gib(b.weights), gib(b.activation - b.moe_workspace), per_entry,
                                  std::min<std::uint64_t>(r.max_num_seqs, r.max_num_batched_tokens),
                                  model.vocab_size, per_entry > 16 ? fmt::format(": the rejection sampler's 4 + 8 x {} B", k) : "",
+                                 b.moe_workspace ? fmt::format("- MoE workspace {} ({} tokens x {} experts a token, kept from the "
+                                                               "forward pass) ",
+                                                               gib(b.moe_workspace), r.max_num_batched_tokens,
+                                                               model.routed_experts->per_token)
+                                                 : "",
                                  gib(b.non_torch),
                                  b.cuda_graphs_subtracted ? fmt::format(" - CUDA graphs {}", gib(b.cuda_graphs))
                                                           : " (CUDA graphs, ~" + gib(b.cuda_graphs) +

@@ -136,7 +136,8 @@ struct VllmBudget {
   std::uint64_t requested = 0;       ///< total x gpu_memory_utilization
   std::uint64_t weights = 0;         ///< weights / TP, and the rotary tables (every rank holds them)
   std::uint64_t rotary_tables = 0;   ///< of `weights`: vLLM's cos/sin tables (rotary_tables.h)
-  std::uint64_t activation = 0;      ///< estimate: the sampler's warm-up (16 B x seqs x vocab) peak
+  std::uint64_t activation = 0;      ///< estimate: the sampler's warm-up (16 B x seqs x vocab) peak, + moe_workspace
+  std::uint64_t moe_workspace = 0;   ///< of `activation`: the fused-MoE buffers the forward pass keeps
   std::uint64_t non_torch = 0;       ///< estimate: per version and TP, from vLLM's logs
   std::uint64_t cuda_graphs = 0;     ///< estimate: 0.45 GiB + 0.014 GiB per layer
   bool cuda_graphs_subtracted = false;  ///< from 0.21

@@ -64,6 +64,7 @@ nlohmann::ordered_json vllm_result_to_json(const VllmResult& r) {
                    {"weights_bytes", b.weights},
                    {"rotary_tables_bytes", b.rotary_tables},
                    {"activation_estimate_bytes", b.activation},
+                   {"moe_workspace_estimate_bytes", b.moe_workspace},
                    {"non_torch_estimate_bytes", b.non_torch},
                    {"cuda_graphs_estimate_bytes", b.cuda_graphs},
                    {"cuda_graphs_subtracted", b.cuda_graphs_subtracted},

@@ -30,6 +30,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     LayerParams params;
     params.expert_matrices = product({counted.experts, matrices}, "expert parameters");
     params.inactive = product({counted.experts - counted.top_k, one}, "inactive experts");
+    params.routed = routed_experts(counted.top_k, hidden, intermediate, true);
     params.params = checked_add(checked_add(product({counted.experts, one}, "experts"), router, "MoE block"),
                                 attention_params(layout, layer, attention) + 2 * hidden, "layer");
     counted.layers.push_back(params);
