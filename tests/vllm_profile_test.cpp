@@ -421,4 +421,19 @@ TEST_CASE("kvplan --runtime vllm: an mxfp4 checkpoint's weights as loaded are un
   // 65.97 x 2^30 = 70,834,748,129.28, and the rotary table on top (yarn x32 of 4,096 positions x 64 x
   // 2 B = 16,777,216 B): vLLM's figure holds it already, so 16 MiB too much, on the safe side.
   CHECK(doc["rows"][0]["weights_bytes"] == 70'851'525'345ULL);
+  // Before 0.19 the loaded size is not enough: both gpt-oss-120b logs (R073 on 0.10, R074 on ~0.11)
+  // show vLLM's own memory ~4 GiB above the estimates, where kvplan would have said it starts.
+  for (const char* version : {"0.10", "0.11", "0.18.1"}) {
+    INFO(version);
+    const ProcessResult old = run_kvplan(std::string("--runtime vllm --model gpt-oss-120b --gpu h100 --max-model-len 8k "
+                                                     "--weights 65.97GiB --vllm-version ") + version);
+    CHECK(old.exit_code == 3);
+    CHECK_THAT(old.err, Catch::Contains("before 0.19") && Catch::Contains("--kv-cache-memory"));
+  }
+  // The cache's size given, or 0.19 (whose gpt-oss logs the estimates cover), it answers.
+  CHECK(run_kvplan("--runtime vllm --model gpt-oss-120b --gpu h100 --max-model-len 8k --weights 65.97GiB "
+                   "--vllm-version 0.10 --kv-cache-memory 1GiB")
+            .exit_code == 0);
+  CHECK(run_kvplan("--runtime vllm --model gpt-oss-120b --gpu h100 --max-model-len 8k --weights 65.97GiB --vllm-version 0.19")
+            .exit_code == 0);
 }

@@ -147,15 +147,30 @@ class VllmProfile final : public Profile {
     // its logs show 6.4% over the checkpoint (gpt-oss-20b, TP 1, 0.19.0: R040), 9.4% per rank at
     // TP 2 (R041) and 8.6% (gpt-oss-120b on an H100: R073, where vLLM could not start but the
     // checkpoint's size said it would). That size would promise memory vLLM does not have.
-    if (model.weight_dtype && model.weight_dtype->name == "mxfp4" && !weights_are_given(model))
-      throw Error(fmt::format("the vLLM profile does not model how vLLM lays out {}'s mxfp4 experts as it loads them "
-                              "(its logs show 6-9% over the checkpoint): give {} with vLLM's 'Model loading took' figure",
-                              model.id.empty() ? model.name : model.id, names.weights),
-                  ExitCode::unsupported_architecture);
+    // Before 0.19 both gpt-oss logs show vLLM's own memory while profiling about 4 GiB above the
+    // estimates, the loaded size given or not (R073: -2.14 GiB available where kvplan left 0.5;
+    // R074: 1.71 where it left 5.9): only the cache's size is a figure to trust there.
+    const EngineOption* version = find_option(request, "vllm-version");
+    const unsigned minor = version ? vllm_minor_version(version->value, version->shown_as) : std::numeric_limits<unsigned>::max();
+    const std::string model_name = model.id.empty() ? model.name : model.id;
+    switch (vllm_unmodelled(model, minor, base_.kv_cache_memory_bytes.has_value())) {
+      case VllmUnmodelled::mxfp4_layout:
+        throw Error(fmt::format("the vLLM profile does not model how vLLM lays out {}'s mxfp4 experts as it loads them "
+                                "(its logs show 6-9% over the checkpoint): give {} with vLLM's 'Model loading took' figure",
+                                model_name, names.weights),
+                    ExitCode::unsupported_architecture);
+      case VllmUnmodelled::mxfp4_profiling:
+        throw Error(fmt::format("the vLLM profile does not model vLLM's memory while profiling {}'s mxfp4 experts before "
+                                "0.{} (its logs show ~4 GiB beyond the estimates): give --kv-cache-memory from a real run, or {} 0.{} "
+                                "or later",
+                                model_name, kVllmMxfp4ProfiledMinor, version->shown_as, kVllmMxfp4ProfiledMinor),
+                    ExitCode::unsupported_architecture);
+      case VllmUnmodelled::none:
+        break;
+    }
     if (request.contexts_are_totals) throw Error("a total context for all sequences is llama.cpp's -c, not vLLM's");
     if (request.context_auto_fit) {
-      const EngineOption* version = find_option(request, "vllm-version");
-      if (version && vllm_minor_version(version->value, version->shown_as) < kVllmAutoFitMinor)
+      if (minor < kVllmAutoFitMinor)
         throw Error(fmt::format("{} auto needs vLLM 0.{} or later (max_model_len -1 arrived in PR #29431); {} {} predates it",
                                 names.ctx, kVllmAutoFitMinor, version->shown_as, version->value));
       auto_fit_ = true;

@@ -1031,4 +1031,11 @@ VllmResult plan_vllm(const ModelSpec& model, std::span<const GpuSpec> stage_card
   return fitted;
 }
 
+VllmUnmodelled vllm_unmodelled(const ModelSpec& model, unsigned minor, bool kv_cache_memory_given) {
+  if (!model.weight_dtype || model.weight_dtype->name != "mxfp4") return VllmUnmodelled::none;
+  if (!weights_are_given(model)) return VllmUnmodelled::mxfp4_layout;
+  if (minor < kVllmMxfp4ProfiledMinor && !kv_cache_memory_given) return VllmUnmodelled::mxfp4_profiling;
+  return VllmUnmodelled::none;
+}
+
 }  // namespace kvplan

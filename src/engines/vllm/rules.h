@@ -54,6 +54,23 @@ unsigned vllm_minor_version(std::string_view text, std::string_view flag);
 /// _auto_fit_max_model_len), merged 2025-11-25, first released in 0.14.0.
 inline constexpr unsigned kVllmAutoFitMinor = 14;
 
+/// The first minor release whose profiling of an mxfp4 checkpoint kvplan's estimates are checked
+/// against: 0.19 (gpt-oss-20b, R040 and R041: 0.7 GiB under what kvplan subtracts). Before it both
+/// logs (gpt-oss-120b, R073 on 0.10, R074 on ~0.11) show about 4 GiB more than the estimates.
+inline constexpr unsigned kVllmMxfp4ProfiledMinor = 19;
+
+/// What keeps the vLLM profile from answering for a model (exit 3; the caller words it in its flags).
+enum class VllmUnmodelled {
+  none,
+  mxfp4_layout,     ///< mxfp4 experts, laid out anew as vLLM loads them: the loaded size is not derived
+  mxfp4_profiling,  ///< mxfp4 before 0.19: vLLM's own memory while profiling is not derived
+};
+
+/// Whether the profile answers for `model` under vLLM 0.`minor` (vllm_minor_version; "latest"
+/// above every release): mxfp4 checkpoints need the loaded size given (weights_are_given), and
+/// before 0.19 the cache's memory given too (`kv_cache_memory_given`).
+VllmUnmodelled vllm_unmodelled(const ModelSpec& model, unsigned minor, bool kv_cache_memory_given);
+
 /// vLLM's --dtype: what it computes in, and loads the checkpoint's unquantized tensors at.
 enum class VllmDtype { automatic, float16, bfloat16, float32 };
 
