@@ -50,9 +50,15 @@ TEST_CASE("CUDA-visible totals: only the GPUs whose vLLM logs print one") {
   REQUIRE(rtx3090.cuda_total_bytes);
   CHECK(*rtx3090.cuda_total_bytes == 25'297'357'373);
   CHECK(rtx3090.cuda_total_source.find("R085") != std::string::npos);
-  // No log prints one for these: the PCIe H100 is another card, and the A100 80GB logs print no
-  // total (and do not say SXM or PCIe).
-  for (const char* name : {"h100-pcie", "a100-80g", "a100-80g-pcie", "4090", "h200"}) {
+  // A100 80GB SXM: CUDA's deviceQuery, 85,100,068,864 B (79.26 GiB), where the vLLM 0.10.1.1 log
+  // pairs (utilization 0.25 and 0.5) put it at 79.24 to 79.28 GiB.
+  const GpuSpec a100 = resolve_gpu("a100-80g", catalog);
+  REQUIRE(a100.cuda_total_bytes);
+  CHECK(*a100.cuda_total_bytes == 85'100'068'864);
+  CHECK(a100.cuda_total_source.find("deviceQuery") != std::string::npos);
+  CHECK(a100.cuda_total_source.find("R062") != std::string::npos);
+  // No source gives one for these: the PCIe H100 and A100 are other cards.
+  for (const char* name : {"h100-pcie", "a100-80g-pcie", "4090", "h200"}) {
     INFO(name);
     CHECK_FALSE(resolve_gpu(name, catalog).cuda_total_bytes);
     CHECK(resolve_gpu(name, catalog).cuda_total_source.empty());
@@ -111,6 +117,7 @@ TEST_CASE("kvplan gpus --format json lists the CUDA totals where known") {
     if (gpu.contains("cuda_total_bytes")) ++with_total;
     if (gpu["id"] == "h100") CHECK(gpu["cuda_total_bytes"] == 85'029'615'043ull);
     if (gpu["id"] == "rtx3090") CHECK(gpu["cuda_total_bytes"] == 25'297'357'373ull);
+    if (gpu["id"] == "a100-80g") CHECK(gpu["cuda_total_bytes"] == 85'100'068'864ull);
   }
-  CHECK(with_total == 2);
+  CHECK(with_total == 3);
 }
