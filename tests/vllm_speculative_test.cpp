@@ -160,6 +160,34 @@ TEST_CASE("vLLM --speculative-config: Mamba-style layers keep 1 + k blocks a req
   }
 }
 
+// The same model with its MTP layer (qwen3_5_mtp: mtp_num_hidden_layers = 1, built as a full
+// attention layer): 11 full layers, so the group size is 11 and the 30 Gated DeltaNet layers go
+// to 3 groups of 10 + 1 padding. 10 GiB hold floor(10,737,418,240 / (11 x 2,162,688)) = 451
+// blocks (496 of 10 layers without the draft); a 32,768-token request needs cdiv(32,768, 1,056) =
+// 32 full blocks + 3 state groups x (1 + 1) = 38: 451 / 38 = 11.868x, int(x 32,768) = 388,904.
+TEST_CASE("vLLM --speculative-config mtp: Qwen3.5's MTP layer is one more full-attention layer", "[vllm][speculative]") {
+  const ModelSpec model = speculative_with_checkpoint_total("qwen3.5-35b-a3b");
+  const GpuSpec gpu = catalog_gpu("h100");
+  VllmSettings settings;
+  settings.kv_cache_memory_bytes = 10 * GiB;
+  settings.max_model_len = 32'768;
+  CHECK(plan_vllm(model, gpu, settings).num_blocks == 496);
+  settings.speculative = speculative_read(R"({"method": "mtp", "num_speculative_tokens": 1})", model, 1);
+  CHECK(settings.speculative->draft_layers == 1);
+  const VllmResult r = plan_vllm(model, gpu, settings);
+  REQUIRE(r.groups.size() == 4);
+  for (int g = 0; g < 3; ++g) {
+    CHECK(r.groups[g].layers == 10);
+    CHECK(r.groups[g].padding_layers == 1);
+  }
+  CHECK(r.groups[3].kind == LayerKind::full);
+  CHECK(r.groups[3].layers == 11);
+  CHECK(r.page_bytes == 2'162'688);
+  CHECK(r.num_blocks == 451);
+  CHECK(r.blocks_per_request == 38);
+  CHECK(r.gpu_kv_cache_tokens == 388'904);
+}
+
 TEST_CASE("vLLM --speculative-config: what vLLM refuses (exit 2) and what is not derived (exit 3)", "[vllm][speculative]") {
   const ModelSpec deepseek = speculative_with_checkpoint_total("deepseek-v3");
   // vLLM's own refusals.
@@ -191,7 +219,7 @@ TEST_CASE("vLLM --speculative-config: what vLLM refuses (exit 2) and what is not
   CHECK(speculative_exit_code(R"({"model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 3})", deepseek) == 3);
   CHECK(speculative_exit_code(R"({"method": "mtp", "num_speculative_tokens": 1, "kv_cache_dtype": "fp8"})", deepseek) == 3);
   CHECK(speculative_exit_code(R"({"method": "mtp", "num_speculative_tokens": 1, "draft_tensor_parallel_size": 1})", deepseek) == 3);
-  CHECK(speculative_exit_code(R"({"method": "mtp", "num_speculative_tokens": 1})", catalog_model("qwen3.5-27b"), 1) == 3);
+  CHECK(speculative_exit_code(R"({"method": "mtp", "num_speculative_tokens": 1})", catalog_model("glm4.7-flash"), 1) == 3);
 }
 
 TEST_CASE("kvplan --runtime vllm --speculative-config: the CLI, the JSON, kvplan check and the refusals",

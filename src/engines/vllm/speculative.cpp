@@ -36,8 +36,12 @@ constexpr std::array<std::string_view, 12> kOtherMethods = {
 // deepseek_v3 into deepseek_mtp (DeepSeekMTP: one DeepseekV2DecoderLayer per
 // num_nextn_predict_layers, MLA attention like the target's; models/deepseek_mtp.py) and
 // Glm4MoeForCausalLM into glm4_moe_mtp (one Glm4MoeDecoderLayer each, the target's grouped-query
-// attention; models/glm4_moe_mtp.py).
-constexpr std::array<std::string_view, 2> kMtpFamilies = {"deepseek_v3", "glm4_moe"};
+// attention; models/glm4_moe_mtp.py), and Qwen3.5 (qwen3_5, qwen3_5_moe and their _text types)
+// into qwen3_5_mtp (n_predict = mtp_num_hidden_layers, one Qwen3_5DecoderLayer each built with
+// layer_type "full_attention": a full-attention layer like the target's, in a hybrid of Gated
+// DeltaNet and full attention; models/qwen3_5_mtp.py, Qwen3_5MultiTokenPredictor).
+constexpr std::array<std::string_view, 6> kMtpFamilies = {"deepseek_v3", "glm4_moe",         "qwen3_5",
+                                                          "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text"};
 
 bool speculative_list_has(std::string_view name, auto const& list) {
   return std::find(list.begin(), list.end(), name) != list.end();
@@ -145,8 +149,8 @@ VllmSpeculative parse_vllm_speculative_config(std::string_view text, std::string
                               *tokens, model.mtp_layers));
     if (!speculative_list_has(std::string_view(model.architecture), kMtpFamilies))
       throw not_modelled(fmt::format("method mtp for model type {}: which layers vLLM's draft builds for it (and their "
-                                     "cache) is not modelled; the vLLM profile derives DeepSeek-V3 (deepseek_mtp) and "
-                                     "GLM-4.5 (glm4_moe_mtp)",
+                                     "cache) is not modelled; the vLLM profile derives DeepSeek-V3 (deepseek_mtp), "
+                                     "GLM-4.5 (glm4_moe_mtp) and Qwen3.5 (qwen3_5_mtp)",
                                      model.architecture.empty() ? std::string("unknown") : model.architecture));
     if (draft_tp && *draft_tp != tp)
       throw not_modelled(fmt::format("draft_tensor_parallel_size {} beside -tp {}: a draft unsplit across the ranks is "
