@@ -186,6 +186,9 @@ TEST_CASE("vLLM --speculative-config mtp: Qwen3.5's MTP layer is one more full-a
   CHECK(r.num_blocks == 451);
   CHECK(r.blocks_per_request == 38);
   CHECK(r.gpu_kv_cache_tokens == 388'904);
+  // The pool: 11 tensors (the group size) of 451 pages, each shared by one layer of every group,
+  // 10,729,095,168 B of the 10 GiB (kvplan once multiplied it by the 4 groups).
+  CHECK(r.cache_bytes == 451ull * 11 * 2'162'688);
 }
 
 TEST_CASE("vLLM --speculative-config: what vLLM refuses (exit 2) and what is not derived (exit 3)", "[vllm][speculative]") {

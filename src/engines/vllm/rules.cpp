@@ -916,7 +916,9 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
   r.rules.push_back(r.rotary->rule);
 
   const VllmStage& decisive = r.stages[r.decisive_stage];
-  r.cache_bytes = (Checked(r.num_blocks, "KV cache") * decisive.block_bytes * (r.uniform ? 1 : r.groups.size())).value();
+  // get_kv_cache_config_from_groups: one tensor of num_blocks pages per layer slot of a group (the
+  // group size), each shared by one layer of every group; the groups share the blocks, not add to them.
+  r.cache_bytes = (Checked(r.num_blocks, "KV cache") * decisive.block_bytes).value();
   if (settings.version == VllmVersion::v0_21) {
     // As vLLM computes it, in floating point; clamped so that absurd inputs cannot overflow the cast.
     r.gpu_kv_cache_tokens = static_cast<std::uint64_t>(

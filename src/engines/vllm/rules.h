@@ -211,7 +211,7 @@ struct VllmResult {
   std::uint64_t num_blocks = 0;            ///< 0 when nothing is available
   std::uint64_t blocks_per_request = 0;    ///< summed over groups
   std::uint64_t gpu_kv_cache_tokens = 0;   ///< the "GPU KV cache size: N tokens" line
-  std::uint64_t cache_bytes = 0;           ///< the pool vLLM allocates: num_blocks x page x layers per block x groups
+  std::uint64_t cache_bytes = 0;           ///< the pool vLLM allocates: num_blocks x page x layers per block (groups share it)
   std::uint64_t request_bytes = 0;         ///< one max_model_len request: what the startup check needs
   bool starts = false;                     ///< vLLM starts: available > 0 and one request fits
   std::optional<std::uint64_t> estimated_max_model_len;  ///< when one request does not fit: vLLM's suggestion
