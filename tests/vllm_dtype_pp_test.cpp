@@ -217,6 +217,52 @@ TEST_CASE("kvplan --runtime vllm -pp: tp x pp cards, per-stage figures, refusals
                                        "VLLM_PP_LAYER_PARTITION=10,22");
   REQUIRE(env.exit_code == 0);
   CHECK(nlohmann::json::parse(env.out)["vllm"]["rows"][0]["stages"][1]["layers"] == 22);
-  // A hybrid layout's groups per stage are not modelled: unknown (exit 3), not a guess.
-  check_refused(run_kvplan("--runtime vllm --model gemma2-9b --gpu 2xh100 -pp 2"), "pipeline parallelism", 3);
+  // A hybrid layout under -pp is planned from 0.11 (the groups dealt to the stages); on 0.10, whose
+  // groups were cut in runs, it is unknown (exit 3), not a guess.
+  CHECK(run_kvplan("--runtime vllm --model gemma2-9b --gpu 2xh100 -pp 2").exit_code == 0);
+  check_refused(run_kvplan("--runtime vllm --model gemma2-9b --gpu 2xh100 -pp 2 --vllm-version 0.10"), "on vLLM 0.10", 3);
+  // Gemma 3n's KV-sharing layers would read a cache another stage holds.
+  check_refused(run_kvplan("--runtime vllm --model gemma3n-e4b --gpu 2xh100 -pp 2"), "share another layer's KV cache", 3);
+}
+
+// Gemma 3 27B: 52 sliding layers (window 1024) and 10 full (every sixth, 5, 11, ..., 59). The group
+// size is 10 (52 is not within 1.5x of 10): 6 sliding groups, the sliding layers dealt to them in
+// turn (rank r to group r % 6), and 1 full group. -pp 2 splits the layers 31 + 31: stage 0 holds
+// sliding ranks 0-25 and full layers 5-29, so [5,5,4,4,4,4 | 5] of each group; stage 1 ranks 26-51
+// and 35-59, [4,4,5,5,4,4 | 5]. A stage's block is a page (16 tokens x 16 KV heads x 128 x 2 x 2 B =
+// 131,072 B) x the most layers any of its groups holds, 5: 655,360 B, so 20 GiB hold exactly 32,768
+// blocks on each (16,384 of 10 pages on one GPU). A 32,768-token request: 577 blocks in each
+// sliding group, 2,048 in the full one, 5,510 in all.
+TEST_CASE("vLLM pipeline stages of a hybrid: the whole model's groups projected onto each stage", "[vllm][vllm_pp]") {
+  const ModelSpec model = catalog_model("gemma3-27b");
+  const GpuSpec h100 = catalog_gpu("h100");
+  VllmSettings settings = vllm_pp_settings(32'768, 2);
+  settings.kv_cache_memory_bytes = 20 * GiB;
+  const VllmResult r = plan_vllm(model, h100, settings);
+  REQUIRE(r.stages.size() == 2);
+  CHECK(r.stages[0].block_bytes == 655'360);
+  CHECK(r.stages[1].block_bytes == 655'360);
+  CHECK(r.num_blocks == 32'768);
+  REQUIRE(r.groups.size() == 7);
+  const std::vector<std::uint32_t> held = {5, 5, 4, 4, 4, 4, 5};  // stage 0, the decisive one (ties go to the first)
+  for (std::size_t g = 0; g < held.size(); ++g) {
+    INFO("group " << g);
+    CHECK(r.groups[g].layers == held[g]);
+    CHECK(r.groups[g].padding_layers == 5 - held[g]);
+  }
+  CHECK(r.blocks_per_request == 5'510);
+  CHECK(r.max_concurrency() == Approx(32'768.0 / 5'510));
+  // The startup check on each stage: from 0.14, the stage's group size for every group,
+  // 5 x 131,072 x 5,510 = 3,611,033,600 B; before, its real layers, (577 x 26 + 2,048 x 5) pages =
+  // 3,308,525,568 B on either stage.
+  CHECK(r.stages[0].request_bytes == 3'611'033'600ull);
+  CHECK(r.stages[1].request_bytes == 3'611'033'600ull);
+  settings.check_counts_padding = false;
+  settings.version = VllmVersion::v0_11;
+  const VllmResult older = plan_vllm(model, h100, settings);
+  CHECK(older.stages[0].request_bytes == 3'308'519'424ull);
+  CHECK(older.stages[1].request_bytes == 3'308'519'424ull);
+  // One GPU: a block of 10 pages, half the blocks, the same requests.
+  settings.pipeline_parallel = 1;
+  CHECK(plan_vllm(model, h100, settings).num_blocks == 16'384);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <limits>
 #include <optional>
 
@@ -33,6 +34,7 @@ struct LayerType {
   std::uint32_t layers = 0;
   std::uint32_t block_size = 0;
   std::uint64_t page = 0;
+  std::vector<std::uint32_t> members;  ///< the model's layers of this type, in model order
 };
 
 }  // namespace
@@ -111,7 +113,8 @@ std::vector<LayerType> layer_types(const ModelSpec& model, const Dtype& dtype, c
   const bool merge_windows = !settings.hybrid_kv_cache_manager;
   bool chunked_as_full = false;
   std::vector<LayerType> types;
-  for (const LayerSpec& layer : model.layers) {
+  for (std::uint32_t index = 0; index < model.layers.size(); ++index) {
+    const LayerSpec& layer = model.layers[index];
     LayerType type;
     type.kind = layer.kind;
     type.window = layer.window;
@@ -153,12 +156,16 @@ std::vector<LayerType> layer_types(const ModelSpec& model, const Dtype& dtype, c
     }
     if (layer.index_head_dim)
       throw unsupported_architecture("vLLM profile: DSA indexer cache (index_head_dim)", "not modelled");
-    const auto same = std::find_if(types.begin(), types.end(), [&](const LayerType& t) {
+    auto same = std::find_if(types.begin(), types.end(), [&](const LayerType& t) {
       return t.kind == type.kind && t.window == type.window && t.bytes_per_token == type.bytes_per_token &&
              t.state_bytes == type.state_bytes;
     });
-    if (same != types.end()) ++same->layers;
-    else types.push_back((type.layers = 1, type));
+    if (same == types.end()) {
+      types.push_back(type);
+      same = std::prev(types.end());
+    }
+    ++same->layers;
+    same->members.push_back(index);
   }
   if (merge_windows) rules.push_back("--disable-hybrid-kv-cache-manager: sliding and chunked layers keep every token");
   else if (chunked_as_full)
@@ -438,6 +445,24 @@ void form_groups(std::vector<LayerType>& types, const GpuSpec& gpu, const VllmSe
                                                             padding_total == 1 ? "" : "s")
                                               : "",
                                 format_thousands(page)));
+}
+
+/// Each layer's KV-cache group, as form_groups made them (the types in turn, a type's groups in
+/// turn): from 0.11 a type's layers are dealt to its groups (layers[i::count]), in 0.10 cut in runs
+/// of the group size; one group when uniform. -1 for a layer without a cache spec (none, shared).
+std::vector<std::int32_t> layer_groups(const std::vector<LayerType>& types, const VllmResult& r, std::size_t layer_count,
+                                       const VllmSettings& settings) {
+  std::vector<std::int32_t> group(layer_count, -1);
+  const bool dealt = settings.version != VllmVersion::v0_10;
+  std::uint32_t base = 0;
+  for (const LayerType& type : types) {
+    const auto count = r.uniform ? 1u : static_cast<std::uint32_t>(ceil_div(type.layers, r.layers_per_block));
+    for (std::uint32_t rank = 0; rank < type.members.size(); ++rank)
+      group[type.members[rank]] =
+          static_cast<std::int32_t>(r.uniform ? 0 : base + (dealt ? rank % count : rank / r.layers_per_block));
+    if (!r.uniform) base += count;
+  }
+  return group;
 }
 
 /// The fused-MoE buffers one GPU keeps from the profiling forward pass of `tokens` tokens, 0 for a
@@ -830,6 +855,10 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
   const std::uint64_t block_bytes = checked_mul(r.page_bytes, r.layers_per_block, "KV block");
   if (block_bytes == 0) throw Error("vLLM profile: a KV block of 0 bytes (a layer whose cache is empty)");
 
+  // Under -pp, a hybrid's layers of each group on each stage, and the whole model's groups.
+  std::vector<std::vector<std::uint32_t>> stage_held;
+  const std::vector<VllmGroup> whole_groups = r.groups;
+  const std::uint32_t whole_group_size = r.layers_per_block;
   if (settings.pipeline_parallel == 1) {
     // vLLM reads VLLM_PP_LAYER_PARTITION on one stage too: it must name all the layers.
     if (!settings.layer_partition.empty()) vllm_pp_partition(model.layer_count(), 1, settings.layer_partition);
@@ -852,13 +881,24 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
     r.stages.push_back(only);
   } else {
     // Pipeline stages (get_kv_cache_configs): each worker sizes its own blocks from its memory and
-    // its layers, then every worker gets the fewest any has.
-    if (!r.uniform)
+    // its layers, then every worker gets the fewest any has. A hybrid's groups are formed over the
+    // whole model and projected onto each worker (_project_kv_cache_groups_to_worker): a group
+    // keeps its layers on that stage, an empty one stays a group, and the stage's blocks are its
+    // available memory // page // the most layers any of its groups holds
+    // (get_kv_cache_config_from_groups). From 0.11 a kind's layers are dealt to its groups in turn
+    // (PR #23974) so that every stage holds a share of each.
+    if (!r.uniform && settings.version == VllmVersion::v0_10)
       throw unsupported_architecture("vLLM profile: a hybrid layout (sliding-window, chunked or recurrent layers beside "
-                                     "full attention) under pipeline parallelism",
-                                     "how vLLM projects the model's KV-cache groups onto each stage is not modelled");
+                                     "full attention) under pipeline parallelism on vLLM 0.10",
+                                     "its groups were cut in runs, not dealt to the stages (PR #23974, 0.11): not modelled");
+    // A KV-sharing layer reads an earlier layer's cache, which another stage may hold.
+    if (std::any_of(model.layers.begin(), model.layers.end(), [](const LayerSpec& l) { return l.kind == LayerKind::shared; }))
+      throw unsupported_architecture("vLLM profile: layers that share another layer's KV cache (Gemma 3n) under pipeline "
+                                     "parallelism",
+                                     "a stage may hold the sharing layers without the cache they read: not modelled");
     const std::vector<std::uint32_t> parts = vllm_pp_partition(model.layer_count(), settings.pipeline_parallel,
                                                                settings.layer_partition);
+    const std::vector<std::int32_t> group_of = layer_groups(types, r, served.layers.size(), settings);
     const std::uint32_t block = r.groups.front().block_size;
     std::uint32_t first = 0;
     for (std::uint32_t s = 0; s < settings.pipeline_parallel; ++s) {
@@ -869,11 +909,15 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
       st.layers = parts[s];
       st.embedding = s == 0;
       st.lm_head = s + 1 == settings.pipeline_parallel;
-      for (std::uint32_t l = first; l < first + parts[s]; ++l)
+      std::vector<std::uint32_t>& held = stage_held.emplace_back(r.groups.size(), 0);
+      for (std::uint32_t l = first; l < first + parts[s]; ++l) {
         st.kv_bytes_per_token = checked_add(st.kv_bytes_per_token, attention_bytes_per_token(model.layers[l], dtype, tp),
                                             "KV bytes per token");
+        if (group_of[l] >= 0) ++held[static_cast<std::size_t>(group_of[l])];
+      }
       first += parts[s];
-      st.block_bytes = checked_mul(block, st.kv_bytes_per_token, "KV block");
+      st.block_bytes = r.uniform ? checked_mul(block, st.kv_bytes_per_token, "KV block")
+                                 : checked_mul(r.page_bytes, *std::max_element(held.begin(), held.end()), "KV block");
       st.weights = checked_add(
           ceil_div(stage_weights(model, checkpoint.bytes, *model_dtype.weights, st, settings.pipeline_parallel), tp),
           r.rotary->bytes, "weights");
@@ -892,10 +936,31 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
     r.num_blocks = decisive.num_blocks == std::numeric_limits<std::uint64_t>::max() ? 0 : decisive.num_blocks;
     r.kv_bytes_per_token = decisive.kv_bytes_per_token;
     // The decisive stage's view: its layers in the one group (a page of each, or one page of them all
-    // when the layers differ in size).
-    if (r.layers_per_block == 1) r.page_bytes = decisive.block_bytes;
-    else r.layers_per_block = std::max<std::uint32_t>(static_cast<std::uint32_t>(decisive.block_bytes / r.page_bytes), 1);
-    r.groups.front().layers = decisive.layers;
+    // when the layers differ in size); a hybrid's groups as projected onto it.
+    if (!r.uniform) {
+      const std::vector<std::uint32_t>& held = stage_held[decisive.stage];
+      const std::uint32_t most = *std::max_element(held.begin(), held.end());
+      r.layers_per_block = std::max<std::uint32_t>(most, 1);
+      for (std::size_t g = 0; g < r.groups.size(); ++g) {
+        r.groups[g].layers = held[g];
+        r.groups[g].padding_layers = most - held[g];
+      }
+      std::string per_stage;
+      for (const std::vector<std::uint32_t>& counts : stage_held) {
+        std::string one;
+        for (const std::uint32_t n : counts) one += (one.empty() ? "" : ",") + std::to_string(n);
+        per_stage += (per_stage.empty() ? "[" : " [") + one + "]";
+      }
+      r.rules.push_back(fmt::format("the {} KV-cache groups projected onto each stage (_project_kv_cache_groups_to_worker), "
+                                    "layers of each group: {}; a stage's block is a page x the most layers any of its "
+                                    "groups holds",
+                                    r.groups.size(), per_stage));
+    } else if (r.layers_per_block == 1) {
+      r.page_bytes = decisive.block_bytes;
+    } else {
+      r.layers_per_block = std::max<std::uint32_t>(static_cast<std::uint32_t>(decisive.block_bytes / r.page_bytes), 1);
+    }
+    if (r.uniform) r.groups.front().layers = decisive.layers;
     std::string split;
     for (const std::uint32_t n : parts) split += (split.empty() ? "" : ",") + std::to_string(n);
     r.rules.push_back(settings.layer_partition.empty()
@@ -958,7 +1023,26 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
   // whole model's in 0.14 and 0.15).
   const VllmGroup& group = r.groups.front();
   const std::uint64_t whole = block_bytes;
+  // A hybrid's request on a worker holding held[g] layers of each group: request_bytes_at's count
+  // (the real layers, or from 0.14 the worker's group size for every group).
+  const bool padding_counts = settings.check_counts_padding;
+  const auto hybrid_request = [&](const std::vector<std::uint32_t>& held, std::uint32_t most, std::uint64_t len) {
+    std::uint64_t bytes = 0;
+    for (std::size_t g = 0; g < whole_groups.size(); ++g) {
+      const std::uint64_t blocks = blocks_per_request(whole_groups[g], len, r.max_num_batched_tokens, settings);
+      bytes = checked_add(bytes, checked_mul(checked_mul(blocks, r.page_bytes, "request"), padding_counts ? most : held[g], "request"),
+                          "request");
+    }
+    return bytes;
+  };
+  std::vector<std::uint32_t> whole_held;
+  for (const VllmGroup& g : whole_groups) whole_held.push_back(g.layers);
   const auto stage_bytes = [&](const VllmStage& st, std::uint64_t len) {
+    if (!r.uniform) {
+      if (settings.pp_whole_model_check) return hybrid_request(whole_held, whole_group_size, len);
+      const std::vector<std::uint32_t>& held = stage_held[st.stage];
+      return hybrid_request(held, *std::max_element(held.begin(), held.end()), len);
+    }
     return checked_mul(blocks_per_request(group, len, r.max_num_batched_tokens, settings),
                        settings.pp_whole_model_check ? whole : st.block_bytes, "request");
   };
