@@ -146,6 +146,8 @@ const Figures kFigures[] = {
     {"kimi-k3", 27648, 13824, {562618368ull, 505995264ull, 1355341824ull, 902356992ull, 4073250816ull, 2261311488ull}},
     // kimi-linear-48b: MLA: 7 layers (1-based full_attn_layers) x (512 + 64) values; state 20 KDA x ((k-1) x 3HD x 2 B + H x D x D x 4 B)
     {"kimi-linear-48b", 8064, 4032, {76447744ull, 59932672ull, 307658752ull, 175538176ull, 1100382208ull, 571899904ull}},
+    // kimi-vl-a3b: MLA: 27 layers x (512 + 64) values, as DeepSeek-V2-Lite (its tower keeps no cache)
+    {"kimi-vl-a3b", 31104, 15552, {127401984ull, 63700992ull, 1019215872ull, 509607936ull, 4076863488ull, 2038431744ull}},
     // lfm2-350m: 6 attention x 2 x 8 x 64 values; state 10 short-conv x (L_cache-1) x hidden x 2 B
     {"lfm2-350m", 12288, 6144, {50372608ull, 25206784ull, 402694144ull, 201367552ull, 1610653696ull, 805347328ull}},
     // lfm2-8b-a1b: 6 attention x 2 x 8 x 64 values; state 18 short-conv x (L_cache-1) x hidden x 2 B
