@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "engines/core/serving.h"
+#include "engines/vllm/moe_workspace.h"
 #include "kvplan/plan.h"
 #include "kvplan/error.h"
 #include "kvplan/units.h"
@@ -463,30 +464,6 @@ std::vector<std::int32_t> layer_groups(const std::vector<LayerType>& types, cons
     if (!r.uniform) base += count;
   }
   return group;
-}
-
-/// The fused-MoE buffers one GPU keeps from the profiling forward pass of `tokens` tokens, 0 for a
-/// dense model. vLLM's modular MoE kernel takes its buffers from the WorkspaceManager
-/// (v1/worker/workspace.py), which keeps its one allocation, grown to the largest request, for the
-/// life of the worker; the dummy sampler runs after the forward pass, so its peak sits on top.
-/// The sizes are TritonExperts.workspace_shapes (fused_moe/fused_moe.py), taken by
-/// FusedMoEKernelModularImpl._allocate_buffers in one get_simultaneous call (each aligned to
-/// 256 B): workspace13 (tokens, top_k, max(I, width)), which the output (tokens, width) shares and
-/// never outgrows, and workspace2 (tokens, top_k, max(N, width)), N = w13's rows (2I gated, I
-/// not), I the intermediate width per rank (experts are split by TP), at the activations' dtype.
-std::uint64_t moe_workspace_bytes(const ModelSpec& model, const Dtype& activations, std::uint64_t tokens,
-                                  std::uint32_t tensor_parallel) {
-  if (!model.routed_experts) return 0;
-  const RoutedExperts& routed = *model.routed_experts;
-  const std::uint64_t intermediate = ceil_div(routed.intermediate, tensor_parallel);
-  const std::uint64_t n = routed.gated ? 2 * intermediate : intermediate;
-  const std::uint64_t element = ceil_div(activations.block_bytes, activations.block_elements);
-  const auto buffer = [&](std::uint64_t width) {
-    const std::uint64_t values = checked_mul(checked_mul(tokens, routed.per_token, "MoE workspace"), width, "MoE workspace");
-    return round_up_to(checked_mul(values, element, "MoE workspace"), 256, "MoE workspace");
-  };
-  return checked_add(buffer(std::max(intermediate, routed.input_width)), buffer(std::max(n, routed.input_width)),
-                     "MoE workspace");
 }
 
 /// Estimates of what vLLM measures while profiling (vllm-rules.md §8.5), per GPU of a card whose
