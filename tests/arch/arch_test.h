@@ -51,6 +51,13 @@ inline CacheBytes cache_bytes(const ModelSpec& model, std::string_view dtype = "
   return {growth, at(far) - growth * far};
 }
 
+/// The parameters of the model's part named `name` (a tower, a projector); 0 when it has none.
+inline std::uint64_t part_params(const ModelSpec& model, std::string_view name) {
+  for (const ModelPart& part : model.parts)
+    if (part.name == name) return part.params;
+  return 0;
+}
+
 /// a / b within `fraction` of 1: a rounded published figure.
 inline bool near(std::uint64_t actual, double expected, double fraction) {
   const double a = static_cast<double>(actual);

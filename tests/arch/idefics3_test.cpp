@@ -6,16 +6,6 @@
 using namespace kvplan;
 using namespace kvplan::testing;
 
-namespace {
-
-std::uint64_t idefics3_part(const ModelSpec& model, const std::string& name) {
-  for (const ModelPart& p : model.parts)
-    if (p.name == name) return p.params;
-  return 0;
-}
-
-}  // namespace
-
 TEST_CASE("idefics3: SmolVLM-256M, a SigLIP-base encoder and a pixel-shuffle projection beside SmolLM2-135M") {
   const ModelSpec model = hf_model("smolvlm-256m-instruct");
   CHECK(model.architecture == "llama");
@@ -25,11 +15,11 @@ TEST_CASE("idefics3: SmolVLM-256M, a SigLIP-base encoder and a pixel-shuffle pro
   // patch 768 x 3 x 16 x 16 + 768 = 590,592; positions (512 / 16)^2 x 768 = 786,432; per layer 4 x (768^2
   // + 768) + 4 x 768 + 768 x 3072 + 3,072 + 3072 x 768 + 768 = 7,087,872, x 12 = 85,054,464;
   // post_layernorm 1,536.
-  CHECK(idefics3_part(model, "vision tower") == 86'433'024ull);
+  CHECK(part_params(model, "vision tower") == 86'433'024ull);
   // modality_projection 768 x 4^2 -> 576, no bias.
-  CHECK(idefics3_part(model, "projector") == 7'077'888ull);
+  CHECK(part_params(model, "projector") == 7'077'888ull);
   // "Parameter total: 256,484,928" (the audit of revision 7e3e67ed, SOURCES.md).
-  CHECK(model.params + idefics3_part(model, "vision tower") + idefics3_part(model, "projector") == 256'484'928ull);
+  CHECK(model.params + part_params(model, "vision tower") + part_params(model, "projector") == 256'484'928ull);
   // bf16: 2 B a parameter; model.safetensors is 513,028,808 B = 512,969,856 of tensors + its header.
   CHECK(*model.weights_bytes == 2 * 256'484'928ull);
   // 30 layers x K and V x 3 KV heads x 64 x 2 B = 23,040 B (22.5 KiB) a token.
@@ -42,7 +32,7 @@ TEST_CASE("idefics3: scale_factor defaults to Idefics3Config's 2, --text-only le
   nlohmann::json config = hf_config("smolvlm-256m-instruct");
   config.erase("scale_factor");
   // 768 x 2^2 -> 576.
-  CHECK(idefics3_part(hf_model_of(config), "projector") == 1'769'472ull);
+  CHECK(part_params(hf_model_of(config), "projector") == 1'769'472ull);
   const std::string folder = source_path("tests/fixtures/hf/smolvlm-256m-instruct");
   const auto text = nlohmann::json::parse(run_kvplan("--model " + folder + " --ctx 4096 --gpu 24GiB --format json --text-only").out);
   CHECK(text["rows"][0]["weights_bytes"] == 2 * 162'974'016ull);
@@ -59,12 +49,12 @@ TEST_CASE("idefics3: SmolVLM2-500M (model_type smolvlm), its vision layers and M
   CHECK(model.params == 409'252'800ull);
   // vision_config states neither num_hidden_layers nor intermediate_size: Idefics3VisionConfig's 12
   // and 3072 (SmolVLMVisionConfig inherits them), so the tower is SmolVLM-256M's: 86,433,024.
-  CHECK(idefics3_part(model, "vision tower") == 86'433'024ull);
+  CHECK(part_params(model, "vision tower") == 86'433'024ull);
   // modality_projection 768 x 4^2 -> 960, no bias.
-  CHECK(idefics3_part(model, "projector") == 11'796'480ull);
+  CHECK(part_params(model, "projector") == 11'796'480ull);
   // 507,482,304: Hugging Face's count of SmolVLM-500M-Instruct, the same shapes (llmfit
   // data/hf_models.json @bab8c012; SOURCES.md).
-  CHECK(model.params + idefics3_part(model, "vision tower") + idefics3_part(model, "projector") == 507'482'304ull);
+  CHECK(model.params + part_params(model, "vision tower") + part_params(model, "projector") == 507'482'304ull);
   // 32 layers x K and V x 5 KV heads x 64 x 2 B = 40,960 B a token.
   CHECK(cache_bytes(model).per_token == 32 * 2 * 5 * 64 * 2);
   CHECK(model.max_context == 8192);

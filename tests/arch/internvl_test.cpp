@@ -8,12 +8,6 @@ using namespace kvplan::testing;
 
 namespace {
 
-std::uint64_t internvl_part(const ModelSpec& model, const std::string& name) {
-  for (const ModelPart& p : model.parts)
-    if (p.name == name) return p.params;
-  return 0;
-}
-
 /// The transformers-format (internvl) config OpenGVLab's converter writes for the fixture's
 /// checkpoint: llm_config becomes text_config and vision_config its ViT-300M block (the values of
 /// vit_300m_config in OpenGVLab's internvl_custom2hf script, SOURCES.md).
@@ -62,12 +56,12 @@ TEST_CASE("internvl_chat: InternVL3-1B, InternViT-300M and an MLP projector besi
   // class token 1,024 + patch 1024 x 3 x 14 x 14 + 1,024 + positions (32^2 + 1) x 1,024 = 1,653,760;
   // per layer qkv 3 x (1024^2 + 1,024) + proj 1024^2 + 1,024 + 2 LayerNorms 4,096 + fc1 / fc2
   // 8,393,728 + ls1 / ls2 2,048 = 12,598,272, x 24 = 302,358,528.
-  CHECK(internvl_part(model, "vision tower") == 304'012'288ull);
+  CHECK(part_params(model, "vision tower") == 304'012'288ull);
   // LayerNorm 2 x 4,096 + linear_1 4096 x 896 + 896 + linear_2 896^2 + 896.
-  CHECK(internvl_part(model, "projector") == 4'482'816ull);
+  CHECK(part_params(model, "projector") == 4'482'816ull);
   // Hugging Face's counts: OpenGVLab/InternVL3-1B 938,193,024 (as InternVL3-1B-hf and
   // InternVL2_5-1B) and InternViT-300M alone 304,012,288 (llmfit's data/hf_models.json).
-  CHECK(model.params + internvl_part(model, "vision tower") + internvl_part(model, "projector") == 938'193'024ull);
+  CHECK(model.params + part_params(model, "vision tower") + part_params(model, "projector") == 938'193'024ull);
   // 24 layers x K and V x 2 KV heads x 64 x 2 B = 12,288 B a token.
   CHECK(cache_bytes(model).per_token == 24 * 2 * 2 * 64 * 2);
   CHECK(cache_bytes(model).fixed == 0);
@@ -76,8 +70,8 @@ TEST_CASE("internvl_chat: InternVL3-1B, InternViT-300M and an MLP projector besi
 TEST_CASE("internvl: the transformers form of the same checkpoint counts the same") {
   const ModelSpec model = hf_model_of(internvl_hf_form());
   CHECK(model.params == 629'697'920ull);
-  CHECK(internvl_part(model, "vision tower") == 304'012'288ull);
-  CHECK(internvl_part(model, "projector") == 4'482'816ull);
+  CHECK(part_params(model, "vision tower") == 304'012'288ull);
+  CHECK(part_params(model, "projector") == 4'482'816ull);
   CHECK(cache_bytes(model).per_token == 24 * 2 * 2 * 64 * 2);
 }
 
@@ -85,17 +79,17 @@ TEST_CASE("internvl: each ViT flag changes the count by its tensors") {
   nlohmann::json config = internvl_hf_form();
   // RMSNorm instead of LayerNorm: 2 norms x 1,024 biases fewer a layer, x 24.
   config["vision_config"]["norm_type"] = "rms_norm";
-  CHECK(internvl_part(hf_model_of(config), "vision tower") == 304'012'288ull - 24 * 2 * 1024);
+  CHECK(part_params(hf_model_of(config), "vision tower") == 304'012'288ull - 24 * 2 * 1024);
   // q and k RMSNorms of 1,024 each, in every layer.
   config = internvl_hf_form();
   config["vision_config"]["use_qk_norm"] = true;
-  CHECK(internvl_part(hf_model_of(config), "vision tower") == 304'012'288ull + 24 * 2 * 1024);
+  CHECK(part_params(hf_model_of(config), "vision tower") == 304'012'288ull + 24 * 2 * 1024);
   // No q, k, v biases; a final LayerNorm without mean pooling; a mask token.
   config = internvl_hf_form();
   config["vision_config"]["attention_bias"] = false;
   config["vision_config"]["use_mean_pooling"] = false;
   config["vision_config"]["use_mask_token"] = true;
-  CHECK(internvl_part(hf_model_of(config), "vision tower") == 304'012'288ull - 24 * 3 * 1024 + 2 * 1024 + 1024);
+  CHECK(part_params(hf_model_of(config), "vision tower") == 304'012'288ull - 24 * 3 * 1024 + 2 * 1024 + 1024);
 }
 
 TEST_CASE("internvl: a tower kvplan cannot count is shown as not counted, never guessed") {
@@ -107,7 +101,7 @@ TEST_CASE("internvl: a tower kvplan cannot count is shown as not counted, never 
   CHECK(moe.parts[0].params == 0);
   nlohmann::json hf = internvl_hf_form();
   hf["vision_config"].erase("attention_bias");
-  CHECK(internvl_part(hf_model_of(hf), "vision tower") == 0);
+  CHECK(part_params(hf_model_of(hf), "vision tower") == 0);
   hf = internvl_hf_form();
   hf["vision_config"]["image_size"] = {448, 224};
   CHECK_THROWS_WITH(hf_model_of(hf), Catch::Contains("image_size"));

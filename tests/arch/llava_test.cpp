@@ -6,16 +6,6 @@
 using namespace kvplan;
 using namespace kvplan::testing;
 
-namespace {
-
-std::uint64_t part(const ModelSpec& model, const std::string& name) {
-  for (const ModelPart& p : model.parts)
-    if (p.name == name) return p.params;
-  return 0;
-}
-
-}  // namespace
-
 TEST_CASE("llava: LLaVA 1.5 7B, CLIP ViT-L/336 and a two-layer projector beside Vicuna") {
   // text_config states vocab 32,064 only: LlamaConfig's defaults (4096, 11008, 32 layers, 32
   // heads) fill the rest: 32 x 202,383,360 + 2 x 32,064 x 4,096 + 4,096 = 6,738,939,904.
@@ -23,10 +13,10 @@ TEST_CASE("llava: LLaVA 1.5 7B, CLIP ViT-L/336 and a two-layer projector beside 
   CHECK(model.params == 6'738'939'904ull);
   // CLIP: class 1,024 + patch 1024 x 3 x 14 x 14 + positions 577 x 1,024 + pre/post norms 4,096
   // + 24 x (4 x (1024^2 + 1,024) + 4,096 + 1024 x 4096 + 4,096 + 4096 x 1024 + 1,024) = 303,507,456.
-  CHECK(part(model, "vision tower") == 303'507'456ull);
+  CHECK(part_params(model, "vision tower") == 303'507'456ull);
   // linear_1 4096 x 1024 + 4,096, linear_2 4096^2 + 4,096.
-  CHECK(part(model, "projector") == 20'979'712ull);
-  CHECK(model.params + part(model, "vision tower") + part(model, "projector") == 7'063'427'072ull);
+  CHECK(part_params(model, "projector") == 20'979'712ull);
+  CHECK(model.params + part_params(model, "vision tower") + part_params(model, "projector") == 7'063'427'072ull);
   // fp16: the whole checkpoint is 2 B a parameter.
   CHECK(*model.weights_bytes == 2 * 7'063'427'072ull);
   CHECK(cache_bytes(model).per_token == 32 * 2 * 32 * 128 * 2);
@@ -37,8 +27,8 @@ TEST_CASE("llava_next: LLaVA 1.6 Mistral 7B, + image_newline") {
   // the same CLIP; the projector 20,979,712 + image_newline 4,096.
   const ModelSpec model = hf_model("llava-v1.6-mistral-7b-hf");
   CHECK(model.params == 7'242'256'384ull);
-  CHECK(part(model, "vision tower") == 303'507'456ull);
-  CHECK(part(model, "projector") == 20'983'808ull);
+  CHECK(part_params(model, "vision tower") == 303'507'456ull);
+  CHECK(part_params(model, "projector") == 20'983'808ull);
   CHECK(model.params + parts_bytes(model) / 2 == 7'566'747'648ull);
 }
 
@@ -47,11 +37,11 @@ TEST_CASE("mistral3: Mistral Small 3.1 24B, Pixtral and a patch merger") {
   CHECK(model.params == 23'572'403'200ull);
   // Pixtral: patch_conv 1024 x 3 x 14 x 14 + ln_pre 1,024 + 24 x (4 x 1024^2 + 2 x 1,024 + 3 x
   // 1024 x 4096) = 403,305,472.
-  CHECK(part(model, "vision tower") == 403'305'472ull);
+  CHECK(part_params(model, "vision tower") == 403'305'472ull);
   // norm 1,024 + merging_layer 1024 x 4096 + linear_1 5120 x 1024 + linear_2 5120^2 (no biases).
-  CHECK(part(model, "projector") == 35'652'608ull);
+  CHECK(part_params(model, "projector") == 35'652'608ull);
   // "Parameters: 24,011,361,280" (revision 68faf511 of the repository).
-  CHECK(model.params + part(model, "vision tower") + part(model, "projector") == 24'011'361'280ull);
+  CHECK(model.params + part_params(model, "vision tower") + part_params(model, "projector") == 24'011'361'280ull);
 }
 
 TEST_CASE("the weights line splits the language model from its towers, --text-only leaves them out") {
