@@ -337,8 +337,12 @@ const ModelSpec& add_draft_layers(const ModelSpec& model, const VllmSettings& se
 }
 
 /// Page sizes made equal and layers grouped (kv_cache_utils.py). Fills the result's page,
-/// layers per block and groups; plan_vllm then counts each group's blocks per request.
-void form_groups(std::vector<LayerType>& types, const GpuSpec& gpu, const VllmSettings& settings, VllmResult& r) {
+/// layers per block and groups; plan_vllm then counts each group's blocks per request. Returns
+/// each of the `layer_count` layers' group (-1 for a layer without a cache spec: none, shared), for
+/// the pipeline stages to project the groups onto.
+std::vector<std::int32_t> form_groups(std::vector<LayerType>& types, std::size_t layer_count, const GpuSpec& gpu,
+                                      const VllmSettings& settings, VllmResult& r) {
+  std::vector<std::int32_t> group_of(layer_count, -1);
   const bool mla = std::any_of(types.begin(), types.end(), [](const LayerType& t) { return t.kind == LayerKind::mla; });
   const std::uint32_t block = attention_block_size(gpu, settings, mla, r.rules);
   std::vector<LayerType*> attention;
@@ -399,7 +403,9 @@ void form_groups(std::vector<LayerType>& types, const GpuSpec& gpu, const VllmSe
                           ? fmt::format("one KV-cache group of {} layers, a page of {} B each", layers, format_thousands(first.page))
                           : fmt::format("one KV-cache group of {} layers of different sizes: a block holds {} B", layers,
                                         format_thousands(page_sum)));
-    return;
+    for (const LayerType& type : types)
+      for (const std::uint32_t layer : type.members) group_of[layer] = 0;
+    return group_of;
   }
 
   // Hybrid: unify_kv_cache_spec_page_size multiplies the smaller pages' block size up to the
@@ -432,11 +438,16 @@ void form_groups(std::vector<LayerType>& types, const GpuSpec& gpu, const VllmSe
   const bool dealt = settings.version != VllmVersion::v0_10;
   for (const LayerType& type : types) {
     const std::uint32_t count = static_cast<std::uint32_t>(ceil_div(type.layers, group_size));
-    for (std::uint32_t g = 0; g < count; ++g) {
-      const std::uint32_t real = dealt ? static_cast<std::uint32_t>(ceil_div(type.layers - g, count))
-                                       : (g + 1 < count ? group_size : type.layers - (count - 1) * group_size);
-      r.groups.push_back({type.kind, type.window, real, group_size - real, type.block_size, 0});
-      padding_total += group_size - real;
+    const auto base = static_cast<std::int32_t>(r.groups.size());
+    std::vector<std::uint32_t> real(count, 0);
+    for (std::uint32_t rank = 0; rank < type.members.size(); ++rank) {
+      const std::uint32_t g = dealt ? rank % count : rank / group_size;
+      group_of[type.members[rank]] = base + static_cast<std::int32_t>(g);
+      ++real[g];
+    }
+    for (const std::uint32_t layers : real) {
+      r.groups.push_back({type.kind, type.window, layers, group_size - layers, type.block_size, 0});
+      padding_total += group_size - layers;
     }
   }
   r.rules.push_back(fmt::format("{} KV-cache groups of {} layers (group size: the fewest layers of a kind, or the most when "
@@ -446,24 +457,7 @@ void form_groups(std::vector<LayerType>& types, const GpuSpec& gpu, const VllmSe
                                                             padding_total == 1 ? "" : "s")
                                               : "",
                                 format_thousands(page)));
-}
-
-/// Each layer's KV-cache group, as form_groups made them (the types in turn, a type's groups in
-/// turn): from 0.11 a type's layers are dealt to its groups (layers[i::count]), in 0.10 cut in runs
-/// of the group size; one group when uniform. -1 for a layer without a cache spec (none, shared).
-std::vector<std::int32_t> layer_groups(const std::vector<LayerType>& types, const VllmResult& r, std::size_t layer_count,
-                                       const VllmSettings& settings) {
-  std::vector<std::int32_t> group(layer_count, -1);
-  const bool dealt = settings.version != VllmVersion::v0_10;
-  std::uint32_t base = 0;
-  for (const LayerType& type : types) {
-    const auto count = r.uniform ? 1u : static_cast<std::uint32_t>(ceil_div(type.layers, r.layers_per_block));
-    for (std::uint32_t rank = 0; rank < type.members.size(); ++rank)
-      group[type.members[rank]] =
-          static_cast<std::int32_t>(r.uniform ? 0 : base + (dealt ? rank % count : rank / r.layers_per_block));
-    if (!r.uniform) base += count;
-  }
-  return group;
+  return group_of;
 }
 
 /// Estimates of what vLLM measures while profiling (vllm-rules.md §8.5), per GPU of a card whose
@@ -607,15 +601,35 @@ std::uint64_t stage_weights(const ModelSpec& model, std::uint64_t checkpoint, co
 /// group. From 0.14, _max_memory_usage_bytes_from_groups (PR #29431): the group size's pools x
 /// every group's blocks, so a hybrid's padding layers count too (0.14 to PR #36030, March 2026,
 /// counted only the first group's blocks, less than this: the sum is on the safe side).
-std::uint64_t request_bytes_at(const VllmResult& r, std::uint64_t len, const VllmSettings& settings) {
+/// `groups` are a worker's (the whole model's, or a pipeline stage's projection), `group_size`
+/// their group size.
+std::uint64_t request_bytes_of(const std::vector<VllmGroup>& groups, std::uint32_t group_size, const VllmResult& r,
+                               std::uint64_t len, const VllmSettings& settings) {
   const bool padding_counts = settings.check_counts_padding && settings.version != VllmVersion::v0_10;
   std::uint64_t bytes = 0;
-  for (const VllmGroup& group : r.groups) {
+  for (const VllmGroup& group : groups) {
     const std::uint64_t blocks = blocks_per_request(group, len, r.max_num_batched_tokens, settings);
-    const std::uint64_t layers = r.uniform || padding_counts ? r.layers_per_block : group.layers;
+    const std::uint64_t layers = r.uniform || padding_counts ? group_size : group.layers;
     bytes = checked_add(bytes, checked_mul(checked_mul(blocks, r.page_bytes, "request"), layers, "request"), "request");
   }
   return bytes;
+}
+
+/// request_bytes_of the result's own groups.
+std::uint64_t request_bytes_at(const VllmResult& r, std::uint64_t len, const VllmSettings& settings) {
+  return request_bytes_of(r.groups, r.layers_per_block, r, len, settings);
+}
+
+/// The group size of projected groups: every group is its layers and padding.
+std::uint32_t stage_group_size(const std::vector<VllmGroup>& groups) {
+  return groups.front().layers + groups.front().padding_layers;
+}
+
+/// "22,21": the counts as rules list them.
+std::string join_counts(const std::vector<std::uint32_t>& counts) {
+  std::string joined;
+  for (const std::uint32_t n : counts) joined += (joined.empty() ? "" : ",") + std::to_string(n);
+  return joined;
 }
 
 }  // namespace
@@ -818,7 +832,7 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
   const ModelSpec& served = add_draft_layers(model, settings, with_draft, r);
   check_decode_context_parallel(served, settings, r.rules);
   std::vector<LayerType> types = layer_types(served, dtype, settings, r.rules);
-  form_groups(types, gpu, settings, r);
+  const std::vector<std::int32_t> group_of = form_groups(types, served.layers.size(), gpu, settings, r);
   for (VllmGroup& group : r.groups) {
     group.blocks_per_request = blocks_per_request(group, r.max_model_len, r.max_num_batched_tokens, settings);
     r.blocks_per_request = checked_add(r.blocks_per_request, group.blocks_per_request, "blocks per request");
@@ -832,8 +846,8 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
   const std::uint64_t block_bytes = checked_mul(r.page_bytes, r.layers_per_block, "KV block");
   if (block_bytes == 0) throw Error("vLLM profile: a KV block of 0 bytes (a layer whose cache is empty)");
 
-  // Under -pp, a hybrid's layers of each group on each stage, and the whole model's groups.
-  std::vector<std::vector<std::uint32_t>> stage_held;
+  // Under -pp, a hybrid's groups as projected onto each stage, and the whole model's.
+  std::vector<std::vector<VllmGroup>> stage_groups;
   const std::vector<VllmGroup> whole_groups = r.groups;
   const std::uint32_t whole_group_size = r.layers_per_block;
   if (settings.pipeline_parallel == 1) {
@@ -875,7 +889,6 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
                                      "a stage may hold the sharing layers without the cache they read: not modelled");
     const std::vector<std::uint32_t> parts = vllm_pp_partition(model.layer_count(), settings.pipeline_parallel,
                                                                settings.layer_partition);
-    const std::vector<std::int32_t> group_of = layer_groups(types, r, served.layers.size(), settings);
     const std::uint32_t block = r.groups.front().block_size;
     std::uint32_t first = 0;
     for (std::uint32_t s = 0; s < settings.pipeline_parallel; ++s) {
@@ -886,15 +899,21 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
       st.layers = parts[s];
       st.embedding = s == 0;
       st.lm_head = s + 1 == settings.pipeline_parallel;
-      std::vector<std::uint32_t>& held = stage_held.emplace_back(r.groups.size(), 0);
+      std::vector<VllmGroup>& projected = stage_groups.emplace_back(r.groups);
+      for (VllmGroup& group : projected) group.layers = 0;
       for (std::uint32_t l = first; l < first + parts[s]; ++l) {
         st.kv_bytes_per_token = checked_add(st.kv_bytes_per_token, attention_bytes_per_token(model.layers[l], dtype, tp),
                                             "KV bytes per token");
-        if (group_of[l] >= 0) ++held[static_cast<std::size_t>(group_of[l])];
+        if (group_of[l] >= 0) ++projected[static_cast<std::size_t>(group_of[l])].layers;
       }
       first += parts[s];
+      const std::uint32_t most =
+          std::max_element(projected.begin(), projected.end(), [](const VllmGroup& a, const VllmGroup& b) {
+            return a.layers < b.layers;
+          })->layers;
+      for (VllmGroup& group : projected) group.padding_layers = most - group.layers;
       st.block_bytes = r.uniform ? checked_mul(block, st.kv_bytes_per_token, "KV block")
-                                 : checked_mul(r.page_bytes, *std::max_element(held.begin(), held.end()), "KV block");
+                                 : checked_mul(r.page_bytes, most, "KV block");
       st.weights = checked_add(
           ceil_div(stage_weights(model, checkpoint.bytes, *model_dtype.weights, st, settings.pipeline_parallel), tp),
           r.rotary->bytes, "weights");
@@ -915,18 +934,13 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
     // The decisive stage's view: its layers in the one group (a page of each, or one page of them all
     // when the layers differ in size); a hybrid's groups as projected onto it.
     if (!r.uniform) {
-      const std::vector<std::uint32_t>& held = stage_held[decisive.stage];
-      const std::uint32_t most = *std::max_element(held.begin(), held.end());
-      r.layers_per_block = std::max<std::uint32_t>(most, 1);
-      for (std::size_t g = 0; g < r.groups.size(); ++g) {
-        r.groups[g].layers = held[g];
-        r.groups[g].padding_layers = most - held[g];
-      }
+      r.groups = stage_groups[decisive.stage];
+      r.layers_per_block = std::max<std::uint32_t>(stage_group_size(r.groups), 1);
       std::string per_stage;
-      for (const std::vector<std::uint32_t>& counts : stage_held) {
-        std::string one;
-        for (const std::uint32_t n : counts) one += (one.empty() ? "" : ",") + std::to_string(n);
-        per_stage += (per_stage.empty() ? "[" : " [") + one + "]";
+      for (const std::vector<VllmGroup>& projected : stage_groups) {
+        std::vector<std::uint32_t> counts;
+        for (const VllmGroup& group : projected) counts.push_back(group.layers);
+        per_stage += (per_stage.empty() ? "[" : " [") + join_counts(counts) + "]";
       }
       r.rules.push_back(fmt::format("the {} KV-cache groups projected onto each stage (_project_kv_cache_groups_to_worker), "
                                     "layers of each group: {}; a stage's block is a page x the most layers any of its "
@@ -938,8 +952,7 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
       r.layers_per_block = std::max<std::uint32_t>(static_cast<std::uint32_t>(decisive.block_bytes / r.page_bytes), 1);
     }
     if (r.uniform) r.groups.front().layers = decisive.layers;
-    std::string split;
-    for (const std::uint32_t n : parts) split += (split.empty() ? "" : ",") + std::to_string(n);
+    const std::string split = join_counts(parts);
     r.rules.push_back(settings.layer_partition.empty()
                           ? fmt::format("layers per stage [{}]: {} // {} each, the remainder one more on the stages before "
                                         "the last (get_pp_indices)",
@@ -1000,25 +1013,12 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
   // whole model's in 0.14 and 0.15).
   const VllmGroup& group = r.groups.front();
   const std::uint64_t whole = block_bytes;
-  // A hybrid's request on a worker holding held[g] layers of each group: request_bytes_at's count
-  // (the real layers, or from 0.14 the worker's group size for every group).
-  const bool padding_counts = settings.check_counts_padding;
-  const auto hybrid_request = [&](const std::vector<std::uint32_t>& held, std::uint32_t most, std::uint64_t len) {
-    std::uint64_t bytes = 0;
-    for (std::size_t g = 0; g < whole_groups.size(); ++g) {
-      const std::uint64_t blocks = blocks_per_request(whole_groups[g], len, r.max_num_batched_tokens, settings);
-      bytes = checked_add(bytes, checked_mul(checked_mul(blocks, r.page_bytes, "request"), padding_counts ? most : held[g], "request"),
-                          "request");
-    }
-    return bytes;
-  };
-  std::vector<std::uint32_t> whole_held;
-  for (const VllmGroup& g : whole_groups) whole_held.push_back(g.layers);
   const auto stage_bytes = [&](const VllmStage& st, std::uint64_t len) {
+    // A hybrid's request on the stage's projected groups (the whole model's in 0.14 and 0.15).
     if (!r.uniform) {
-      if (settings.pp_whole_model_check) return hybrid_request(whole_held, whole_group_size, len);
-      const std::vector<std::uint32_t>& held = stage_held[st.stage];
-      return hybrid_request(held, *std::max_element(held.begin(), held.end()), len);
+      if (settings.pp_whole_model_check) return request_bytes_of(whole_groups, whole_group_size, r, len, settings);
+      const std::vector<VllmGroup>& projected = stage_groups[st.stage];
+      return request_bytes_of(projected, stage_group_size(projected), r, len, settings);
     }
     return checked_mul(blocks_per_request(group, len, r.max_num_batched_tokens, settings),
                        settings.pp_whole_model_check ? whole : st.block_bytes, "request");
