@@ -69,6 +69,13 @@ std::vector<std::uint32_t> parse_layer_partition(std::string_view text, std::str
 
 bool truthy(std::string_view value) { return value.empty() || value == "1" || value == "true" || value == "True"; }
 
+/// The minor release --vllm-version names (vllm_minor_version); "latest", above every release, when
+/// none is given.
+unsigned requested_minor(const PlanRequest& request) {
+  const EngineOption* version = find_option(request, "vllm-version");
+  return version ? vllm_minor_version(version->value, version->shown_as) : std::numeric_limits<unsigned>::max();
+}
+
 /// The settings shared by every row, from vLLM's flags.
 VllmSettings base_settings(const PlanRequest& request) {
   VllmSettings s;
@@ -90,7 +97,7 @@ VllmSettings base_settings(const PlanRequest& request) {
   // The minor release decides the rules the version buckets do not tell apart ("latest" is above
   // every release). 0.14 and 0.15 (PR #29431 to PR #33698) checked the whole model against each
   // stage's memory; from 0.14 the startup check counts a hybrid's padding layers.
-  const unsigned minor = version ? vllm_minor_version(version->value, version->shown_as) : std::numeric_limits<unsigned>::max();
+  const unsigned minor = requested_minor(request);
   s.pp_whole_model_check = minor == kVllmAutoFitMinor || minor == kVllmAutoFitMinor + 1;
   s.check_counts_padding = minor >= kVllmAutoFitMinor;
   s.prefix_caching = text("enable-prefix-caching") != nullptr;
@@ -151,7 +158,7 @@ class VllmProfile final : public Profile {
     // estimates, the loaded size given or not (R073: -2.14 GiB available where kvplan left 0.5;
     // R074: 1.71 where it left 5.9): only the cache's size is a figure to trust there.
     const EngineOption* version = find_option(request, "vllm-version");
-    const unsigned minor = version ? vllm_minor_version(version->value, version->shown_as) : std::numeric_limits<unsigned>::max();
+    const unsigned minor = requested_minor(request);
     const std::string model_name = model.id.empty() ? model.name : model.id;
     switch (vllm_unmodelled(model, minor, base_.kv_cache_memory_bytes.has_value())) {
       case VllmUnmodelled::mxfp4_layout:
