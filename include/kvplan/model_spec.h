@@ -128,6 +128,13 @@ struct RoutedExperts {
   bool operator==(const RoutedExperts&) const = default;
 };
 
+/// Whether a routed-expert shape is one the spec format states: 1 to kMaxExpertsPerToken experts a
+/// token, widths 1 to kMaxExpertWidth.
+inline bool routed_experts_in_bounds(std::uint64_t per_token, std::uint64_t input_width, std::uint64_t intermediate) {
+  return per_token != 0 && per_token <= kMaxExpertsPerToken && input_width != 0 && input_width <= kMaxExpertWidth &&
+         intermediate != 0 && intermediate <= kMaxExpertWidth;
+}
+
 struct ModelSpec {
   std::string id;       ///< catalog id or file path it came from
   std::string name;     ///< human name, "Llama 3.1 8B"

@@ -583,9 +583,7 @@ class ExpertTensors {
   /// nullopt when no expert tensor says, or its widths are beyond what a spec may state (the
   /// model still loads: only an engine's MoE buffers read this).
   std::optional<RoutedExperts> routed(std::uint32_t per_token) const {
-    if (per_token == 0 || per_token > kMaxExpertsPerToken || intermediate_ == 0 || intermediate_ > kMaxExpertWidth ||
-        input_width_ == 0 || input_width_ > kMaxExpertWidth)
-      return std::nullopt;
+    if (!routed_experts_in_bounds(per_token, input_width_, intermediate_)) return std::nullopt;
     return RoutedExperts{per_token, input_width_, intermediate_, gated_};
   }
 

@@ -31,8 +31,7 @@ bool parser_refuses(const embedded::ModelFacts& f) {
   if (f.has_rope_type && f.rope_type.empty()) return true;
   // read_routed_experts' bounds.
   if (f.has_routed_experts &&
-      (f.routed_per_token == 0 || f.routed_per_token > kMaxExpertsPerToken || f.routed_input_width == 0 ||
-       f.routed_input_width > kMaxExpertWidth || f.routed_intermediate_size == 0 || f.routed_intermediate_size > kMaxExpertWidth))
+      !routed_experts_in_bounds(f.routed_per_token, f.routed_input_width, f.routed_intermediate_size))
     return true;
   const bool widths = f.has_intermediate_size && f.has_hidden_size && f.has_vocab_size && f.has_tie_word_embeddings;
   // The embedding's parameters, vocab x hidden, past 64 bits (checked_mul's refusal).
