@@ -126,8 +126,7 @@ TEST_CASE("the row writer refuses text that is not UTF-8, as the JSON tree does"
 
 TEST_CASE("the row writer matches the JSON tree on real rows of every engine", "[sweep_writer]") {
   // 6 engines x 5 models x 3 cards x 3 contexts x their cache dtypes, where the engine runs the
-  // model (vLLM refuses gpt-oss-20b's mxfp4 weights until they are given), each compared byte for
-  // byte.
+  // model, each compared byte for byte.
   std::size_t compared = 0;
   for (const std::string& runtime : runtime_names())
     for (const char* model_id : {"qwen3-8b", "gemma3-12b", "qwen3-next-80b-a3b", "deepseek-v3.2", "gpt-oss-20b"})

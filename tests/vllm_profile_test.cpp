@@ -406,14 +406,10 @@ TEST_CASE("kvplan --runtime vllm: flags refused where they change nothing", "[vl
   CHECK(run_kvplan("--runtime vllm --model llama3.1-8b --gpu h100 --ctx 128k --kv-cache-memory 4GiB --check").exit_code == 1);
 }
 
-TEST_CASE("kvplan --runtime vllm: an mxfp4 checkpoint's weights as loaded are unknown until given", "[vllm]") {
-  // vLLM loaded gpt-oss-20b as 13.64 GiB (R040) against the checkpoint's 12.82 GiB; gpt-oss-120b
-  // as 65.97 GiB (R073) against 60.77 GiB, and could not start where the checkpoint's size said it
-  // would. The layout is not modelled: exit 3, naming the way forward.
-  const ProcessResult refused = run_kvplan("--runtime vllm --model gpt-oss-120b --gpu h100 --max-model-len 8k");
-  CHECK(refused.exit_code == 3);
-  CHECK_THAT(refused.err, Catch::Contains("mxfp4 experts") && Catch::Contains("give --weights"));
-  // With vLLM's own figure the row is planned on it.
+TEST_CASE("kvplan --runtime vllm: an mxfp4 checkpoint before 0.19 needs the cache's memory given", "[vllm]") {
+  using kvplan::testing::ProcessResult;
+  using kvplan::testing::run_kvplan;
+  // vLLM loaded gpt-oss-120b as 65.97 GiB (R073); given that figure, the row is planned on it.
   const ProcessResult given =
       run_kvplan("--runtime vllm --model gpt-oss-120b --gpu h100 --max-model-len 8k --weights 65.97GiB --format json");
   REQUIRE(given.exit_code == 0);
@@ -423,17 +419,18 @@ TEST_CASE("kvplan --runtime vllm: an mxfp4 checkpoint's weights as loaded are un
   CHECK(doc["rows"][0]["weights_bytes"] == 70'851'525'345ULL);
   // Before 0.19 the loaded size is not enough: both gpt-oss-120b logs (R073 on 0.10, R074 on ~0.11)
   // show vLLM's own memory ~4 GiB above the estimates, where kvplan would have said it starts.
-  for (const char* version : {"0.10", "0.11", "0.18.1"}) {
-    INFO(version);
-    const ProcessResult old = run_kvplan(std::string("--runtime vllm --model gpt-oss-120b --gpu h100 --max-model-len 8k "
-                                                     "--weights 65.97GiB --vllm-version ") + version);
-    CHECK(old.exit_code == 3);
-    CHECK_THAT(old.err, Catch::Contains("before 0.19") && Catch::Contains("--kv-cache-memory"));
-  }
+  // Derived (the padded experts) or given, the weights do not change that.
+  for (const char* version : {"0.10", "0.11", "0.18.1"})
+    for (const char* weights : {"", " --weights 65.97GiB"}) {
+      INFO(version << weights);
+      const ProcessResult old = run_kvplan(std::string("--runtime vllm --model gpt-oss-120b --gpu h100 --max-model-len 8k "
+                                                       "--vllm-version ") + version + weights);
+      CHECK(old.exit_code == 3);
+      CHECK_THAT(old.err, Catch::Contains("before 0.19") && Catch::Contains("--kv-cache-memory"));
+    }
   // The cache's size given, or 0.19 (whose gpt-oss logs the estimates cover), it answers.
   CHECK(run_kvplan("--runtime vllm --model gpt-oss-120b --gpu h100 --max-model-len 8k --weights 65.97GiB "
                    "--vllm-version 0.10 --kv-cache-memory 1GiB")
             .exit_code == 0);
-  CHECK(run_kvplan("--runtime vllm --model gpt-oss-120b --gpu h100 --max-model-len 8k --weights 65.97GiB --vllm-version 0.19")
-            .exit_code == 0);
+  CHECK(run_kvplan("--runtime vllm --model gpt-oss-120b --gpu h100 --max-model-len 8k --vllm-version 0.19").exit_code == 0);
 }

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "engines/core/serving.h"
+#include "engines/vllm/mxfp4_experts.h"
 #include "engines/vllm/rules.h"
 #include "engines/vllm/section.h"
 #include "model/checked.h"
@@ -74,6 +75,14 @@ bool truthy(std::string_view value) { return value.empty() || value == "1" || va
 unsigned requested_minor(const PlanRequest& request) {
   const EngineOption* version = find_option(request, "vllm-version");
   return version ? vllm_minor_version(version->value, version->shown_as) : std::numeric_limits<unsigned>::max();
+}
+
+/// Why the first of `cards` on which vLLM's layout of the model's mxfp4 experts is not derived
+/// refuses it (vllm_mxfp4_experts).
+std::string mxfp4_refusal(const ModelSpec& model, const std::vector<GpuSpec>& cards, std::uint32_t tp) {
+  for (const GpuSpec& card : cards)
+    if (VllmMxfp4Experts experts = vllm_mxfp4_experts(model, card, tp); !experts.extra_bytes) return experts.rule;
+  return {};
 }
 
 /// The settings shared by every row, from vLLM's flags.
@@ -149,22 +158,20 @@ class VllmProfile final : public Profile {
                               names.mtp_layers));
     if (const EngineOption* o = find_option(request, "speculative-config"))
       base_.speculative = parse_vllm_speculative_config(o->value, o->shown_as, model, base_.tensor_parallel);
-    // vLLM lays an mxfp4 checkpoint's experts out anew as it loads them (padded to its kernels'
-    // tiles, biases widened to fp32, Marlin or triton layouts) by an amount kvplan does not model:
-    // its logs show 6.4% over the checkpoint (gpt-oss-20b, TP 1, 0.19.0: R040), 9.4% per rank at
-    // TP 2 (R041) and 8.6% (gpt-oss-120b on an H100: R073, where vLLM could not start but the
-    // checkpoint's size said it would). That size would promise memory vLLM does not have.
-    // Before 0.19 both gpt-oss logs show vLLM's own memory while profiling about 4 GiB above the
-    // estimates, the loaded size given or not (R073: -2.14 GiB available where kvplan left 0.5;
-    // R074: 1.71 where it left 5.9): only the cache's size is a figure to trust there.
+    // vLLM creates an mxfp4 checkpoint's experts padded to its MoE backend's tiles (mxfp4_experts.h),
+    // derived where kvplan knows the backend's layout. Before 0.19 both gpt-oss logs show vLLM's own
+    // memory while profiling about 4 GiB above the estimates, the loaded size given or not (R073:
+    // -2.14 GiB available where kvplan left 0.5; R074: 1.71 where it left 5.9): only the cache's
+    // size is a figure to trust there.
     const EngineOption* version = find_option(request, "vllm-version");
     const unsigned minor = requested_minor(request);
     const std::string model_name = model.id.empty() ? model.name : model.id;
-    switch (vllm_unmodelled(model, minor, base_.kv_cache_memory_bytes.has_value())) {
+    // Each rank picks its own MoE backend: every card must be one whose layout is derived.
+    switch (vllm_unmodelled(model, gpus, base_.tensor_parallel, minor, base_.kv_cache_memory_bytes.has_value())) {
       case VllmUnmodelled::mxfp4_layout:
         throw Error(fmt::format("the vLLM profile does not model how vLLM lays out {}'s mxfp4 experts as it loads them "
-                                "(its logs show 6-9% over the checkpoint): give {} with vLLM's 'Model loading took' figure",
-                                model_name, names.weights),
+                                "here ({}): give {} with vLLM's 'Model loading took' figure",
+                                model_name, mxfp4_refusal(model, gpus, base_.tensor_parallel), names.weights),
                     ExitCode::unsupported_architecture);
       case VllmUnmodelled::mxfp4_profiling:
         throw Error(fmt::format("the vLLM profile does not model vLLM's memory while profiling {}'s mxfp4 experts before "
@@ -269,6 +276,9 @@ class VllmProfile final : public Profile {
                                          r.tensor_parallel > 1 ? fmt::format(" / {} (tensor parallel, per GPU)", r.tensor_parallel) : "")
                        : r.tensor_parallel == 1 ? loaded + ", loaded whole"
                                                 : fmt::format("{} / {} (tensor parallel, per GPU)", loaded, r.tensor_parallel);
+    if (b.mxfp4_padding)
+      row.weights_rule += fmt::format(", {}mxfp4 experts padded for the MoE backend +{}", b.mxfp4_estimate ? "ESTIMATED: " : "",
+                                      format_gib(static_cast<std::int64_t>(b.mxfp4_padding)));
     // vLLM's cos/sin tables, on every GPU: its "Model loading took" counts them with the weights.
     if (b.rotary_tables)
       row.weights_rule += fmt::format(", {}rotary tables {}", r.rotary->rule.rfind("ESTIMATE", 0) == 0 ? "ESTIMATED " : "",

@@ -10,6 +10,7 @@
 
 #include "engines/core/serving.h"
 #include "engines/vllm/moe_workspace.h"
+#include "engines/vllm/mxfp4_experts.h"
 #include "kvplan/plan.h"
 #include "kvplan/error.h"
 #include "kvplan/units.h"
@@ -540,6 +541,24 @@ VllmBudget estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const Vll
   return b;
 }
 
+/// Whether vLLM pads the model's experts as it loads them: an mxfp4 checkpoint whose loaded size
+/// is not given.
+bool mxfp4_experts_padded(const ModelSpec& model) {
+  return model.weight_dtype && model.weight_dtype->name == "mxfp4" && !weights_are_given(model);
+}
+
+/// What the padding of an mxfp4 checkpoint's experts adds to each GPU on `card` (0 for any other
+/// checkpoint); unsupported_architecture where it is not derived. Its rule joins `r`'s, and an
+/// estimate marks the budget's figure as one.
+std::uint64_t mxfp4_padding(const ModelSpec& model, const GpuSpec& card, std::uint32_t tp, VllmResult& r) {
+  if (!mxfp4_experts_padded(model)) return 0;
+  VllmMxfp4Experts experts = vllm_mxfp4_experts(model, card, tp);
+  if (!experts.extra_bytes) throw unsupported_architecture("vLLM profile: mxfp4 experts", std::move(experts.rule));
+  r.budget.mxfp4_estimate = r.budget.mxfp4_estimate || experts.estimate;
+  if (std::find(r.rules.begin(), r.rules.end(), experts.rule) == r.rules.end()) r.rules.push_back(std::move(experts.rule));
+  return *experts.extra_bytes;
+}
+
 /// The bytes of `params` values at `dtype`.
 std::uint64_t params_bytes(std::uint64_t params, const Dtype& dtype) {
   return checked_mul(ceil_div(params, dtype.block_elements), dtype.block_bytes, "weight size");
@@ -853,8 +872,13 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
   if (settings.pipeline_parallel == 1) {
     // vLLM reads VLLM_PP_LAYER_PARTITION on one stage too: it must name all the layers.
     if (!settings.layer_partition.empty()) vllm_pp_partition(model.layer_count(), 1, settings.layer_partition);
-    r.budget = estimate_budget(served, gpu, settings, checked_add(ceil_div(checkpoint.bytes, tp), r.rotary->bytes, "weights"), r,
+    const std::uint64_t padding = mxfp4_padding(model, gpu, tp, r);
+    const bool estimated_padding = r.budget.mxfp4_estimate;
+    r.budget = estimate_budget(served, gpu, settings,
+                               (Checked(ceil_div(checkpoint.bytes, tp), "weights") + padding + r.rotary->bytes).value(), r,
                                &r.rules);
+    r.budget.mxfp4_padding = padding;
+    r.budget.mxfp4_estimate = estimated_padding;
     // num_blocks = avail // page // layers per block (get_num_blocks); every rank alike.
     r.num_blocks = r.budget.available > 0 ? static_cast<std::uint64_t>(r.budget.available) / block_bytes : 0;
     r.request_bytes = request_bytes_at(r, r.max_model_len, settings);
@@ -890,6 +914,7 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
     const std::vector<std::uint32_t> parts = vllm_pp_partition(model.layer_count(), settings.pipeline_parallel,
                                                                settings.layer_partition);
     const std::uint32_t block = r.groups.front().block_size;
+    std::vector<std::uint64_t> stage_padding;  // of each stage's weights (mxfp4_padding)
     std::uint32_t first = 0;
     for (std::uint32_t s = 0; s < settings.pipeline_parallel; ++s) {
       VllmStage st;
@@ -914,9 +939,13 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
       for (VllmGroup& group : projected) group.padding_layers = most - group.layers;
       st.block_bytes = r.uniform ? checked_mul(block, st.kv_bytes_per_token, "KV block")
                                  : checked_mul(r.page_bytes, most, "KV block");
-      st.weights = checked_add(
-          ceil_div(stage_weights(model, checkpoint.bytes, *model_dtype.weights, st, settings.pipeline_parallel), tp),
-          r.rotary->bytes, "weights");
+      // Every layer of an mxfp4 model holds its experts: a stage pads its share of them.
+      stage_padding.push_back(static_cast<std::uint64_t>(
+          ceil_div_wide(u128{mxfp4_padding(model, card_of(s), tp, r)} * st.layers, std::max(model.layer_count(), 1u))));
+      st.weights = (Checked(ceil_div(stage_weights(model, checkpoint.bytes, *model_dtype.weights, st, settings.pipeline_parallel), tp),
+                            "weights") +
+                    stage_padding.back() + r.rotary->bytes)
+                       .value();
       const VllmBudget b = estimate_budget(model, card_of(s), settings, st.weights, r, nullptr);
       st.requested = b.requested;
       st.available = b.available;
@@ -928,7 +957,10 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
       r.stages.push_back(st);
     }
     const VllmStage& decisive = r.stages[r.decisive_stage];
+    const bool estimated_padding = r.budget.mxfp4_estimate;
     r.budget = estimate_budget(model, card_of(decisive.stage), settings, decisive.weights, r, &r.rules);
+    r.budget.mxfp4_padding = stage_padding[decisive.stage];
+    r.budget.mxfp4_estimate = estimated_padding;
     r.num_blocks = decisive.num_blocks == std::numeric_limits<std::uint64_t>::max() ? 0 : decisive.num_blocks;
     r.kv_bytes_per_token = decisive.kv_bytes_per_token;
     // The decisive stage's view: its layers in the one group (a page of each, or one page of them all
@@ -1094,9 +1126,12 @@ VllmResult plan_vllm(const ModelSpec& model, std::span<const GpuSpec> stage_card
   return fitted;
 }
 
-VllmUnmodelled vllm_unmodelled(const ModelSpec& model, unsigned minor, bool kv_cache_memory_given) {
+VllmUnmodelled vllm_unmodelled(const ModelSpec& model, std::span<const GpuSpec> cards, std::uint32_t tensor_parallel,
+                               unsigned minor, bool kv_cache_memory_given) {
   if (!model.weight_dtype || model.weight_dtype->name != "mxfp4") return VllmUnmodelled::none;
-  if (!weights_are_given(model)) return VllmUnmodelled::mxfp4_layout;
+  if (mxfp4_experts_padded(model))
+    for (const GpuSpec& card : cards)
+      if (!vllm_mxfp4_experts(model, card, tensor_parallel).extra_bytes) return VllmUnmodelled::mxfp4_layout;
   if (minor < kVllmMxfp4ProfiledMinor && !kv_cache_memory_given) return VllmUnmodelled::mxfp4_profiling;
   return VllmUnmodelled::none;
 }

@@ -62,14 +62,16 @@ inline constexpr unsigned kVllmMxfp4ProfiledMinor = 19;
 /// What keeps the vLLM profile from answering for a model (exit 3; the caller words it in its flags).
 enum class VllmUnmodelled {
   none,
-  mxfp4_layout,     ///< mxfp4 experts, laid out anew as vLLM loads them: the loaded size is not derived
+  mxfp4_layout,     ///< mxfp4 experts whose padded size is not derived on a card (vllm_mxfp4_experts says why)
   mxfp4_profiling,  ///< mxfp4 before 0.19: vLLM's own memory while profiling is not derived
 };
 
-/// Whether the profile answers for `model` under vLLM 0.`minor` (vllm_minor_version; "latest"
-/// above every release): mxfp4 checkpoints need the loaded size given (weights_are_given), and
+/// Whether the profile answers for `model` on `cards` (a stage's each) at `tensor_parallel` under
+/// vLLM 0.`minor` (vllm_minor_version; "latest" above every release): an mxfp4 checkpoint needs
+/// its loaded size derived on every card (vllm_mxfp4_experts) or given (weights_are_given), and
 /// before 0.19 the cache's memory given too (`kv_cache_memory_given`).
-VllmUnmodelled vllm_unmodelled(const ModelSpec& model, unsigned minor, bool kv_cache_memory_given);
+VllmUnmodelled vllm_unmodelled(const ModelSpec& model, std::span<const GpuSpec> cards, std::uint32_t tensor_parallel,
+                               unsigned minor, bool kv_cache_memory_given);
 
 /// vLLM's --dtype: what it computes in, and loads the checkpoint's unquantized tensors at.
 enum class VllmDtype { automatic, float16, bfloat16, float32 };
@@ -153,6 +155,8 @@ struct VllmBudget {
   std::uint64_t requested = 0;       ///< total x gpu_memory_utilization
   std::uint64_t weights = 0;         ///< weights / TP, and the rotary tables (every rank holds them)
   std::uint64_t rotary_tables = 0;   ///< of `weights`: vLLM's cos/sin tables (rotary_tables.h)
+  std::uint64_t mxfp4_padding = 0;   ///< of `weights`: what the MoE backend's padding of mxfp4 experts adds (mxfp4_experts.h)
+  bool mxfp4_estimate = false;       ///< `mxfp4_padding` is an upper estimate (Hopper's Triton backend)
   std::uint64_t activation = 0;      ///< estimate: the sampler's warm-up (16 B x seqs x vocab) peak, + moe_workspace
   std::uint64_t moe_workspace = 0;   ///< of `activation`: the fused-MoE buffers the forward pass keeps
   std::uint64_t non_torch = 0;       ///< estimate: per version and TP, from vLLM's logs

@@ -63,6 +63,7 @@ nlohmann::ordered_json vllm_result_to_json(const VllmResult& r) {
                    {"from_kv_cache_memory", b.from_kv_cache_memory},
                    {"weights_bytes", b.weights},
                    {"rotary_tables_bytes", b.rotary_tables},
+                   {"mxfp4_padding_bytes", b.mxfp4_padding},
                    {"activation_estimate_bytes", b.activation},
                    {"moe_workspace_estimate_bytes", b.moe_workspace},
                    {"non_torch_estimate_bytes", b.non_torch},
