@@ -132,6 +132,31 @@ TEST_CASE("vLLM --speculative-config mtp: GLM-4.5-Air's MTP layer is a grouped-q
   CHECK(plan_vllm(model, gpu, settings).num_blocks == 56'987);
 }
 
+TEST_CASE("vLLM --speculative-config mtp: GLM-4.7-Flash's MTP layer is one more MLA layer", "[vllm][speculative]") {
+  // glm4_moe_lite_mtp: a Glm4MoeLiteDecoderLayer from the target's config, so its MLA latent (512 +
+  // 64 rope = 576 values, 1,152 B a token in bf16) beside the 47 target layers. A 64-token page is
+  // 73,728 B; a block of 48 layers 3,538,944 B, and 20 GiB hold floor(21,474,836,480 / 3,538,944) =
+  // 6,068 (47 layers: 3,465,216 B, 6,197). 131,072 tokens take 2,048 blocks: 6,068 / 2,048 =
+  // 2.962890625x, int(that x 131,072) = 388,352 tokens.
+  const ModelSpec model = speculative_with_checkpoint_total("glm4.7-flash");
+  VllmSettings settings;
+  settings.kv_cache_memory_bytes = 20 * GiB;
+  settings.max_model_len = 131'072;
+  settings.speculative = speculative_read(R"({"method": "mtp", "num_speculative_tokens": 1})", model, 1);
+  CHECK(settings.speculative->draft_layers == 1);
+  const VllmResult r = plan_vllm(model, catalog_gpu("h100"), settings);
+  REQUIRE(r.groups.size() == 1);
+  CHECK(r.groups[0].kind == LayerKind::mla);
+  CHECK(r.groups[0].layers == 48);
+  CHECK(r.page_bytes == 73'728);
+  CHECK(r.kv_bytes_per_token == 48 * 1'152);
+  CHECK(r.num_blocks == 6'068);
+  CHECK(r.blocks_per_request == 2'048);
+  CHECK(r.gpu_kv_cache_tokens == 388'352);
+  settings.speculative.reset();
+  CHECK(plan_vllm(model, catalog_gpu("h100"), settings).num_blocks == 6'197);
+}
+
 // Qwen3.5-35B-A3B: 30 Gated DeltaNet + 10 full layers; the state (2,146,304 B) grows the attention
 // block to 16 x cdiv(2,146,304, 16 x 2,048) = 1,056 tokens, a page of 2,162,688 B, 4 groups of 10.
 // 20 GiB hold floor(21,474,836,480 / (10 x 2,162,688)) = 992 blocks. A request of 131,072 tokens:
@@ -222,7 +247,8 @@ TEST_CASE("vLLM --speculative-config: what vLLM refuses (exit 2) and what is not
   CHECK(speculative_exit_code(R"({"model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 3})", deepseek) == 3);
   CHECK(speculative_exit_code(R"({"method": "mtp", "num_speculative_tokens": 1, "kv_cache_dtype": "fp8"})", deepseek) == 3);
   CHECK(speculative_exit_code(R"({"method": "mtp", "num_speculative_tokens": 1, "draft_tensor_parallel_size": 1})", deepseek) == 3);
-  CHECK(speculative_exit_code(R"({"method": "mtp", "num_speculative_tokens": 1})", catalog_model("glm4.7-flash"), 1) == 3);
+  // MiniMax-M2.7's three MTP modules: vLLM maps no minimax_m2 type to a draft (minimax_m3 only).
+  CHECK(speculative_exit_code(R"({"method": "mtp", "num_speculative_tokens": 1})", catalog_model("minimax-m2.7"), 1) == 3);
 }
 
 TEST_CASE("kvplan --runtime vllm --speculative-config: the CLI, the JSON, kvplan check and the refusals",

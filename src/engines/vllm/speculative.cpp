@@ -39,8 +39,12 @@ constexpr std::array<std::string_view, 12> kOtherMethods = {
 // attention; models/glm4_moe_mtp.py), and Qwen3.5 (qwen3_5, qwen3_5_moe and their _text types)
 // into qwen3_5_mtp (n_predict = mtp_num_hidden_layers, one Qwen3_5DecoderLayer each built with
 // layer_type "full_attention": a full-attention layer like the target's, in a hybrid of Gated
-// DeltaNet and full attention; models/qwen3_5_mtp.py, Qwen3_5MultiTokenPredictor).
-constexpr std::array<std::string_view, 6> kMtpFamilies = {"deepseek_v3", "glm4_moe",         "qwen3_5",
+// DeltaNet and full attention; models/qwen3_5_mtp.py, Qwen3_5MultiTokenPredictor), and
+// Glm4MoeLiteForCausalLM (GLM-4.7-Flash) into glm4_moe_lite_mtp (one Glm4MoeLiteDecoderLayer each,
+// built from the target's config: the target's MLA; models/glm4_moe_lite_mtp.py, read at 055e47c2;
+// hf_config_override at 002e77c1). deepseek_v32 and glm_moe_dsa map to deepseek_mtp too, but the
+// profile does not size their DSA indexer cache at all.
+constexpr std::array<std::string_view, 7> kMtpFamilies = {"deepseek_v3",  "glm4_moe",    "glm4_moe_lite", "qwen3_5",
                                                           "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text"};
 
 bool speculative_list_has(std::string_view name, auto const& list) {
@@ -150,7 +154,7 @@ VllmSpeculative parse_vllm_speculative_config(std::string_view text, std::string
     if (!speculative_list_has(std::string_view(model.architecture), kMtpFamilies))
       throw not_modelled(fmt::format("method mtp for model type {}: which layers vLLM's draft builds for it (and their "
                                      "cache) is not modelled; the vLLM profile derives DeepSeek-V3 (deepseek_mtp), "
-                                     "GLM-4.5 (glm4_moe_mtp) and Qwen3.5 (qwen3_5_mtp)",
+                                     "GLM-4.5 (glm4_moe_mtp), GLM-4.7-Flash (glm4_moe_lite_mtp) and Qwen3.5 (qwen3_5_mtp)",
                                      model.architecture.empty() ? std::string("unknown") : model.architecture));
     if (draft_tp && *draft_tp != tp)
       throw not_modelled(fmt::format("draft_tensor_parallel_size {} beside -tp {}: a draft unsplit across the ranks is "
