@@ -324,7 +324,11 @@ TEST_CASE("SGLang refuses what its rules do not cover, by name", "[sglang]") {
   CHECK(refused("llama4-scout"));        // chunked local attention
   CHECK(refused("mistral-7b-v0.1"));     // sliding layers of an architecture without the SWA pool
   CHECK(refused("gemma3n-e2b"));         // KV-shared layers
-  CHECK(refused("qwen3-next-80b-a3b", 2));  // Mamba state under TP
+  // The Mamba pool under pipeline stages (under TP it is split per rank: state_split_test).
+  SglangSettings staged = capped(1, 1000);
+  staged.pp = 2;
+  CHECK_THROWS_WITH(plan_sglang(catalog_model("qwen3-next-80b-a3b"), catalog_cards("h100", 2), staged),
+                    Catch::Contains("--pp-size > 1"));
   CHECK(refused("glm5.2"));              // an indexer on some layers only
   CHECK_THROWS_WITH(plan_sglang(catalog_model("llama3.1-8b"), catalog_cards("h100", 3), capped(3, 1000)),
                     Catch::Contains("--tp-size 3: SGLang splits the 8 KV heads"));

@@ -307,12 +307,17 @@ TEST_CASE("vLLM refuses what it has no kernel for, and kvplan what the profile d
     CHECK(error.code() == ExitCode::unsupported_architecture);
     CHECK_THAT(error.what(), Catch::Contains("DSA indexer"));
   }
+  // A spec file's recurrent state without its shards cannot be split across ranks.
   settings.tensor_parallel = 2;
+  ModelSpec unsplit = catalog_model("qwen3.5-27b");
+  for (LayerSpec& layer : unsplit.layers)
+    for (StateTensor& tensor : layer.state) tensor.shards = 0;
   try {
-    plan_vllm(catalog_model("qwen3.5-27b"), catalog_gpu("h100"), settings);
+    plan_vllm(unsplit, catalog_gpu("h100"), settings);
     FAIL("no error");
   } catch (const Error& error) {
     CHECK(error.code() == ExitCode::unsupported_architecture);
+    CHECK_THAT(error.what(), Catch::Contains("not stated"));
   }
 }
 

@@ -35,6 +35,14 @@ struct StateTensor {
   std::string name;            ///< "conv" or "ssm" / "recurrent": printed in the breakdown
   std::uint64_t elements = 0;  ///< per sequence per layer
   const Dtype* dtype = nullptr;  ///< stored at its own dtype, not the KV cache dtype
+  /// How tensor parallelism splits it, as the engines' state-shape rules do: its `shards` (heads,
+  /// or channels) are divided over the ranks, each holding elements / TP; of `elements`,
+  /// `group_elements` belong to `groups` groups (Mamba2's B and C projections), which the ranks
+  /// replicate up to the TP size where the groups do not divide it. shards 0: not stated (a plan
+  /// across several ranks is refused).
+  std::uint64_t shards = 0;
+  std::uint64_t groups = 0;
+  std::uint64_t group_elements = 0;
 };
 
 struct LayerSpec {

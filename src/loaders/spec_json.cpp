@@ -59,6 +59,13 @@ std::vector<StateTensor> read_linear_state(JsonObjectReader& reader) {
     tensor.name = item.required_string("name");
     tensor.elements = item.required_uint("elements");
     tensor.dtype = &parse_weight_dtype(item.required_string("dtype"));
+    tensor.shards = item.optional_uint("shards").value_or(0);
+    tensor.groups = item.optional_uint("groups").value_or(0);
+    tensor.group_elements = item.optional_uint("group_elements").value_or(0);
+    if (tensor.group_elements != 0 && tensor.groups == 0)
+      item.fail("group_elements", "needs groups (the elements of that many groups)");
+    if (tensor.group_elements > tensor.elements || (tensor.groups && tensor.group_elements % tensor.groups != 0))
+      item.fail("group_elements", "must be at most elements, a whole number per group");
     item.reject_unknown_keys();
     state.push_back(tensor);
   }
@@ -411,8 +418,15 @@ nlohmann::json to_spec_json(const ModelSpec& spec) {
     if (layer.kind != LayerKind::linear && !layer.state.empty()) out["linear_state_on_every_layer"] = true;
     if (!layer.state.empty()) {
       nlohmann::json state = nlohmann::json::array();
-      for (const StateTensor& tensor : layer.state)
-        state.push_back({{"name", tensor.name}, {"elements", tensor.elements}, {"dtype", tensor.dtype->name}});
+      for (const StateTensor& tensor : layer.state) {
+        nlohmann::json entry = {{"name", tensor.name}, {"elements", tensor.elements}, {"dtype", tensor.dtype->name}};
+        if (tensor.shards) entry["shards"] = tensor.shards;
+        if (tensor.groups) {
+          entry["groups"] = tensor.groups;
+          entry["group_elements"] = tensor.group_elements;
+        }
+        state.push_back(std::move(entry));
+      }
       out["linear_state"] = state;
     }
     const LayerKind plain = spec.layers.front().kind == LayerKind::mla ? LayerKind::mla : LayerKind::full;

@@ -222,7 +222,11 @@ u64 gated_deltanet_params(ConfigFields& fields, u64 hidden) {
 
 std::vector<StateTensor> mamba2_state(u64 d_inner, u64 groups, u64 state, u64 heads, u64 head_dim, u64 d_conv,
                                       const Dtype& dtype, const Dtype& ssm) {
-  return {{"conv", (d_conv - 1) * (d_inner + 2 * groups * state), &dtype}, {"ssm", heads * head_dim * state, &ssm}};
+  // mamba2_state_shape: the conv's channels (d_inner + the groups' B and C) and the SSM's heads
+  // split over the ranks, the groups replicated up to the TP size where they do not divide it.
+  const u64 group_part = (d_conv - 1) * 2 * groups * state;
+  return {{"conv", (d_conv - 1) * d_inner + group_part, &dtype, heads, groups, group_part},
+          {"ssm", heads * head_dim * state, &ssm, heads}};
 }
 
 std::vector<StateTensor> mamba2_config_state(ConfigFields& fields, const Dtype& dtype, const Dtype& ssm_fallback) {

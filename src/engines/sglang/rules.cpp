@@ -11,6 +11,7 @@
 
 #include "engines/core/cache_cost.h"
 #include "engines/core/serving.h"
+#include "engines/core/state_split.h"
 #include "model/checked.h"
 #include "kvplan/error.h"
 #include "kvplan/plan.h"
@@ -188,10 +189,8 @@ SglangResult::Layout layout_of(const ModelSpec& model, const SglangSettings& s) 
   if (linear) {
     if (sliding) throw unsupported_architecture("SGLang profile: recurrent layers beside sliding-window ones", "not modelled");
     if (indexer) throw unsupported_architecture("SGLang profile: recurrent layers beside a DSA indexer", "not modelled");
-    if (s.tp > 1 || s.pp > 1)
-      throw unsupported_architecture("SGLang profile: the Mamba / Gated DeltaNet pool with --tp-size or --pp-size > 1 "
-                                     "(how the state splits across ranks)",
-                                     "not modelled");
+    if (s.pp > 1)
+      throw unsupported_architecture("SGLang profile: the Mamba / Gated DeltaNet pool with --pp-size > 1", "not modelled");
     return SglangResult::Layout::mamba;
   }
   if (sliding) {
@@ -211,15 +210,18 @@ SglangResult::Layout layout_of(const ModelSpec& model, const SglangSettings& s) 
   return SglangResult::Layout::mha;
 }
 
-/// The Mamba state of one request on one layer at SGLang's dtypes: conv state at the model dtype,
-/// the temporal (SSM) state at --mamba-ssm-dtype, float32 by default (server_args.py, confirmed).
-std::uint64_t mamba_layer_bytes(const LayerSpec& layer) {
+/// The Mamba state of one request on one layer of one of `tp` ranks at SGLang's dtypes: conv state
+/// at the model dtype, the temporal (SSM) state at --mamba-ssm-dtype, float32 by default
+/// (server_args.py, confirmed); each rank's share as Mamba2StateShape.create and
+/// KimiLinearStateShape.create split it (configs/mamba_utils.py, read at 02e208de: vLLM's rule,
+/// heads divided, a single group replicated; state_split.h).
+std::uint64_t mamba_layer_bytes(const LayerSpec& layer, std::uint32_t tp) {
   std::uint64_t bytes = 0;
   for (const StateTensor& tensor : layer.state) {
     const bool temporal = tensor.name != "conv";
     const Dtype& dtype = temporal ? parse_weight_dtype("fp32") : *tensor.dtype;
-    bytes = checked_add(bytes, checked_mul(ceil_div(tensor.elements, dtype.block_elements), dtype.block_bytes, "state"),
-                        "state");
+    const std::uint64_t elements = state_elements_per_rank(tensor, tp, "--tp-size");
+    bytes = checked_add(bytes, checked_mul(ceil_div(elements, dtype.block_elements), dtype.block_bytes, "state"), "state");
   }
   return bytes;
 }
@@ -292,7 +294,7 @@ SglangStage stage_cells(const ModelSpec& model, const SglangSettings& s, const C
         }
         break;
       }
-      case LayerKind::linear: add_bytes(st.mamba_bytes_per_request, mamba_layer_bytes(layer)); break;
+      case LayerKind::linear: add_bytes(st.mamba_bytes_per_request, mamba_layer_bytes(layer, s.tp)); break;
       default: break;
     }
   }

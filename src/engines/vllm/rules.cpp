@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "engines/core/serving.h"
+#include "engines/core/state_split.h"
 #include "engines/vllm/moe_workspace.h"
 #include "engines/vllm/mxfp4_experts.h"
 #include "kvplan/plan.h"
@@ -144,11 +145,11 @@ std::vector<LayerType> layer_types(const ModelSpec& model, const Dtype& dtype, c
         type.bytes_per_token = attention_bytes_per_token(layer, dtype, settings.tensor_parallel);
         break;
       case LayerKind::linear:
-        if (settings.tensor_parallel > 1)
-          throw unsupported_architecture("vLLM profile: recurrent (Mamba, Gated DeltaNet, KDA) state with -tp > 1",
-                                         "not modelled");
+        // MambaSpec: each rank's share of the state (MambaStateShapeCalculator, state_split.h).
         for (const StateTensor& tensor : layer.state)
-          type.state_bytes = checked_add(type.state_bytes, dtype_bytes(*tensor.dtype, tensor.elements), "state");
+          type.state_bytes = checked_add(
+              type.state_bytes, dtype_bytes(*tensor.dtype, state_elements_per_rank(tensor, settings.tensor_parallel, "-tp")),
+              "state");
         break;
       case LayerKind::none:
       case LayerKind::shared: continue;  // no KV spec: nothing allocated

@@ -17,8 +17,9 @@ std::vector<StateTensor> state(ConfigFields& fields, const Layout& layout, const
   const u64 d_state = fields.required_uint("mamba_d_state");
   fields.ignore({"mamba_dt_rank", "mamba_conv_bias", "mamba_proj_bias", "use_mamba_kernels"});
   if (d_conv == 0) fields.fail("mamba_d_conv", "must be at least 1");
-  return {{"conv", (d_conv - 1) * d_inner, &dtype},
-          {"ssm", d_inner * d_state, &state_dtype(fields, {"mamba_ssm_cache_dtype", "mamba_ssm_dtype"}, dtype)}};
+  // mamba1_state_shape: both split d_inner's channels over the ranks.
+  return {{"conv", (d_conv - 1) * d_inner, &dtype, d_inner},
+          {"ssm", d_inner * d_state, &state_dtype(fields, {"mamba_ssm_cache_dtype", "mamba_ssm_dtype"}, dtype), d_inner}};
 }
 
 /// Mamba layers (JambaMambaMixer): d_inner = mamba_expand x H, R = mamba_dt_rank ("auto" =

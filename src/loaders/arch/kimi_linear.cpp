@@ -118,8 +118,8 @@ std::vector<StateTensor> state(ConfigFields& fields, const Layout&, const Dtype&
   }
   if (heads == 0 || head_dim == 0 || kernel == 0)
     fields.fail("linear_attn_config", "needs num_heads, head_dim and short_conv_kernel_size of at least 1");
-  return {{"conv", (kernel - 1) * 3 * heads * head_dim, &dtype},
-          {"recurrent", heads * head_dim * head_dim, &parse_weight_dtype("fp32")}};
+  return {{"conv", (kernel - 1) * 3 * heads * head_dim, &dtype, heads},
+          {"recurrent", heads * head_dim * head_dim, &parse_weight_dtype("fp32"), heads}};
 }
 
 }  // namespace

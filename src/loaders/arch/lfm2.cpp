@@ -83,7 +83,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
 std::vector<StateTensor> state(ConfigFields& fields, const Layout& layout, const Dtype& dtype) {
   const u64 kernel = fields.positive("conv_L_cache");
   fields.ignore({"conv_bias", "conv_dim", "conv_dim_out", "conv_use_xavier_init"});
-  return {{"conv", (kernel - 1) * layout.hidden, &dtype}};
+  return {{"conv", (kernel - 1) * layout.hidden, &dtype, layout.hidden}};
 }
 
 }  // namespace

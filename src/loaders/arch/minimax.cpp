@@ -43,7 +43,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
 /// MiniMax lightning attention (vLLM linear_attention_state_shape): heads x head_dim x head_dim at
 /// the model dtype.
 std::vector<StateTensor> state(ConfigFields&, const Layout& layout, const Dtype& dtype) {
-  return {{"recurrent", layout.heads * layout.head_dim * layout.head_dim, &dtype}};
+  return {{"recurrent", layout.heads * layout.head_dim * layout.head_dim, &dtype, layout.heads}};
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Qwen2, Qwen3, Qwen3-Next and Qwen3.5 (transformers modeling_qwen2.py, modeling_qwen2_moe.py,
 // modeling_qwen3.py, modeling_qwen3_moe.py, modeling_qwen3_next.py, modeling_qwen3_5.py).
 
+#include <numeric>
+
 #include <fmt/format.h>
 
 #include "kvplan/error.h"
@@ -94,8 +96,9 @@ std::vector<StateTensor> state(ConfigFields& fields, const Layout&, const Dtype&
   const u64 dv = fields.required_uint("linear_value_head_dim");
   const u64 kernel = fields.required_uint("linear_conv_kernel_dim");
   if (kernel == 0) fields.fail("linear_conv_kernel_dim", "must be at least 1");
-  return {{"conv", (kernel - 1) * (2 * hk * dk + hv * dv), &dtype},
-          {"recurrent", hv * dv * dk, &state_dtype(fields, {"mamba_ssm_cache_dtype", "mamba_ssm_dtype"}, dtype)}};
+  // Tensor parallelism splits the key and value heads (both must divide).
+  return {{"conv", (kernel - 1) * (2 * hk * dk + hv * dv), &dtype, std::gcd(hk, hv)},
+          {"recurrent", hv * dv * dk, &state_dtype(fields, {"mamba_ssm_cache_dtype", "mamba_ssm_dtype"}, dtype), hv}};
 }
 
 /// The vision towers of Qwen2-VL (Qwen2VisionTransformer), Qwen2.5-VL and Qwen3-VL, and their mergers.
