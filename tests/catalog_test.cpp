@@ -420,6 +420,31 @@ TEST_CASE("importing each fixture config.json gives the catalog entry") {
   }
 }
 
+TEST_CASE("a checkpoint aliased to another's entry imports as that entry", "[catalog]") {
+  // Fixture folder of the aliased checkpoint, and the entry its Hugging Face id resolves to.
+  const struct {
+    const char* fixture;
+    const char* repo;
+  } aliased[] = {
+      {"deepseek-r1-distill-qwen-7b", "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"},
+  };
+  for (const auto& checkpoint : aliased) {
+    INFO(checkpoint.fixture);
+    const ModelSpec* entry = builtin_models().find(checkpoint.repo);
+    REQUIRE(entry != nullptr);
+    nlohmann::json expected = to_spec_json(*entry);
+    nlohmann::json imported =
+        to_spec_json(load_hf_model(kvplan::testing::source_path("tests/fixtures/hf/" + std::string(checkpoint.fixture))));
+    // Names and provenance are the entry's own; so is where its weight figure came from (the
+    // entry's safetensors index), as long as the figure itself agrees.
+    for (const char* key : {"id", "name", "aliases", "source", "notes", "weights_source"}) {
+      expected.erase(key);
+      imported.erase(key);
+    }
+    CHECK(expected == imported);
+  }
+}
+
 TEST_CASE("aliases: a Hugging Face repo id finds its catalog entry") {
   const ModelCatalog& catalog = builtin_models();
   CHECK(catalog.find("google/gemma-3-27b-it")->id == "gemma3-27b");
@@ -461,6 +486,8 @@ TEST_CASE("the checkpoints people deploy resolve by their Hugging Face ids", "[c
   CHECK(catalog.find("HuggingFaceTB/SmolLM3-3B")->id == "smollm3-3b");
   CHECK(catalog.find("allenai/OLMo-2-1124-7B")->id == "olmo2-7b");
   CHECK(catalog.find("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B")->id == "deepseek-r1-distill-qwen-1.5b");
+  // Its 7B sibling has Qwen2.5-7B's tensors and cache (only rope_theta differs): an alias there.
+  CHECK(catalog.find("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B")->id == "qwen2.5-7b");
   CHECK(catalog.find("mistralai/Devstral-Small-2-24B-Instruct-2512")->id == "devstral-small-2-24b");
   // The fixture folder's spelling stays a way in where the id is shorter.
   CHECK(catalog.find("glm-4-9b-chat-hf")->id == "glm-4-9b");
