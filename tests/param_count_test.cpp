@@ -109,6 +109,12 @@ const Exact kExact[] = {
     {"deepseek-r1-distill-qwen-7b",
      R"({"model_type":"qwen2","hidden_size":3584,"num_hidden_layers":28,"num_attention_heads":28,"num_key_value_heads":4,"intermediate_size":18944,"vocab_size":152064,"tie_word_embeddings":false})",
      7'615'616'512},
+    // Qwen2.5-Coder-32B-Instruct: the shapes of Qwen2.5-32B-Instruct (keras-hub
+    // qwen2.5_instruct_32b_en: 32,763,876,352; Hugging Face's safetensors count of
+    // DeepSeek-R1-Distill-Qwen-32B, the same shapes, is the same 32,763,876,352).
+    {"qwen2.5-coder-32b-instruct",
+     R"({"model_type":"qwen2","hidden_size":5120,"num_hidden_layers":64,"num_attention_heads":40,"num_key_value_heads":8,"intermediate_size":27648,"vocab_size":152064,"tie_word_embeddings":false})",
+     32'763'876'352},
     // Tied, q/k norms of head_dim 128 in each of 28 layers.
     {"qwen3-0.6b",
      R"({"model_type":"qwen3","hidden_size":1024,"num_hidden_layers":28,"num_attention_heads":16,"num_key_value_heads":8,"head_dim":128,"intermediate_size":3072,"vocab_size":151936,"tie_word_embeddings":true})",
