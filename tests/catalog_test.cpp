@@ -262,6 +262,9 @@ const Figures kFigures[] = {
     {"qwen2.5-14b", 196608, 98304, {805306368ull, 402653184ull, 6442450944ull, 3221225472ull, 25769803776ull, 12884901888ull}},
     // qwen2.5-32b: 64 full x 2 x 8 x 128 values
     {"qwen2.5-32b", 262144, 131072, {1073741824ull, 536870912ull, 8589934592ull, 4294967296ull, 34359738368ull, 17179869184ull}},
+    // qwen2.5-coder-32b-instruct: 64 full x 2 x 8 x 128 values (sliding_window 131072 unused:
+    // use_sliding_window false)
+    {"qwen2.5-coder-32b-instruct", 262144, 131072, {1073741824ull, 536870912ull, 8589934592ull, 4294967296ull, 34359738368ull, 17179869184ull}},
     // qwen2.5-3b: 36 full x 2 x 2 x 128 values (2048/16)
     {"qwen2.5-3b", 36864, 18432, {150994944ull, 75497472ull, 1207959552ull, 603979776ull, 4831838208ull, 2415919104ull}},
     // qwen2.5-72b: 80 full x 2 x 8 x 128 values
@@ -420,6 +423,31 @@ TEST_CASE("importing each fixture config.json gives the catalog entry") {
   }
 }
 
+TEST_CASE("a checkpoint aliased to another's entry imports as that entry", "[catalog]") {
+  // Fixture folder of the aliased checkpoint, and the entry its Hugging Face id resolves to.
+  const struct {
+    const char* fixture;
+    const char* repo;
+  } aliased[] = {
+      {"deepseek-r1-distill-qwen-7b", "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"},
+  };
+  for (const auto& checkpoint : aliased) {
+    INFO(checkpoint.fixture);
+    const ModelSpec* entry = builtin_models().find(checkpoint.repo);
+    REQUIRE(entry != nullptr);
+    nlohmann::json expected = to_spec_json(*entry);
+    nlohmann::json imported =
+        to_spec_json(load_hf_model(kvplan::testing::source_path("tests/fixtures/hf/" + std::string(checkpoint.fixture))));
+    // Names and provenance are the entry's own; so is where its weight figure came from (the
+    // entry's safetensors index), as long as the figure itself agrees.
+    for (const char* key : {"id", "name", "aliases", "source", "notes", "weights_source"}) {
+      expected.erase(key);
+      imported.erase(key);
+    }
+    CHECK(expected == imported);
+  }
+}
+
 TEST_CASE("aliases: a Hugging Face repo id finds its catalog entry") {
   const ModelCatalog& catalog = builtin_models();
   CHECK(catalog.find("google/gemma-3-27b-it")->id == "gemma3-27b");
@@ -461,6 +489,10 @@ TEST_CASE("the checkpoints people deploy resolve by their Hugging Face ids", "[c
   CHECK(catalog.find("HuggingFaceTB/SmolLM3-3B")->id == "smollm3-3b");
   CHECK(catalog.find("allenai/OLMo-2-1124-7B")->id == "olmo2-7b");
   CHECK(catalog.find("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B")->id == "deepseek-r1-distill-qwen-1.5b");
+  // Its 7B sibling has Qwen2.5-7B's tensors and cache (only rope_theta differs): an alias there.
+  CHECK(catalog.find("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B")->id == "qwen2.5-7b");
+  // 32768 positions where Qwen2.5-32B's config states 131072: its own entry.
+  CHECK(catalog.find("Qwen/Qwen2.5-Coder-32B-Instruct")->id == "qwen2.5-coder-32b-instruct");
   CHECK(catalog.find("mistralai/Devstral-Small-2-24B-Instruct-2512")->id == "devstral-small-2-24b");
   // The fixture folder's spelling stays a way in where the id is shorter.
   CHECK(catalog.find("glm-4-9b-chat-hf")->id == "glm-4-9b");

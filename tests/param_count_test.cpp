@@ -100,6 +100,21 @@ const Exact kExact[] = {
     {"qwen2.5-72b",
      R"({"model_type":"qwen2","hidden_size":8192,"num_hidden_layers":80,"num_attention_heads":64,"num_key_value_heads":8,"intermediate_size":29568,"vocab_size":152064,"tie_word_embeddings":false})",
      72'706'203'648},
+    // Two checkpoints with Qwen2.5's tensor shapes, counted from their own fixtures.
+    // DeepSeek-R1-Distill-Qwen-7B (distilled from Qwen2.5-Math-7B, whose keras-hub preset
+    // qwen2.5_math_7b_en counts 7,615,616,512; a public capture of Ollama's deepseek-r1 7B GGUF
+    // reports general.parameter_count 7615616512): 28 x (q 3584x3584 + 3584, k/v 2 x (3584x512 +
+    // 512), o 3584x3584 = 29,364,736; mlp 3 x 3584 x 18944 = 203,685,888; norms 7,168) =
+    // 6,525,618,176; + embedding and lm_head 2 x 152,064 x 3,584 = 1,089,994,752 + 3,584.
+    {"deepseek-r1-distill-qwen-7b",
+     R"({"model_type":"qwen2","hidden_size":3584,"num_hidden_layers":28,"num_attention_heads":28,"num_key_value_heads":4,"intermediate_size":18944,"vocab_size":152064,"tie_word_embeddings":false})",
+     7'615'616'512},
+    // Qwen2.5-Coder-32B-Instruct: the shapes of Qwen2.5-32B-Instruct (keras-hub
+    // qwen2.5_instruct_32b_en: 32,763,876,352; Hugging Face's safetensors count of
+    // DeepSeek-R1-Distill-Qwen-32B, the same shapes, is the same 32,763,876,352).
+    {"qwen2.5-coder-32b-instruct",
+     R"({"model_type":"qwen2","hidden_size":5120,"num_hidden_layers":64,"num_attention_heads":40,"num_key_value_heads":8,"intermediate_size":27648,"vocab_size":152064,"tie_word_embeddings":false})",
+     32'763'876'352},
     // Tied, q/k norms of head_dim 128 in each of 28 layers.
     {"qwen3-0.6b",
      R"({"model_type":"qwen3","hidden_size":1024,"num_hidden_layers":28,"num_attention_heads":16,"num_key_value_heads":8,"head_dim":128,"intermediate_size":3072,"vocab_size":151936,"tie_word_embeddings":true})",
