@@ -101,3 +101,11 @@ TEST_CASE("the MoE workspace follows the batched tokens and is in the JSON", "[v
   const nlohmann::json json = nlohmann::json::parse(out);
   CHECK(json["vllm"]["rows"][0]["budget"]["moe_workspace_estimate_bytes"] == 134'217'728);
 }
+
+TEST_CASE("an absurd --max-num-batched-tokens on a MoE model says what overflowed", "[vllm][moe]") {
+  // 2^64 - 1 tokens x 8 experts a token: one line naming vLLM's setting, exit 2.
+  const kvplan::testing::ProcessResult run = kvplan::testing::run_kvplan(
+      "--runtime vllm --model qwen3-30b-a3b --gpu h100 --ctx 8k --max-num-batched-tokens 18446744073709551615");
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.err, Catch::Contains("max_num_batched_tokens") && Catch::Contains("overflows 64 bits"));
+}
