@@ -157,6 +157,34 @@ TEST_CASE("vLLM --speculative-config mtp: GLM-4.7-Flash's MTP layer is one more 
   CHECK(plan_vllm(model, catalog_gpu("h100"), settings).num_blocks == 6'197);
 }
 
+TEST_CASE("vLLM --speculative-config mtp: Qwen3-Next's one MTP layer, which its config does not state",
+          "[vllm][speculative]") {
+  // qwen3_next_mtp builds getattr(config, "num_nextn_predict_layers", 1) full-attention layers; the
+  // config states none, so one, and n_predict stays unset (no divisibility rule for k).
+  const ModelSpec model = speculative_with_checkpoint_total("qwen3-next-80b-a3b");
+  REQUIRE(model.mtp_layers == 0);
+  VllmSettings settings;
+  settings.tensor_parallel = 4;
+  settings.kv_cache_memory_bytes = 10 * GiB;
+  settings.max_model_len = 131'072;
+  settings.speculative = speculative_read(R"({"method": "mtp", "num_speculative_tokens": 3})", model, 4);
+  CHECK(settings.speculative->draft_layers == 1);
+  // Per rank at TP 4: conv 3 x (2 x 16 x 128 + 32 x 128) / 4 = 6,144 bf16 values and recurrent
+  // 32 x 128 x 128 / 4 = 131,072 bf16: 274,432 B; 1 KV head of 256 a rank (2 replicated over 4):
+  // 1,024 B a token. Block 16 x cdiv(274,432, 16,384) = 272 tokens, a page of 278,528 B. 12 + 1
+  // full layers: the group size 13, the 36 Gated DeltaNet layers 3 groups of 12 + 1 padding. 10 GiB
+  // hold floor(10,737,418,240 / (13 x 278,528)) = 2,965 blocks; a 131,072-token request
+  // cdiv(131,072, 272) = 482 + 3 state groups x (1 + k = 4) = 494.
+  const VllmResult r = plan_vllm(model, catalog_gpu("h100"), settings);
+  REQUIRE(r.groups.size() == 4);
+  CHECK(r.page_bytes == 278'528);
+  CHECK(r.layers_per_block == 13);
+  CHECK(r.groups[3].kind == LayerKind::full);
+  CHECK(r.groups[3].layers == 13);
+  CHECK(r.num_blocks == 2'965);
+  CHECK(r.blocks_per_request == 494);
+}
+
 // Qwen3.5-35B-A3B: 30 Gated DeltaNet + 10 full layers; the state (2,146,304 B) grows the attention
 // block to 16 x cdiv(2,146,304, 16 x 2,048) = 1,056 tokens, a page of 2,162,688 B, 4 groups of 10.
 // 20 GiB hold floor(21,474,836,480 / (10 x 2,162,688)) = 992 blocks. A request of 131,072 tokens:

@@ -42,10 +42,11 @@ constexpr std::array<std::string_view, 12> kOtherMethods = {
 // DeltaNet and full attention; models/qwen3_5_mtp.py, Qwen3_5MultiTokenPredictor), and
 // Glm4MoeLiteForCausalLM (GLM-4.7-Flash) into glm4_moe_lite_mtp (one Glm4MoeLiteDecoderLayer each,
 // built from the target's config: the target's MLA; models/glm4_moe_lite_mtp.py, read at 055e47c2;
-// hf_config_override at 002e77c1). deepseek_v32 and glm_moe_dsa map to deepseek_mtp too, but the
-// profile does not size their DSA indexer cache at all.
-constexpr std::array<std::string_view, 7> kMtpFamilies = {"deepseek_v3",  "glm4_moe",    "glm4_moe_lite", "qwen3_5",
-                                                          "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text"};
+// hf_config_override at 002e77c1), and qwen3_next into qwen3_next_mtp (Qwen3NextDecoderLayer with
+// layer_type "full_attention", as Qwen3.5's; models/qwen3_next_mtp.py at 055e47c2). deepseek_v32
+// and glm_moe_dsa map to deepseek_mtp too, but the profile does not size their DSA indexer at all.
+constexpr std::array<std::string_view, 8> kMtpFamilies = {"deepseek_v3", "glm4_moe",     "glm4_moe_lite",   "qwen3_next",
+                                                          "qwen3_5",     "qwen3_5_moe", "qwen3_5_text",    "qwen3_5_moe_text"};
 
 bool speculative_list_has(std::string_view name, auto const& list) {
   return std::find(list.begin(), list.end(), name) != list.end();
@@ -143,25 +144,30 @@ VllmSpeculative parse_vllm_speculative_config(std::string_view text, std::string
                                      *draft));
     if (!tokens) throw tokens_missing();
     const std::string name = model.id.empty() ? model.name : model.id;
-    if (model.mtp_layers == 0)
+    // Qwen3-Next's config states no MTP layer count: its draft builds getattr(config,
+    // "num_nextn_predict_layers", 1) layers, and n_predict stays None (qwen3_next_mtp.py).
+    const bool unstated_qwen3_next = model.mtp_layers == 0 && model.architecture == "qwen3_next";
+    const std::uint32_t layers = unstated_qwen3_next ? 1 : model.mtp_layers;
+    if (layers == 0)
       throw Error(fmt::format("{}: method mtp needs the checkpoint's MTP layers; {} declares none "
                               "(num_nextn_predict_layers)",
                               flag, name));
     // n_predict = num_nextn_predict_layers; k may exceed it only by whole cycles of the layers.
-    if (*tokens > model.mtp_layers && *tokens % model.mtp_layers != 0)
+    if (!unstated_qwen3_next && *tokens > layers && *tokens % layers != 0)
       throw Error(fmt::format("{}: vLLM refuses it: num_speculative_tokens:{} must be divisible by n_predict={}", flag,
-                              *tokens, model.mtp_layers));
+                              *tokens, layers));
     if (!speculative_list_has(std::string_view(model.architecture), kMtpFamilies))
       throw not_modelled(fmt::format("method mtp for model type {}: which layers vLLM's draft builds for it (and their "
                                      "cache) is not modelled; the vLLM profile derives DeepSeek-V3 (deepseek_mtp), "
-                                     "GLM-4.5 (glm4_moe_mtp), GLM-4.7-Flash (glm4_moe_lite_mtp) and Qwen3.5 (qwen3_5_mtp)",
+                                     "GLM-4.5 (glm4_moe_mtp), GLM-4.7-Flash (glm4_moe_lite_mtp), Qwen3-Next (qwen3_next_mtp) and Qwen3.5 "
+                                     "(qwen3_5_mtp)",
                                      model.architecture.empty() ? std::string("unknown") : model.architecture));
     if (draft_tp && *draft_tp != tp)
       throw not_modelled(fmt::format("draft_tensor_parallel_size {} beside -tp {}: a draft unsplit across the ranks is "
                                      "not modelled",
                                      *draft_tp, tp));
     spec.num_speculative_tokens = static_cast<std::uint32_t>(*tokens);
-    spec.draft_layers = model.mtp_layers;
+    spec.draft_layers = layers;
     return spec;
   }
   if (method == "ngram" || method == "suffix") {
