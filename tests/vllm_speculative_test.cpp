@@ -36,6 +36,17 @@ VllmSpeculative speculative_read(const std::string& text, const ModelSpec& model
   return parse_vllm_speculative_config(text, "--speculative-config", model, tp);
 }
 
+/// An MTP draft of `k` tokens at `tp` for 131,072-token requests, the cache's memory given.
+VllmSettings speculative_mtp_settings(const ModelSpec& model, std::uint32_t tp, std::uint64_t memory, unsigned k) {
+  VllmSettings settings;
+  settings.tensor_parallel = tp;
+  settings.kv_cache_memory_bytes = memory;
+  settings.max_model_len = 131'072;
+  settings.speculative = speculative_read(
+      R"({"method": "mtp", "num_speculative_tokens": )" + std::to_string(k) + "}", model, tp);
+  return settings;
+}
+
 int speculative_exit_code(const std::string& text, const ModelSpec& model, std::uint32_t tp = 8) {
   try {
     speculative_read(text, model, tp);
@@ -114,11 +125,7 @@ TEST_CASE("vLLM --speculative-config mtp: GLM-4.5-Air's MTP layer is a grouped-q
           "[vllm][speculative]") {
   const ModelSpec model = speculative_with_checkpoint_total("glm4.5-air");
   const GpuSpec gpu = catalog_gpu("h100");
-  VllmSettings settings;
-  settings.tensor_parallel = 4;
-  settings.kv_cache_memory_bytes = 40 * GiB;
-  settings.max_model_len = 131'072;
-  settings.speculative = speculative_read(R"({"method": "mtp", "num_speculative_tokens": 1})", model, 4);
+  VllmSettings settings = speculative_mtp_settings(model, 4, 40 * GiB, 1);
   const VllmResult r = plan_vllm(model, gpu, settings);
   REQUIRE(r.groups.size() == 1);
   CHECK(r.groups[0].kind == LayerKind::full);
@@ -139,10 +146,7 @@ TEST_CASE("vLLM --speculative-config mtp: GLM-4.7-Flash's MTP layer is one more 
   // 6,068 (47 layers: 3,465,216 B, 6,197). 131,072 tokens take 2,048 blocks: 6,068 / 2,048 =
   // 2.962890625x, int(that x 131,072) = 388,352 tokens.
   const ModelSpec model = speculative_with_checkpoint_total("glm4.7-flash");
-  VllmSettings settings;
-  settings.kv_cache_memory_bytes = 20 * GiB;
-  settings.max_model_len = 131'072;
-  settings.speculative = speculative_read(R"({"method": "mtp", "num_speculative_tokens": 1})", model, 1);
+  VllmSettings settings = speculative_mtp_settings(model, 1, 20 * GiB, 1);
   CHECK(settings.speculative->draft_layers == 1);
   const VllmResult r = plan_vllm(model, catalog_gpu("h100"), settings);
   REQUIRE(r.groups.size() == 1);
@@ -163,11 +167,7 @@ TEST_CASE("vLLM --speculative-config mtp: Qwen3-Next's one MTP layer, which its 
   // config states none, so one, and n_predict stays unset (no divisibility rule for k).
   const ModelSpec model = speculative_with_checkpoint_total("qwen3-next-80b-a3b");
   REQUIRE(model.mtp_layers == 0);
-  VllmSettings settings;
-  settings.tensor_parallel = 4;
-  settings.kv_cache_memory_bytes = 10 * GiB;
-  settings.max_model_len = 131'072;
-  settings.speculative = speculative_read(R"({"method": "mtp", "num_speculative_tokens": 3})", model, 4);
+  const VllmSettings settings = speculative_mtp_settings(model, 4, 10 * GiB, 3);
   CHECK(settings.speculative->draft_layers == 1);
   // Per rank at TP 4: conv 3 x (2 x 16 x 128 + 32 x 128) / 4 = 6,144 bf16 values and recurrent
   // 32 x 128 x 128 / 4 = 131,072 bf16: 274,432 B; 1 KV head of 256 a rank (2 replicated over 4):
