@@ -108,6 +108,12 @@ TEST_CASE("the padding is a traceable line of the weights, in the table and the 
   CHECK(row["weights_bytes"] == 14'696'004'736ULL);
   CHECK_THAT(row["weights_rule"].get<std::string>(), Catch::Contains("ESTIMATED: mxfp4 experts padded for the MoE backend +0.85 GiB"));
   CHECK(doc["vllm"]["rows"][0]["budget"]["mxfp4_padding_bytes"] == 917'962'752);
+  // Under -pp a stage pads its share of the layers: gpt-oss-120b at TP 2, I 1,440 -> 1,536: per
+  // expert 7,532,544 B against half of 13,236,480 = 6,618,240, 914,304 more; x 4,608 experts =
+  // 4,213,112,832 a rank, and stage 0 holds 18 of the 36 layers: 2,106,556,416.
+  const auto staged = nlohmann::json::parse(
+      run_kvplan("--runtime vllm --model gpt-oss-120b --gpu 4xh100 -tp 2 -pp 2 --max-model-len 8k --format json").out);
+  CHECK(staged["vllm"]["rows"][0]["budget"]["mxfp4_padding_bytes"] == 2'106'556'416ULL);
   // Given, the figure is vLLM's own: nothing is added.
   const auto given = nlohmann::json::parse(
       run_kvplan("--runtime vllm --model gpt-oss-20b --gpu h100 --max-model-len 8k --weights 13.64GiB --format json").out);

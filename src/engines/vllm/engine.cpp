@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include "engines/core/serving.h"
-#include "engines/vllm/mxfp4_experts.h"
 #include "engines/vllm/rules.h"
 #include "engines/vllm/section.h"
 #include "model/checked.h"
@@ -75,14 +74,6 @@ bool truthy(std::string_view value) { return value.empty() || value == "1" || va
 unsigned requested_minor(const PlanRequest& request) {
   const EngineOption* version = find_option(request, "vllm-version");
   return version ? vllm_minor_version(version->value, version->shown_as) : std::numeric_limits<unsigned>::max();
-}
-
-/// Why the first of `cards` on which vLLM's layout of the model's mxfp4 experts is not derived
-/// refuses it (vllm_mxfp4_experts).
-std::string mxfp4_refusal(const ModelSpec& model, const std::vector<GpuSpec>& cards, std::uint32_t tp) {
-  for (const GpuSpec& card : cards)
-    if (VllmMxfp4Experts experts = vllm_mxfp4_experts(model, card, tp); !experts.extra_bytes) return experts.rule;
-  return {};
 }
 
 /// The settings shared by every row, from vLLM's flags.
@@ -167,11 +158,12 @@ class VllmProfile final : public Profile {
     const unsigned minor = requested_minor(request);
     const std::string model_name = model.id.empty() ? model.name : model.id;
     // Each rank picks its own MoE backend: every card must be one whose layout is derived.
-    switch (vllm_unmodelled(model, gpus, base_.tensor_parallel, minor, base_.kv_cache_memory_bytes.has_value())) {
+    std::string why;
+    switch (vllm_unmodelled(model, gpus, base_.tensor_parallel, minor, base_.kv_cache_memory_bytes.has_value(), &why)) {
       case VllmUnmodelled::mxfp4_layout:
         throw Error(fmt::format("the vLLM profile does not model how vLLM lays out {}'s mxfp4 experts as it loads them "
                                 "here ({}): give {} with vLLM's 'Model loading took' figure",
-                                model_name, mxfp4_refusal(model, gpus, base_.tensor_parallel), names.weights),
+                                model_name, why, names.weights),
                     ExitCode::unsupported_architecture);
       case VllmUnmodelled::mxfp4_profiling:
         throw Error(fmt::format("the vLLM profile does not model vLLM's memory while profiling {}'s mxfp4 experts before "

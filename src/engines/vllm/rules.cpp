@@ -548,16 +548,26 @@ bool mxfp4_experts_padded(const ModelSpec& model) {
   return model.weight_dtype && model.weight_dtype->name == "mxfp4" && !weights_are_given(model);
 }
 
-/// What the padding of an mxfp4 checkpoint's experts adds to each GPU on `card` (0 for any other
-/// checkpoint); unsupported_architecture where it is not derived. Its rule joins `r`'s, and an
-/// estimate marks the budget's figure as one.
-std::uint64_t mxfp4_padding(const ModelSpec& model, const GpuSpec& card, std::uint32_t tp, VllmResult& r) {
-  if (!mxfp4_experts_padded(model)) return 0;
+/// What the padding of an mxfp4 checkpoint's experts adds to each GPU.
+struct Mxfp4Padding {
+  std::uint64_t bytes = 0;
+  bool estimate = false;  ///< an upper estimate (vllm_mxfp4_experts)
+
+  /// Into the budget estimate_budget made, which does not know it.
+  void record_in(VllmBudget& budget) const {
+    budget.mxfp4_padding = bytes;
+    budget.mxfp4_estimate = estimate;
+  }
+};
+
+/// The padding of an mxfp4 checkpoint's experts on `card` (none for any other checkpoint);
+/// unsupported_architecture where it is not derived. Its rule joins `rules` once.
+Mxfp4Padding mxfp4_padding(const ModelSpec& model, const GpuSpec& card, std::uint32_t tp, std::vector<std::string>& rules) {
+  if (!mxfp4_experts_padded(model)) return {};
   VllmMxfp4Experts experts = vllm_mxfp4_experts(model, card, tp);
   if (!experts.extra_bytes) throw unsupported_architecture("vLLM profile: mxfp4 experts", std::move(experts.rule));
-  r.budget.mxfp4_estimate = r.budget.mxfp4_estimate || experts.estimate;
-  if (std::find(r.rules.begin(), r.rules.end(), experts.rule) == r.rules.end()) r.rules.push_back(std::move(experts.rule));
-  return *experts.extra_bytes;
+  if (std::find(rules.begin(), rules.end(), experts.rule) == rules.end()) rules.push_back(std::move(experts.rule));
+  return {*experts.extra_bytes, experts.estimate};
 }
 
 /// The bytes of `params` values at `dtype`.
@@ -873,13 +883,11 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
   if (settings.pipeline_parallel == 1) {
     // vLLM reads VLLM_PP_LAYER_PARTITION on one stage too: it must name all the layers.
     if (!settings.layer_partition.empty()) vllm_pp_partition(model.layer_count(), 1, settings.layer_partition);
-    const std::uint64_t padding = mxfp4_padding(model, gpu, tp, r);
-    const bool estimated_padding = r.budget.mxfp4_estimate;
+    const Mxfp4Padding padding = mxfp4_padding(model, gpu, tp, r.rules);
     r.budget = estimate_budget(served, gpu, settings,
-                               (Checked(ceil_div(checkpoint.bytes, tp), "weights") + padding + r.rotary->bytes).value(), r,
-                               &r.rules);
-    r.budget.mxfp4_padding = padding;
-    r.budget.mxfp4_estimate = estimated_padding;
+                               (Checked(ceil_div(checkpoint.bytes, tp), "weights") + padding.bytes + r.rotary->bytes).value(),
+                               r, &r.rules);
+    padding.record_in(r.budget);
     // num_blocks = avail // page // layers per block (get_num_blocks); every rank alike.
     r.num_blocks = r.budget.available > 0 ? static_cast<std::uint64_t>(r.budget.available) / block_bytes : 0;
     r.request_bytes = request_bytes_at(r, r.max_model_len, settings);
@@ -915,7 +923,7 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
     const std::vector<std::uint32_t> parts = vllm_pp_partition(model.layer_count(), settings.pipeline_parallel,
                                                                settings.layer_partition);
     const std::uint32_t block = r.groups.front().block_size;
-    std::vector<std::uint64_t> stage_padding;  // of each stage's weights (mxfp4_padding)
+    std::vector<Mxfp4Padding> stage_padding;  // of each stage's weights
     std::uint32_t first = 0;
     for (std::uint32_t s = 0; s < settings.pipeline_parallel; ++s) {
       VllmStage st;
@@ -941,11 +949,12 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
       st.block_bytes = r.uniform ? checked_mul(block, st.kv_bytes_per_token, "KV block")
                                  : checked_mul(r.page_bytes, most, "KV block");
       // Every layer of an mxfp4 model holds its experts: a stage pads its share of them.
-      stage_padding.push_back(static_cast<std::uint64_t>(
-          ceil_div_wide(u128{mxfp4_padding(model, card_of(s), tp, r)} * st.layers, std::max(model.layer_count(), 1u))));
+      Mxfp4Padding& padding = stage_padding.emplace_back(mxfp4_padding(model, card_of(s), tp, r.rules));
+      padding.bytes = static_cast<std::uint64_t>(
+          ceil_div_wide(u128{padding.bytes} * st.layers, std::max(model.layer_count(), 1u)));
       st.weights = (Checked(ceil_div(stage_weights(model, checkpoint.bytes, *model_dtype.weights, st, settings.pipeline_parallel), tp),
                             "weights") +
-                    stage_padding.back() + r.rotary->bytes)
+                    padding.bytes + r.rotary->bytes)
                        .value();
       const VllmBudget b = estimate_budget(model, card_of(s), settings, st.weights, r, nullptr);
       st.requested = b.requested;
@@ -958,10 +967,8 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
       r.stages.push_back(st);
     }
     const VllmStage& decisive = r.stages[r.decisive_stage];
-    const bool estimated_padding = r.budget.mxfp4_estimate;
     r.budget = estimate_budget(model, card_of(decisive.stage), settings, decisive.weights, r, &r.rules);
-    r.budget.mxfp4_padding = stage_padding[decisive.stage];
-    r.budget.mxfp4_estimate = estimated_padding;
+    stage_padding[decisive.stage].record_in(r.budget);
     r.num_blocks = decisive.num_blocks == std::numeric_limits<std::uint64_t>::max() ? 0 : decisive.num_blocks;
     r.kv_bytes_per_token = decisive.kv_bytes_per_token;
     // The decisive stage's view: its layers in the one group (a page of each, or one page of them all
@@ -1128,11 +1135,14 @@ VllmResult plan_vllm(const ModelSpec& model, std::span<const GpuSpec> stage_card
 }
 
 VllmUnmodelled vllm_unmodelled(const ModelSpec& model, std::span<const GpuSpec> cards, std::uint32_t tensor_parallel,
-                               unsigned minor, bool kv_cache_memory_given) {
+                               unsigned minor, bool kv_cache_memory_given, std::string* why) {
   if (!model.weight_dtype || model.weight_dtype->name != "mxfp4") return VllmUnmodelled::none;
   if (mxfp4_experts_padded(model))
     for (const GpuSpec& card : cards)
-      if (!vllm_mxfp4_experts(model, card, tensor_parallel).extra_bytes) return VllmUnmodelled::mxfp4_layout;
+      if (VllmMxfp4Experts experts = vllm_mxfp4_experts(model, card, tensor_parallel); !experts.extra_bytes) {
+        if (why) *why = std::move(experts.rule);
+        return VllmUnmodelled::mxfp4_layout;
+      }
   if (minor < kVllmMxfp4ProfiledMinor && !kv_cache_memory_given) return VllmUnmodelled::mxfp4_profiling;
   return VllmUnmodelled::none;
 }

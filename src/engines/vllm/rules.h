@@ -69,9 +69,10 @@ enum class VllmUnmodelled {
 /// Whether the profile answers for `model` on `cards` (a stage's each) at `tensor_parallel` under
 /// vLLM 0.`minor` (vllm_minor_version; "latest" above every release): an mxfp4 checkpoint needs
 /// its loaded size derived on every card (vllm_mxfp4_experts) or given (weights_are_given), and
-/// before 0.19 the cache's memory given too (`kv_cache_memory_given`).
+/// before 0.19 the cache's memory given too (`kv_cache_memory_given`). `why`, when given, receives
+/// the reason an mxfp4 layout is not derived (the first card's that refuses it).
 VllmUnmodelled vllm_unmodelled(const ModelSpec& model, std::span<const GpuSpec> cards, std::uint32_t tensor_parallel,
-                               unsigned minor, bool kv_cache_memory_given);
+                               unsigned minor, bool kv_cache_memory_given, std::string* why = nullptr);
 
 /// vLLM's --dtype: what it computes in, and loads the checkpoint's unquantized tensors at.
 enum class VllmDtype { automatic, float16, bfloat16, float32 };
