@@ -290,7 +290,7 @@ TEST_CASE("kvplan --runtime vllm --speculative-config: the CLI, the JSON, kvplan
   REQUIRE(json.exit_code == 0);
   const nlohmann::json out = nlohmann::json::parse(json.out);
   const nlohmann::json& row = out.at("vllm").at("rows").at(0);
-  CHECK(row.at("speculative") == nlohmann::json::parse(R"({"method": "mtp", "num_speculative_tokens": 1, "draft_layers": 1})"));
+  CHECK(row.at("speculative") == nlohmann::json::parse(R"({"method": "mtp", "num_speculative_tokens": 1, "draft_layers": 1, "draft_model": null})"));
   CHECK(row.at("num_blocks") == 9'395);
   CHECK(row.at("groups").at(0).at("layers") == 62);
   CHECK(out.at("settings").at("mtp_layers") == 1);

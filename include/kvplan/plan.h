@@ -58,6 +58,16 @@ struct EngineOption {
   std::string shown_as;
 };
 
+/// A speculative-decoding draft checkpoint (an EAGLE-3 head), as a front end read it.
+struct DraftModel {
+  ModelSpec spec;
+  /// Whether the checkpoint stores token embeddings (embed_tokens) and an output head (lm_head) of
+  /// its own, from its safetensors' tensor names; nullopt when no safetensors were read. An engine
+  /// may share the target's in their place.
+  std::optional<bool> stores_embeddings;
+  std::optional<bool> stores_lm_head;
+};
+
 /// The whole question: every (context, cache dtype) pair of one model on one card, under one engine.
 struct PlanRequest {
   std::string runtime = "generic";       ///< the engine profile: generic, llama.cpp, vllm, ollama
@@ -77,6 +87,10 @@ struct PlanRequest {
   /// MTP layers counted as cached (speculative decoding): "" none, "N", or "all" the model has.
   std::string mtp_layers;
   std::vector<EngineOption> engine_options;
+  /// The speculative-decoding draft checkpoint an engine option names (vLLM's speculative_config
+  /// "model" for EAGLE-3), as the front end loaded it; null when none was loaded. The engine prices
+  /// it beside the model, or refuses (exit 3) when it needs one and none is here.
+  std::shared_ptr<const DraftModel> draft_model;
   SettingNames names;
   /// An absolute memory limit per GPU (a Kubernetes slice, a share agreed with others): what the
   /// engine takes must stay within it. nullopt: none.

@@ -46,6 +46,7 @@ int MaxCommand::run(const PlanInputs& inputs, std::ostream& out) const {
   report.gpus = resolve_gpus_for_cli(inputs.gpu, inputs.gpu_count, inputs.unified, "--gpu", inputs.detected);
   LimitsRequest request;
   request.plan = build_plan_request(inputs.texts, model, kFlagNames);
+  load_speculative_draft(request.plan);
   if (!cap_.empty()) {
     request.ctx_cap = parse_token_count(cap_, "--max-ctx-cap");
     if (*request.ctx_cap == 0) throw Error("--max-ctx-cap: must be at least 1 token");

@@ -33,6 +33,11 @@ struct PlanInputs {
 /// catalog and files, with --weights / --params / --weight-dtype applied.
 ModelSpec load_model_for_cli(const std::string& model, const PlanTexts& texts);
 
+/// The speculative-decoding draft checkpoint the engine options name (vLLM's --speculative-config
+/// with method eagle3 and a model), loaded as --model is, into request.draft_model. A draft not on
+/// this machine is exit 3 with the way forward.
+void load_speculative_draft(PlanRequest& request);
+
 /// --gpu (several cards: 2x4090, 5090+3090), times --gpus N, as unified memory with --unified;
 /// errors name `setting` (sweep's cards come from its --gpus list). `auto` is the `detected` cards
 /// (cli/gpu_auto), where the command detects them.

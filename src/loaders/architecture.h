@@ -105,6 +105,9 @@ struct Family {
   /// tensors their modelling code creates; `fields` reads the whole config.json, `layout` is the
   /// language model's. Bytes are filled in by the caller.
   std::vector<ModelPart> (*towers)(ConfigFields& fields, const Layout& layout) = nullptr;
+  /// A draft head's parts beside its decoder layers, counted at the model dtype (EAGLE-3's fc,
+  /// which reads the target's hidden states and which every tensor-parallel rank holds whole).
+  std::vector<ModelPart> (*draft_parts)(ConfigFields& fields, const Layout& layout) = nullptr;
 
   const ModelType* type(std::string_view model_type) const;
 };

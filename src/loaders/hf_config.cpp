@@ -148,6 +148,11 @@ std::vector<ModelPart> read_parts(ConfigFields& fields, const arch::Layout& layo
     const auto it = root.find(key);
     return it != root.end() && it->is_object();
   };
+  if (const arch::Family* own = fields.family(); own && own->draft_parts) {
+    std::vector<ModelPart> parts = own->draft_parts(fields, layout);
+    for (ModelPart& part : parts) part.bytes = bytes_at(part.params, dtype);
+    return parts;
+  }
   if (!present("vision_config") && !present("audio_config")) return {};
   const std::string wrapper = root.contains("model_type") && root["model_type"].is_string() ? root["model_type"].get<std::string>() : "";
   const arch::Family* family = arch::find_wrapper(wrapper);

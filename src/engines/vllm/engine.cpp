@@ -148,7 +148,8 @@ class VllmProfile final : public Profile {
                               "\"num_speculative_tokens\": 1}}' (vLLM's draft builds all of the checkpoint's MTP layers)",
                               names.mtp_layers));
     if (const EngineOption* o = find_option(request, "speculative-config"))
-      base_.speculative = parse_vllm_speculative_config(o->value, o->shown_as, model, base_.tensor_parallel);
+      base_.speculative =
+          parse_vllm_speculative_config(o->value, o->shown_as, model, base_.tensor_parallel, request.draft_model);
     // vLLM creates an mxfp4 checkpoint's experts padded to its MoE backend's tiles (mxfp4_experts.h),
     // derived where kvplan knows the backend's layout. Before 0.19 both gpt-oss logs show vLLM's own
     // memory while profiling about 4 GiB above the estimates, the loaded size given or not (R073:
@@ -193,7 +194,7 @@ class VllmProfile final : public Profile {
     settings_.batch = request.batch;
     settings_.utilization_millionths = base_.utilization_millionths;
     // The draft's MTP layers are cached: the header and the JSON settings say how many.
-    settings_.mtp_layers = first.draft_layers;
+    settings_.mtp_layers = first.speculative && first.speculative->method == "mtp" ? first.draft_layers : 0;
     settings_.overhead_bytes =
         (Checked(b.activation, "vLLM memory") + b.non_torch + (b.cuda_graphs_subtracted ? b.cuda_graphs : 0)).value();
     if (b.from_kv_cache_memory) {
@@ -271,6 +272,9 @@ class VllmProfile final : public Profile {
     if (b.mxfp4_padding)
       row.weights_rule += fmt::format(", {}mxfp4 experts padded for the MoE backend +{}", b.mxfp4_estimate ? "ESTIMATED: " : "",
                                       format_gib(static_cast<std::int64_t>(b.mxfp4_padding)));
+    if (b.draft_weights)
+      row.weights_rule += fmt::format(", the EAGLE-3 draft +{}",
+                                      format_gib(static_cast<std::int64_t>(b.draft_weights)));
     // vLLM's cos/sin tables, on every GPU: its "Model loading took" counts them with the weights.
     if (b.rotary_tables)
       row.weights_rule += fmt::format(", {}rotary tables {}", r.rotary->rule.rfind("ESTIMATE", 0) == 0 ? "ESTIMATED " : "",

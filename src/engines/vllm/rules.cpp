@@ -304,10 +304,26 @@ const ModelSpec& add_draft_layers(const ModelSpec& model, const VllmSettings& se
   }
   // Whether the draft's layers split their tokens over the dcp ranks as the target's do was not read.
   if (settings.decode_context_parallel > 1)
-    throw Error(fmt::format("--speculative-config method mtp with -dcp {}: how the draft's layers are split under decode "
+    throw Error(fmt::format("--speculative-config method {} with -dcp {}: how the draft's layers are split under decode "
                             "context parallelism is not modelled; plan without -dcp for an upper bound",
-                            settings.decode_context_parallel),
+                            spec.method, settings.decode_context_parallel),
                 ExitCode::unsupported_architecture);
+  // EAGLE-3: the draft's own attention layers (Eagle3LlamaForCausalLM registers them after the
+  // target's, layers.{num_hidden_layers}...), which get_kv_cache_spec sees beside the target's.
+  if (spec.draft) {
+    const ModelSpec& draft = spec.draft->spec;
+    storage = model;
+    storage.layers.insert(storage.layers.end(), draft.layers.begin(), draft.layers.end());
+    r.draft_layers = spec.draft_layers;
+    const LayerSpec& first = draft.layers.front();
+    r.rules.push_back(fmt::format(
+        "--speculative-config eagle3, {} speculative token{}: the draft {} builds {} attention layer{} of its own ({} KV "
+        "heads of {}), cached beside the target's in the same groups and pages; its weights are loaded beside the "
+        "target's",
+        spec.num_speculative_tokens, spec.num_speculative_tokens == 1 ? "" : "s", draft.id.empty() ? draft.name : draft.id,
+        spec.draft_layers, spec.draft_layers == 1 ? "" : "s", first.kv_heads, first.k_head_dim));
+    return storage;
+  }
   const LayerSpec* like = mtp_cache_layer(model);
   if (like == nullptr) throw Error("--speculative-config: the model has no attention layer for the MTP layers to copy");
   // The MTP layers' weights must be in the weights figure: a checkpoint's safetensors total holds
@@ -590,6 +606,61 @@ WeightsEstimate vllm_checkpoint(const ModelSpec& model, const VllmModelDtype& mo
   estimate.bytes = bytes;
   estimate.rule = fmt::format("the {} checkpoint loaded as {}: {}", own, model_dtype.torch_name, estimate.rule);
   return estimate;
+}
+
+/// An EAGLE-3 draft's weights on one rank, as vLLM loads them beside the target: the drafter is
+/// loaded inside the same measurement, so "Model loading took" counts both (gpu_model_runner
+/// load_model). Every tensor at the target's dtype (the draft's model config takes it), split over
+/// the target's ranks but fc (ReplicatedLinear), whole on each; draft_id_to_target_id (int64, a row
+/// per draft token); the draft's own rotary table (its max_position_embeddings: a second table when
+/// its rope differs from the target's, an over-count of one table when it does not). The draft
+/// builds embed_tokens and lm_head, then (_maybe_share_embeddings, _maybe_share_lm_head) deletes
+/// them for the target's where the shapes match and the checkpoint has none of its own (or, from
+/// PR #28549, one equal to the target's, which kvplan cannot see: counted, an upper bound); the
+/// head only from 0.11. Checked on a 0.11 log: Llama 3.1 8B with its EAGLE-3 head, 15.8114 GiB.
+std::uint64_t draft_weights(const VllmSpeculative& spec, const ModelSpec& target, const VllmModelDtype& model_dtype,
+                            const VllmSettings& settings, std::vector<std::string>& rules) {
+  if (!spec.draft) return 0;
+  const DraftModel& head = *spec.draft;
+  const ModelSpec& draft = head.spec;
+  const Dtype& dtype = *model_dtype.weights;
+  const std::uint64_t target_head = target.lm_head_params ? target.lm_head_params : target.embedding_params;
+  const bool embeddings_shared = head.stores_embeddings == false && draft.embedding_params == target.embedding_params;
+  const bool head_shared = settings.version != VllmVersion::v0_10 && head.stores_lm_head == false &&
+                           draft.lm_head_params == target_head;
+  const WeightsEstimate whole = vllm_checkpoint(draft, model_dtype);
+  std::uint64_t replicated = 0;
+  for (const ModelPart& part : draft.parts) replicated = checked_add(replicated, params_bytes(part.params, dtype), "draft weights");
+  const std::uint64_t shared = (embeddings_shared ? params_bytes(draft.embedding_params, dtype) : 0) +
+                               (head_shared ? params_bytes(draft.lm_head_params, dtype) : 0);
+  const std::uint64_t split = whole.bytes - std::min(whole.bytes, replicated + shared);
+  const std::uint64_t draft_vocab = draft.hidden_size ? draft.lm_head_params / draft.hidden_size : 0;
+  const std::uint64_t token_map = checked_mul(draft_vocab, 8, "draft weights");
+  // LlamaAttention always builds a rope: a config that states none has LlamaConfig's default.
+  ModelSpec with_rope;
+  if (!draft.rope && !draft.layers.empty()) {
+    with_rope = draft;
+    with_rope.rope = RotarySpec{.rotary_dim = draft.layers.front().k_head_dim};
+  }
+  const VllmRotary rotary = vllm_rotary_tables(with_rope.rope ? with_rope : draft, dtype);
+  const std::uint32_t tp = settings.tensor_parallel;
+  const std::uint64_t bytes = (Checked(ceil_div(split, tp), "draft weights") + replicated + token_map + rotary.bytes).value();
+  const auto state = [](std::optional<bool> stores, bool is_shared, bool same_shape, std::string_view what) {
+    if (is_shared) return fmt::format("the target's {} (the checkpoint has none)", what);
+    if (!same_shape) return fmt::format("its own {} (not the target's shape)", what);
+    if (!stores) return fmt::format("its {} counted (its safetensors were not read: an upper bound where vLLM shares the target's)", what);
+    return fmt::format("its own {} (counted: vLLM shares the target's only where they are equal)", what);
+  };
+  rules.push_back(fmt::format(
+      "the EAGLE-3 draft {}: {} of tensors at {}{}{}, {}, {}, + its token map {} + its rotary table {} = {} a GPU",
+      draft.id.empty() ? draft.name : draft.id, gib(whole.bytes - std::min(whole.bytes, shared)), model_dtype.torch_name,
+      tp > 1 ? fmt::format(" / {} ranks", tp) : "", replicated ? fmt::format(" (fc {} whole on each)", gib(replicated)) : "",
+      state(head.stores_embeddings, embeddings_shared, draft.embedding_params == target.embedding_params, "embeddings"),
+      settings.version == VllmVersion::v0_10 ? std::string("its own output head (0.10 shares none)")
+                                             : state(head.stores_lm_head, head_shared, draft.lm_head_params == target_head,
+                                                     "output head"),
+      vllm_rotary_size(token_map), vllm_rotary_size(rotary.bytes), gib(bytes)));
+  return bytes;
 }
 
 /// One stage's weights, before TP: its share of the decoder layers (in proportion to their number:
@@ -884,10 +955,14 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
     // vLLM reads VLLM_PP_LAYER_PARTITION on one stage too: it must name all the layers.
     if (!settings.layer_partition.empty()) vllm_pp_partition(model.layer_count(), 1, settings.layer_partition);
     const Mxfp4Padding padding = mxfp4_padding(model, gpu, tp, r.rules);
-    r.budget = estimate_budget(served, gpu, settings,
-                               (Checked(ceil_div(checkpoint.bytes, tp), "weights") + padding.bytes + r.rotary->bytes).value(),
-                               r, &r.rules);
+    const std::uint64_t draft =
+        settings.speculative ? draft_weights(*settings.speculative, model, model_dtype, settings, r.rules) : 0;
+    r.budget = estimate_budget(
+        served, gpu, settings,
+        (Checked(ceil_div(checkpoint.bytes, tp), "weights") + padding.bytes + r.rotary->bytes + draft).value(), r,
+        &r.rules);
     padding.record_in(r.budget);
+    r.budget.draft_weights = draft;
     // num_blocks = avail // page // layers per block (get_num_blocks); every rank alike.
     r.num_blocks = r.budget.available > 0 ? static_cast<std::uint64_t>(r.budget.available) / block_bytes : 0;
     r.request_bytes = request_bytes_at(r, r.max_model_len, settings);

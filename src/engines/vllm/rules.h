@@ -158,6 +158,7 @@ struct VllmBudget {
   std::uint64_t rotary_tables = 0;   ///< of `weights`: vLLM's cos/sin tables (rotary_tables.h)
   std::uint64_t mxfp4_padding = 0;   ///< of `weights`: what the MoE backend's padding of mxfp4 experts adds (mxfp4_experts.h)
   bool mxfp4_estimate = false;       ///< `mxfp4_padding` is an upper estimate (Hopper's Triton backend)
+  std::uint64_t draft_weights = 0;   ///< of `weights`: an EAGLE-3 draft's, on this GPU
   std::uint64_t activation = 0;      ///< estimate: the sampler's warm-up (16 B x seqs x vocab) peak, + moe_workspace
   std::uint64_t moe_workspace = 0;   ///< of `activation`: the fused-MoE buffers the forward pass keeps
   std::uint64_t non_torch = 0;       ///< estimate: per version and TP, from vLLM's logs

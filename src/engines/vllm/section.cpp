@@ -49,7 +49,8 @@ nlohmann::ordered_json vllm_result_to_json(const VllmResult& r) {
   out["dtype"] = r.dtype;
   out["speculative"] = r.speculative ? nlohmann::ordered_json{{"method", r.speculative->method},
                                                               {"num_speculative_tokens", r.speculative->num_speculative_tokens},
-                                                              {"draft_layers", r.draft_layers}}
+                                                              {"draft_layers", r.draft_layers},
+                                                              {"draft_model", r.speculative->draft ? nlohmann::ordered_json(r.speculative->draft->spec.id) : nlohmann::ordered_json(nullptr)}}
                                      : nlohmann::ordered_json(nullptr);
   out["max_model_len"] = r.max_model_len;
   out["max_num_batched_tokens"] = r.max_num_batched_tokens;
@@ -64,6 +65,7 @@ nlohmann::ordered_json vllm_result_to_json(const VllmResult& r) {
                    {"weights_bytes", b.weights},
                    {"rotary_tables_bytes", b.rotary_tables},
                    {"mxfp4_padding_bytes", b.mxfp4_padding},
+                   {"draft_weights_bytes", b.draft_weights},
                    {"activation_estimate_bytes", b.activation},
                    {"moe_workspace_estimate_bytes", b.moe_workspace},
                    {"non_torch_estimate_bytes", b.non_torch},

@@ -54,8 +54,18 @@ bool speculative_list_has(std::string_view name, auto const& list) {
 
 }  // namespace
 
+std::optional<std::string> vllm_speculative_draft_name(std::string_view text) {
+  const nlohmann::json config = nlohmann::json::parse(text, nullptr, false);
+  if (!config.is_object()) return std::nullopt;
+  const auto method = config.find("method");
+  const auto model = config.find("model");
+  if (method == config.end() || !method->is_string() || method->get<std::string>() != "eagle3") return std::nullopt;
+  if (model == config.end() || !model->is_string()) return std::nullopt;
+  return model->get<std::string>();
+}
+
 VllmSpeculative parse_vllm_speculative_config(std::string_view text, std::string_view flag, const ModelSpec& model,
-                                              std::uint32_t tp) {
+                                              std::uint32_t tp, std::shared_ptr<const DraftModel> draft_checkpoint) {
   nlohmann::json config;
   try {
     config = nlohmann::json::parse(text);
@@ -182,6 +192,29 @@ VllmSpeculative parse_vllm_speculative_config(std::string_view text, std::string
     }
     // Suffix decoding treats k as a limit, by default its tree depth (24).
     spec.num_speculative_tokens = static_cast<std::uint32_t>(tokens.value_or(24));
+    return spec;
+  }
+  // EAGLE-3 (__post_init__: the draft's own config, EAGLEConfig): a head of Llama's layout, whose
+  // layers are attention layers of their own shape and whose weights are the draft checkpoint's.
+  if (method == "eagle3" && draft) {
+    if (!tokens) throw tokens_missing();
+    if (!draft_checkpoint)
+      throw not_modelled(fmt::format("method eagle3 with model {}: the draft's config.json was not read here; give model "
+                                     "as the path of the draft's folder (its config.json), or a draft in the Hugging "
+                                     "Face cache",
+                                     *draft));
+    const ModelSpec& head = draft_checkpoint->spec;
+    if (head.architecture != "llama_eagle3")
+      throw not_modelled(fmt::format("method eagle3 with model {}: its config is {}, not an EAGLE-3 head of Llama's layout "
+                                     "(architectures LlamaForCausalLMEagle3), the one the vLLM profile prices",
+                                     *draft, head.architecture.empty() ? "of no known type" : head.architecture));
+    if (draft_tp && *draft_tp != tp)
+      throw not_modelled(fmt::format("draft_tensor_parallel_size {} beside -tp {}: a draft unsplit across the ranks is "
+                                     "not modelled",
+                                     *draft_tp, tp));
+    spec.num_speculative_tokens = static_cast<std::uint32_t>(*tokens);
+    spec.draft_layers = head.layer_count();
+    spec.draft = std::move(draft_checkpoint);
     return spec;
   }
   if (method == "draft_model" && !draft) {

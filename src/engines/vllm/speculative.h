@@ -3,10 +3,13 @@
 /// SpeculativeConfig.__post_init__ and _verify_args), down to what changes memory. Pure: no I/O.
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "kvplan/model_spec.h"
+#include "kvplan/plan.h"
 
 namespace kvplan {
 
@@ -18,7 +21,15 @@ struct VllmSpeculative {
   /// MTP layers (all of them, whatever k: vLLM cycles through them, spec_step_idx % n_predict). 0
   /// for methods without a draft model (ngram, suffix).
   std::uint32_t draft_layers = 0;
+  /// eagle3: the draft head's checkpoint (its layers join the cache; its weights are loaded beside
+  /// the target's). Null for MTP (the target's own checkpoint) and methods without a draft.
+  std::shared_ptr<const DraftModel> draft;
 };
+
+/// The draft checkpoint --speculative-config (`text`) names for a method whose draft the vLLM
+/// profile reads (eagle3); nullopt for any other text, well-formed or not (the parse reports it).
+/// The front end loads it and hands it back as `draft`.
+std::optional<std::string> vllm_speculative_draft_name(std::string_view text);
 
 /// Reads `text` (flag `flag`) for `model` served at tensor parallel `tp`. Error (exit 2) where vLLM
 /// refuses the configuration (not JSON, a bad value, MTP on a model without MTP layers, k not a
@@ -26,6 +37,6 @@ struct VllmSpeculative {
 /// what the vLLM profile does not derive (a separate draft checkpoint: eagle, eagle3, draft_model,
 /// ...; an MTP family whose draft layers were not read; a field that changes the draft's memory).
 VllmSpeculative parse_vllm_speculative_config(std::string_view text, std::string_view flag, const ModelSpec& model,
-                                              std::uint32_t tp);
+                                              std::uint32_t tp, std::shared_ptr<const DraftModel> draft = nullptr);
 
 }  // namespace kvplan

@@ -1,0 +1,212 @@
+// EAGLE-3 under vLLM (issue #13): the draft head Eagle3LlamaForCausalLM builds
+// (model_executor/models/llama_eagle3.py), the target's embeddings and head it takes in their place
+// (v1/spec_decode: _maybe_share_embeddings, _maybe_share_lm_head), its layer in the target's
+// KV-cache group, and the checkpoint's tensor names read from safetensors. The weights are checked
+// against a real log: vLLM 0.11 (a dev build), Llama 3.1 8B with its EAGLE-3 head converted by
+// vllm-project/speculators (PR #166's test run): "Model loading took 15.8114 GiB".
+
+#include <fstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "engines/vllm/rules.h"
+#include "engines/vllm/speculative.h"
+#include "kvplan/error.h"
+#include "kvplan/units.h"
+#include "loaders/hf_config.h"
+#include "loaders/safetensors_names.h"
+#include "support/catalog_entries.h"
+#include "support/run_binary.h"
+#include "support/temp_dir.h"
+
+using namespace kvplan;
+using kvplan::testing::catalog_gpu;
+using kvplan::testing::catalog_model;
+using kvplan::testing::check_refused;
+using kvplan::testing::ProcessResult;
+using kvplan::testing::run_kvplan;
+using kvplan::testing::source_path;
+using kvplan::testing::TempDir;
+
+namespace {
+
+const std::string kEagle3Fixture = "tests/fixtures/hf/eagle3-llama3.1-8b";
+
+nlohmann::json eagle3_fixture_config() {
+  std::ifstream in(source_path(kEagle3Fixture + "/config.json"));
+  return nlohmann::json::parse(in);
+}
+
+/// A safetensors file whose header names `tensors` (each an empty F16 tensor: names are all kvplan reads).
+void write_eagle3_safetensors(const std::string& path, const std::vector<std::string>& tensors) {
+  nlohmann::json header = nlohmann::json::object();
+  for (const std::string& name : tensors) header[name] = {{"dtype", "F16"}, {"shape", {0}}, {"data_offsets", {0, 0}}};
+  const std::string text = header.dump();
+  std::ofstream out(path, std::ios::binary);
+  for (int i = 0; i < 8; ++i) out.put(static_cast<char>((text.size() >> (8 * i)) & 0xff));
+  out << text;
+}
+
+/// The draft's tensors as EAGLE-3 checkpoints store them: no embed_tokens (the target's is shared).
+const std::vector<std::string> kEagle3Tensors = {"midlayer.self_attn.q_proj.weight", "midlayer.mlp.gate_proj.weight",
+                                                 "fc.weight", "norm.weight", "lm_head.weight", "d2t", "t2d"};
+
+std::shared_ptr<const DraftModel> eagle3_draft(const nlohmann::json& config, std::optional<bool> embeddings,
+                                               std::optional<bool> head) {
+  auto draft = std::make_shared<DraftModel>();
+  draft->spec = model_spec_from_hf_config(config, "eagle3-llama3.1-8b", std::nullopt);
+  draft->stores_embeddings = embeddings;
+  draft->stores_lm_head = head;
+  return draft;
+}
+
+}  // namespace
+
+// Counted by hand from llama_eagle3.py: embed_tokens 128,256 x 4,096 = 525,336,576; layer 0's
+// q, k, v read 2 x 4,096: 8,192 x (4,096 + 1,024 + 1,024) = 50,331,648; o_proj 4,096 x 4,096 =
+// 16,777,216; the gated MLP 3 x 4,096 x 14,336 = 176,160,768; three RMSNorms 12,288; the final
+// norm 4,096; lm_head 32,000 x 4,096 = 131,072,000. Sum 899,694,592. fc 3 x 4,096 x 4,096 =
+// 50,331,648, a part of its own (every rank holds it whole).
+TEST_CASE("EAGLE-3 head: its tensors counted as vLLM's Eagle3LlamaForCausalLM builds them", "[eagle3][loaders]") {
+  const ModelSpec draft = model_spec_from_hf_config(eagle3_fixture_config(), "eagle3", std::nullopt);
+  CHECK(draft.architecture == "llama_eagle3");
+  CHECK(draft.params == 899'694'592);
+  CHECK(draft.embedding_params == 525'336'576);
+  CHECK(draft.lm_head_params == 131'072'000);
+  REQUIRE(draft.parts.size() == 1);
+  CHECK(draft.parts[0].params == 50'331'648);
+  REQUIRE(draft.layers.size() == 1);
+  CHECK(draft.layers[0].kind == LayerKind::full);
+  CHECK(draft.layers[0].kv_heads == 8);
+  CHECK(draft.layers[0].k_head_dim == 128);
+
+  // eagle_config.use_aux_hidden_state false (gpt-oss-120b-Eagle3-v2's): no fc.
+  nlohmann::json no_fc = eagle3_fixture_config();
+  no_fc["eagle_config"] = {{"use_aux_hidden_state", false}};
+  CHECK(model_spec_from_hf_config(no_fc, "eagle3", std::nullopt).parts.empty());
+  // target_hidden_size: fc reads three of the target's widths.
+  nlohmann::json wider = eagle3_fixture_config();
+  wider["target_hidden_size"] = 5'120;
+  CHECK(model_spec_from_hf_config(wider, "eagle3", std::nullopt).parts.at(0).params == 3 * 5'120 * 4'096);
+  // An EAGLE (1) head is another layout: refused, naming it.
+  nlohmann::json eagle1 = eagle3_fixture_config();
+  eagle1["architectures"] = {"LlamaForCausalLMEagle"};
+  try {
+    model_spec_from_hf_config(eagle1, "eagle1", std::nullopt);
+    FAIL("an EAGLE-1 head was read");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::unsupported_architecture);
+    CHECK(std::string(e.what()).find("LlamaForCausalLMEagle") != std::string::npos);
+  }
+}
+
+// The 0.11 log: the draft shares the target's embeddings ("Assuming the EAGLE head shares the same
+// vocab embedding with the target model") and keeps its own 32,000-row head ("will be loaded
+// separately"). The target: 8,030,261,248 x 2 B + its llama3 rotary table 131,072 x 128 x 2 B =
+// 16,094,076,928 B (14.9888 GiB, its figure alone). The draft at bf16 (the checkpoint's fp16 cast
+// to the target's dtype): 899,694,592 + 50,331,648 values x 2 B, less the shared embeddings
+// 525,336,576 x 2 B = 849,379,328 B; draft_id_to_target_id 32,000 x 8 B = 256,000 B; and, the
+// converted config stating 131,072 positions and a rope not the target's, a second table of
+// 131,072 x 128 x 2 B = 33,554,432 B. Total 16,977,266,688 B = 15.81133 GiB: the log's 15.8114 GiB.
+TEST_CASE("vLLM eagle3: Llama 3.1 8B with its EAGLE-3 head loads what the 0.11 log says", "[vllm][eagle3]") {
+  const ModelSpec target = catalog_model("llama3.1-8b");
+  nlohmann::json converted = eagle3_fixture_config();
+  converted["max_position_embeddings"] = 131'072;
+  VllmSettings settings;
+  settings.version = VllmVersion::v0_11;
+  settings.max_model_len = 1'024;
+  settings.utilization_millionths = 800'000;
+  settings.speculative = parse_vllm_speculative_config(
+      R"({"method": "eagle3", "model": "draft", "num_speculative_tokens": 3})", "--speculative-config", target, 1,
+      eagle3_draft(converted, false, true));
+  const VllmResult r = plan_vllm(target, catalog_gpu("h100"), settings);
+  CHECK(r.budget.draft_weights == 849'379'328 + 256'000 + 33'554'432);
+  CHECK(r.budget.weights == 16'977'266'688);
+  CHECK(static_cast<double>(r.budget.weights) / static_cast<double>(GiB) == Approx(15.8114).margin(0.0001));
+  // The draft's layer joins the target's group: 33 layers of 8 KV heads x 128 x 2 x 2 B a token.
+  REQUIRE(r.groups.size() == 1);
+  CHECK(r.groups[0].layers == 33);
+  CHECK(r.kv_bytes_per_token == 33 * 4'096);
+  CHECK(r.draft_layers == 1);
+
+  // Its own embeddings in the checkpoint (from PR #28549 vLLM keeps them unless equal to the
+  // target's, which kvplan cannot see): counted, 525,336,576 x 2 B more.
+  settings.speculative = parse_vllm_speculative_config(
+      R"({"method": "eagle3", "model": "draft", "num_speculative_tokens": 3})", "--speculative-config", target, 1,
+      eagle3_draft(converted, true, true));
+  CHECK(plan_vllm(target, catalog_gpu("h100"), settings).budget.draft_weights == 883'189'760 + 1'050'673'152);
+
+  // At -tp 2 everything but fc (100,663,296 B), the token map and the rotary table is halved:
+  // (849,379,328 - 100,663,296) / 2 = 374,358,016.
+  settings.tensor_parallel = 2;
+  settings.speculative = parse_vllm_speculative_config(
+      R"({"method": "eagle3", "model": "draft", "num_speculative_tokens": 3})", "--speculative-config", target, 2,
+      eagle3_draft(converted, false, true));
+  CHECK(plan_vllm(target, catalog_gpu("h100"), settings).budget.draft_weights ==
+        374'358'016 + 100'663'296 + 256'000 + 33'554'432);
+}
+
+TEST_CASE("vLLM eagle3: what the profile cannot price is refused with the way forward", "[vllm][eagle3]") {
+  const ModelSpec target = catalog_model("llama3.1-8b");
+  const auto code_of = [&](const std::string& text, std::shared_ptr<const DraftModel> draft) {
+    try {
+      parse_vllm_speculative_config(text, "--speculative-config", target, 1, std::move(draft));
+    } catch (const Error& e) {
+      return static_cast<int>(e.code());
+    }
+    return 0;
+  };
+  const std::string eagle3 = R"({"method": "eagle3", "model": "d", "num_speculative_tokens": 2})";
+  CHECK(code_of(eagle3, nullptr) == 3);  // the draft was not read (the C API, kvplan check)
+  CHECK(code_of(R"({"method": "eagle3", "model": "d"})", eagle3_draft(eagle3_fixture_config(), false, true)) == 2);
+  auto plain = std::make_shared<DraftModel>();
+  plain->spec = target;  // a model, not a draft head
+  CHECK(code_of(eagle3, plain) == 3);
+  CHECK(code_of(R"({"method": "eagle", "model": "d", "num_speculative_tokens": 2})", nullptr) == 3);
+  CHECK(vllm_speculative_draft_name(eagle3) == std::optional<std::string>("d"));
+  CHECK(!vllm_speculative_draft_name(R"({"method": "mtp", "num_speculative_tokens": 1})"));
+  CHECK(!vllm_speculative_draft_name("not json"));
+}
+
+TEST_CASE("safetensors tensor names: from the index or the files' headers", "[eagle3][loaders]") {
+  const TempDir dir("kvplan_safetensors");
+  CHECK(!safetensors_tensor_names(dir.file("")));
+  write_eagle3_safetensors(dir.file("model.safetensors"), kEagle3Tensors);
+  const auto names = safetensors_tensor_names(dir.file(""));
+  REQUIRE(names);
+  CHECK(names->size() == kEagle3Tensors.size());
+  // A length past the file is not a header: one clear error naming the file.
+  {
+    std::ofstream out(dir.file("broken.safetensors"), std::ios::binary);
+    out << std::string("\xff\xff\xff\xff\x00\x00\x00\x00{}", 10);
+  }
+  CHECK_THROWS_WITH(safetensors_tensor_names(dir.file("")), Catch::Contains("broken.safetensors") && Catch::Contains("not a safetensors file"));
+  // An index's weight_map is read instead of the files.
+  std::ofstream(dir.file("model.safetensors.index.json")) << R"({"weight_map": {"model.embed_tokens.weight": "a"}})";
+  CHECK(safetensors_tensor_names(dir.file("")) == std::optional<std::vector<std::string>>({"model.embed_tokens.weight"}));
+}
+
+// From the command line: the draft's folder is read (config.json and the safetensors' names), its
+// weights priced (vLLM 0.19: the same sharing), and the mistakes a user makes get one line.
+TEST_CASE("kvplan --runtime vllm --speculative-config eagle3 reads the draft's folder", "[vllm][eagle3][cli]") {
+  const TempDir dir("kvplan_eagle3");
+  nlohmann::json config = eagle3_fixture_config();
+  config["max_position_embeddings"] = 131'072;
+  std::ofstream(dir.file("config.json")) << config.dump();
+  write_eagle3_safetensors(dir.file("model.safetensors"), kEagle3Tensors);
+  const std::string spec = R"('{"method": "eagle3", "model": ")" + dir.file("") + R"(", "num_speculative_tokens": 3}')";
+  const ProcessResult json = run_kvplan("--model llama3.1-8b --gpu h100 --runtime vllm --ctx 8k --vllm-version 0.19 "
+                                        "--format json --speculative-config " + spec);
+  REQUIRE(json.exit_code == 0);
+  const nlohmann::json row = nlohmann::json::parse(json.out)["vllm"]["rows"][0];
+  CHECK(row["budget"]["draft_weights_bytes"] == 883'189'760);
+  CHECK(row["speculative"]["method"] == "eagle3");
+  CHECK(row["speculative"]["draft_layers"] == 1);
+
+  check_refused(run_kvplan("--model llama3.1-8b --gpu h100 --runtime vllm --speculative-config "
+                           R"('{"method": "eagle3", "model": "nobody/no-such-draft", "num_speculative_tokens": 3}')"),
+                "the draft nobody/no-such-draft is not on this machine", 3);
+  check_refused(run_kvplan("--model " + source_path(kEagle3Fixture) + " --gpu h100"), "an EAGLE-3 draft head, not a model to serve alone");
+}
