@@ -210,3 +210,44 @@ TEST_CASE("kvplan --runtime vllm --speculative-config eagle3 reads the draft's f
                 "the draft nobody/no-such-draft is not on this machine", 3);
   check_refused(run_kvplan("--model " + source_path(kEagle3Fixture) + " --gpu h100"), "an EAGLE-3 draft head, not a model to serve alone");
 }
+
+// draft_model: Llama 3.2 1B drafting for Llama 3.1 70B at -tp 4. The draft's 16 layers keep 8 KV
+// heads of 64, 2 a rank: 2 x 64 x 2 x 2 B = 512 B a token a layer; the target's 80 layers 2 x 128 x
+// 2 x 2 B = 1,024 B. One group of 96 layers of two sizes: a 16-token block is 80 x 16,384 + 16 x
+// 8,192 = 1,441,792 B, so 30 GiB = 32,212,254,720 B hold 22,341 blocks (22,341 x 1,441,792 =
+// 32,211,075,072). Its weights: 1,235,814,400 parameters x 2 B / 4 = 617,907,200 B a rank, and its
+// own rotary table (head size 64: a key of its own) 131,072 x 64 x 2 B = 16,777,216 B.
+TEST_CASE("vLLM draft_model: a catalog model drafts, its layers and weights beside the target's", "[vllm][speculative]") {
+  const ModelSpec target = catalog_model("llama3.1-70b");
+  auto draft = std::make_shared<DraftModel>();
+  draft->spec = catalog_model("llama3.2-1b");
+  VllmSettings settings;
+  settings.tensor_parallel = 4;
+  settings.kv_cache_memory_bytes = 30 * GiB;
+  settings.max_model_len = 32'768;
+  const std::string text = R"({"method": "draft_model", "model": "llama3.2-1b", "num_speculative_tokens": 4})";
+  settings.speculative = parse_vllm_speculative_config(text, "--speculative-config", target, 4, draft);
+  CHECK(settings.speculative->draft_layers == 16);
+  const VllmResult r = plan_vllm(target, catalog_gpu("h100"), settings);
+  REQUIRE(r.groups.size() == 1);
+  CHECK(r.groups[0].layers == 96);
+  CHECK(r.page_bytes * r.layers_per_block == 1'441'792);
+  CHECK(r.num_blocks == 22'341);
+  CHECK(r.budget.draft_weights == 617'907'200 + 16'777'216);
+  CHECK(vllm_speculative_draft_name(text) == std::optional<std::string>("llama3.2-1b"));
+
+  const auto code_of = [&](const ModelSpec& served, std::shared_ptr<const DraftModel> with) {
+    try {
+      parse_vllm_speculative_config(text, "--speculative-config", served, 4, std::move(with));
+    } catch (const Error& e) {
+      return static_cast<int>(e.code());
+    }
+    return 0;
+  };
+  auto other_vocab = std::make_shared<DraftModel>();
+  other_vocab->spec = catalog_model("qwen2.5-7b");
+  CHECK(code_of(target, other_vocab) == 2);  // verify_equal_vocab_size_if_draft_model
+  CHECK(code_of(catalog_model("gemma3-27b"), draft) == 2);  // a multimodal target
+  CHECK(code_of(target, eagle3_draft(eagle3_fixture_config(), false, true)) == 2);  // a head, not a model
+  CHECK(code_of(target, nullptr) == 3);
+}

@@ -34,7 +34,7 @@ struct PlanInputs {
 ModelSpec load_model_for_cli(const std::string& model, const PlanTexts& texts);
 
 /// The speculative-decoding draft checkpoint the engine options name (vLLM's --speculative-config
-/// with method eagle3 and a model), loaded as --model is, into request.draft_model. A draft not on
+/// with method eagle3 or draft_model and a model), loaded as --model is, into request.draft_model. A draft not on
 /// this machine is exit 3 with the way forward.
 void load_speculative_draft(PlanRequest& request);
 

@@ -308,8 +308,9 @@ const ModelSpec& add_draft_layers(const ModelSpec& model, const VllmSettings& se
                             "context parallelism is not modelled; plan without -dcp for an upper bound",
                             spec.method, settings.decode_context_parallel),
                 ExitCode::unsupported_architecture);
-  // EAGLE-3: the draft's own attention layers (Eagle3LlamaForCausalLM registers them after the
-  // target's, layers.{num_hidden_layers}...), which get_kv_cache_spec sees beside the target's.
+  // A draft checkpoint (EAGLE-3's head, a draft model): its own layers, registered after the
+  // target's (Eagle3LlamaForCausalLM: layers.{num_hidden_layers}...; a draft model under the
+  // "draft_model" prefix), which get_kv_cache_spec sees beside the target's.
   if (spec.draft) {
     const ModelSpec& draft = spec.draft->spec;
     storage = model;
@@ -317,11 +318,12 @@ const ModelSpec& add_draft_layers(const ModelSpec& model, const VllmSettings& se
     r.draft_layers = spec.draft_layers;
     const LayerSpec& first = draft.layers.front();
     r.rules.push_back(fmt::format(
-        "--speculative-config eagle3, {} speculative token{}: the draft {} builds {} attention layer{} of its own ({} KV "
-        "heads of {}), cached beside the target's in the same groups and pages; its weights are loaded beside the "
-        "target's",
-        spec.num_speculative_tokens, spec.num_speculative_tokens == 1 ? "" : "s", draft.id.empty() ? draft.name : draft.id,
-        spec.draft_layers, spec.draft_layers == 1 ? "" : "s", first.kv_heads, first.k_head_dim));
+        "--speculative-config {}, {} speculative token{}: the draft {} builds {} layer{} of its own (the first {} with "
+        "{} KV heads of {}), cached beside the target's, grouped with them as vLLM groups layers; its weights are "
+        "loaded beside the target's",
+        spec.method, spec.num_speculative_tokens, spec.num_speculative_tokens == 1 ? "" : "s",
+        draft.id.empty() ? draft.name : draft.id, spec.draft_layers, spec.draft_layers == 1 ? "" : "s",
+        to_string(first.kind), first.kv_heads, first.k_head_dim));
     return storage;
   }
   const LayerSpec* like = mtp_cache_layer(model);
@@ -618,10 +620,8 @@ WeightsEstimate vllm_checkpoint(const ModelSpec& model, const VllmModelDtype& mo
 /// them for the target's where the shapes match and the checkpoint has none of its own (or, from
 /// PR #28549, one equal to the target's, which kvplan cannot see: counted, an upper bound); the
 /// head only from 0.11. Checked on a 0.11 log: Llama 3.1 8B with its EAGLE-3 head, 15.8114 GiB.
-std::uint64_t draft_weights(const VllmSpeculative& spec, const ModelSpec& target, const VllmModelDtype& model_dtype,
-                            const VllmSettings& settings, std::vector<std::string>& rules) {
-  if (!spec.draft) return 0;
-  const DraftModel& head = *spec.draft;
+std::uint64_t eagle3_head_weights(const DraftModel& head, const ModelSpec& target, const VllmModelDtype& model_dtype,
+                                  const VllmSettings& settings, std::vector<std::string>& rules) {
   const ModelSpec& draft = head.spec;
   const Dtype& dtype = *model_dtype.weights;
   const std::uint64_t target_head = target.lm_head_params ? target.lm_head_params : target.embedding_params;
@@ -661,6 +661,28 @@ std::uint64_t draft_weights(const VllmSpeculative& spec, const ModelSpec& target
                                                      "output head"),
       vllm_rotary_size(token_map), vllm_rotary_size(rotary.bytes), gib(bytes)));
   return bytes;
+}
+
+/// A draft model's weights on one rank (DraftModelProposer.load_model: get_model with the draft's
+/// own config, at the target's dtype and on its ranks): the checkpoint as vllm_checkpoint loads a
+/// model, over the ranks, and its own rotary tables.
+std::uint64_t draft_model_weights(const ModelSpec& draft, const VllmModelDtype& model_dtype, std::uint32_t tp,
+                                  std::vector<std::string>& rules) {
+  const WeightsEstimate whole = vllm_checkpoint(draft, model_dtype);
+  const VllmRotary rotary = vllm_rotary_tables(draft, *model_dtype.weights);
+  const std::uint64_t bytes = (Checked(ceil_div(whole.bytes, tp), "draft weights") + rotary.bytes).value();
+  rules.push_back(fmt::format("the draft model {}: {} ({}){} + its rotary tables {} = {} a GPU",
+                              draft.id.empty() ? draft.name : draft.id, gib(whole.bytes), whole.rule,
+                              tp > 1 ? fmt::format(" / {} ranks", tp) : "", vllm_rotary_size(rotary.bytes), gib(bytes)));
+  return bytes;
+}
+
+/// The draft checkpoint's weights on one rank: an EAGLE-3 head's or a draft model's.
+std::uint64_t draft_weights(const VllmSpeculative& spec, const ModelSpec& target, const VllmModelDtype& model_dtype,
+                            const VllmSettings& settings, std::vector<std::string>& rules) {
+  if (!spec.draft) return 0;
+  if (spec.method == "eagle3") return eagle3_head_weights(*spec.draft, target, model_dtype, settings, rules);
+  return draft_model_weights(spec.draft->spec, model_dtype, settings.tensor_parallel, rules);
 }
 
 /// One stage's weights, before TP: its share of the decoder layers (in proportion to their number:

@@ -59,7 +59,8 @@ std::optional<std::string> vllm_speculative_draft_name(std::string_view text) {
   if (!config.is_object()) return std::nullopt;
   const auto method = config.find("method");
   const auto model = config.find("model");
-  if (method == config.end() || !method->is_string() || method->get<std::string>() != "eagle3") return std::nullopt;
+  if (method == config.end() || !method->is_string()) return std::nullopt;
+  if (method->get<std::string>() != "eagle3" && method->get<std::string>() != "draft_model") return std::nullopt;
   if (model == config.end() || !model->is_string()) return std::nullopt;
   return model->get<std::string>();
 }
@@ -196,18 +197,40 @@ VllmSpeculative parse_vllm_speculative_config(std::string_view text, std::string
   }
   // EAGLE-3 (__post_init__: the draft's own config, EAGLEConfig): a head of Llama's layout, whose
   // layers are attention layers of their own shape and whose weights are the draft checkpoint's.
-  if (method == "eagle3" && draft) {
+  // draft_model (DraftModelProposer, v1/spec_decode/draft_model.py): a whole model of its own,
+  // loaded with its own config at the target's dtype and parallel layout, its attention layers
+  // beside the target's.
+  if ((method == "eagle3" || method == "draft_model") && draft) {
     if (!tokens) throw tokens_missing();
     if (!draft_checkpoint)
-      throw not_modelled(fmt::format("method eagle3 with model {}: the draft's config.json was not read here; give model "
-                                     "as the path of the draft's folder (its config.json), or a draft in the Hugging "
-                                     "Face cache",
-                                     *draft));
+      throw not_modelled(fmt::format("method {} with model {}: the draft's config.json was not read here; give model "
+                                     "as the path of the draft's folder (its config.json), a draft in the Hugging "
+                                     "Face cache or a catalog model",
+                                     method, *draft));
     const ModelSpec& head = draft_checkpoint->spec;
-    if (head.architecture != "llama_eagle3")
+    const bool eagle3_head = head.architecture == "llama_eagle3";
+    if (method == "eagle3" && !eagle3_head)
       throw not_modelled(fmt::format("method eagle3 with model {}: its config is {}, not an EAGLE-3 head of Llama's layout "
                                      "(architectures LlamaForCausalLMEagle3), the one the vLLM profile prices",
                                      *draft, head.architecture.empty() ? "of no known type" : head.architecture));
+    if (method == "draft_model") {
+      if (eagle3_head)
+        throw Error(fmt::format("{}: {} is an EAGLE-3 head, not a model to draft with: give \"method\": \"eagle3\"", flag,
+                                *draft));
+      if (!model.parts.empty())
+        throw Error(fmt::format("{}: vLLM refuses it: Speculative Decoding with draft models does not support multimodal "
+                                "models yet ({} has {})",
+                                flag, model.id.empty() ? model.name : model.id, model.parts.front().name));
+      if (!head.parts.empty())
+        throw not_modelled(fmt::format("method draft_model with model {}: a multimodal draft is not modelled", *draft));
+      // verify_equal_vocab_size_if_draft_model: one vocabulary for both.
+      if (head.vocab_size && model.vocab_size && head.vocab_size != model.vocab_size)
+        throw Error(fmt::format("{}: vLLM refuses it: the draft model's vocab size ({}) must equal the target's ({})", flag,
+                                head.vocab_size, model.vocab_size));
+      if (head.params == 0 && !head.weights_bytes)
+        throw not_modelled(fmt::format("method draft_model with model {}: the draft's weights are not known ({})", *draft,
+                                       head.params_source.empty() ? "its parameters are not counted" : head.params_source));
+    }
     if (draft_tp && *draft_tp != tp)
       throw not_modelled(fmt::format("draft_tensor_parallel_size {} beside -tp {}: a draft unsplit across the ranks is "
                                      "not modelled",

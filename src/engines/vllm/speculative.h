@@ -21,13 +21,14 @@ struct VllmSpeculative {
   /// MTP layers (all of them, whatever k: vLLM cycles through them, spec_step_idx % n_predict). 0
   /// for methods without a draft model (ngram, suffix).
   std::uint32_t draft_layers = 0;
-  /// eagle3: the draft head's checkpoint (its layers join the cache; its weights are loaded beside
-  /// the target's). Null for MTP (the target's own checkpoint) and methods without a draft.
+  /// eagle3, draft_model: the draft's checkpoint (its layers join the cache; its weights are loaded
+  /// beside the target's). Null for MTP (the target's own checkpoint) and methods without a draft.
   std::shared_ptr<const DraftModel> draft;
 };
 
 /// The draft checkpoint --speculative-config (`text`) names for a method whose draft the vLLM
-/// profile reads (eagle3); nullopt for any other text, well-formed or not (the parse reports it).
+/// profile reads (eagle3, draft_model); nullopt for any other text, well-formed or not (the parse
+/// reports it).
 /// The front end loads it and hands it back as `draft`.
 std::optional<std::string> vllm_speculative_draft_name(std::string_view text);
 
