@@ -16,6 +16,7 @@
 #include "engines/vllm/speculative.h"
 #include "kvplan/error.h"
 #include "kvplan/units.h"
+#include "loaders/hf_config.h"
 #include "support/catalog_entries.h"
 #include "support/run_binary.h"
 
@@ -320,4 +321,64 @@ TEST_CASE("kvplan --runtime vllm --speculative-config: the CLI, the JSON, kvplan
                                   "--gpu h200");
   CHECK(drafted.exit_code == 3);
   CHECK_THAT(drafted.out, Catch::Contains("the weights of deepseek-v3's 1 MTP layer"));
+}
+
+// ERNIE 4.5 MoE (ernie_mtp: ErnieMultiTokenPredictorLayer, a LlamaDecoderLayer built from the
+// target's config) with the num_nextn_predict_layers of 1 its published config states (the trimmed
+// fixture leaves it out): 28 + 1 layers of 4 KV heads x 128 x 2 x 2 B = 2,048 B a token, a 16-token
+// block 29 x 32,768 = 950,272 B; 20 GiB = 21,474,836,480 B hold 22,598 of them.
+TEST_CASE("vLLM --speculative-config mtp: ERNIE 4.5's MTP layer is one more grouped-query layer", "[vllm][speculative]") {
+  nlohmann::json config = nlohmann::json::parse(kvplan::testing::read_file(
+      kvplan::testing::source_path("tests/fixtures/hf/ernie-4.5-21b-a3b/config.json")));
+  config["num_nextn_predict_layers"] = 1;
+  const ModelSpec model = model_spec_from_hf_config(config, "ernie-4.5-21b-a3b", 43'698'000'000ull);
+  VllmSettings settings;
+  settings.kv_cache_memory_bytes = 20 * GiB;
+  settings.max_model_len = 32'768;
+  settings.speculative = speculative_read(R"({"method": "mtp", "num_speculative_tokens": 2})", model, 1);
+  CHECK(settings.speculative->draft_layers == 1);
+  const VllmResult r = plan_vllm(model, catalog_gpu("h100"), settings);
+  REQUIRE(r.groups.size() == 1);
+  CHECK(r.groups[0].layers == 29);
+  CHECK(r.page_bytes * r.layers_per_block == 950'272);
+  CHECK(r.num_blocks == 22'598);
+  // k past n_predict must be whole cycles of it: 1 divides every k.
+  CHECK(speculative_exit_code(R"({"method": "mtp", "num_speculative_tokens": 3})", model, 1) == 0);
+}
+
+// Nemotron 3 Ultra (nemotron_h_mtp: one MTP step of its mtp_layers_block_type [attention, moe],
+// the attention a layer like the target's): 13 attention layers beside 48 Mamba2 layers, so the
+// group size is 13 and the Mamba layers go to 4 groups of 12 + 1 padding; pages of 1,064,960 B
+// (2,080-token blocks), a block 13 pages = 13,844,480 B: 40 GiB hold 3,102. A 131,072-token
+// request needs cdiv(131,072, 2,080) = 64 attention blocks + 4 state groups x (1 + k = 3) = 76.
+TEST_CASE("vLLM --speculative-config mtp: Nemotron-H's MTP attention layer joins the hybrid's groups",
+          "[vllm][speculative]") {
+  const ModelSpec model = speculative_with_checkpoint_total("nemotron3-ultra");
+  VllmSettings settings = speculative_mtp_settings(model, 8, 40 * GiB, 2);
+  CHECK(settings.speculative->draft_layers == 1);
+  const VllmResult r = plan_vllm(model, catalog_gpu("h200"), settings);
+  REQUIRE(r.groups.size() == 5);
+  for (int g = 0; g < 4; ++g) CHECK(r.groups[g].padding_layers == 1);
+  CHECK(r.groups[4].kind == LayerKind::full);
+  CHECK(r.groups[4].layers == 13);
+  CHECK(r.page_bytes == 1'064'960);
+  CHECK(r.num_blocks == 3'102);
+  CHECK(r.blocks_per_request == 76);
+}
+
+// __post_init__ without a method: a model is a draft model, a dotted import path a custom class.
+TEST_CASE("vLLM --speculative-config without a method: the draft model, or a custom proposer", "[vllm][speculative]") {
+  CHECK(vllm_speculative_draft_name(R"({"model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 4})") ==
+        std::optional<std::string>("meta-llama/Llama-3.2-1B"));
+  CHECK(!vllm_speculative_draft_name(R"({"model": "my_pkg.MyProposer", "num_speculative_tokens": 4})"));
+  CHECK(!vllm_speculative_draft_name(R"({"model": "ngram", "num_speculative_tokens": 4})"));
+  const ModelSpec target = catalog_model("llama3.1-70b");
+  auto draft = std::make_shared<DraftModel>();
+  draft->spec = catalog_model("llama3.2-1b");
+  const VllmSpeculative spec = parse_vllm_speculative_config(R"({"model": "llama3.2-1b", "num_speculative_tokens": 4})",
+                                                             "--speculative-config", target, 4, draft);
+  CHECK(spec.method == "draft_model");
+  CHECK(spec.draft_layers == 16);
+  CHECK(speculative_exit_code(R"({"model": "my_pkg.MyProposer", "num_speculative_tokens": 4})", target, 4) == 3);
+  CHECK(speculative_read(R"({"model": "ngram", "num_speculative_tokens": 4})", target, 4).method == "ngram");
 }

@@ -100,6 +100,7 @@ VllmSettings base_settings(const PlanRequest& request) {
   const unsigned minor = requested_minor(request);
   s.pp_whole_model_check = minor == kVllmAutoFitMinor || minor == kVllmAutoFitMinor + 1;
   s.check_counts_padding = minor >= kVllmAutoFitMinor;
+  s.dsa_auto_is_fp8 = minor == 11;
   s.prefix_caching = text("enable-prefix-caching") != nullptr;
   s.hybrid_kv_cache_manager = text("disable-hybrid-kv-cache-manager") == nullptr;
   s.enforce_eager = text("enforce-eager") != nullptr;

@@ -38,6 +38,7 @@ struct LayerType {
   std::uint32_t block_size = 0;
   std::uint64_t page = 0;
   std::vector<std::uint32_t> members;  ///< the model's layers of this type, in model order
+  bool indexer = false;                ///< DSA indexer keys (a cache spec beside the layer's latent)
 };
 
 }  // namespace
@@ -76,9 +77,20 @@ std::uint64_t kv_heads_per_rank(std::uint64_t heads, std::uint32_t tp) {
 
 /// The attention block size: --block-size, else 16 (FlashAttention, FlashInfer, Triton). MLA
 /// backends force theirs (platforms/cuda.py): FlashMLA on Hopper 64, CUTLASS MLA on Blackwell 128.
-std::uint32_t attention_block_size(const GpuSpec& gpu, const VllmSettings& settings, bool mla,
+std::uint32_t attention_block_size(const GpuSpec& gpu, const VllmSettings& settings, bool mla, bool dsa,
                                    std::vector<std::string>& rules) {
   const std::uint32_t chosen = settings.block_size ? settings.block_size : 16;
+  // DSA models (index_topk in the config): 64 on CUDA (platforms/cuda.py), the only block size of
+  // the sparse MLA and indexer kernels, which need Hopper or Blackwell.
+  if (dsa) {
+    const unsigned cc = compute_capability(gpu);
+    if (cc < 90)
+      throw unsupported_architecture(fmt::format("vLLM profile: a DSA model (sparse MLA with an indexer) on sm_{}", cc),
+                                     "its kernels run on Hopper and Blackwell: not modelled here");
+    rules.push_back(fmt::format("block size 64: vLLM forces it for DSA models (the sparse MLA and indexer kernels){}",
+                                settings.block_size && settings.block_size != 64 ? " (--block-size ignored)" : ""));
+    return 64;
+  }
   if (!mla) {
     rules.push_back(settings.block_size ? fmt::format("block size {} (--block-size)", chosen)
                                         : "block size 16 (vLLM's default for the CUDA attention backends)");
@@ -110,11 +122,41 @@ std::uint64_t attention_bytes_per_token(const LayerSpec& layer, const Dtype& dty
   }
 }
 
+/// `type` for one more layer `index`: the layer type of its shape, a new one when none is.
+void add_layer_type(std::vector<LayerType>& types, const LayerType& type, std::uint32_t index) {
+  auto same = std::find_if(types.begin(), types.end(), [&](const LayerType& t) {
+    return t.kind == type.kind && t.window == type.window && t.bytes_per_token == type.bytes_per_token &&
+           t.state_bytes == type.state_bytes && t.indexer == type.indexer;
+  });
+  if (same == types.end()) {
+    types.push_back(type);
+    types.back().layers = 0;
+    types.back().members.clear();
+    same = std::prev(types.end());
+  }
+  ++same->layers;
+  same->members.push_back(index);
+}
+
+/// A DSA model's MLA latent (DeepseekV32ForCausalLM.verify_and_update_config): at an fp8 cache
+/// dtype vLLM stores it as fp8_ds_mla, the kv_lora_rank values in fp8 with a 4 B fp32 scale a
+/// 128, and the rope part kept in bf16 (656 B for DeepSeek-V3.2's 512 + 64); at 16 bits as any
+/// MLA latent.
+std::uint64_t dsa_latent_bytes_per_token(const LayerSpec& layer, const Dtype& dtype, const VllmSettings& settings) {
+  const bool fp8 = dtype.name == "fp8" || dtype.name == "fp8_e4m3" || (settings.kv_dtype == nullptr && settings.dsa_auto_is_fp8);
+  if (dtype.name == "fp8_e5m2")
+    throw unsupported_architecture("vLLM profile: a DSA model's cache at fp8_e5m2", "vLLM stores it as fp8_ds_mla (e4m3)");
+  if (!fp8) return attention_bytes_per_token(layer, dtype, settings.tensor_parallel);
+  const std::uint64_t rank = layer.k_head_dim - layer.mla_rope_dim;
+  return rank + rank / 128 * 4 + std::uint64_t{layer.mla_rope_dim} * 2;
+}
+
 /// What each layer keeps per GPU, grouped into types of equal shape.
 std::vector<LayerType> layer_types(const ModelSpec& model, const Dtype& dtype, const VllmSettings& settings,
                                    std::vector<std::string>& rules) {
   const bool merge_windows = !settings.hybrid_kv_cache_manager;
   bool chunked_as_full = false;
+  std::uint64_t fp8_ds_mla = 0;  // a DSA latent's bytes a token when stored as fp8_ds_mla
   std::vector<LayerType> types;
   for (std::uint32_t index = 0; index < model.layers.size(); ++index) {
     const LayerSpec& layer = model.layers[index];
@@ -157,19 +199,22 @@ std::vector<LayerType> layer_types(const ModelSpec& model, const Dtype& dtype, c
         throw unsupported_architecture("vLLM profile: cross-attention layers (Llama 3.2 Vision)",
                                        "MllamaForConditionalGeneration was removed from vLLM after 0.10.2");
     }
-    if (layer.index_head_dim)
-      throw unsupported_architecture("vLLM profile: DSA indexer cache (index_head_dim)", "not modelled");
-    auto same = std::find_if(types.begin(), types.end(), [&](const LayerType& t) {
-      return t.kind == type.kind && t.window == type.window && t.bytes_per_token == type.bytes_per_token &&
-             t.state_bytes == type.state_bytes;
-    });
-    if (same == types.end()) {
-      types.push_back(type);
-      same = std::prev(types.end());
+    if (layer.index_head_dim) {
+      type.bytes_per_token = dsa_latent_bytes_per_token(layer, dtype, settings);
+      if (type.bytes_per_token != attention_bytes_per_token(layer, dtype, settings.tensor_parallel)) fp8_ds_mla = type.bytes_per_token;
+      add_layer_type(types, type, index);
+      // The layer's indexer keys: a cache of their own (DeepseekV32IndexerCache, an
+      // MLAAttentionSpec of one head) of 128 fp8 values and a 4 B fp32 scale a 128, whatever the
+      // KV dtype; vLLM counts it as a layer of its own in the same group.
+      type.bytes_per_token = layer.index_head_dim + layer.index_head_dim / 128 * 4;
+      type.indexer = true;
     }
-    ++same->layers;
-    same->members.push_back(index);
+    add_layer_type(types, type, index);
   }
+  if (fp8_ds_mla)
+    rules.push_back(fmt::format("MLA latents as fp8_ds_mla, {} B a token: fp8 values with an fp32 scale a 128 and the rope "
+                                "part in bf16 (DeepseekV32ForCausalLM's cache dtype for {})",
+                                fp8_ds_mla, settings.kv_dtype ? "fp8" : "auto in vLLM 0.11.0"));
   if (merge_windows) rules.push_back("--disable-hybrid-kv-cache-manager: sliding and chunked layers keep every token");
   else if (chunked_as_full)
     rules.push_back("chunked-local layers keep every token: before 0.21 VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE "
@@ -229,6 +274,9 @@ void check_decode_context_parallel(const ModelSpec& model, const VllmSettings& s
   bool mla = false, full = false, sliding = false;
   std::uint32_t kv_heads = 0;
   for (const LayerSpec& layer : model.layers) {
+    // Whether a dcp rank keeps all of a request's indexer keys (the top-k runs over every token)
+    // or a share was not read.
+    if (layer.index_head_dim) throw not_modelled("with DSA indexer caches (DeepseekV32IndexerCache)");
     switch (layer.kind) {
       case LayerKind::mla: mla = true; break;
       case LayerKind::full: full = true; break;
@@ -341,7 +389,11 @@ const ModelSpec& add_draft_layers(const ModelSpec& model, const VllmSettings& se
                             model.weights_source.empty() ? "not stated" : model.weights_source),
                 ExitCode::unsupported_architecture);
   storage = model;
-  storage.layers.insert(storage.layers.end(), spec.draft_layers, *like);
+  // A DSA model's MTP layer is a whole decoder layer with an indexer of its own, whichever of the
+  // target's layers share theirs (DeepseekV32MTP; IndexCache never skips it).
+  LayerSpec mtp_layer = *like;
+  for (const LayerSpec& layer : model.layers) mtp_layer.index_head_dim = std::max(mtp_layer.index_head_dim, layer.index_head_dim);
+  storage.layers.insert(storage.layers.end(), spec.draft_layers, mtp_layer);
   r.draft_layers = spec.draft_layers;
   r.rules.push_back(fmt::format(
       "--speculative-config mtp, {} speculative token{}: the draft builds the checkpoint's {} MTP layer{} ({}), each a "
@@ -364,7 +416,20 @@ std::vector<std::int32_t> form_groups(std::vector<LayerType>& types, std::size_t
                                       const VllmSettings& settings, VllmResult& r) {
   std::vector<std::int32_t> group_of(layer_count, -1);
   const bool mla = std::any_of(types.begin(), types.end(), [](const LayerType& t) { return t.kind == LayerKind::mla; });
-  const std::uint32_t block = attention_block_size(gpu, settings, mla, r.rules);
+  const bool dsa = std::any_of(types.begin(), types.end(), [](const LayerType& t) { return t.indexer; });
+  const std::uint32_t block = attention_block_size(gpu, settings, mla, dsa, r.rules);
+  if (dsa) {
+    std::uint32_t indexers = 0;
+    std::uint64_t bytes = 0;
+    for (const LayerType& type : types)
+      if (type.indexer) {
+        indexers += type.layers;
+        bytes = type.bytes_per_token;
+      }
+    r.rules.push_back(fmt::format("{} DSA indexer caches (DeepseekV32IndexerCache: {} B a token, fp8 keys and their "
+                                  "scales whatever the KV dtype), each a layer of its own in the group",
+                                  indexers, bytes));
+  }
   std::vector<LayerType*> attention;
   LayerType* linear = nullptr;
   for (LayerType& type : types) {
@@ -1012,6 +1077,10 @@ VllmResult plan_vllm_at_length(const ModelSpec& model, std::span<const GpuSpec> 
       throw unsupported_architecture("vLLM profile: a hybrid layout (sliding-window, chunked or recurrent layers beside "
                                      "full attention) under pipeline parallelism on vLLM 0.10",
                                      "its groups were cut in runs, not dealt to the stages (PR #23974, 0.11): not modelled");
+    if (std::any_of(model.layers.begin(), model.layers.end(), [](const LayerSpec& l) { return l.index_head_dim != 0; }))
+      throw unsupported_architecture("vLLM profile: a DSA model (indexer caches beside the MLA latents) under pipeline "
+                                     "parallelism",
+                                     "each stage's share of the indexer caches is not modelled");
     // A KV-sharing layer reads an earlier layer's cache, which another stage may hold.
     if (std::any_of(model.layers.begin(), model.layers.end(), [](const LayerSpec& l) { return l.kind == LayerKind::shared; }))
       throw unsupported_architecture("vLLM profile: layers that share another layer's KV cache (Gemma 3n) under pipeline "

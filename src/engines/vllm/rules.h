@@ -134,6 +134,9 @@ struct VllmSettings {
   bool hybrid_kv_cache_manager = true;  ///< false: --disable-hybrid-kv-cache-manager
   bool prefix_caching = false;          ///< --enable-prefix-caching (Mamba layers then keep 2 blocks)
   bool enforce_eager = false;           ///< --enforce-eager: no CUDA graphs are captured
+  /// vLLM 0.11.0 made --kv-cache-dtype auto fp8_ds_mla for DSA models (DeepSeek-V3.2); later
+  /// releases keep auto at the model dtype.
+  bool dsa_auto_is_fp8 = false;
   /// --speculative-config: the draft's layers join the cache, Mamba layers keep k more blocks.
   std::optional<VllmSpeculative> speculative;
 };

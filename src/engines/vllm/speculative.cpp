@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -43,13 +44,47 @@ constexpr std::array<std::string_view, 12> kOtherMethods = {
 // Glm4MoeLiteForCausalLM (GLM-4.7-Flash) into glm4_moe_lite_mtp (one Glm4MoeLiteDecoderLayer each,
 // built from the target's config: the target's MLA; models/glm4_moe_lite_mtp.py, read at 055e47c2;
 // hf_config_override at 002e77c1), and qwen3_next into qwen3_next_mtp (Qwen3NextDecoderLayer with
-// layer_type "full_attention", as Qwen3.5's; models/qwen3_next_mtp.py at 055e47c2). deepseek_v32
-// and glm_moe_dsa map to deepseek_mtp too, but the profile does not size their DSA indexer at all.
-constexpr std::array<std::string_view, 8> kMtpFamilies = {"deepseek_v3", "glm4_moe",     "glm4_moe_lite",   "qwen3_next",
-                                                          "qwen3_5",     "qwen3_5_moe", "qwen3_5_text",    "qwen3_5_moe_text"};
+// layer_type "full_attention", as Qwen3.5's; models/qwen3_next_mtp.py at 055e47c2), and
+// deepseek_v32 and glm_moe_dsa into deepseek_mtp (DeepseekV32MTPModel: a decoder layer with its
+// MLA latent and an indexer cache of its own), and
+// ernie4_5_moe into ernie_mtp (ErnieMultiTokenPredictorLayer: a LlamaDecoderLayer from the
+// target's config, its grouped-query attention; models/ernie_mtp.py), and nemotron_h with
+// num_nextn_predict_layers into nemotron_h_mtp (NemotronHMultiTokenPredictor: one step, asserted,
+// of mtp_hybrid_override_pattern's layers, '*' a NemotronHAttentionDecoderLayer like the
+// target's, 'E' a MoE layer without a cache; models/nemotron_h_mtp.py at 01ca2773). deepseek_v32
+// and glm_moe_dsa map to deepseek_mtp too (above).
+constexpr std::array<std::string_view, 12> kMtpFamilies = {
+    "deepseek_v3", "glm4_moe",         "glm4_moe_lite", "qwen3_next",   "qwen3_5",
+    "qwen3_5_moe", "qwen3_5_text",     "qwen3_5_moe_text", "ernie4_5_moe", "nemotron_h", "deepseek_v32", "glm_moe_dsa"};
 
 bool speculative_list_has(std::string_view name, auto const& list) {
   return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+/// SpeculativeConfig._is_custom_proposer_path: no URL, no '/', two or more identifiers joined by '.'.
+bool speculative_custom_proposer_path(std::string_view model) {
+  if (model.find("://") != std::string_view::npos || model.find('/') != std::string_view::npos) return false;
+  std::size_t parts = 0;
+  for (std::size_t start = 0;;) {
+    const std::size_t dot = model.find('.', start);
+    const std::string_view part = model.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    const bool identifier = !part.empty() && (std::isalpha(static_cast<unsigned char>(part[0])) || part[0] == '_') &&
+                            std::all_of(part.begin(), part.end(), [](char c) {
+                              return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                            });
+    if (!identifier) return false;
+    ++parts;
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return parts >= 2;
+}
+
+/// The method __post_init__ infers when none is given.
+std::string speculative_method_implied_by(const std::optional<std::string>& model) {
+  if (model && speculative_custom_proposer_path(*model)) return "custom_class";
+  if (model && (*model == "ngram" || *model == "[ngram]")) return "ngram";
+  return "draft_model";
 }
 
 }  // namespace
@@ -59,10 +94,13 @@ std::optional<std::string> vllm_speculative_draft_name(std::string_view text) {
   if (!config.is_object()) return std::nullopt;
   const auto method = config.find("method");
   const auto model = config.find("model");
-  if (method == config.end() || !method->is_string()) return std::nullopt;
-  if (method->get<std::string>() != "eagle3" && method->get<std::string>() != "draft_model") return std::nullopt;
   if (model == config.end() || !model->is_string()) return std::nullopt;
-  return model->get<std::string>();
+  const std::string name = model->get<std::string>();
+  const bool unnamed = method == config.end() || method->is_null();
+  if (!unnamed && !method->is_string()) return std::nullopt;
+  const std::string chosen = unnamed ? speculative_method_implied_by(name) : method->get<std::string>();
+  if (chosen != "eagle3" && chosen != "draft_model") return std::nullopt;
+  return name;
 }
 
 VllmSpeculative parse_vllm_speculative_config(std::string_view text, std::string_view flag, const ModelSpec& model,
@@ -128,15 +166,9 @@ VllmSpeculative parse_vllm_speculative_config(std::string_view text, std::string
                             "1 or target model tensor_parallel_size",
                             flag, *draft_tp));
 
-  // __post_init__: no method and no draft model means the "draft_model" method without a model.
-  if (method.empty()) {
-    if (draft)
-      throw not_modelled(fmt::format("the draft model {} is a checkpoint of its own (vLLM detects its method from it), "
-                                     "which the vLLM profile does not read: the target's figures leave out its weights "
-                                     "and KV cache",
-                                     *draft));
-    method = "draft_model";
-  }
+  // __post_init__ without a method: a dotted import path is a custom_class proposer, "ngram" the
+  // ngram method, anything else (no model too) draft_model.
+  if (method.empty()) method = speculative_method_implied_by(draft);
   if (speculative_list_has(std::string_view(method), kMtpMethods)) method = "mtp";
   else if (!speculative_list_has(std::string_view(method), kOtherMethods))
     throw Error(fmt::format("{}: method '{}' is not one of vLLM's speculative methods (mtp, ngram, suffix, eagle, "
@@ -164,14 +196,17 @@ VllmSpeculative parse_vllm_speculative_config(std::string_view text, std::string
                               "(num_nextn_predict_layers)",
                               flag, name));
     // n_predict = num_nextn_predict_layers; k may exceed it only by whole cycles of the layers.
-    if (!unstated_qwen3_next && *tokens > layers && *tokens % layers != 0)
+    // Nemotron-H's draft asserts one MTP step (n_predict 1) whose pattern may hold several
+    // attention layers (mtp_layers counts those).
+    const std::uint32_t n_predict = model.architecture == "nemotron_h" ? 1 : layers;
+    if (!unstated_qwen3_next && *tokens > n_predict && *tokens % n_predict != 0)
       throw Error(fmt::format("{}: vLLM refuses it: num_speculative_tokens:{} must be divisible by n_predict={}", flag,
-                              *tokens, layers));
+                              *tokens, n_predict));
     if (!speculative_list_has(std::string_view(model.architecture), kMtpFamilies))
       throw not_modelled(fmt::format("method mtp for model type {}: which layers vLLM's draft builds for it (and their "
                                      "cache) is not modelled; the vLLM profile derives DeepSeek-V3 (deepseek_mtp), "
-                                     "GLM-4.5 (glm4_moe_mtp), GLM-4.7-Flash (glm4_moe_lite_mtp), Qwen3-Next (qwen3_next_mtp) and Qwen3.5 "
-                                     "(qwen3_5_mtp)",
+                                     "GLM-4.5 (glm4_moe_mtp), GLM-4.7-Flash (glm4_moe_lite_mtp), Qwen3-Next (qwen3_next_mtp), Qwen3.5 "
+                                     "(qwen3_5_mtp), ERNIE 4.5 MoE (ernie_mtp), Nemotron-H (nemotron_h_mtp) and the DSA models (deepseek_mtp)",
                                      model.architecture.empty() ? std::string("unknown") : model.architecture));
     if (draft_tp && *draft_tp != tp)
       throw not_modelled(fmt::format("draft_tensor_parallel_size {} beside -tp {}: a draft unsplit across the ranks is "
