@@ -250,4 +250,14 @@ TEST_CASE("vLLM draft_model: a catalog model drafts, its layers and weights besi
   CHECK(code_of(catalog_model("gemma3-27b"), draft) == 2);  // a multimodal target
   CHECK(code_of(target, eagle3_draft(eagle3_fixture_config(), false, true)) == 2);  // a head, not a model
   CHECK(code_of(target, nullptr) == 3);
+
+  // kvplan check reads the draft a vllm serve line names (here a catalog alias), as the plain command does.
+  const ProcessResult checked = run_kvplan(
+      "check --cmd \"vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 4 --max-model-len 32768 --speculative-config "
+      "'{\\\"method\\\": \\\"draft_model\\\", \\\"model\\\": \\\"meta-llama/Llama-3.2-1B-Instruct\\\", "
+      "\\\"num_speculative_tokens\\\": 4}'\" --gpu h100 --format json");
+  REQUIRE(checked.exit_code == 0);
+  const nlohmann::json row = nlohmann::json::parse(checked.out)["deployments"][0]["plan"]["vllm"]["rows"][0];
+  CHECK(row["budget"]["draft_weights_bytes"] == 617'907'200 + 16'777'216);
+  CHECK(row["speculative"]["draft_model"] == "llama3.2-1b");
 }

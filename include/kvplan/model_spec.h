@@ -225,4 +225,14 @@ KVPLAN_API std::uint32_t resolve_mtp_layers(std::string_view text, const ModelSp
 /// 2 x layers x kv_heads x head_dim formula is exact for it.
 KVPLAN_API bool is_uniform_full_attention(const ModelSpec& spec);
 
+/// A speculative-decoding draft checkpoint (an EAGLE-3 head, a draft model), as a loader read it.
+struct DraftModel {
+  ModelSpec spec;
+  /// Whether the checkpoint stores token embeddings (embed_tokens) and an output head (lm_head) of
+  /// its own, from its safetensors' tensor names; nullopt when no safetensors were read. An engine
+  /// may share the target's in their place.
+  std::optional<bool> stores_embeddings;
+  std::optional<bool> stores_lm_head;
+};
+
 }  // namespace kvplan

@@ -58,16 +58,6 @@ struct EngineOption {
   std::string shown_as;
 };
 
-/// A speculative-decoding draft checkpoint (an EAGLE-3 head), as a front end read it.
-struct DraftModel {
-  ModelSpec spec;
-  /// Whether the checkpoint stores token embeddings (embed_tokens) and an output head (lm_head) of
-  /// its own, from its safetensors' tensor names; nullopt when no safetensors were read. An engine
-  /// may share the target's in their place.
-  std::optional<bool> stores_embeddings;
-  std::optional<bool> stores_lm_head;
-};
-
 /// The whole question: every (context, cache dtype) pair of one model on one card, under one engine.
 struct PlanRequest {
   std::string runtime = "generic";       ///< the engine profile: generic, llama.cpp, vllm, ollama

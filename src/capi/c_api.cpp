@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "engines/core/profile.h"
 #include "engines/core/request_texts.h"
 #include "kvplan/catalog.h"
 #include "kvplan/error.h"
@@ -21,6 +22,7 @@
 #include "kvplan/report.h"
 #include "kvplan/units.h"
 #include "kvplan/version.h"
+#include "loaders/draft_model.h"
 #include "loaders/spec_json.h"
 
 namespace kvplan {
@@ -113,7 +115,10 @@ void plan_into(const kvplan_request& in, kvplan_result& result) {
   Report report;
   report.model = &model;
   report.gpus = resolve_builtin_gpus(in.gpu, "gpu");
-  report.plan = make_plan(model, report.gpus, build_plan_request(texts, model, kFieldNames));
+  PlanRequest request = build_plan_request(texts, model, kFieldNames);
+  if (const std::optional<std::string> draft = draft_checkpoint_named(request))
+    request.draft_model = load_draft_model(*draft, "");
+  report.plan = make_plan(model, report.gpus, request);
 
   const std::string json = format_json(report);
   const std::size_t count = report.plan.rows.size();

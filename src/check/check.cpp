@@ -6,12 +6,14 @@
 #include <fmt/format.h>
 
 #include "check/engine_command.h"
+#include "engines/core/profile.h"
 #include "engines/core/request_texts.h"
 #include "kvplan/catalog.h"
 #include "kvplan/error.h"
 #include "kvplan/model_loader.h"
 #include "kvplan/plan.h"
 #include "kvplan/units.h"
+#include "loaders/draft_model.h"
 #include "model/wide_int.h"
 
 namespace kvplan {
@@ -201,7 +203,11 @@ CheckedDeployment check_deployment(const Deployment& d, const CheckDefaults& def
                     error.code());
       throw;
     }
-    const PlanRequest request = build_plan_request(texts, *spec, kFileNames);
+    PlanRequest request = build_plan_request(texts, *spec, kFileNames);
+    // A draft checkpoint the engine's command line names (--speculative-config's model), relative
+    // to the deployment file as the model is; the Hugging Face cache is not read here.
+    if (const std::optional<std::string> draft = draft_checkpoint_named(request))
+      request.draft_model = load_draft_model(model_path(*draft, d.where), "");
     Report report;
     report.model = spec.get();
     report.gpus = gpus;

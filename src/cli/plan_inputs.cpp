@@ -1,20 +1,15 @@
 #include "cli/plan_inputs.h"
 
-#include <algorithm>
-#include <filesystem>
-#include <memory>
-
 #include <fmt/format.h>
 
-#include "engines/vllm/speculative.h"
-#include "loaders/hf_cache.h"
-#include "loaders/safetensors_names.h"
 #include "cli/hf_hub_cache.h"
 #include "cli/unified_flag.h"
+#include "engines/core/profile.h"
 #include "kvplan/catalog.h"
 #include "kvplan/error.h"
 #include "kvplan/model_loader.h"
 #include "kvplan/units.h"
+#include "loaders/draft_model.h"
 
 namespace kvplan {
 
@@ -28,55 +23,9 @@ ModelSpec load_model_for_cli(const std::string& model, const PlanTexts& texts) {
   return apply_weight_overrides(std::move(spec), texts, kFlagNames);
 }
 
-namespace {
-
-/// The folder of the checkpoint `name` loads from: itself, its config.json's, or its snapshot in
-/// the Hugging Face cache; nullopt for a catalog entry.
-std::optional<std::filesystem::path> checkpoint_folder(const std::string& name) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path path(name);
-  if (fs::is_directory(path, ec)) return path;
-  if (fs::is_regular_file(path, ec)) return path.parent_path();
-  const std::string hub = hf_hub_cache_from_environment();
-  if (hub.empty()) return std::nullopt;
-  if (const std::optional<HfCacheSnapshot> snapshot = find_hf_cache_snapshot(name, fs::path(hub))) return snapshot->folder;
-  return std::nullopt;
-}
-
-}  // namespace
-
 void load_speculative_draft(PlanRequest& request) {
-  for (const EngineOption& option : request.engine_options) {
-    if (option.name != "speculative-config") continue;
-    const std::optional<std::string> name = vllm_speculative_draft_name(option.value);
-    if (!name) continue;
-    auto draft = std::make_shared<DraftModel>();
-    try {
-      draft->spec = load_model(*name, hf_hub_cache_from_environment());
-    } catch (const Error& error) {
-      // A draft that is not on this machine leaves the plan unknown, not wrong: say where to put it.
-      std::error_code ec;
-      if (error.code() != ExitCode::invalid_input || std::filesystem::exists(*name, ec)) throw;
-      throw Error(fmt::format("{}: the draft {} is not on this machine ({}); download it and give the path of its folder "
-                              "(its config.json) as the model",
-                              option.shown_as, *name, error.what()),
-                  ExitCode::unsupported_architecture);
-    }
-    // Its tensors, where its folder holds safetensors: whether it ships embeddings and a head of
-    // its own decides whether the engine shares the target's.
-    if (const std::optional<std::filesystem::path> folder = checkpoint_folder(*name)) {
-      if (const auto names = safetensors_tensor_names(*folder)) {
-        const auto holds = [&](std::string_view part) {
-          return std::any_of(names->begin(), names->end(),
-                             [&](const std::string& tensor) { return tensor.find(part) != std::string::npos; });
-        };
-        draft->stores_embeddings = holds("embed_tokens");
-        draft->stores_lm_head = holds("lm_head");
-      }
-    }
-    request.draft_model = std::move(draft);
-  }
+  if (const std::optional<std::string> name = draft_checkpoint_named(request))
+    request.draft_model = load_draft_model(*name, hf_hub_cache_from_environment());
 }
 
 std::vector<GpuSpec> resolve_gpus_for_cli(const std::string& gpu, const std::string& gpu_count, bool unified,

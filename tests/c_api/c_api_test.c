@@ -140,6 +140,26 @@ static void test_defaults_and_options(void) {
     CHECK(result->rows[0].kv_bytes == 71424ull * 32768);
   }
   kvplan_free(result);
+
+  /* vLLM's draft_model: the C API loads the draft --speculative-config names, as the CLI does.
+     Llama 3.2 1B's weights on each of 4 ranks: 1,235,814,400 x 2 B / 4 = 617,907,200 B, and its
+     own rotary table of 131,072 x 64 x 2 B = 16,777,216 B. */
+  {
+    static const char* const options[] = {
+        "tensor-parallel-size=4",
+        "speculative-config={\"method\": \"draft_model\", \"model\": \"llama3.2-1b\", \"num_speculative_tokens\": 4}",
+        NULL};
+    memset(&request, 0, sizeof request);
+    request.model = "llama3.1-70b";
+    request.gpu = "4xh100";
+    request.ctx = "32k";
+    request.runtime = "vllm";
+    request.engine_options = options;
+    result = kvplan_plan(&request);
+    CHECK(result && result->status == KVPLAN_OK);
+    if (result && result->json) CHECK(strstr(result->json, "\"draft_weights_bytes\": 634684416") != NULL);
+    kvplan_free(result);
+  }
 }
 
 static void test_spec_file_and_json(const char* source_dir) {

@@ -85,6 +85,16 @@ std::uint64_t rows_batch(const PlanRequest& request, const Profile& profile) {
   return request.batch_given ? request.batch : profile.default_batch().value_or(request.batch);
 }
 
+std::optional<std::string> draft_checkpoint_named(const PlanRequest& request) {
+  const EngineEntry* engine = nullptr;
+  try {
+    engine = &find_engine(request.runtime, request.names.runtime);
+  } catch (const Error&) {
+    return std::nullopt;  // make_plan names the runtime it does not know
+  }
+  return engine->draft_named ? engine->draft_named(request) : std::nullopt;
+}
+
 const EngineOption* find_option(const PlanRequest& request, std::string_view name) {
   for (const EngineOption& option : request.engine_options)
     if (option.name == name) return &option;

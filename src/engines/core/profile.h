@@ -203,7 +203,14 @@ struct EngineEntry {
   /// naming a setting the engine refuses (as request.names or the option's shown_as spell it).
   std::shared_ptr<const Profile> (*make)(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                                          const PlanRequest& request);
+  /// The draft checkpoint the request's engine options name (vLLM's --speculative-config model),
+  /// for the front end to load into request.draft_model; null: the engine reads none.
+  std::optional<std::string> (*draft_named)(const PlanRequest& request) = nullptr;
 };
+
+/// The draft checkpoint the request's engine names in its options, nullopt when none (or when the
+/// runtime is not known: make_plan reports that).
+std::optional<std::string> draft_checkpoint_named(const PlanRequest& request);
 
 /// Sets every field of `row` to its default, as `Row{}` has it, keeping the buffers of its
 /// vectors and strings for what is written into it next (Profile::price_into).

@@ -435,11 +435,18 @@ std::shared_ptr<const Profile> make_vllm(const ModelSpec& model, const std::vect
   return std::make_shared<VllmProfile>(model, gpus, request);
 }
 
+/// --speculative-config's draft checkpoint (eagle3, draft_model), which the front end loads.
+std::optional<std::string> vllm_draft_named(const PlanRequest& request) {
+  const EngineOption* option = find_option(request, "speculative-config");
+  return option ? vllm_speculative_draft_name(option->value) : std::nullopt;
+}
+
 }  // namespace
 
 const EngineEntry& vllm_engine() {
   static const EngineEntry entry{"vllm", "vLLM", "", "what vLLM's V1 engine allocates, per GPU",
-                                 "vLLM profile (with --runtime vllm; vLLM's spellings accepted)", kOptions, &make_vllm};
+                                 "vLLM profile (with --runtime vllm; vLLM's spellings accepted)", kOptions, &make_vllm,
+                                 &vllm_draft_named};
   return entry;
 }
 
