@@ -18,10 +18,12 @@
 #include "loaders/hf_config.h"
 #include "support/catalog_entries.h"
 #include "support/run_binary.h"
+#include "support/vllm_exit_code.h"
 
 using namespace kvplan;
 using kvplan::testing::catalog_gpu;
 using kvplan::testing::catalog_model;
+using kvplan::testing::vllm_plan_exit_code;
 using kvplan::testing::source_path;
 
 namespace {
@@ -32,15 +34,6 @@ VllmSettings dsa_settings(std::uint32_t tp, std::uint64_t memory, std::uint64_t 
   settings.kv_cache_memory_bytes = memory;
   settings.max_model_len = max_len;
   return settings;
-}
-
-int dsa_exit_code(const ModelSpec& model, const GpuSpec& gpu, const VllmSettings& settings) {
-  try {
-    plan_vllm(model, gpu, settings);
-  } catch (const Error& e) {
-    return static_cast<int>(e.code());
-  }
-  return 0;
 }
 
 }  // namespace
@@ -82,14 +75,14 @@ TEST_CASE("vLLM DSA: DeepSeek-V3.2's indexer caches beside its latents, one grou
 
   // What is not modelled: the kernels below Hopper, pipeline stages, an e5m2 cache.
   VllmSettings plain = dsa_settings(8, 40 * GiB, 163'840);
-  CHECK(dsa_exit_code(catalog_model("deepseek-v3.2"), catalog_gpu("a100"), plain) == 3);
+  CHECK(vllm_plan_exit_code(catalog_model("deepseek-v3.2"), catalog_gpu("a100"), plain) == 3);
   VllmSettings staged = plain;
   staged.tensor_parallel = 4;
   staged.pipeline_parallel = 2;
-  CHECK(dsa_exit_code(catalog_model("deepseek-v3.2"), h200, staged) == 3);
+  CHECK(vllm_plan_exit_code(catalog_model("deepseek-v3.2"), h200, staged) == 3);
   VllmSettings e5m2 = plain;
   e5m2.kv_dtype = &parse_kv_dtype("fp8_e5m2", *model.weight_dtype);
-  CHECK(dsa_exit_code(catalog_model("deepseek-v3.2"), h200, e5m2) == 3);
+  CHECK(vllm_plan_exit_code(catalog_model("deepseek-v3.2"), h200, e5m2) == 3);
 }
 
 // GLM-5.2: indexers on 21 of its 78 layers (indexer_types "full"), and on its MTP layer: a block

@@ -15,10 +15,12 @@
 #include "kvplan/units.h"
 #include "support/catalog_entries.h"
 #include "support/run_binary.h"
+#include "support/vllm_exit_code.h"
 
 using namespace kvplan;
 using kvplan::testing::catalog_gpu;
 using kvplan::testing::catalog_model;
+using kvplan::testing::vllm_plan_exit_code;
 using kvplan::testing::check_refused;
 using kvplan::testing::ProcessResult;
 using kvplan::testing::run_kvplan;
@@ -31,15 +33,6 @@ VllmSettings vllm_pp_settings(std::uint64_t max_len, std::uint32_t pp, std::vect
   s.pipeline_parallel = pp;
   s.layer_partition = std::move(partition);
   return s;
-}
-
-int vllm_pp_exit_code(const ModelSpec& model, const GpuSpec& gpu, const VllmSettings& settings) {
-  try {
-    plan_vllm(model, gpu, settings);
-  } catch (const Error& e) {
-    return static_cast<int>(e.code());
-  }
-  return 0;
 }
 
 }  // namespace
@@ -96,7 +89,7 @@ TEST_CASE("vLLM --dtype given: casts, and what vLLM refuses", "[vllm][vllm_dtype
                     Catch::Contains("compute capability 8.0"));
   // A quantized checkpoint at float32: which tensors widen is not modelled (exit 3).
   s.dtype = VllmDtype::float32;
-  CHECK(vllm_pp_exit_code(catalog_model("llama3-8b-instruct-fp8"), catalog_gpu("h100"), s) == 3);
+  CHECK(vllm_plan_exit_code(catalog_model("llama3-8b-instruct-fp8"), catalog_gpu("h100"), s) == 3);
 }
 
 TEST_CASE("kvplan --runtime vllm --dtype: the table, the JSON and the refusals", "[vllm][vllm_dtype]") {
