@@ -579,6 +579,20 @@ VllmBudget estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const Vll
   // A MoE model's forward pass leaves its fused-MoE workspace allocated beneath that peak.
   b.moe_workspace = moe_workspace_bytes(model, *r.model_dtype, r.max_num_batched_tokens, settings.tensor_parallel);
   b.activation = checked_add(b.activation, b.moe_workspace, "activation estimate");
+  // EAGLE-3: the target's forward keeps three of its hidden states for the head (the aux hidden
+  // states fc reads) beside its own peak, max_num_batched_tokens of them at the model dtype
+  // (inferred from gpu_model_runner's profile run; fc's width is 3 x the target's hidden size).
+  std::uint64_t aux_states = 0;
+  if (settings.speculative && settings.speculative->method == "eagle3" && settings.speculative->draft) {
+    const ModelSpec& head = settings.speculative->draft->spec;
+    for (const ModelPart& part : head.parts)
+      if (head.hidden_size)
+        aux_states = checked_add(aux_states,
+                                 dtype_bytes(*r.model_dtype, checked_mul(part.params / head.hidden_size,
+                                                                         r.max_num_batched_tokens, "activation estimate")),
+                                 "activation estimate");
+    b.activation = checked_add(b.activation, aux_states, "activation estimate");
+  }
   // Non-torch memory allocated during profiling, as vLLM's logs show it (H100): NCCL buffers once
   // more than one GPU serves the model (tensor or pipeline parallel).
   const double non_torch_gib = settings.version == VllmVersion::v0_10 ? (world > 1 ? 0.1 : 0.0) : (world > 1 ? 2.1 : 0.25);
@@ -609,8 +623,8 @@ VllmBudget estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const Vll
   b.available = static_cast<std::int64_t>(b.requested) - static_cast<std::int64_t>(used);
   if (rules)
     rules->push_back(fmt::format("estimate: available = budget - weights/TP {} - sampler peak {} ({} B x {} seqs x {} vocab{}) "
-                                 "{}- non-torch {}{}",
-                                 gib(b.weights), gib(b.activation - b.moe_workspace), per_entry,
+                                 "{}{}- non-torch {}{}",
+                                 gib(b.weights), gib(b.activation - b.moe_workspace - aux_states), per_entry,
                                  std::min<std::uint64_t>(r.max_num_seqs, r.max_num_batched_tokens),
                                  model.vocab_size, per_entry > 16 ? fmt::format(": the rejection sampler's 4 + 8 x {} B", k) : "",
                                  b.moe_workspace ? fmt::format("- MoE workspace {} ({} tokens x {} experts a token, kept from the "
@@ -618,6 +632,10 @@ VllmBudget estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const Vll
                                                                gib(b.moe_workspace), r.max_num_batched_tokens,
                                                                model.routed_experts->per_token)
                                                  : "",
+                                 aux_states ? fmt::format("- EAGLE-3 hidden states {} (3 x the target's width x {} tokens, "
+                                                          "ESTIMATED) ",
+                                                          gib(aux_states), r.max_num_batched_tokens)
+                                            : "",
                                  gib(b.non_torch),
                                  b.cuda_graphs_subtracted ? fmt::format(" - CUDA graphs {}", gib(b.cuda_graphs))
                                                           : " (CUDA graphs, ~" + gib(b.cuda_graphs) +
