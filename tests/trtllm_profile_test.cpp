@@ -254,7 +254,7 @@ TEST_CASE("TensorRT-LLM versions and the dtypes it lacks", "[trtllm]") {
   s.kv_dtype = &kv("q8_0");
   CHECK_FALSE(plan_trtllm(catalog_model("llama3.1-8b"), catalog_cards("h100"), s).dtype_supported);
   try {
-    plan_trtllm(catalog_model("qwen3-next-80b-a3b"), catalog_cards("h100"), s);
+    plan_trtllm(catalog_model("llama4-scout"), catalog_cards("h100"), s);
     FAIL("no error");
   } catch (const Error& error) {
     CHECK(error.code() == ExitCode::unsupported_architecture);
@@ -308,7 +308,7 @@ TEST_CASE("kvplan --runtime trtllm: refusals and what stops TensorRT-LLM", "[trt
   check("--runtime trtllm --model llama3.1-8b --gpu 4xh100 --tp_size 2", "--tp_size 2 x --pp_size 1 on 4 GPUs");
   check("--runtime trtllm --model llama3.1-8b --gpu h100 --kv_cache_free_gpu_memory_fraction 1", "below 1.0");
   check("--runtime trtllm --model llama3.1-8b --gpu h100 --trtllm-version 0.13", "--trtllm-free-memory", 3);
-  check("--runtime trtllm --model qwen3-next-80b-a3b --gpu h100", "recurrent", 3);
+  check("--runtime trtllm --model llama4-scout --gpu h100", "chunked local attention", 3);
   // nvfp4 on Hopper: the row names the dtype and TensorRT-LLM refuses.
   const auto fp4 = run_kvplan("--runtime trtllm --model llama3.1-8b --gpu h100 --ctx 8k --kv-dtype nvfp4 --format json");
   REQUIRE(fp4.exit_code == 0);

@@ -209,6 +209,13 @@ TEST_CASE("kvplan --runtime vllm --speculative-config eagle3 reads the draft's f
                            R"('{"method": "eagle3", "model": "nobody/no-such-draft", "num_speculative_tokens": 3}')"),
                 "the draft nobody/no-such-draft is not on this machine", 3);
   check_refused(run_kvplan("--model " + source_path(kEagle3Fixture) + " --gpu h100"), "an EAGLE-3 draft head, not a model to serve alone");
+  // A safetensors file whose header length runs past the file: one line, exit 2.
+  {
+    std::ofstream out(dir.file("model.safetensors"), std::ios::binary | std::ios::trunc);
+    out << std::string("\x00\x00\x00\x00\x00\x00\x00\x80{}", 10);
+  }
+  check_refused(run_kvplan("--model llama3.1-8b --gpu h100 --runtime vllm --speculative-config " + spec),
+                "not a safetensors file");
 }
 
 // draft_model: Llama 3.2 1B drafting for Llama 3.1 70B at -tp 4. The draft's 16 layers keep 8 KV

@@ -137,6 +137,9 @@ class TrtllmProfile final : public Profile {
         format_gib(static_cast<std::int64_t>(b.free_memory)), b.fraction, b.measured ? "" : " (ESTIMATED free memory)");
     settings_.overhead_rule = b.measured ? "the CUDA total - the weights - the free memory given"
                                          : "ESTIMATED: the dry run's activations, CUDA context, graphs and NCCL";
+    if (b.mamba_state)
+      settings_.overhead_rule += fmt::format("{} the recurrent state of {} request slots, {}", b.measured ? ", of it" : ", and",
+                                             b.mamba_slots, format_gib(static_cast<std::int64_t>(b.mamba_state)));
   }
 
   std::optional<CacheRefusal> cache_refusal(const CacheDtypes& cache) const override {
@@ -260,7 +263,7 @@ class TrtllmProfile final : public Profile {
   /// The memory besides weights and the KV pool: the dry run's peak, estimated or what the given
   /// free memory implies.
   static std::uint64_t overhead_of(const TrtllmBudget& b) {
-    if (!b.measured) return checked_add(b.activation, b.non_torch, "TensorRT-LLM memory");
+    if (!b.measured) return checked_add(checked_add(b.activation, b.non_torch, "TensorRT-LLM memory"), b.mamba_state, "TensorRT-LLM memory");
     const std::uint64_t used = checked_add(b.weights, b.free_memory, "TensorRT-LLM memory");
     return b.cuda_total > used ? b.cuda_total - used : 0;
   }

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "engines/core/state_split.h"
+
 #include "engines/core/serving.h"
 #include "model/checked.h"
 #include "kvplan/error.h"
@@ -113,8 +115,13 @@ std::uint64_t estimate_bytes_of(const Dtype& dtype, double values) {
 struct Shape {
   bool mla = false;
   bool dsa = false;
+  bool recurrent = false;  ///< Mamba2 or Gated DeltaNet layers beside the attention (MambaHybridCacheManager)
   std::uint64_t head_dim = 0;
 };
+
+/// A layer with a paged KV cache: not a layer without attention, nor a recurrent one (its state
+/// is a slot of its own, not tokens).
+bool pages_tokens(const LayerSpec& layer) { return layer.kind != LayerKind::none && layer.kind != LayerKind::linear; }
 
 /// The model's cache shape under TensorRT-LLM, refused where the profile does not model it.
 Shape shape_of(const ModelSpec& model) {
@@ -127,7 +134,10 @@ Shape shape_of(const ModelSpec& model) {
       case LayerKind::mla: break;
       case LayerKind::none: continue;
       case LayerKind::linear:
-        throw unsupported_architecture("TensorRT-LLM profile: recurrent (Mamba, Gated DeltaNet) layers", "not modelled");
+        if (layer.state.empty())
+          throw unsupported_architecture("TensorRT-LLM profile: a recurrent layer whose state is not stated", "not modelled");
+        shape.recurrent = true;
+        continue;
       case LayerKind::chunked:
         throw unsupported_architecture("TensorRT-LLM profile: chunked local attention (Llama 4)", "not modelled");
       case LayerKind::shared:
@@ -162,10 +172,10 @@ void stage_bytes(const ModelSpec& model, const Shape& shape, const Dtype& dtype,
   double heads_total = 0;
   std::uint64_t heads_count = 0;
   for (const LayerSpec& layer : model.layers)
-    if (layer.kind != LayerKind::none) heads_total += layer.kv_heads, ++heads_count;
+    if (pages_tokens(layer)) heads_total += layer.kv_heads, ++heads_count;
   for (std::uint32_t i = st.first_layer; i < st.first_layer + st.layers; ++i) {
     const LayerSpec& layer = model.layers[i];
-    if (layer.kind == LayerKind::none) continue;
+    if (!pages_tokens(layer)) continue;
     ++attention_layers;
     head_sum += shape.mla ? 1 : ceil_div(layer.kv_heads, tp);  // num_kv_heads_per_layer: ceil(kv / tp)
     if (layer.index_head_dim) ++indexer_layers, indexer_dim = layer.index_head_dim;
@@ -203,6 +213,18 @@ void estimate_peak(const ModelSpec& model, const TrtllmSettings& s, std::uint32_
 }
 
 std::string py_float(double x) { return fmt::format("{}", x); }
+
+/// The recurrent state of one request slot on one rank (MambaCacheManager: conv_states and
+/// ssm_states, each layer's channels and heads divided by TP as MambaStateShape splits them;
+/// state_split.h) over every recurrent layer.
+std::uint64_t mamba_slot_bytes(const ModelSpec& model, std::uint32_t tp) {
+  std::uint64_t bytes = 0;
+  for (const LayerSpec& layer : model.layers)
+    if (layer.kind == LayerKind::linear)
+      for (const StateTensor& tensor : layer.state)
+        bytes = checked_add(bytes, dtype_bytes(*tensor.dtype, state_elements_per_rank(tensor, tp, "--tp_size")), "Mamba state");
+  return bytes;
+}
 
 }  // namespace
 
@@ -297,6 +319,25 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
 
   // The budget: the free memory the fraction multiplies.
   TrtllmBudget& b = r.budget;
+  // Hybrids (MambaHybridCacheManager, 1.0-1.2): the recurrent state of max_batch_size slots, and
+  // one for CUDA-graph padding (_get_mamba_hybrid_pool_size), allocated as torch tensors before
+  // the dry run, so the free memory the fraction multiplies is measured without it.
+  if (shape.recurrent) {
+    if (s.pp > 1)
+      throw unsupported_architecture("TensorRT-LLM profile: recurrent layers under pipeline parallelism",
+                                     "the slots per stage changed across versions (x pp_size from 2026): not modelled");
+    b.mamba_slots = checked_add(s.max_batch_size, 1, "Mamba slots");
+    b.mamba_state = checked_mul(b.mamba_slots, mamba_slot_bytes(model, s.tp), "Mamba state");
+    if (s.words)
+      r.rules.push_back(fmt::format("recurrent state {} = {} slots (--max_batch_size {} + 1 for CUDA-graph padding) x {} B a "
+                                    "slot on each rank (MambaCacheManager's conv and SSM states, allocated before the dry "
+                                    "run: out of the free memory{}); each SSM state at its config's dtype, which 1.0-1.2 "
+                                    "replace by the model's unless kv_cache_config.mamba_ssm_cache_dtype says otherwise (an "
+                                    "upper bound there)",
+                                    gib(b.mamba_state), format_thousands(b.mamba_slots), s.max_batch_size,
+                                    format_thousands(mamba_slot_bytes(model, s.tp)),
+                                    b.measured || s.free_memory ? ", so a logged free figure is already without it" : ""));
+  }
   const CudaTotal total = cuda_visible_total(*smallest);
   b.cuda_total = total.bytes;
   b.cuda_total_known = total.known;
@@ -317,7 +358,9 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
                   ExitCode::unsupported_architecture);
     estimate_peak(model, s, world, b);
     const std::uint64_t used = checked_add(
-        checked_add(checked_add(b.weights, b.activation, "memory"), b.non_torch, "memory"), s.co_tenant_bytes, "memory");
+        checked_add(checked_add(checked_add(b.weights, b.activation, "memory"), b.non_torch, "memory"), s.co_tenant_bytes,
+                    "memory"),
+        b.mamba_state, "memory");
     b.free_memory = b.cuda_total > used ? b.cuda_total - used : 0;
   }
   b.kv_budget = to_u64(static_cast<double>(b.free_memory) * b.fraction);
@@ -337,7 +380,7 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
       layer_window[i] = std::min(s.max_attention_window[i % s.max_attention_window.size()], r.max_seq_len);
   std::map<std::uint64_t, std::uint32_t> distinct;
   for (std::uint32_t i = 0; i < model.layer_count(); ++i)
-    if (model.layers[i].kind != LayerKind::none) ++distinct[layer_window[i]];
+    if (pages_tokens(model.layers[i])) ++distinct[layer_window[i]];
   r.vswa = distinct.size() > 1;
   if (!r.vswa) {
     // KvCacheCreator: kv_cache_config.max_tokens = fraction x free // the estimate, at most --max_tokens.
@@ -419,7 +462,7 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
         std::uint64_t heads = 0;
         std::uint32_t layers = 0;
         for (std::uint32_t i = st.first_layer; i < st.first_layer + st.layers; ++i)
-          if (layer_window[i] == window && model.layers[i].kind != LayerKind::none)
+          if (layer_window[i] == window && pages_tokens(model.layers[i]))
             heads += ceil_div(model.layers[i].kv_heads, s.tp), ++layers;
         if (!layers) continue;
         // bytes_w: the layers' K+V at the dtype's data size, without NVFP4's scales.
@@ -455,7 +498,10 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   r.max_seq_len_bound = r.tokens;
   if (b.free_memory == 0 || r.blocks == 0) {
     if (r.refusal.empty())
-      r.refusal = "no memory is left for the KV cache after the weights and the dry run";
+      r.refusal = b.mamba_state ? fmt::format("no memory is left for the KV cache after the weights, the dry run and the "
+                                              "recurrent state of {} request slots ({}; --max_batch_size sets them)",
+                                              format_thousands(b.mamba_slots), gib(b.mamba_state))
+                                : "no memory is left for the KV cache after the weights and the dry run";
   } else if (!pytorch(s.version) && r.max_seq_len > r.tokens) {
     r.refusal = fmt::format("Assertion failed: maxTokensInPagedKvCache ({}) must be large enough to process at least 1 "
                             "sequence of {} tokens",

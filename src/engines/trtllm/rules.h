@@ -94,6 +94,8 @@ struct TrtllmBudget {
   double fraction = 0.9;                 ///< as TensorRT-LLM holds it (float32 before 1.1)
   bool fraction_given = false;
   std::uint64_t kv_budget = 0;           ///< int(free x fraction): the creator's max memory
+  std::uint64_t mamba_slots = 0;         ///< hybrids: request slots of recurrent state (max_batch_size + 1)
+  std::uint64_t mamba_state = 0;         ///< hybrids: their state on one rank, out of the free memory
 };
 
 struct TrtllmResult {
