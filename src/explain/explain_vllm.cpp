@@ -63,6 +63,13 @@ LogRequest vllm_request(const logs::EngineLog& log, Explanation& out) {
                 "plan it with --speculative-config",
                 ExitCode::unsupported_architecture);
   if (const std::string method = req.value("speculative_method"); !method.empty()) {
+    // A draft checkpoint of its own (EAGLE-3 head, draft model): the log names it, but it is on the
+    // serving machine, not read here.
+    if (method == "eagle3" || method == "draft_model" || method == "eagle")
+      throw Error(fmt::format("the log's speculative decoding ({}) loads a draft checkpoint kvplan explain does not read: "
+                              "plan the run with --speculative-config naming the draft's folder",
+                              method),
+                  ExitCode::unsupported_architecture);
     const std::string json =
         fmt::format(R"({{"method": "{}", "num_speculative_tokens": {}}})", method, req.value("num_speculative_tokens"));
     req.texts.engine_options.push_back({"speculative-config", json, "--speculative-config"});

@@ -275,14 +275,13 @@ VllmSpeculative parse_vllm_speculative_config(std::string_view text, std::string
     spec.draft = std::move(draft_checkpoint);
     return spec;
   }
-  if (method == "draft_model" && !draft) {
+  if ((method == "draft_model" || method == "eagle3") && !draft) {
     if (!tokens) throw tokens_missing();
     throw Error(fmt::format("{}: vLLM refuses it: num_speculative_tokens was provided but without speculative model.", flag));
   }
   throw not_modelled(fmt::format("method {}{}: its draft is a checkpoint (or GPU buffers) of its own, whose weights and KV "
-                                 "cache the vLLM profile does not read; the target's figures would leave them out. "
-                                 "Plan the target without --speculative-config and add the draft's size from its own "
-                                 "config.json",
+                                 "cache the vLLM profile does not derive (it reads EAGLE-3 heads and draft models); the "
+                                 "target's figures would leave them out",
                                  method, draft ? " with model " + *draft : std::string()));
 }
 
