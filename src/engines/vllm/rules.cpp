@@ -707,8 +707,17 @@ std::uint64_t eagle3_head_weights(const DraftModel& head, const ModelSpec& targe
                                   const VllmSettings& settings, std::vector<std::string>& rules) {
   const ModelSpec& draft = head.spec;
   const Dtype& dtype = *model_dtype.weights;
-  const std::uint64_t target_head = target.lm_head_params ? target.lm_head_params : target.embedding_params;
-  const bool embeddings_shared = head.stores_embeddings == false && draft.embedding_params == target.embedding_params;
+  // The target's embedding shape: its own count, else its vocabulary at its width (a MoE spec
+  // states no width: fc reads three of the target's hidden states, so fc's width / 3 is it).
+  std::uint64_t fc_params = 0;
+  for (const ModelPart& part : draft.parts) fc_params += part.params;
+  const std::uint64_t target_hidden = target.hidden_size   ? target.hidden_size
+                                      : draft.hidden_size ? fc_params / 3 / draft.hidden_size
+                                                          : 0;
+  const std::uint64_t target_embedding =
+      target.embedding_params ? target.embedding_params : checked_mul(target.vocab_size, target_hidden, "draft weights");
+  const std::uint64_t target_head = target.lm_head_params ? target.lm_head_params : target_embedding;
+  const bool embeddings_shared = head.stores_embeddings == false && draft.embedding_params == target_embedding;
   const bool head_shared = settings.version != VllmVersion::v0_10 && head.stores_lm_head == false &&
                            draft.lm_head_params == target_head;
   const WeightsEstimate whole = vllm_checkpoint(draft, model_dtype);
@@ -738,7 +747,7 @@ std::uint64_t eagle3_head_weights(const DraftModel& head, const ModelSpec& targe
       "the EAGLE-3 draft {}: {} of tensors at {}{}{}, {}, {}, + its token map {} + its rotary table {} = {} a GPU",
       draft.id.empty() ? draft.name : draft.id, gib(whole.bytes - std::min(whole.bytes, shared)), model_dtype.torch_name,
       tp > 1 ? fmt::format(" / {} ranks", tp) : "", replicated ? fmt::format(" (fc {} whole on each)", gib(replicated)) : "",
-      state(head.stores_embeddings, embeddings_shared, draft.embedding_params == target.embedding_params, "embeddings"),
+      state(head.stores_embeddings, embeddings_shared, draft.embedding_params == target_embedding, "embeddings"),
       settings.version == VllmVersion::v0_10 ? std::string("its own output head (0.10 shares none)")
                                              : state(head.stores_lm_head, head_shared, draft.lm_head_params == target_head,
                                                      "output head"),
