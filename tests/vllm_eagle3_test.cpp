@@ -268,3 +268,27 @@ TEST_CASE("vLLM draft_model: a catalog model drafts, its layers and weights besi
   CHECK(row["budget"]["draft_weights_bytes"] == 617'907'200 + 16'777'216);
   CHECK(row["speculative"]["draft_model"] == "llama3.2-1b");
 }
+
+// A MoE target states no hidden size; fc (3 x the target's width in) gives it, so a head whose
+// checkpoint stores neither embeddings nor head shares gpt-oss-120b's (201,088 x 2,880 both). A
+// head of gpt-oss's shape (a test config: 2,880 wide, 64 heads of 64, 8 KV heads, 17,280 MLP):
+// layer 0's attention 26,542,080 + its 2 x hidden q/k/v input 14,745,600 + MLP 149,299,200 + norms
+// 8,640 + final norm 2,880 = 190,598,400 values, fc 24,883,200: (190,598,400 + 24,883,200) x 2 B =
+// 430,963,200 B, + the token map 201,088 x 8 = 1,608,704 + its rotary table 131,072 x 64 x 2 =
+// 16,777,216: 449,349,120 B.
+TEST_CASE("vLLM eagle3: a MoE target's embeddings shared by the shape fc implies", "[vllm][eagle3]") {
+  const nlohmann::json config = {{"architectures", {"LlamaForCausalLMEagle3"}}, {"model_type", "llama"},
+                                 {"hidden_size", 2880},       {"intermediate_size", 17280},
+                                 {"num_attention_heads", 64}, {"num_key_value_heads", 8},
+                                 {"head_dim", 64},            {"num_hidden_layers", 1},
+                                 {"vocab_size", 201088},      {"draft_vocab_size", 201088},
+                                 {"max_position_embeddings", 131072}, {"torch_dtype", "bfloat16"}};
+  const ModelSpec target = catalog_model("gpt-oss-120b");
+  VllmSettings settings;
+  settings.max_model_len = 32'768;
+  settings.kv_cache_memory_bytes = 10 * GiB;
+  settings.speculative = parse_vllm_speculative_config(
+      R"({"method": "eagle3", "model": "head", "num_speculative_tokens": 3})", "--speculative-config", target, 1,
+      eagle3_draft(config, false, false));
+  CHECK(plan_vllm(target, catalog_gpu("h100"), settings).budget.draft_weights == 449'349'120);
+}
