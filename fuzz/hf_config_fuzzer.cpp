@@ -1,5 +1,6 @@
 // Hugging Face model folders (load_hf_model): config.json and, after the first NUL byte of the
-// input, model.safetensors.index.json. Both are written into a private directory and loaded the
+// input, model.safetensors.index.json (also read for its tensor names, and written as a
+// safetensors file whose header is read: safetensors_tensor_names). Both are written into a private directory and loaded the
 // way `--model <folder>` loads them. A config that loads gives a spec that plans; a bad one is a
 // one-line kvplan::Error.
 
@@ -16,6 +17,7 @@
 #include "kvplan/plan.h"
 #include "kvplan/error.h"
 #include "loaders/hf_config.h"
+#include "loaders/safetensors_names.h"
 #include "loaders/spec_json.h"
 
 using namespace kvplan;
@@ -46,6 +48,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   write(config_path, input.substr(0, split));
   if (split == std::string_view::npos) std::filesystem::remove(index_path);
   else write(index_path, input.substr(split + 1));
+
+  // The same bytes as a draft head's tensor names: the index's weight_map, and a safetensors
+  // file's header (loaders/safetensors_names).
+  static const std::string headers = [] {
+    std::filesystem::create_directories(directory + "/headers");
+    return directory + "/headers";
+  }();
+  write(headers + "/model.safetensors", split == std::string_view::npos ? input : input.substr(split + 1));
+  for (const std::string& folder : {directory, headers}) {
+    try {
+      (void)safetensors_tensor_names(folder);
+    } catch (const Error& error) {
+      fuzz::require_message(error.what(), "safetensors_tensor_names");
+    }
+  }
 
   ModelSpec spec;
   try {
