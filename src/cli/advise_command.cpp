@@ -1,5 +1,6 @@
 #include "cli/advise_command.h"
 #include "cli/hf_hub_cache.h"
+#include "cli/plan_inputs.h"
 
 #include <algorithm>
 
@@ -126,6 +127,7 @@ int AdviseCommand::run(std::ostream& out, const Environment& env) const {
   const ModelSpec model = load_model(model_, hf_hub_cache_from_environment());
   AdviseRequest request;
   request.base = build_plan_request(texts, model, kAdviseNames);
+  load_speculative_draft(request.base);
   if (request.base.contexts.size() != 1) throw Error("--ctx: give one context");
   request.base.runtime = std::string(find_engine(request.base.runtime, "--runtime").name);
   request.quality = parse_quality(quality_, "--quality");

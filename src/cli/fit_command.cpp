@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/arguments.h"
+#include "cli/plan_inputs.h"
 #include "engines/core/profile.h"
 #include "engines/core/request_texts.h"
 #include "kvplan/catalog.h"
@@ -69,6 +70,7 @@ int FitCommand::run(const PlanInputs& inputs, std::ostream& out) const {
   FitRequest request;
   // The texts name no dtype, so no model's dtype is read: any catalog model parses them.
   request.base = build_plan_request(asked, catalog.models.front(), kFlagNames);
+  load_speculative_draft(request.base);
   if (request.base.contexts.size() != 1) throw Error("--ctx: fit takes one context");
   request.base.runtime = std::string(find_engine(request.base.runtime, "--runtime").name);
   request.quality = parse_quality(quality_, "--quality");

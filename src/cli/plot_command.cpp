@@ -96,7 +96,9 @@ int PlotCommand::run(std::ostream& out) const {
   texts.overhead = overhead_;
   const ModelSpec model = load_model(model_, hf_hub_cache_from_environment());
   const std::vector<GpuSpec> gpus = resolve_gpus_for_cli(gpu_, "", false);
-  const MemoryChart chart = memory_chart(model, gpus, build_plan_request(texts, model, kPlotNames), static_cast<std::size_t>(points));
+  PlanRequest request = build_plan_request(texts, model, kPlotNames);
+  load_speculative_draft(request);
+  const MemoryChart chart = memory_chart(model, gpus, request, static_cast<std::size_t>(points));
   const std::string text = format_ == "svg" ? format_chart_svg(chart) : format_chart_text(chart);
   if (output_.empty()) write_output(out, text);
   else write_file_atomically(output_, text);
