@@ -326,8 +326,9 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     if (s.pp > 1)
       throw unsupported_architecture("TensorRT-LLM profile: recurrent layers under pipeline parallelism",
                                      "the slots per stage changed across versions (x pp_size from 2026): not modelled");
+    const std::uint64_t slot_bytes = mamba_slot_bytes(model, s.tp);
     b.mamba_slots = checked_add(s.max_batch_size, 1, "Mamba slots");
-    b.mamba_state = checked_mul(b.mamba_slots, mamba_slot_bytes(model, s.tp), "Mamba state");
+    b.mamba_state = checked_mul(b.mamba_slots, slot_bytes, "Mamba state");
     if (s.words)
       r.rules.push_back(fmt::format("recurrent state {} = {} slots (--max_batch_size {} + 1 for CUDA-graph padding) x {} B a "
                                     "slot on each rank (MambaCacheManager's conv and SSM states, allocated before the dry "
@@ -335,7 +336,7 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
                                     "replace by the model's unless kv_cache_config.mamba_ssm_cache_dtype says otherwise (an "
                                     "upper bound there)",
                                     gib(b.mamba_state), format_thousands(b.mamba_slots), s.max_batch_size,
-                                    format_thousands(mamba_slot_bytes(model, s.tp)),
+                                    format_thousands(slot_bytes),
                                     b.measured || s.free_memory ? ", so a logged free figure is already without it" : ""));
   }
   const CudaTotal total = cuda_visible_total(*smallest);

@@ -545,6 +545,14 @@ std::vector<std::int32_t> form_groups(std::vector<LayerType>& types, std::size_t
   return group_of;
 }
 
+/// The target's hidden width as an EAGLE-3 head reads it: fc takes three of the target's hidden
+/// states (3 x width in, the head's width out); 0 for a head without fc or a draft model.
+std::uint64_t eagle3_target_width(const ModelSpec& head) {
+  std::uint64_t fc_params = 0;
+  for (const ModelPart& part : head.parts) fc_params += part.params;
+  return head.hidden_size ? fc_params / 3 / head.hidden_size : 0;
+}
+
 /// Estimates of what vLLM measures while profiling (vllm-rules.md §8.5), per GPU of a card whose
 /// ranks hold `weights` each. The rules go to `rules` when given (the decisive stage's).
 VllmBudget estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const VllmSettings& settings, std::uint64_t weights,
@@ -584,13 +592,8 @@ VllmBudget estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const Vll
   // (inferred from gpu_model_runner's profile run; fc's width is 3 x the target's hidden size).
   std::uint64_t aux_states = 0;
   if (settings.speculative && settings.speculative->method == "eagle3" && settings.speculative->draft) {
-    const ModelSpec& head = settings.speculative->draft->spec;
-    for (const ModelPart& part : head.parts)
-      if (head.hidden_size)
-        aux_states = checked_add(aux_states,
-                                 dtype_bytes(*r.model_dtype, checked_mul(part.params / head.hidden_size,
-                                                                         r.max_num_batched_tokens, "activation estimate")),
-                                 "activation estimate");
+    const std::uint64_t width = eagle3_target_width(settings.speculative->draft->spec);
+    aux_states = dtype_bytes(*r.model_dtype, (Checked(width, "activation estimate") * 3 * r.max_num_batched_tokens).value());
     b.activation = checked_add(b.activation, aux_states, "activation estimate");
   }
   // Non-torch memory allocated during profiling, as vLLM's logs show it (H100): NCCL buffers once
@@ -708,12 +711,8 @@ std::uint64_t eagle3_head_weights(const DraftModel& head, const ModelSpec& targe
   const ModelSpec& draft = head.spec;
   const Dtype& dtype = *model_dtype.weights;
   // The target's embedding shape: its own count, else its vocabulary at its width (a MoE spec
-  // states no width: fc reads three of the target's hidden states, so fc's width / 3 is it).
-  std::uint64_t fc_params = 0;
-  for (const ModelPart& part : draft.parts) fc_params += part.params;
-  const std::uint64_t target_hidden = target.hidden_size   ? target.hidden_size
-                                      : draft.hidden_size ? fc_params / 3 / draft.hidden_size
-                                                          : 0;
+  // states no width: fc's gives it).
+  const std::uint64_t target_hidden = target.hidden_size ? target.hidden_size : eagle3_target_width(draft);
   const std::uint64_t target_embedding =
       target.embedding_params ? target.embedding_params : checked_mul(target.vocab_size, target_hidden, "draft weights");
   const std::uint64_t target_head = target.lm_head_params ? target.lm_head_params : target_embedding;
