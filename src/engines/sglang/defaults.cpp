@@ -88,7 +88,8 @@ SglangRest sglang_rest(std::uint64_t free_before_load, std::uint64_t free_after_
 }
 
 SglangDefaults sglang_defaults(std::uint64_t gpu_mib, std::uint32_t tp, std::uint32_t pp,
-                               std::optional<std::uint64_t> chunked, SglangVersion version) {
+                               std::optional<std::uint64_t> chunked, SglangVersion version,
+                               std::uint64_t draft_reserve_mib) {
   SglangDefaults d;
   const double mem = static_cast<double>(gpu_mib);
   const double g = 1024;
@@ -102,14 +103,17 @@ SglangDefaults sglang_defaults(std::uint64_t gpu_mib, std::uint32_t tp, std::uin
   if (version.mfs_generation() == 2) {
     // server_args.py __post_init__, 0.4.10 - 0.5.3: memory reserved by card size and TP x PP.
     const double p = static_cast<double>(tp) * pp;
-    const double reserved = mem < 35 * g ? (2.8 + p / 10) * g : mem < 90 * g ? (9.5 + p / 2) * g
-                                                              : mem < 160 * g ? (12 + p / 2) * g
-                                                                              : 32 * g;
+    const double draft = static_cast<double>(draft_reserve_mib);
+    const double reserved = (mem < 35 * g ? (2.8 + p / 10) * g : mem < 90 * g ? (9.5 + p / 2) * g
+                                                               : mem < 160 * g ? (12 + p / 2) * g
+                                                                               : 32 * g) +
+                            draft;
     d.mem_fraction_static = fraction_after_reserve(mem, reserved);
     d.chunked_prefill_size = chunked.value_or(mem < 35 * g ? 2048 : mem < 160 * g ? 8192 : 16384);
     d.rule = fmt::format("--mem-fraction-static {} = round(({} - {:.0f}) / {} MiB, 3): SGLang 0.4.10 - 0.5.3 reserve "
-                         "by card size and TP x PP",
-                         d.mem_fraction_static, gpu_mib, reserved, gpu_mib);
+                         "by card size and TP x PP{}",
+                         d.mem_fraction_static, gpu_mib, reserved, gpu_mib,
+                         draft_reserve_mib ? fmt::format(", + {} for the speculative draft", draft_reserve_mib) : "");
     return d;
   }
   // _handle_gpu_memory_settings (PR #10975, 0.5.4 on): chunked prefill and CUDA-graph batch by card.
@@ -123,11 +127,14 @@ SglangDefaults sglang_defaults(std::uint64_t gpu_mib, std::uint32_t tp, std::uin
   double reserved = 512 + static_cast<double>(std::max<std::uint64_t>(d.chunked_prefill_size, 2048)) * 1.5 +
                     static_cast<double>(graph_bs) * 2 + static_cast<double>(tp) * pp / 8 * 1024;
   if (mem > 60 * g) reserved = std::max(reserved, 10 * g);
+  // The draft's share comes after the floor (_handle_gpu_memory_settings), so a large card keeps it.
+  reserved += static_cast<double>(draft_reserve_mib);
   d.mem_fraction_static = fraction_after_reserve(mem, reserved);
   d.rule = fmt::format("--mem-fraction-static {} = round(({} - {:.0f}) / {} MiB, 3): SGLang 0.5.4+ reserves 512 + "
-                       "1.5 x chunked prefill {} + 2 x CUDA-graph batch {} + TP x PP / 8 GiB{} MiB",
+                       "1.5 x chunked prefill {} + 2 x CUDA-graph batch {} + TP x PP / 8 GiB{} MiB{}",
                        d.mem_fraction_static, gpu_mib, reserved, gpu_mib, d.chunked_prefill_size, graph_bs,
-                       mem > 60 * g ? ", at least 10,240" : "");
+                       mem > 60 * g ? ", at least 10,240" : "",
+                       draft_reserve_mib ? fmt::format(", + {} for the speculative draft", draft_reserve_mib) : "");
   return d;
 }
 

@@ -12,6 +12,7 @@
 #include "engines/core/serving.h"
 #include "engines/sglang/rules.h"
 #include "engines/sglang/section.h"
+#include "engines/sglang/speculative.h"
 #include "model/checked.h"
 #include "kvplan/error.h"
 #include "kvplan/units.h"
@@ -20,7 +21,7 @@ namespace kvplan {
 
 namespace {
 
-constexpr std::array<OptionSpec, 16> kOptions = {{
+constexpr std::array<OptionSpec, 20> kOptions = {{
     {"mem-fraction-static", "FRACTION",
      "Share of the free memory before load for weights and the KV pools [default: SGLang's by GPU, TP x PP and version]"},
     {"context-length", "LIST", "Tokens a request may hold (the same as --ctx) [default: the trained context]"},
@@ -40,8 +41,14 @@ constexpr std::array<OptionSpec, 16> kOptions = {{
     {"sglang-free-after-load", "SIZE",
      "Free memory per GPU after the weights load, from SGLang's 'Load weight end. avail mem' line [default: estimated]"},
     {"speculative-algorithm", "NAME",
-     "Speculative decoding (EAGLE, EAGLE3, NEXTN, STANDALONE, NGRAM): not modelled; named so that it is refused (exit 3) "
-     "rather than left out"},
+     "Speculative decoding: EAGLE3 (an EAGLE-3 head) or STANDALONE (a smaller model) with --speculative-draft-model-path; "
+     "EAGLE, NEXTN and NGRAM are not modelled (exit 3)"},
+    {"speculative-draft-model-path", "PATH",
+     "The draft: a folder or config.json, a Hugging Face id in the cache on this machine, or a catalog name",
+     "--speculative-draft-model"},
+    {"speculative-num-steps", "N", "Draft steps a round [default: SGLang's auto choice, 5]"},
+    {"speculative-eagle-topk", "N", "Draft branches a step [default: SGLang's auto choice, 4]"},
+    {"speculative-num-draft-tokens", "N", "Draft tokens verified a round; steps + 1 when topk is 1 [default: 8]"},
     {"allow-overwrite-longer-context-len", "",
      "Let --context-length exceed the trained context, as SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 does", "", "",
      "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"},
@@ -98,16 +105,7 @@ SglangSettings base_settings(const PlanRequest& request) {
                                    version ? std::string_view(version->shown_as) : "sglang-version");
   if (const EngineOption* o = option("sglang-free-before-load")) s.free_before_load = parse_memory_size(o->value, o->shown_as);
   if (const EngineOption* o = option("sglang-free-after-load")) s.free_after_load = parse_memory_size(o->value, o->shown_as);
-  // The draft's KV pool (the target's #tokens at the draft's layers) and its weights were sized
-  // outside the target's budget until 2026, then inside it (PoolConfigurator: the cell x (1 +
-  // draft layers / target layers)), and max_running_requests defaults to 48: which release
-  // changed what is not settled, so the profile does not guess.
-  if (const EngineOption* o = option("speculative-algorithm"))
-    throw Error(fmt::format("{} {}: the SGLang profile does not model speculative decoding (the draft's KV pool and "
-                            "weights beside the target's, sized differently across releases); plan without it for the "
-                            "target alone, which leaves the draft out",
-                            o->shown_as, o->value),
-                ExitCode::unsupported_architecture);
+  s.speculative = sglang_speculative(request);
   return s;
 }
 
@@ -209,7 +207,9 @@ class SglangProfile final : public Profile {
 
     // What the requests take from the pool: whole pages of every token, the sliding pool only its window.
     const std::uint64_t page = r.page_size;
-    const std::uint64_t full_tokens = round_up(row.ctx, page);
+    // A drafted request also holds its draft and verify slots in the pool (speculative.h).
+    const std::uint64_t draft_slots = r.draft ? r.draft->slots_per_request : 0;
+    const std::uint64_t full_tokens = round_up(checked_add(row.ctx, draft_slots, "KV cache"), page);
     const std::uint64_t swa_tokens = round_up(std::min(row.ctx, saturating_add(r.window, r.chunked_prefill_size)), page);
     std::uint64_t needed_full = checked_mul(full_tokens, query.batch, "KV cache");
     std::uint64_t needed_swa = 0;
@@ -241,6 +241,11 @@ class SglangProfile final : public Profile {
             checked_mul(checked_mul(full_tokens, decisive.indexer_bytes_per_token, "KV cache"), query.batch, "KV cache");
       }
     }
+    if (r.draft) {
+      // The draft's pool mirrors the target's tokens at its own layers.
+      add(LayerKind::full, 0, r.draft->layers, full_tokens, r.draft->cell_bytes);
+      row.kv_bytes_per_token = checked_add(row.kv_bytes_per_token, r.draft->cell_bytes, "KV cache per token");
+    }
     if (r.layout == SglangResult::Layout::mamba) {
       row.state_bytes = checked_mul(decisive.mamba_bytes_per_request, query.batch, "state");
       row.kv_bytes = checked_add(row.kv_bytes, row.state_bytes, "KV cache");
@@ -253,6 +258,13 @@ class SglangProfile final : public Profile {
                                           : fmt::format("the checkpoint's share of the stage's layers / {} (tensor "
                                                         "parallel, per GPU)",
                                                         r.tp);
+    const std::uint64_t draft_inside = r.draft && r.draft->era == SglangSpeculativeEra::inside ? r.draft->weights : 0;
+    if (r.draft)
+      row.weights_rule += draft_inside ? fmt::format(", + the draft {} (ESTIMATE, inside the budget from 0.5.16)",
+                                                     format_gib(static_cast<std::int64_t>(draft_inside)))
+                                       : fmt::format("; the draft's {} come out of what --mem-fraction-static leaves",
+                                                     format_gib(static_cast<std::int64_t>(r.draft->weights)));
+    row.weights_bytes = checked_add(row.weights_bytes, draft_inside, "weights");
     const std::uint64_t available = b.available > 0 ? static_cast<std::uint64_t>(b.available) : 0;
     row.overhead_bytes = 0;
     row.capacity_bytes = checked_add(checked_add(row.weights_bytes, available, "budget"), r.mamba_bytes, "budget");
@@ -276,7 +288,7 @@ class SglangProfile final : public Profile {
         share.rank = static_cast<std::uint32_t>(rank % r.tp);
         share.stage = st.stage;
         share.gpu = gpus_[rank].id;
-        share.weights_bytes = b.after_measured ? b.weights : st.weights;
+        share.weights_bytes = checked_add(b.after_measured ? b.weights : st.weights, draft_inside, "weights");
         share.kv_bytes = st.stage == decisive.stage ? row.kv_bytes : stage_kv_bytes(st, full_tokens, query.batch);
         share.capacity_bytes = checked_add(checked_add(share.weights_bytes, available, "budget"), r.mamba_bytes, "budget");
         row.per_gpu.push_back(share);
@@ -396,7 +408,7 @@ const SglangResult* sglang_result(const Row& row) {
 const EngineEntry& sglang_engine() {
   static const EngineEntry entry{"sglang", "SGLang", "", "what SGLang's launch_server allocates, per GPU",
                                  "SGLang profile (with --runtime sglang; launch_server's spellings accepted)", kOptions,
-                                 &make_sglang};
+                                 &make_sglang, &sglang_draft_named};
   return entry;
 }
 

@@ -320,6 +320,36 @@ SglangStage stage_cells(const ModelSpec& model, const SglangSettings& s, const C
 }
 
 
+/// The draft beside the target (speculative.h): its layers' cell per rank at the target's cache
+/// dtype, and its weights per rank as SGLang builds it: every tensor of the checkpoint, its own
+/// embeddings included (LlamaForCausalLMEagle3 builds embed_tokens, then takes the target's in its
+/// place after the pools: counted, the peak), and an EAGLE-3 head's token maps (d2t int64 a draft
+/// token, t2d bool a target token). Split over the ranks as the target (an estimate).
+SglangDraftResult draft_beside(const SglangSpeculative& spec, SglangSpeculativeEra era, const SglangSettings& s,
+                               const CacheType& cache) {
+  const ModelSpec& draft = spec.draft->spec;
+  if (layout_of(draft, s) != SglangResult::Layout::mha)
+    throw unsupported_architecture(fmt::format("SGLang profile: a draft ({}) with other than full-attention layers", draft.name),
+                                   "not modelled");
+  SglangDraftResult d;
+  d.algorithm = spec.name;
+  d.era = era;
+  d.name = draft.id.empty() ? draft.name : draft.id;
+  d.num_steps = spec.num_steps, d.eagle_topk = spec.eagle_topk, d.num_draft_tokens = spec.num_draft_tokens;
+  d.slots_per_request = spec.slots_per_request();
+  const SglangStage cells = stage_cells(draft, s, cache, SglangResult::Layout::mha, 0, draft.layer_count());
+  for (const LayerSpec& layer : draft.layers)
+    if (layer.kind == LayerKind::full) ++d.layers;
+  d.cell_bytes = cells.cell_bytes;
+  std::uint64_t bytes = estimate_weights(draft, nullptr).bytes;
+  if (spec.algorithm == SglangSpeculative::Algorithm::eagle3) {
+    const std::uint64_t draft_vocab = draft.hidden_size ? draft.lm_head_params / draft.hidden_size : 0;
+    bytes = (Checked(bytes, "draft weights") + checked_mul(draft_vocab, 8, "draft weights") + draft.vocab_size).value();
+  }
+  d.weights = ceil_div(bytes, s.tp);
+  return d;
+}
+
 /// What the figures take for granted, in words (estimates and inferred rules).
 SglangResult finish_assumptions(SglangResult& r, const ModelSpec& model, const SglangSettings& s, const SglangBudget& b,
                                 const GpuSpec& smallest_gpu, bool mla, const CacheType& cache) {
@@ -362,6 +392,13 @@ SglangResult finish_assumptions(SglangResult& r, const ModelSpec& model, const S
                                 ? "Mamba: 0.5.16+ request ratio taken as 5 (the most its constants add to): the cap may "
                                   "be higher (inferred, not confirmed)"
                                 : "Mamba: the radix cache on and no extra Mamba buffer (request ratio 3)");
+  if (r.draft)
+    r.assumptions.push_back(fmt::format(
+        "speculative decoding: each running request holds {} pool slots beyond its tokens (steps x topk + draft "
+        "tokens, inferred from eagle_worker.py); the draft's weights are estimated{}; the era's release boundaries "
+        "are dated by merge date, not by tags",
+        r.draft->slots_per_request,
+        r.draft->era == SglangSpeculativeEra::inside ? " and counted against the budget (PR #28855)" : " and paid from the headroom"));
   if (s.attention_backend.empty() && mla && compute_capability(*smallest) >= 100)
     r.assumptions.push_back("no --attention-backend: page size 1; on Blackwell SGLang may pick trtllm_mla, which "
                             "forces 64 (give --attention-backend)");
@@ -407,6 +444,15 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   r.dtype_reason = cache.reason;
   r.page_size = page_size(s, *smallest, latent, r.rules);
   const std::uint32_t page = r.page_size;
+  std::optional<SglangSpeculativeEra> era;
+  if (s.speculative) {
+    era = sglang_speculative_era(s.version, s.speculative->name);
+    if (r.layout != SglangResult::Layout::mha && r.layout != SglangResult::Layout::mla)
+      throw unsupported_architecture("SGLang profile: a speculative draft beside sliding-window, DSA or recurrent layers",
+                                     "not modelled");
+    if (s.pp > 1) throw unsupported_architecture("SGLang profile: a speculative draft with --pp-size > 1", "not modelled");
+    r.draft = draft_beside(*s.speculative, *era, s, cache);
+  }
 
   // Pipeline stages and what each rank of a stage holds.
   const WeightsEstimate weights = estimate_weights(model, nullptr);
@@ -440,7 +486,8 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
                                         : (b.free_before_load > b.weights ? b.free_before_load - b.weights : 0);
   if (b.after_measured) b.weights = b.free_before_load > b.free_after_load ? b.free_before_load - b.free_after_load : 0;
   const SglangDefaults defaults =
-      sglang_defaults(smallest->memory_bytes / MiB, s.tp, s.pp, s.chunked_prefill_size, s.version);
+      sglang_defaults(smallest->memory_bytes / MiB, s.tp, s.pp, s.chunked_prefill_size, s.version,
+                      s.speculative ? sglang_speculative_reserve_mib(*s.speculative, *era) : 0);
   r.chunked_prefill_size = defaults.chunked_prefill_size;
   b.mfs_default = !s.mem_fraction_static;
   b.mem_fraction_static = s.mem_fraction_static.value_or(defaults.mem_fraction_static);
@@ -455,11 +502,14 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   b.static_bytes = static_cast<std::uint64_t>(static_cast<double>(b.free_before_load) * b.mem_fraction_static);
   b.headroom_bytes = b.free_before_load - std::min(b.free_before_load, b.static_bytes);
 
-  const SglangRest rest = sglang_rest(b.free_before_load, b.free_after_load, b.mem_fraction_static, world > 1, s.version);
+  // From 0.5.16 the draft is loaded before the target's pool is profiled: its weights are gone too.
+  const std::uint64_t draft_inside = era == SglangSpeculativeEra::inside ? r.draft->weights : 0;
+  const std::uint64_t after_drafts = b.free_after_load - std::min(b.free_after_load, draft_inside);
+  const SglangRest rest = sglang_rest(b.free_before_load, after_drafts, b.mem_fraction_static, world > 1, s.version);
   b.rest_gib = rest.rest_gib;
   if (s.words)
-    r.rules.push_back(fmt::format("rest = after - before x (1 - {}) = {:.4f} GiB (profile_max_num_token)",
-                                  b.mem_fraction_static, b.rest_gib));
+    r.rules.push_back(fmt::format("rest = after{} - before x (1 - {}) = {:.4f} GiB (profile_max_num_token)",
+                                  draft_inside ? " - the draft's weights" : "", b.mem_fraction_static, b.rest_gib));
   double rest_gib = rest.rest_gib;
 
   // The Mamba pool comes out of rest first (handle_max_mamba_cache): R / (1 + R) of it, R =
@@ -483,10 +533,33 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   }
   b.available = py_int(rest_gib * kGiB);
 
+  // The requests a speculative setup runs unless told (server_args.py: 48), which the 0.4.10 -
+  // 0.5.6 headroom multiplies.
+  const std::uint64_t requests_given = s.max_running_requests.value_or(s.speculative ? 48 : 0);  // 0: SGLang's rule
+  if (r.draft && era == SglangSpeculativeEra::headroom) {
+    const SglangDraftResult& d = *r.draft;
+    r.draft->extra_tokens = (Checked(requests_given, "draft tokens") * d.num_steps * d.eagle_topk +
+                             (Checked(requests_given, "draft tokens") * d.num_draft_tokens).value() + 100)
+                                .value();
+  }
+
   // #tokens per stage, then the MIN over stages (profile_max_num_token, init_memory).
   std::int64_t tokens = std::numeric_limits<std::int64_t>::max();
   for (SglangStage& st : r.stages) {
-    std::int64_t t = floor_div(b.available, static_cast<std::int64_t>(st.cell_bytes));
+    std::uint64_t cell = st.cell_bytes;
+    if (r.draft && era == SglangSpeculativeEra::inside) {
+      // DefaultPoolConfigurator: int(cell x (1 + draft layers / target layers)), the target's
+      // attention layers; it assumes the draft's layers are as wide as the target's.
+      std::uint32_t target_layers = 0;
+      for (std::uint32_t i = st.first_layer; i < st.first_layer + st.layers; ++i)
+        if (model.layers[i].kind == LayerKind::full || model.layers[i].kind == LayerKind::mla) ++target_layers;
+      cell = static_cast<std::uint64_t>(py_int(static_cast<double>(cell) *
+                                               (1 + static_cast<double>(r.draft->layers) / static_cast<double>(target_layers))));
+      r.draft->scaled_cell_bytes = cell;
+      r.draft->target_layers = target_layers;
+    }
+    std::int64_t t = floor_div(b.available, static_cast<std::int64_t>(cell));
+    if (r.draft && r.draft->extra_tokens && t > 0) t += static_cast<std::int64_t>(r.draft->extra_tokens);
     if (s.max_total_tokens && static_cast<std::uint64_t>(std::max<std::int64_t>(t, 0)) > *s.max_total_tokens)
       t = static_cast<std::int64_t>(*s.max_total_tokens);
     t = floor_div(t, page) * page;
@@ -499,11 +572,38 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   const SglangStage& decisive = r.stages[r.decisive_stage];
   if (s.words)
     r.rules.push_back(fmt::format("cell {} B a token per rank{}; #tokens = {} B // cell{}, floored to the page of {}",
-                                  format_thousands(decisive.cell_bytes),
-                                  r.layout == SglangResult::Layout::dsa ? " (latent + indexer key)" : "",
+                                  format_thousands(r.draft && r.draft->scaled_cell_bytes ? r.draft->scaled_cell_bytes
+                                                                                         : decisive.cell_bytes),
+                                  r.layout == SglangResult::Layout::dsa ? " (latent + indexer key)"
+                                  : r.draft && r.draft->scaled_cell_bytes ? " (scaled for the draft, below)"
+                                                                          : "",
                                   format_thousands(static_cast<std::uint64_t>(std::max<std::int64_t>(b.available, 0))),
                                   s.max_total_tokens ? fmt::format(", at most --max-total-tokens {}", *s.max_total_tokens) : "",
                                   page));
+  if (r.draft && s.words) {
+    const SglangDraftResult& d = *r.draft;
+    r.rules.push_back(fmt::format(
+        "--speculative-algorithm {} (SGLang {} rules): the draft {} caches {} layer{} at {} B a token per rank in a pool "
+        "of its own with the target's #tokens; its weights {} a GPU (ESTIMATE: every tensor as built, its embeddings "
+        "included{}); steps {}, topk {}, draft tokens {}{}",
+        d.algorithm, to_string(d.era), d.name, d.layers, d.layers == 1 ? "" : "s", format_thousands(d.cell_bytes),
+        gib(d.weights), s.tp > 1 ? ", split over the ranks" : "", d.num_steps, d.eagle_topk, d.num_draft_tokens,
+        s.speculative->auto_chosen ? " (SGLang's auto choice: none of the three given)" : ""));
+    if (d.era == SglangSpeculativeEra::inside)
+      r.rules.push_back(fmt::format("0.5.16+: the draft loads before the pool is profiled (its weights come out of the "
+                                    "free memory after load), and the cell is int({} x (1 + {} / {} target layers)) = {} B",
+                                    format_thousands(decisive.cell_bytes), d.layers,
+                                    d.target_layers, format_thousands(d.scaled_cell_bytes)));
+    else
+      r.rules.push_back(fmt::format("the draft's weights and pool come after the target's pool, out of what "
+                                    "--mem-fraction-static leaves{}",
+                                    d.era == SglangSpeculativeEra::headroom
+                                        ? fmt::format("; #tokens gets {} more (max_running_requests x steps x topk + "
+                                                      "max_running_requests x draft tokens + 100: init_memory_pool's "
+                                                      "headroom, past the budget)",
+                                                      format_thousands(d.extra_tokens))
+                                        : ""));
+  }
   if (s.max_total_tokens && tokens >= 0 && static_cast<std::uint64_t>(tokens) < *s.max_total_tokens / page * page)
     if (s.words)
       r.rules.push_back(fmt::format("max_total_tokens={} is larger than the profiled value: SGLang uses the profiled one",
@@ -556,8 +656,8 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
                             r.swa_tokens, r.window, page);
 
   // The request pool (init_memory): its default size, and the int32 req_to_token table.
-  if (s.max_running_requests) {
-    r.max_running_requests = *s.max_running_requests;
+  if (requests_given) {
+    r.max_running_requests = requests_given;
   } else {
     const double estimate = static_cast<double>(r.max_total_num_tokens) / static_cast<double>(r.context_length) * 512;
     r.max_running_requests = static_cast<std::uint64_t>(std::min<std::int64_t>(std::max<std::int64_t>(py_int(estimate), 2048), 4096));
@@ -571,8 +671,39 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     if (s.words)
       r.rules.push_back(fmt::format("max_running_requests <= {} Mamba slots // {}", format_thousands(r.mamba_slots), ratio));
   }
-  r.req_to_token_bytes = checked_mul(checked_mul(r.max_running_requests, r.context_length + 4, "request pool"), 4,
-                                     "request pool");
+  // With a draft each row also holds the verified tokens (context_len + 4 + draft tokens).
+  const std::uint64_t row_tokens = checked_add(r.context_length + 4, r.draft ? r.draft->num_draft_tokens : 0, "request pool");
+  r.req_to_token_bytes = checked_mul(checked_mul(r.max_running_requests, row_tokens, "request pool"), 4, "request pool");
+  if (r.draft) {
+    // The draft's pool: the target's #tokens (+ a page) at the draft's layers.
+    SglangDraftResult& d = *r.draft;
+    const std::uint64_t rows = checked_add(r.max_total_num_tokens, page, "KV pool");
+    std::uint64_t k = 0, v = 0;
+    for (const LayerSpec& layer : s.speculative->draft->spec.layers) {
+      if (layer.kind != LayerKind::full) continue;
+      const std::uint64_t n = sglang_kv_heads(layer.kv_heads, s.tp);
+      add_bytes(k, dtype_bytes(*cache.dtype, n * layer.k_head_dim));
+      add_bytes(v, dtype_bytes(*cache.dtype, n * layer.v_head_dim));
+    }
+    d.k_bytes = checked_mul(rows, k, "KV pool");
+    d.v_bytes = checked_mul(rows, v, "KV pool");
+    const std::uint64_t target_pool = checked_mul(rows, decisive.pool_bytes_per_token, "KV pool");
+    const std::uint64_t draft_pool = checked_add(d.k_bytes, d.v_bytes, "KV pool");
+    const std::uint64_t available = b.available > 0 ? static_cast<std::uint64_t>(b.available) : 0;
+    // Before 2026 the draft's weights and pool, and the target's extra tokens, come after the
+    // budget; from 0.5.16 whatever both pools hold beyond it.
+    const std::uint64_t pools = era == SglangSpeculativeEra::inside ? checked_add(target_pool, draft_pool, "KV pool") : target_pool;
+    d.from_headroom = (Checked(pools - std::min(pools, available), "memory") +
+                       (era == SglangSpeculativeEra::inside ? 0 : checked_add(d.weights, draft_pool, "memory")))
+                          .value();
+  }
+  const std::uint64_t from_headroom = checked_add(r.req_to_token_bytes, r.draft ? r.draft->from_headroom : 0, "memory");
+  if (r.refusal.empty() && r.draft && from_headroom > b.headroom_bytes)
+    r.refusal = fmt::format("out of memory after sizing the pools: the request table ({}) and the draft's {} ({}) are "
+                            "more than the {} that --mem-fraction-static {} leaves",
+                            gib(r.req_to_token_bytes),
+                            era == SglangSpeculativeEra::inside ? "pool beyond the budget" : "weights and pool",
+                            gib(r.draft->from_headroom), gib(b.headroom_bytes), b.mem_fraction_static);
   if (r.refusal.empty() && r.req_to_token_bytes > b.headroom_bytes)
     r.refusal = fmt::format("out of memory after sizing the pool: the request table (int32 x {} requests x {} tokens "
                             "= {}) is larger than the {} that --mem-fraction-static {} leaves",
@@ -581,6 +712,7 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   if (s.words)
     r.rules.push_back(fmt::format("max_running_requests {}{}; req_to_token {} from the {} headroom", r.max_running_requests,
                                   s.max_running_requests ? " (--max-running-requests)"
+                                  : s.speculative            ? " (SGLang's default with a speculative draft)"
                                   : s.version.configurator() ? " = min(clamp(#tokens / context_len x 512, 2048, 4096), #tokens // 2)"
                                                              : " = clamp(#tokens / context_len x 512, 2048, 4096)",
                                   gib(r.req_to_token_bytes), gib(b.headroom_bytes)));
@@ -609,6 +741,7 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     if (cache.dtype->name == "nvfp4") r.kv_bytes = checked_mul(rows, decisive.cell_bytes, "KV pool");
   }
   r.pool_bytes = (Checked(r.k_bytes, "KV pool") + r.v_bytes + r.kv_bytes + r.swa_k_bytes + r.swa_v_bytes + r.indexer_bytes + r.mamba_bytes).value();
+  if (r.draft) r.pool_bytes = (Checked(r.pool_bytes, "KV pool") + r.draft->k_bytes + r.draft->v_bytes).value();
 
   // The lines SGLang prints (memory_pool.py, scheduler.py), GB meaning GiB; none when it stops
   // before allocating the pools.
@@ -626,6 +759,9 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   if (r.layout == SglangResult::Layout::swa)
     r.log_lines.push_back(fmt::format("KV Cache is allocated. {}#tokens: {}, K size: {} GB, V size: {} GB", dtype_part,
                                       r.swa_tokens, engine_gib(r.swa_k_bytes), engine_gib(r.swa_v_bytes)));
+  if (r.draft)
+    r.log_lines.push_back(fmt::format("KV Cache is allocated. {}#tokens: {}, K size: {} GB, V size: {} GB", dtype_part,
+                                      r.max_total_num_tokens, engine_gib(r.draft->k_bytes), engine_gib(r.draft->v_bytes)));
   r.log_lines.push_back(fmt::format("max_total_num_tokens={}, chunked_prefill_size={}, max_prefill_tokens=16384, "
                                     "max_running_requests={}, context_len={}",
                                     r.max_total_num_tokens, r.chunked_prefill_size, r.max_running_requests,

@@ -26,6 +26,7 @@
 #include "kvplan/dtype.h"
 #include "kvplan/gpu.h"
 #include "kvplan/model_spec.h"
+#include "engines/sglang/speculative.h"
 
 namespace kvplan {
 
@@ -66,6 +67,8 @@ struct SglangSettings {
   /// Memory other processes hold on each GPU (--used, or the card less --free): SGLang measures
   /// free memory at start-up, so it comes out of the estimate of what SGLang sees.
   std::uint64_t co_tenant_bytes = 0;
+  /// --speculative-algorithm and its draft (speculative.h); empty: none.
+  std::optional<SglangSpeculative> speculative;
 };
 
 /// What SGLang reads before sizing the pool, per GPU (the MIN over all ranks).
@@ -85,6 +88,24 @@ struct SglangBudget {
   std::int64_t available = 0;            ///< int(rest x 2^30) after the Mamba pool: the token pool's bytes
   std::uint64_t static_bytes = 0;        ///< free_before_load x mfs: weights + pools must fit in it
   std::uint64_t headroom_bytes = 0;      ///< free_before_load x (1 - mfs): activations, graphs, request pool
+};
+
+/// The speculative draft beside the target, per GPU (speculative.h says which era pays for what).
+struct SglangDraftResult {
+  std::string algorithm;                 ///< "EAGLE3", "STANDALONE"
+  SglangSpeculativeEra era = SglangSpeculativeEra::inside;
+  std::string name;                      ///< the draft checkpoint
+  std::uint32_t layers = 0;              ///< the draft's attention layers, in its own pool
+  std::uint64_t weights = 0;             ///< the draft's weights per rank as built (its embeddings included)
+  std::uint64_t cell_bytes = 0;          ///< the draft pool's bytes per token per rank
+  std::uint64_t scaled_cell_bytes = 0;   ///< 0.5.16+: int(target cell x (1 + draft layers / target layers))
+  std::uint32_t target_layers = 0;       ///< 0.5.16+: the target's attention layers in that ratio
+  std::uint64_t extra_tokens = 0;        ///< 0.4.10 - 0.5.6: R x steps x topk + R x draft tokens + 100
+  std::uint64_t k_bytes = 0;             ///< the draft pool's K and V buffers (#tokens + page rows)
+  std::uint64_t v_bytes = 0;
+  std::uint64_t slots_per_request = 0;   ///< steps x topk + draft tokens a running request holds
+  std::uint64_t from_headroom = 0;       ///< what the draft takes from the share --mem-fraction-static leaves
+  std::uint64_t num_steps = 0, eagle_topk = 0, num_draft_tokens = 0;
 };
 
 /// One pipeline stage's share: all its TP ranks are alike.
@@ -134,6 +155,7 @@ struct SglangResult {
   std::uint64_t indexer_bytes = 0;
   std::uint64_t mamba_bytes = 0;
   std::uint64_t pool_bytes = 0;            ///< everything the pools allocate on one GPU of that stage
+  std::optional<SglangDraftResult> draft;  ///< the speculative draft, when one is set
 
   bool starts = false;
   std::string refusal;                     ///< SGLang's error when it does not start
@@ -160,8 +182,10 @@ struct SglangDefaults {
   std::uint64_t chunked_prefill_size = 0;
   std::string rule;
 };
+/// `draft_reserve_mib` is what a speculative draft adds to the reservation (speculative.h).
 SglangDefaults sglang_defaults(std::uint64_t gpu_mib, std::uint32_t tp, std::uint32_t pp,
-                               std::optional<std::uint64_t> chunked, SglangVersion version);
+                               std::optional<std::uint64_t> chunked, SglangVersion version,
+                               std::uint64_t draft_reserve_mib = 0);
 
 /// Prices `model` under SGLang on `gpus` (tp x pp cards, rank order stage-major). Throws Error
 /// (exit 2) for settings SGLang refuses outright, and an unsupported-architecture Error (exit 3)

@@ -73,6 +73,26 @@ nlohmann::ordered_json sglang_result_to_json(const SglangResult& r) {
   out["indexer_bytes"] = r.indexer_bytes;
   out["mamba_bytes"] = r.mamba_bytes;
   out["pool_bytes"] = r.pool_bytes;
+  out["speculative"] = nullptr;
+  if (r.draft) {
+    const SglangDraftResult& d = *r.draft;
+    out["speculative"] = {{"algorithm", d.algorithm},
+                          {"rules", to_string(d.era)},
+                          {"draft", d.name},
+                          {"draft_layers", d.layers},
+                          {"num_steps", d.num_steps},
+                          {"eagle_topk", d.eagle_topk},
+                          {"num_draft_tokens", d.num_draft_tokens},
+                          {"slots_per_request", d.slots_per_request},
+                          {"draft_weights_bytes", d.weights},
+                          {"draft_weights_in_budget", d.era == SglangSpeculativeEra::inside},
+                          {"draft_cell_bytes", d.cell_bytes},
+                          {"scaled_cell_bytes", d.scaled_cell_bytes},
+                          {"extra_tokens", d.extra_tokens},
+                          {"draft_k_bytes", d.k_bytes},
+                          {"draft_v_bytes", d.v_bytes},
+                          {"from_headroom_bytes", d.from_headroom}};
+  }
   out["starts"] = r.starts;
   out["refusal"] = r.refusal.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.refusal);
   out["log_lines"] = r.log_lines;

@@ -1,0 +1,259 @@
+// Speculative decoding under SGLang (issue #13): an EAGLE-3 head or a STANDALONE draft model beside
+// the target, in the three ways SGLang's releases pay for it (engines/sglang/speculative.h). Checked
+// against the SGLang docs' CI run of June 2025 (backend/speculative_decoding, Llama 3.1 8B Instruct
+// with an EAGLE-3 head; the run caps the pool at 20,480 tokens) and by hand in SGLang's order of
+// float operations for the 2026 pool configurator.
+
+#include <memory>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "engines/core/profile.h"
+#include "engines/sglang/rules.h"
+#include "engines/sglang/speculative.h"
+#include "kvplan/error.h"
+#include "kvplan/model_loader.h"
+#include "kvplan/units.h"
+#include "support/catalog_entries.h"
+#include "support/run_binary.h"
+
+using namespace kvplan;
+using kvplan::testing::catalog_cards;
+using kvplan::testing::catalog_model;
+using kvplan::testing::check_refused;
+using kvplan::testing::ProcessResult;
+using kvplan::testing::run_kvplan;
+using kvplan::testing::source_path;
+
+namespace {
+
+const std::string kTarget = "tests/fixtures/hf/llama3.1-8b";
+const std::string kHead = "tests/fixtures/hf/eagle3-llama3.1-8b";
+
+std::shared_ptr<const DraftModel> draft_from(const std::string& fixture) {
+  auto draft = std::make_shared<DraftModel>();
+  draft->spec = load_model(source_path(fixture));
+  return draft;
+}
+
+SglangSpeculative eagle3(std::uint64_t steps, std::uint64_t topk, std::uint64_t draft_tokens) {
+  SglangSpeculative spec;
+  spec.algorithm = SglangSpeculative::Algorithm::eagle3;
+  spec.name = "EAGLE3";
+  spec.num_steps = steps, spec.eagle_topk = topk, spec.num_draft_tokens = draft_tokens;
+  spec.draft = draft_from(kHead);
+  return spec;
+}
+
+bool printed(const SglangResult& r, const std::string& text) {
+  for (const std::string& line : r.log_lines)
+    if (line == text) return true;
+  return false;
+}
+
+std::string sglang_eagle3(const std::string& rest) {
+  return "--runtime sglang --model " + source_path(kTarget) + " --gpu h100 --speculative-algorithm EAGLE3 " +
+         "--speculative-draft-model-path " + source_path(kHead) + " " + rest;
+}
+
+}  // namespace
+
+// The head's tensors as SGLang's LlamaForCausalLMEagle3 builds them, float16 as its config says:
+// 950,026,240 parameters (tests/vllm_eagle3_test.cpp counts them: 899,694,592 + fc 50,331,648)
+// x 2 B + d2t 32,000 x 8 B + t2d 128,256 x 1 B = 1,900,436,736 B = 1.770 GiB. The docs' run loaded
+// it with "mem usage=1.82 GB" (GiB): 2.8% more (the allocator's blocks; kvplan's is an estimate).
+TEST_CASE("SGLang EAGLE3, docs CI run (June 2025): both pools of 20,480 tokens, the draft's one layer", "[sglang][speculative]") {
+  // --mem-fraction 0.6, --max-total-tokens 20480, --max-running-requests 200, steps 5, topk 8,
+  // draft tokens 32, float16; "Load weight begin. avail mem=78.50 GB", "end. ... avail mem=63.48 GB".
+  // The run is a 0.4.7-era build: the rules checked here (the cap, both pools at the capped #tokens,
+  // the headroom tokens before the cap) are those of every release to 0.5.6; 0.5.0 is asked for
+  // because kvplan models drafts from 0.4.10 on.
+  SglangSettings s;
+  s.version = parse_sglang_version("0.5.0", "test");
+  s.mem_fraction_static = 0.6;
+  s.max_total_tokens = 20'480;
+  s.max_running_requests = 200;
+  s.free_before_load = 7850 * GiB / 100;
+  s.free_after_load = 6348 * GiB / 100;
+  s.context_length = 2048;
+  s.speculative = eagle3(5, 8, 32);
+  const SglangResult r = plan_sglang(load_model(source_path(kTarget)), catalog_cards("h100", 1), s);
+  REQUIRE(r.draft);
+  CHECK(r.starts);
+  CHECK(r.max_total_num_tokens == 20'480);
+  // Target: 32 x (20,480 + 1) x 8 x 128 x 2 B = 1.2501 GiB; the draft: 1 layer, 0.0391 GiB.
+  CHECK(printed(r, "KV Cache is allocated. #tokens: 20480, K size: 1.25 GB, V size: 1.25 GB"));
+  CHECK(printed(r, "KV Cache is allocated. #tokens: 20480, K size: 0.04 GB, V size: 0.04 GB"));
+  CHECK(r.draft->layers == 1);
+  CHECK(r.draft->k_bytes == 20'481ull * 8 * 128 * 2);
+  // 200 x 5 x 8 + 200 x 32 + 100 = 14,500 more than profiled, then the cap.
+  CHECK(r.draft->extra_tokens == 14'500);
+  CHECK(r.draft->weights == 1'900'436'736);
+  const double logged = 1.82 * static_cast<double>(GiB);
+  CHECK(static_cast<double>(r.draft->weights) > logged * 0.97);
+  CHECK(static_cast<double>(r.draft->weights) < logged);
+  // Before 2026 the draft's weights and pool are paid from what the fraction leaves: 1,900,436,736
+  // + 2 x 20,481 x 4,096 B, and nothing of the target's pool (capped) is past the budget.
+  CHECK(r.draft->from_headroom == 1'900'436'736ull + 20'481ull * 4'096);
+}
+
+TEST_CASE("SGLang EAGLE3 to 0.5.6: the profiled #tokens grows by the headroom, past the budget", "[sglang][speculative]") {
+  SglangSettings s;
+  s.version = parse_sglang_version("0.5.6", "test");
+  s.mem_fraction_static = 0.835;
+  s.free_before_load = 7850 * GiB / 100;
+  s.free_after_load = 6346 * GiB / 100;
+  s.context_length = 8192;
+  s.speculative = eagle3(3, 1, 4);
+  const SglangResult r = plan_sglang(load_model(source_path(kTarget)), catalog_cards("h100", 1), s);
+  // rest = 63.46 - 78.5 x 0.165 = 50.5075 GiB -> int(x 2^30) = 54,232,012,718 B // 131,072 =
+  // 413,757 profiled (the same as without a draft), + 48 x 3 x 1 + 48 x 4 + 100 = 436.
+  CHECK(r.draft->extra_tokens == 436);
+  CHECK(r.max_total_num_tokens == 413'757 + 436);
+  CHECK(r.max_running_requests == 48);
+  // The target's pool overshoots the budget by 436 tokens + the page: 437 x 131,072 B, less what
+  // int() left of the last token.
+  const std::uint64_t target_pool = (413'757ull + 436 + 1) * 131'072;
+  const std::uint64_t draft_pool = (413'757ull + 436 + 1) * 4'096;
+  CHECK(r.draft->from_headroom ==
+        target_pool - static_cast<std::uint64_t>(r.budget.available) + 1'900'436'736ull + draft_pool);
+  // topk 1: the draft tokens are steps + 1 whatever was asked (here 4 already).
+  CHECK(r.draft->num_draft_tokens == 4);
+}
+
+TEST_CASE("SGLang EAGLE3 from 0.5.16: the draft's weights inside the budget, the cell scaled", "[sglang][speculative]") {
+  SglangSettings s;
+  s.mem_fraction_static = 0.835;
+  s.free_before_load = 7850 * GiB / 100;
+  s.free_after_load = 6346 * GiB / 100;  // the target's "Load weight end" line
+  s.context_length = 8192;
+  s.speculative = eagle3(3, 1, 4);
+  const SglangResult r = plan_sglang(load_model(source_path(kTarget)), catalog_cards("h100", 1), s);
+  // By hand (Python floats): after = int(63.46 x 2^30) - 1,900,436,736 B; rest = after / 2^30 -
+  // 78.5 x (1 - 0.835) = 48.7375803660974 GiB; available = 52,331,578,439 B; cell = int(131,072 x
+  // (1 + 1/32)) = 135,168; #tokens = 387,159 (413,757 without the draft).
+  CHECK(r.budget.available == 52'331'578'439);
+  CHECK(r.draft->scaled_cell_bytes == 135'168);
+  CHECK(r.draft->target_layers == 32);
+  CHECK(r.max_total_num_tokens == 387'159);
+  CHECK(r.draft->extra_tokens == 0);
+  // K: 32 x 387,160 x 8 x 128 x 2 B = 23.63 GiB; the draft's 1 layer 0.74 GiB.
+  CHECK(printed(r, "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 387159, K size: 23.63 GB, V size: 23.63 GB"));
+  CHECK(printed(r, "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 387159, K size: 0.74 GB, V size: 0.74 GB"));
+  // Both pools hold 387,160 x 135,168 B, 64,441 B more than available: from the headroom.
+  CHECK(r.draft->from_headroom == 387'160ull * 135'168 - 52'331'578'439ull);
+  CHECK(r.starts);
+}
+
+TEST_CASE("SGLang STANDALONE: a whole draft model, its own layers in the scaled cell", "[sglang][speculative]") {
+  // Llama 3.2 1B drafting for Llama 3.1 8B: 16 layers of 8 KV heads x 64 x 2 x 2 B = 32,768 B a
+  // token; 0.5.16+ scales the target's cell by 1 + 16 / 32: int(131,072 x 1.5) = 196,608 B, as if
+  // the draft's layers were the target's (more than they hold: the rest stays unused).
+  SglangSettings s;
+  s.mem_fraction_static = 0.835;
+  s.free_before_load = 7850 * GiB / 100;
+  s.free_after_load = 6346 * GiB / 100;
+  s.context_length = 8192;
+  SglangSpeculative spec;
+  spec.algorithm = SglangSpeculative::Algorithm::standalone;
+  spec.name = "STANDALONE";
+  spec.num_steps = 3, spec.eagle_topk = 1, spec.num_draft_tokens = 4;
+  spec.draft = draft_from("tests/fixtures/hf/llama3.2-1b");
+  s.speculative = spec;
+  const SglangResult r = plan_sglang(load_model(source_path(kTarget)), catalog_cards("h100", 1), s);
+  CHECK(r.draft->layers == 16);
+  CHECK(r.draft->cell_bytes == 32'768);
+  CHECK(r.draft->scaled_cell_bytes == 196'608);
+  CHECK(r.max_total_num_tokens == static_cast<std::uint64_t>(r.budget.available) / 196'608);
+  CHECK(r.draft->from_headroom == 0);  // the two pools hold less than the scaled budget
+}
+
+TEST_CASE("SGLang's default --mem-fraction-static with a draft: 2,048 MiB more to 0.5.10, none from 2026", "[sglang][speculative]") {
+  // H100 SXM, nvidia-smi 81,559 MiB, TP 1. 0.5.0 (G2): (9.5 + 0.5) x 1024 + 2,048 = 12,288 ->
+  // round(69,271 / 81,559, 3) = 0.849. 0.5.8 (G3): max(13,440, 10,240) + 2,048 = 15,488 -> 0.810;
+  // STANDALONE + 6,144 = 19,584 -> 0.760. 0.5.16+: 13,440 -> 0.835, as without a draft.
+  CHECK(sglang_defaults(81'559, 1, 1, std::nullopt, parse_sglang_version("0.5.0", "t"), 2048).mem_fraction_static == Approx(0.849));
+  CHECK(sglang_defaults(81'559, 1, 1, std::nullopt, parse_sglang_version("0.5.8", "t"), 2048).mem_fraction_static == Approx(0.810));
+  CHECK(sglang_defaults(81'559, 1, 1, std::nullopt, parse_sglang_version("0.5.8", "t"), 6144).mem_fraction_static == Approx(0.760));
+  SglangSpeculative spec = eagle3(3, 1, 4);
+  CHECK(sglang_speculative_reserve_mib(spec, SglangSpeculativeEra::outside) == 2048);
+  CHECK(sglang_speculative_reserve_mib(spec, SglangSpeculativeEra::inside) == 0);
+  spec.algorithm = SglangSpeculative::Algorithm::standalone;
+  CHECK(sglang_speculative_reserve_mib(spec, SglangSpeculativeEra::headroom) == 6144);
+
+  // The planned row takes it: 0.5.8 on an H100 without --mem-fraction-static.
+  SglangSettings s;
+  s.version = parse_sglang_version("0.5.8", "test");
+  s.context_length = 8192;
+  s.speculative = eagle3(3, 1, 4);
+  CHECK(plan_sglang(load_model(source_path(kTarget)), catalog_cards("h100", 1), s).budget.mem_fraction_static == Approx(0.810));
+}
+
+TEST_CASE("SGLang speculative eras: a release a boundary may fall in is refused, not guessed", "[sglang][speculative]") {
+  const auto era = [](const char* version) {
+    return sglang_speculative_era(parse_sglang_version(version, "t"), "EAGLE3");
+  };
+  CHECK(era("0.4.10") == SglangSpeculativeEra::headroom);
+  CHECK(era("0.5.6") == SglangSpeculativeEra::headroom);
+  CHECK(era("0.5.8") == SglangSpeculativeEra::outside);
+  CHECK(era("0.5.10") == SglangSpeculativeEra::outside);
+  CHECK(era("0.5.16") == SglangSpeculativeEra::inside);
+  CHECK(era("latest") == SglangSpeculativeEra::inside);
+  for (const char* unsettled : {"0.4.9", "0.5.7", "0.5.11", "0.5.15"}) {
+    INFO(unsettled);
+    try {
+      era(unsettled);
+      FAIL("not refused");
+    } catch (const Error& e) {
+      CHECK(e.code() == ExitCode::unsupported_architecture);
+    }
+  }
+}
+
+TEST_CASE("SGLang speculative from the command line: the draft loaded, rows, refusals", "[sglang][speculative][cli]") {
+  SECTION("a fitting row holds each request's draft slots, and 48 requests at most") {
+    const ProcessResult r = run_kvplan(sglang_eagle3("--speculative-num-steps 3 --speculative-eagle-topk 1 "
+                                                     "--speculative-num-draft-tokens 4 --mem-fraction-static 0.835 "
+                                                     "--sglang-free-before-load 78.5GiB --sglang-free-after-load 63.46GiB "
+                                                     "--context-length 8192 --batch 8 --format json"));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const nlohmann::json out = nlohmann::json::parse(r.out);
+    const nlohmann::json& row = out["rows"][0];
+    // 8 x (8,192 + 7) tokens x (131,072 + 4,096) B: the target's and the draft's layers.
+    CHECK(row["kv_bytes"] == 8ull * 8'199 * 135'168);
+    // 78.5 GiB - 63.46 GiB (84,288,733,184 - 68,139,656,151 B) loaded + the draft, inside the budget.
+    CHECK(row["weights_bytes"] == 16'149'077'033ull + 1'900'436'736ull);
+    CHECK(out["sglang"]["rows"][0]["speculative"]["draft_weights_bytes"] == 1'900'436'736);
+    CHECK(out["sglang"]["rows"][0]["max_total_num_tokens"] == 387'159);
+    const ProcessResult many = run_kvplan(sglang_eagle3("--context-length 8192 --batch 64 --check"));
+    CHECK(many.exit_code == 1);
+    CHECK(many.out.find("exceeds_max_running_requests") != std::string::npos);
+  }
+  SECTION("refusals, one line each") {
+    check_refused(run_kvplan(sglang_eagle3("--sglang-version 0.5.12")), "0.5.10 without either, latest with both", 3);
+    check_refused(run_kvplan("--runtime sglang --model " + source_path(kTarget) +
+                             " --gpu h100 --speculative-algorithm EAGLE3"),
+                  "needs --speculative-draft-model-path", 2);
+    check_refused(run_kvplan("--runtime sglang --model " + source_path(kTarget) +
+                             " --gpu h100 --speculative-algorithm NEXTN"),
+                  "not modelled by the SGLang profile", 3);
+    check_refused(run_kvplan(sglang_eagle3("--speculative-num-steps 3")), "give all three or none", 2);
+    check_refused(run_kvplan("--runtime sglang --model " + source_path(kTarget) + " --gpu h100 --speculative-num-steps 3"),
+                  "has no effect without --speculative-algorithm", 2);
+    check_refused(run_kvplan("--runtime sglang --model " + source_path(kTarget) +
+                             " --gpu h100 --speculative-algorithm EAGLE3 --speculative-draft-model-path " +
+                             source_path("tests/fixtures/hf/llama3.2-1b")),
+                  "give it with --speculative-algorithm STANDALONE", 2);
+    check_refused(run_kvplan("--runtime sglang --model " + source_path(kTarget) +
+                             " --gpu h100 --speculative-algorithm EAGLE3 --speculative-draft-model-path no-such/draft"),
+                  "is not on this machine", 3);
+  }
+  SECTION("too little left beside the budget for the draft: SGLang runs out of memory") {
+    const ProcessResult r = run_kvplan(sglang_eagle3("--sglang-version 0.5.8 --mem-fraction-static 0.99 --context-length 8192 --check"));
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.find("the draft's weights and pool") != std::string::npos);
+  }
+}
