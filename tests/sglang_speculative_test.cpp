@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -51,6 +52,19 @@ bool printed(const SglangResult& r, const std::string& text) {
   for (const std::string& line : r.log_lines)
     if (line == text) return true;
   return false;
+}
+
+/// One H100 as the docs' examples read it: "avail mem" 78.50 GiB before load, 63.46 after the
+/// target's weights, --mem-fraction-static 0.835, 8,192-token requests, `version`'s rules, `draft`.
+SglangSettings h100_readings(const char* version, SglangSpeculative draft) {
+  SglangSettings s;
+  s.version = parse_sglang_version(version, "test");
+  s.mem_fraction_static = 0.835;
+  s.free_before_load = 7850 * GiB / 100;
+  s.free_after_load = 6346 * GiB / 100;
+  s.context_length = 8192;
+  s.speculative = std::move(draft);
+  return s;
 }
 
 std::string sglang_eagle3(const std::string& rest) {
@@ -100,13 +114,7 @@ TEST_CASE("SGLang EAGLE3, docs CI run (June 2025): both pools of 20,480 tokens, 
 }
 
 TEST_CASE("SGLang EAGLE3 to 0.5.6: the profiled #tokens grows by the headroom, past the budget", "[sglang][speculative]") {
-  SglangSettings s;
-  s.version = parse_sglang_version("0.5.6", "test");
-  s.mem_fraction_static = 0.835;
-  s.free_before_load = 7850 * GiB / 100;
-  s.free_after_load = 6346 * GiB / 100;
-  s.context_length = 8192;
-  s.speculative = eagle3(3, 1, 4);
+  const SglangSettings s = h100_readings("0.5.6", eagle3(3, 1, 4));
   const SglangResult r = plan_sglang(load_model(source_path(kTarget)), catalog_cards("h100", 1), s);
   // rest = 63.46 - 78.5 x 0.165 = 50.5075 GiB -> int(x 2^30) = 54,232,012,718 B // 131,072 =
   // 413,757 profiled (the same as without a draft), + 48 x 3 x 1 + 48 x 4 + 100 = 436.
@@ -124,12 +132,7 @@ TEST_CASE("SGLang EAGLE3 to 0.5.6: the profiled #tokens grows by the headroom, p
 }
 
 TEST_CASE("SGLang EAGLE3 from 0.5.16: the draft's weights inside the budget, the cell scaled", "[sglang][speculative]") {
-  SglangSettings s;
-  s.mem_fraction_static = 0.835;
-  s.free_before_load = 7850 * GiB / 100;
-  s.free_after_load = 6346 * GiB / 100;  // the target's "Load weight end" line
-  s.context_length = 8192;
-  s.speculative = eagle3(3, 1, 4);
+  const SglangSettings s = h100_readings("latest", eagle3(3, 1, 4));  // 63.46: the target's "Load weight end"
   const SglangResult r = plan_sglang(load_model(source_path(kTarget)), catalog_cards("h100", 1), s);
   // By hand (Python floats): after = int(63.46 x 2^30) - 1,900,436,736 B; rest = after / 2^30 -
   // 78.5 x (1 - 0.835) = 48.7375803660974 GiB; available = 52,331,578,439 B; cell = int(131,072 x
@@ -151,17 +154,11 @@ TEST_CASE("SGLang STANDALONE: a whole draft model, its own layers in the scaled 
   // Llama 3.2 1B drafting for Llama 3.1 8B: 16 layers of 8 KV heads x 64 x 2 x 2 B = 32,768 B a
   // token; 0.5.16+ scales the target's cell by 1 + 16 / 32: int(131,072 x 1.5) = 196,608 B, as if
   // the draft's layers were the target's (more than they hold: the rest stays unused).
-  SglangSettings s;
-  s.mem_fraction_static = 0.835;
-  s.free_before_load = 7850 * GiB / 100;
-  s.free_after_load = 6346 * GiB / 100;
-  s.context_length = 8192;
-  SglangSpeculative spec;
+  SglangSpeculative spec = eagle3(3, 1, 4);
   spec.algorithm = SglangSpeculative::Algorithm::standalone;
   spec.name = "STANDALONE";
-  spec.num_steps = 3, spec.eagle_topk = 1, spec.num_draft_tokens = 4;
   spec.draft = draft_from("tests/fixtures/hf/llama3.2-1b");
-  s.speculative = spec;
+  const SglangSettings s = h100_readings("latest", spec);
   const SglangResult r = plan_sglang(load_model(source_path(kTarget)), catalog_cards("h100", 1), s);
   CHECK(r.draft->layers == 16);
   CHECK(r.draft->cell_bytes == 32'768);
