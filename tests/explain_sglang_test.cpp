@@ -137,3 +137,21 @@ TEST_CASE("SGLang logs with no model or no readings still say what they can", "[
   for (const auto& f : doc["figures"])
     if (f["name"] == "avail_before_weights") CHECK(f["bytes"] == 84'621'593'149u);  // 78.81 x 2^30
 }
+
+TEST_CASE("an SGLang log with an EAGLE-3 draft: its second pool is the draft's, so nothing is compared", "[explain][sglang]") {
+  // The docs' June 2025 run: the target's lines, then the draft's "Load weight end.
+  // type=LlamaForCausalLMEagle3" and its own "KV Cache is allocated" line. Compared as one model,
+  // the target's pool would differ by the draft's share; explain says what to plan instead.
+  const EngineLog log = read_log_fixture("sglang-docs-eagle3-llama3.1-8b.log");
+  CHECK(setting_at(log, "speculative_draft") == "LlamaForCausalLMEagle3@9");
+  ExplainInputs inputs;
+  inputs.gpu = "h100";
+  inputs.model = "llama3.1-8b";
+  const Explanation e = explain_log(log, inputs);
+  bool refused = false;
+  for (const std::string& note : e.notes)
+    refused |= note.find("speculative decoding (LlamaForCausalLMEagle3) loads a draft checkpoint") != std::string::npos &&
+               note.find("--speculative-draft-model-path") != std::string::npos;
+  CHECK(refused);
+  for (const Reconciled& row : e.rows) CHECK(row.agreement == Agreement::engine_only);
+}

@@ -13,6 +13,7 @@
 #include "engines/sglang/engine.h"
 #include "engines/sglang/rules.h"
 #include "explain/explain_parts.h"
+#include "kvplan/error.h"
 #include "kvplan/plan.h"
 #include "kvplan/units.h"
 #include "model/checked.h"
@@ -31,6 +32,16 @@ using logs::LogFact;
 /// The settings the log recovered (server_args, the scheduler's line), as SGLang's flags.
 LogRequest sglang_request(const logs::EngineLog& log, Explanation& out) {
   LogRequest req(log, "sglang", out);
+  // A speculative run's second "Load weight" and "KV Cache is allocated" lines are the draft's, and
+  // the draft's checkpoint is on the serving machine, not in the log.
+  const std::string algorithm = req.value("speculative_algorithm");
+  const std::string draft = req.value("speculative_draft");
+  if (!algorithm.empty() || !draft.empty())
+    throw Error(fmt::format("the log's speculative decoding ({}) loads a draft checkpoint kvplan explain does not read: "
+                            "plan the run with --speculative-algorithm and --speculative-draft-model-path naming the "
+                            "draft's folder",
+                            algorithm.empty() ? draft : algorithm),
+                ExitCode::unsupported_architecture);
   if (const std::string kv = req.value("kv_cache_dtype"); !kv.empty() && kv != "auto") {
     req.texts.kv_dtypes.push_back(kv);
     req.command += " --kv-cache-dtype " + kv;

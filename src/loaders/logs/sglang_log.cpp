@@ -23,6 +23,11 @@ bool read_sglang_line(const LogLine& line, FactSink& sink) {
   if (body.find("Load weight end.") != std::string_view::npos) {
     // "Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=62.36 GB, mem usage=15.13 GB."
     if (const auto v = keyed_value(body, "dtype")) sink.setting(line, kSglang, "dtype", v->substr(v->find('.') + 1));
+    // A speculative draft loads second ("type=LlamaForCausalLMEagle3", "MiMoMTP", "...NextN").
+    if (const auto type = keyed_value(body, "type");
+        type && (type->find("Eagle") != std::string_view::npos || type->find("MTP") != std::string_view::npos ||
+                 type->find("NextN") != std::string_view::npos))
+      sink.setting(line, kSglang, "speculative_draft", *type);
     sink.figure_after(line, kSglang, "mem usage=", "weights");
     sink.figure_after(line, kSglang, "avail mem=", "avail_after_weights");
     return true;
@@ -78,6 +83,8 @@ bool read_sglang_line(const LogLine& line, FactSink& sink) {
       if (*v != "None") sink.setting(line, kSglang, "context_length", *v);
     }
     if (const auto v = keyed_value(body, "kv_cache_dtype")) sink.setting(line, kSglang, "kv_cache_dtype", *v);
+    if (const auto v = keyed_value(body, "speculative_algorithm"); v && *v != "None")
+      sink.setting(line, kSglang, "speculative_algorithm", *v);
     // The flags that size the pool or its default fraction; None is SGLang's "not given".
     for (const std::string_view key : {"pp_size", "page_size", "chunked_prefill_size", "max_total_tokens",
                                        "max_running_requests"}) {
