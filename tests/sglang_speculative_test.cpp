@@ -229,6 +229,17 @@ TEST_CASE("SGLang speculative from the command line: the draft loaded, rows, ref
     CHECK(many.exit_code == 1);
     CHECK(many.out.find("exceeds_max_running_requests") != std::string::npos);
   }
+  SECTION("kvplan check reads the draft a launch_server line names, as the plain command does") {
+    const ProcessResult checked = run_kvplan(
+        "check --cmd \"python -m sglang.launch_server --model-path " + source_path(kTarget) +
+        " --context-length 8192 --speculative-algorithm EAGLE3 --speculative-draft-model-path " + source_path(kHead) +
+        "\" --gpu h100 --format json");
+    INFO(checked.err);
+    REQUIRE(checked.exit_code == 0);
+    const nlohmann::json row = nlohmann::json::parse(checked.out)["deployments"][0]["plan"]["sglang"]["rows"][0];
+    CHECK(row["speculative"]["draft_weights_bytes"] == 1'900'436'736);
+    CHECK(row["max_running_requests"] == 48);
+  }
   SECTION("refusals, one line each") {
     check_refused(run_kvplan(sglang_eagle3("--sglang-version 0.5.12")), "0.5.10 without either, latest with both", 3);
     check_refused(run_kvplan("--runtime sglang --model " + source_path(kTarget) +
