@@ -274,7 +274,9 @@ class VllmProfile final : public Profile {
       row.weights_rule += fmt::format(", {}mxfp4 experts padded for the MoE backend +{}", b.mxfp4_estimate ? "ESTIMATED: " : "",
                                       format_gib(static_cast<std::int64_t>(b.mxfp4_padding)));
     if (b.draft_weights)
-      row.weights_rule += fmt::format(", the {} +{}", r.speculative->method == "eagle3" ? "EAGLE-3 draft" : "draft model",
+      row.weights_rule += fmt::format(", the {} +{}", r.speculative->method == "eagle3"  ? "EAGLE-3 draft"
+                                      : r.speculative->method == "eagle" ? "EAGLE draft"
+                                                                          : "draft model",
                                       format_gib(static_cast<std::int64_t>(b.draft_weights)));
     // vLLM's cos/sin tables, on every GPU: its "Model loading took" counts them with the weights.
     if (b.rotary_tables)

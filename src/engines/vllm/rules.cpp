@@ -696,6 +696,37 @@ WeightsEstimate vllm_checkpoint(const ModelSpec& model, const VllmModelDtype& mo
   return estimate;
 }
 
+/// The target's embedding and head shapes as a draft head compares its own with them: its own
+/// counts, else its vocabulary at its width (a MoE spec states no width: `fallback_width` gives it).
+struct TargetTensors {
+  std::uint64_t embedding = 0;
+  std::uint64_t head = 0;
+};
+TargetTensors target_tensors(const ModelSpec& target, std::uint64_t fallback_width) {
+  const std::uint64_t hidden = target.hidden_size ? target.hidden_size : fallback_width;
+  TargetTensors t;
+  t.embedding = target.embedding_params ? target.embedding_params : checked_mul(target.vocab_size, hidden, "draft weights");
+  t.head = target.lm_head_params ? target.lm_head_params : t.embedding;
+  return t;
+}
+
+/// A draft's embeddings (or head) in words: the target's, or its own and why.
+std::string draft_tensor_state(std::optional<bool> stores, bool shared, bool same_shape, std::string_view what) {
+  if (shared) return fmt::format("the target's {} (the checkpoint has none)", what);
+  if (!same_shape) return fmt::format("its own {} (not the target's shape)", what);
+  if (!stores) return fmt::format("its {} counted (its safetensors were not read: an upper bound where vLLM shares the target's)", what);
+  return fmt::format("its own {} (counted: vLLM shares the target's only where they are equal)", what);
+}
+
+/// A draft head's own rotary table: LlamaAttention always builds one, and a config that states no
+/// rope has LlamaConfig's default.
+VllmRotary draft_rotary(const ModelSpec& draft, const Dtype& dtype) {
+  if (draft.rope || draft.layers.empty()) return vllm_rotary_tables(draft, dtype);
+  ModelSpec with_rope = draft;
+  with_rope.rope = RotarySpec{.rotary_dim = draft.layers.front().k_head_dim};
+  return vllm_rotary_tables(with_rope, dtype);
+}
+
 /// An EAGLE-3 draft's weights on one rank, as vLLM loads them beside the target: the drafter is
 /// loaded inside the same measurement, so "Model loading took" counts both (gpu_model_runner
 /// load_model). Every tensor at the target's dtype (the draft's model config takes it), split over
@@ -710,15 +741,10 @@ std::uint64_t eagle3_head_weights(const DraftModel& head, const ModelSpec& targe
                                   const VllmSettings& settings, std::vector<std::string>& rules) {
   const ModelSpec& draft = head.spec;
   const Dtype& dtype = *model_dtype.weights;
-  // The target's embedding shape: its own count, else its vocabulary at its width (a MoE spec
-  // states no width: fc's gives it).
-  const std::uint64_t target_hidden = target.hidden_size ? target.hidden_size : eagle3_target_width(draft);
-  const std::uint64_t target_embedding =
-      target.embedding_params ? target.embedding_params : checked_mul(target.vocab_size, target_hidden, "draft weights");
-  const std::uint64_t target_head = target.lm_head_params ? target.lm_head_params : target_embedding;
-  const bool embeddings_shared = head.stores_embeddings == false && draft.embedding_params == target_embedding;
+  const TargetTensors target_shape = target_tensors(target, eagle3_target_width(draft));
+  const bool embeddings_shared = head.stores_embeddings == false && draft.embedding_params == target_shape.embedding;
   const bool head_shared = settings.version != VllmVersion::v0_10 && head.stores_lm_head == false &&
-                           draft.lm_head_params == target_head;
+                           draft.lm_head_params == target_shape.head;
   const WeightsEstimate whole = vllm_checkpoint(draft, model_dtype);
   std::uint64_t replicated = 0;
   for (const ModelPart& part : draft.parts) replicated = checked_add(replicated, params_bytes(part.params, dtype), "draft weights");
@@ -727,30 +753,53 @@ std::uint64_t eagle3_head_weights(const DraftModel& head, const ModelSpec& targe
   const std::uint64_t split = whole.bytes - std::min(whole.bytes, replicated + shared);
   const std::uint64_t draft_vocab = draft.hidden_size ? draft.lm_head_params / draft.hidden_size : 0;
   const std::uint64_t token_map = checked_mul(draft_vocab, 8, "draft weights");
-  // LlamaAttention always builds a rope: a config that states none has LlamaConfig's default.
-  ModelSpec with_rope;
-  if (!draft.rope && !draft.layers.empty()) {
-    with_rope = draft;
-    with_rope.rope = RotarySpec{.rotary_dim = draft.layers.front().k_head_dim};
-  }
-  const VllmRotary rotary = vllm_rotary_tables(with_rope.rope ? with_rope : draft, dtype);
+  const VllmRotary rotary = draft_rotary(draft, dtype);
   const std::uint32_t tp = settings.tensor_parallel;
   const std::uint64_t bytes = (Checked(ceil_div(split, tp), "draft weights") + replicated + token_map + rotary.bytes).value();
-  const auto state = [](std::optional<bool> stores, bool is_shared, bool same_shape, std::string_view what) {
-    if (is_shared) return fmt::format("the target's {} (the checkpoint has none)", what);
-    if (!same_shape) return fmt::format("its own {} (not the target's shape)", what);
-    if (!stores) return fmt::format("its {} counted (its safetensors were not read: an upper bound where vLLM shares the target's)", what);
-    return fmt::format("its own {} (counted: vLLM shares the target's only where they are equal)", what);
-  };
   rules.push_back(fmt::format(
       "the EAGLE-3 draft {}: {} of tensors at {}{}{}, {}, {}, + its token map {} + its rotary table {} = {} a GPU",
       draft.id.empty() ? draft.name : draft.id, gib(whole.bytes - std::min(whole.bytes, shared)), model_dtype.torch_name,
       tp > 1 ? fmt::format(" / {} ranks", tp) : "", replicated ? fmt::format(" (fc {} whole on each)", gib(replicated)) : "",
-      state(head.stores_embeddings, embeddings_shared, draft.embedding_params == target_embedding, "embeddings"),
-      settings.version == VllmVersion::v0_10 ? std::string("its own output head (0.10 shares none)")
-                                             : state(head.stores_lm_head, head_shared, draft.lm_head_params == target_head,
-                                                     "output head"),
+      draft_tensor_state(head.stores_embeddings, embeddings_shared, draft.embedding_params == target_shape.embedding,
+                         "embeddings"),
+      settings.version == VllmVersion::v0_10
+          ? std::string("its own output head (0.10 shares none)")
+          : draft_tensor_state(head.stores_lm_head, head_shared, draft.lm_head_params == target_shape.head, "output head"),
       vllm_rotary_size(token_map), vllm_rotary_size(rotary.bytes), gib(bytes)));
+  return bytes;
+}
+
+/// An EAGLE-1 draft's weights on one rank, as vLLM builds EagleLlamaForCausalLM (models/
+/// llama_eagle.py) from a Llama config: embed_tokens, num_hidden_layers LlamaDecoderLayers (the
+/// first without its input RMSNorm), fc (2 x hidden in, hidden out, no bias; torch.nn.Linear, whole
+/// on every rank); no final norm and no lm_head (the target's serves it). The embeddings are the
+/// target's where the shapes match and the checkpoint has none (as for EAGLE-3; its safetensors
+/// unread: counted, an upper bound). At the target's dtype, with its own rotary table.
+std::uint64_t eagle1_head_weights(const DraftModel& head, const ModelSpec& target, const VllmModelDtype& model_dtype,
+                                  const VllmSettings& settings, std::vector<std::string>& rules) {
+  const ModelSpec& draft = head.spec;
+  const Dtype& dtype = *model_dtype.weights;
+  const std::uint64_t hidden = draft.hidden_size;
+  const TargetTensors target_shape = target_tensors(target, hidden);
+  const bool embeddings_shared = head.stores_embeddings == false && draft.embedding_params == target_shape.embedding;
+  // The config's count less what EagleLlamaForCausalLM does not build: its head, its final norm
+  // and layer 0's input norm.
+  const std::uint64_t not_built = (Checked(draft.lm_head_params, "draft weights") + hidden + hidden).value();
+  const std::uint64_t built = draft.params - std::min(draft.params, not_built);
+  const std::uint64_t split_params = built - (embeddings_shared ? std::min(built, draft.embedding_params) : 0);
+  const std::uint64_t fc = params_bytes(checked_mul(2 * hidden, hidden, "draft weights"), dtype);
+  const VllmRotary rotary = draft_rotary(draft, dtype);
+  const std::uint32_t tp = settings.tensor_parallel;
+  const std::uint64_t bytes =
+      (Checked(ceil_div(params_bytes(split_params, dtype), tp), "draft weights") + fc + rotary.bytes).value();
+  rules.push_back(fmt::format(
+      "the EAGLE draft {} (EagleLlamaForCausalLM): {} layer{} at {}{} (no input norm on the first, no final norm, the "
+      "target's output head), {}, fc {} whole on each GPU, + its rotary table {} = {} a GPU",
+      draft.id.empty() ? draft.name : draft.id, draft.layer_count(), draft.layer_count() == 1 ? "" : "s",
+      model_dtype.torch_name, tp > 1 ? fmt::format(" / {} ranks", tp) : "",
+      draft_tensor_state(head.stores_embeddings, embeddings_shared, draft.embedding_params == target_shape.embedding,
+                         "embeddings"),
+      gib(fc), vllm_rotary_size(rotary.bytes), gib(bytes)));
   return bytes;
 }
 
@@ -768,11 +817,12 @@ std::uint64_t draft_model_weights(const ModelSpec& draft, const VllmModelDtype& 
   return bytes;
 }
 
-/// The draft checkpoint's weights on one rank: an EAGLE-3 head's or a draft model's.
+/// The draft checkpoint's weights on one rank: an EAGLE-3 or EAGLE-1 head's, or a draft model's.
 std::uint64_t draft_weights(const VllmSpeculative& spec, const ModelSpec& target, const VllmModelDtype& model_dtype,
                             const VllmSettings& settings, std::vector<std::string>& rules) {
   if (!spec.draft) return 0;
   if (spec.method == "eagle3") return eagle3_head_weights(*spec.draft, target, model_dtype, settings, rules);
+  if (spec.method == "eagle") return eagle1_head_weights(*spec.draft, target, model_dtype, settings, rules);
   return draft_model_weights(spec.draft->spec, model_dtype, settings.tensor_parallel, rules);
 }
 

@@ -99,7 +99,7 @@ std::optional<std::string> vllm_speculative_draft_name(std::string_view text) {
   const bool unnamed = method == config.end() || method->is_null();
   if (!unnamed && !method->is_string()) return std::nullopt;
   const std::string chosen = unnamed ? speculative_method_implied_by(name) : method->get<std::string>();
-  if (chosen != "eagle3" && chosen != "draft_model") return std::nullopt;
+  if (chosen != "eagle3" && chosen != "eagle" && chosen != "draft_model") return std::nullopt;
   return name;
 }
 
@@ -235,7 +235,7 @@ VllmSpeculative parse_vllm_speculative_config(std::string_view text, std::string
   // draft_model (DraftModelProposer, v1/spec_decode/draft_model.py): a whole model of its own,
   // loaded with its own config at the target's dtype and parallel layout, its attention layers
   // beside the target's.
-  if ((method == "eagle3" || method == "draft_model") && draft) {
+  if ((method == "eagle3" || method == "eagle" || method == "draft_model") && draft) {
     if (!tokens) throw tokens_missing();
     if (!draft_checkpoint)
       throw not_modelled(fmt::format("method {} with model {}: the draft's config.json was not read here; give model "
@@ -248,6 +248,16 @@ VllmSpeculative parse_vllm_speculative_config(std::string_view text, std::string
       throw not_modelled(fmt::format("method eagle3 with model {}: its config is {}, not an EAGLE-3 head of Llama's layout "
                                      "(architectures LlamaForCausalLMEagle3), the one the vLLM profile prices",
                                      *draft, head.architecture.empty() ? "of no known type" : head.architecture));
+    // EAGLE-1 (EAGLEConfig: "Eagle" + the draft config's architecture): a head whose config is a
+    // Llama's (LlamaForCausalLM, one decoder layer), built as EagleLlamaForCausalLM.
+    if (method == "eagle") {
+      if (eagle3_head)
+        throw Error(fmt::format("{}: {} is an EAGLE-3 head: give \"method\": \"eagle3\"", flag, *draft));
+      if (head.architecture != "llama" || !head.parts.empty() || head.hidden_size == 0)
+        throw not_modelled(fmt::format("method eagle with model {}: its config is {}, not an EAGLE-1 head of Llama's "
+                                       "layout (a LlamaForCausalLM config), the one the vLLM profile prices",
+                                       *draft, head.architecture.empty() ? "of no known type" : head.architecture));
+    }
     if (method == "draft_model") {
       if (eagle3_head)
         throw Error(fmt::format("{}: {} is an EAGLE-3 head, not a model to draft with: give \"method\": \"eagle3\"", flag,
@@ -275,12 +285,12 @@ VllmSpeculative parse_vllm_speculative_config(std::string_view text, std::string
     spec.draft = std::move(draft_checkpoint);
     return spec;
   }
-  if ((method == "draft_model" || method == "eagle3") && !draft) {
+  if ((method == "draft_model" || method == "eagle3" || method == "eagle") && !draft) {
     if (!tokens) throw tokens_missing();
     throw Error(fmt::format("{}: vLLM refuses it: num_speculative_tokens was provided but without speculative model.", flag));
   }
   throw not_modelled(fmt::format("method {}{}: its draft is a checkpoint (or GPU buffers) of its own, whose weights and KV "
-                                 "cache the vLLM profile does not derive (it reads EAGLE-3 heads and draft models); the "
+                                 "cache the vLLM profile does not derive (it reads EAGLE-1 and EAGLE-3 heads and draft models); the "
                                  "target's figures would leave them out",
                                  method, draft ? " with model " + *draft : std::string()));
 }

@@ -21,7 +21,7 @@ struct VllmSpeculative {
   /// MTP layers (all of them, whatever k: vLLM cycles through them, spec_step_idx % n_predict). 0
   /// for methods without a draft model (ngram, suffix).
   std::uint32_t draft_layers = 0;
-  /// eagle3, draft_model: the draft's checkpoint (its layers join the cache; its weights are loaded
+  /// eagle, eagle3, draft_model: the draft's checkpoint (its layers join the cache; its weights are loaded
   /// beside the target's). Null for MTP (the target's own checkpoint) and methods without a draft.
   std::shared_ptr<const DraftModel> draft;
 };
