@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engines/core/profile.h"
+#include "engines/core/serving.h"
 #include "engines/sglang/rules.h"
 #include "engines/sglang/speculative.h"
 #include "kvplan/error.h"
@@ -111,6 +112,39 @@ TEST_CASE("SGLang EAGLE3, docs CI run (June 2025): both pools of 20,480 tokens, 
   // Before 2026 the draft's weights and pool are paid from what the fraction leaves: 1,900,436,736
   // + 2 x 20,481 x 4,096 B, and nothing of the target's pool (capped) is past the budget.
   CHECK(r.draft->from_headroom == 1'900'436'736ull + 20'481ull * 4'096);
+}
+
+// EAGLE(-2) heads as SGLang's LlamaForCausalLMEagle builds them (arch/eagle.cpp): embed_tokens,
+// the layer without its input norm, fc with its bias, lm_head, no final norm. The docs' June 2025
+// runs printed what loading each took:
+//   lmsys/sglang-EAGLE-llama2-chat-7B: 32,000 x 4,096 x 2 (embed_tokens, lm_head) + 4 x 4,096^2 +
+//     3 x 4,096 x 11,008 + 4,096 (the layer) + 8,192 x 4,096 + 4,096 (fc) = 498,081,792 values x 2 B
+//     = 996,163,584 B = 0.9277 GiB: "mem usage=0.93 GB";
+//   lmsys/sglang-EAGLE-LLaMA3-Instruct-8B: 128,256 x 4,096 x 2 + 218,107,904 + 33,558,528 =
+//     1,302,339,584 values x 2 B = 2,604,679,168 B = 2.4258 GiB: "mem usage=2.43 GB".
+TEST_CASE("SGLang EAGLE, docs CI run (June 2025): Llama 2 7B's head, both pools and its weights", "[sglang][speculative]") {
+  SglangSpeculative spec = eagle3(5, 8, 64);
+  spec.algorithm = SglangSpeculative::Algorithm::eagle;
+  spec.name = "EAGLE";
+  spec.draft = draft_from("tests/fixtures/hf/sglang-eagle-llama2-chat-7b");
+  SglangSettings s;
+  s.version = parse_sglang_version("0.5.0", "test");  // a 0.4.7-era run, as the EAGLE-3 case above
+  s.mem_fraction_static = 0.6;
+  s.max_total_tokens = 20'480;
+  s.max_running_requests = 200;
+  s.free_before_load = 6221 * GiB / 100;
+  s.free_after_load = 4952 * GiB / 100;
+  s.context_length = 4096;
+  s.speculative = spec;
+  const SglangResult r = plan_sglang(catalog_model("llama2-7b"), catalog_cards("h100", 1), s);
+  // Target: 32 x 20,481 x 32 x 128 x 2 B = 5.0002 GiB; the draft's one layer 0.1563 GiB.
+  CHECK(printed(r, "KV Cache is allocated. #tokens: 20480, K size: 5.00 GB, V size: 5.00 GB"));
+  CHECK(printed(r, "KV Cache is allocated. #tokens: 20480, K size: 0.16 GB, V size: 0.16 GB"));
+  CHECK(r.draft->weights == 996'163'584);
+  CHECK(engine_gib(r.draft->weights) == "0.93");
+  const std::uint64_t llama3_head = estimate_weights(draft_from("tests/fixtures/hf/sglang-eagle-llama3-instruct-8b")->spec, nullptr).bytes;
+  CHECK(llama3_head == 2'604'679'168);
+  CHECK(engine_gib(llama3_head) == "2.43");
 }
 
 TEST_CASE("SGLang EAGLE3 to 0.5.6: the profiled #tokens grows by the headroom, past the budget", "[sglang][speculative]") {
@@ -258,6 +292,17 @@ TEST_CASE("SGLang speculative from the command line: the draft loaded, rows, ref
     check_refused(run_kvplan("--runtime sglang --model " + source_path(kTarget) +
                              " --gpu h100 --speculative-algorithm EAGLE3 --speculative-draft-model-path no-such/draft"),
                   "is not on this machine", 3);
+    // EAGLE wants SGLang's LlamaForCausalLMEagle heads; an EAGLE-1 config as vLLM reads it is not one.
+    check_refused(run_kvplan("--runtime sglang --model " + source_path(kTarget) +
+                             " --gpu h100 --speculative-algorithm EAGLE --speculative-draft-model-path " +
+                             source_path("tests/fixtures/hf/eagle-llama3-instruct-8b")),
+                  "not LlamaForCausalLMEagle", 3);
+    check_refused(run_kvplan("--runtime sglang --model " + source_path(kTarget) +
+                             " --gpu h100 --speculative-algorithm EAGLE --speculative-draft-model-path " + source_path(kHead)),
+                  "drafts with --speculative-algorithm EAGLE3", 2);
+    check_refused(run_kvplan(sglang_eagle3("--speculative-token-map freq_32768.pt")), "hot-vocabulary head", 3);
+    check_refused(run_kvplan("--model " + source_path("tests/fixtures/hf/sglang-eagle-llama3-instruct-8b") + " --gpu h100"),
+                  "an EAGLE draft head for SGLang", 2);
   }
   SECTION("too little left beside the budget for the draft: SGLang runs out of memory") {
     const ProcessResult r = run_kvplan(sglang_eagle3("--sglang-version 0.5.8 --mem-fraction-static 0.99 --context-length 8192 --check"));

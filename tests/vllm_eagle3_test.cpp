@@ -90,16 +90,20 @@ TEST_CASE("EAGLE-3 head: its tensors counted as vLLM's Eagle3LlamaForCausalLM bu
   nlohmann::json wider = eagle3_fixture_config();
   wider["target_hidden_size"] = 5'120;
   CHECK(model_spec_from_hf_config(wider, "eagle3", std::nullopt).parts.at(0).params == 3 * 5'120 * 4'096);
-  // An EAGLE (1) head is another layout: refused, naming it.
-  nlohmann::json eagle1 = eagle3_fixture_config();
-  eagle1["architectures"] = {"LlamaForCausalLMEagle"};
+  // An EAGLE head of another layout (SGLang's Qwen2 heads) is refused, naming it; SGLang's Llama
+  // EAGLE heads are a family of their own (arch/eagle.cpp).
+  nlohmann::json qwen2_head = eagle3_fixture_config();
+  qwen2_head["architectures"] = {"Qwen2ForCausalLMEagle"};
   try {
-    model_spec_from_hf_config(eagle1, "eagle1", std::nullopt);
-    FAIL("an EAGLE-1 head was read");
+    model_spec_from_hf_config(qwen2_head, "qwen2-eagle", std::nullopt);
+    FAIL("an EAGLE head of Qwen2's layout was read");
   } catch (const Error& e) {
     CHECK(e.code() == ExitCode::unsupported_architecture);
-    CHECK(std::string(e.what()).find("LlamaForCausalLMEagle") != std::string::npos);
+    CHECK(std::string(e.what()).find("Qwen2ForCausalLMEagle") != std::string::npos);
   }
+  nlohmann::json sglang_head = eagle3_fixture_config();
+  sglang_head["architectures"] = {"LlamaForCausalLMEagle"};
+  CHECK(model_spec_from_hf_config(sglang_head, "sglang-eagle", std::nullopt).architecture == "llama_eagle");
 }
 
 // The 0.11 log: the draft shares the target's embeddings ("Assuming the EAGLE head shares the same

@@ -20,6 +20,10 @@ ModelSpec load_model_for_cli(const std::string& model, const PlanTexts& texts) {
                             "--runtime vllm --speculative-config '{{\"method\": \"eagle3\", \"model\": \"{}\", "
                             "\"num_speculative_tokens\": 3}}'",
                             model, model));
+  if (spec.architecture == "llama_eagle")
+    throw Error(fmt::format("--model {}: an EAGLE draft head for SGLang, not a model to serve alone; plan its target "
+                            "with --runtime sglang --speculative-algorithm EAGLE --speculative-draft-model-path {}",
+                            model, model));
   return apply_weight_overrides(std::move(spec), texts, kFlagNames);
 }
 

@@ -82,13 +82,14 @@ std::string language_model_type(ConfigFields& fields) {
   const auto type = fields.string("model_type");
   if (!type) fields.fail("model_type", "is missing (is this a Hugging Face config.json?)");
   // An EAGLE draft head states the model_type of the layers it copies (llama) and says what it is
-  // only in `architectures`; its tensors are not that model's (arch/eagle3.cpp).
+  // only in `architectures`; its tensors are not that model's (arch/eagle3.cpp, arch/eagle.cpp).
   for (const std::string& name : fields.string_list("architectures")) {
     if (name == "LlamaForCausalLMEagle3" || name == "Eagle3LlamaForCausalLM") return "llama_eagle3";
+    if (name == "LlamaForCausalLMEagle") return "llama_eagle";  // SGLang's EAGLE(-2) heads (arch/eagle.cpp)
     if (name.find("Eagle") != std::string::npos || name.find("EAGLE") != std::string::npos)
       throw unsupported_architecture(fields.where("architectures"),
                                      name + " (an EAGLE draft head of a layout kvplan does not count; it counts "
-                                            "LlamaForCausalLMEagle3)");
+                                            "LlamaForCausalLMEagle3 and LlamaForCausalLMEagle)");
   }
   return *type;
 }

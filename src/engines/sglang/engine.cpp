@@ -21,7 +21,7 @@ namespace kvplan {
 
 namespace {
 
-constexpr std::array<OptionSpec, 20> kOptions = {{
+constexpr std::array<OptionSpec, 21> kOptions = {{
     {"mem-fraction-static", "FRACTION",
      "Share of the free memory before load for weights and the KV pools [default: SGLang's by GPU, TP x PP and version]"},
     {"context-length", "LIST", "Tokens a request may hold (the same as --ctx) [default: the trained context]"},
@@ -41,14 +41,16 @@ constexpr std::array<OptionSpec, 20> kOptions = {{
     {"sglang-free-after-load", "SIZE",
      "Free memory per GPU after the weights load, from SGLang's 'Load weight end. avail mem' line [default: estimated]"},
     {"speculative-algorithm", "NAME",
-     "Speculative decoding: EAGLE3 (an EAGLE-3 head) or STANDALONE (a smaller model) with --speculative-draft-model-path; "
-     "EAGLE, NEXTN and NGRAM are not modelled (exit 3)"},
+     "Speculative decoding: EAGLE (an EAGLE head), EAGLE3 (an EAGLE-3 head) or STANDALONE (a smaller model) with "
+     "--speculative-draft-model-path; NEXTN and NGRAM are not modelled (exit 3)"},
     {"speculative-draft-model-path", "PATH",
      "The draft: a folder or config.json, a Hugging Face id in the cache on this machine, or a catalog name",
      "--speculative-draft-model"},
     {"speculative-num-steps", "N", "Draft steps a round [default: SGLang's auto choice, 5]"},
     {"speculative-eagle-topk", "N", "Draft branches a step [default: SGLang's auto choice, 4]"},
     {"speculative-num-draft-tokens", "N", "Draft tokens verified a round; steps + 1 when topk is 1 [default: 8]"},
+    {"speculative-token-map", "FILE", "EAGLE's hot-vocabulary head (FR-Spec): not modelled; named so that it is refused "
+                                      "(exit 3)"},
     {"allow-overwrite-longer-context-len", "",
      "Let --context-length exceed the trained context, as SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 does", "", "",
      "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"},

@@ -322,9 +322,10 @@ SglangStage stage_cells(const ModelSpec& model, const SglangSettings& s, const C
 
 /// The draft beside the target (speculative.h): its layers' cell per rank at the target's cache
 /// dtype, and its weights per rank as SGLang builds it: every tensor of the checkpoint, its own
-/// embeddings included (LlamaForCausalLMEagle3 builds embed_tokens, then takes the target's in its
-/// place after the pools: counted, the peak), and an EAGLE-3 head's token maps (d2t int64 a draft
-/// token, t2d bool a target token). Split over the ranks as the target (an estimate).
+/// embeddings (and an EAGLE head's lm_head) included (LlamaForCausalLMEagle3 and
+/// LlamaForCausalLMEagle build them, then take the target's in their place after the pools:
+/// counted, the peak "Load weight end" prints), and an EAGLE-3 head's token maps (d2t int64 a
+/// draft token, t2d bool a target token). Split over the ranks as the target (an estimate).
 SglangDraftResult draft_beside(const SglangSpeculative& spec, SglangSpeculativeEra era, const SglangSettings& s,
                                const CacheType& cache) {
   const ModelSpec& draft = spec.draft->spec;

@@ -31,7 +31,7 @@ std::optional<std::string> sglang_draft_named(const PlanRequest& request) {
   const EngineOption* path = find_option(request, "speculative-draft-model-path");
   if (!algorithm || !path) return std::nullopt;
   const std::string name = upper(algorithm->value);
-  if (name != "EAGLE3" && name != "STANDALONE") return std::nullopt;
+  if (name != "EAGLE" && name != "EAGLE3" && name != "STANDALONE") return std::nullopt;
   return path->value;
 }
 
@@ -50,14 +50,19 @@ std::optional<SglangSpeculative> sglang_speculative(const PlanRequest& request) 
   }
   SglangSpeculative spec;
   spec.name = upper(algorithm->value);
-  if (spec.name == "EAGLE" || spec.name == "NEXTN" || spec.name == "NGRAM")
-    throw Error(fmt::format("{} {}: not modelled by the SGLang profile ({}); EAGLE3 and STANDALONE drafts are",
+  if (spec.name == "NEXTN" || spec.name == "NGRAM")
+    throw Error(fmt::format("{} {}: not modelled by the SGLang profile ({}); EAGLE, EAGLE3 and STANDALONE drafts are",
                             algorithm->shown_as, algorithm->value,
                             spec.name == "NGRAM" ? "its n-gram tables beside the pool were not read"
-                                                 : "EAGLE-1/2 heads and MTP layers share the target's embeddings and "
-                                                   "head in ways not read"),
+                                                 : "the MTP layers' draft model and pool were not read"),
                 ExitCode::unsupported_architecture);
-  if (spec.name == "EAGLE3") spec.algorithm = SglangSpeculative::Algorithm::eagle3;
+  if (const EngineOption* map = find_option(request, "speculative-token-map"))
+    throw Error(fmt::format("{} {}: the hot-vocabulary head it builds is not modelled by the SGLang profile; plan "
+                            "without it (the draft's full head, an upper bound)",
+                            map->shown_as, map->value),
+                ExitCode::unsupported_architecture);
+  if (spec.name == "EAGLE") spec.algorithm = SglangSpeculative::Algorithm::eagle;
+  else if (spec.name == "EAGLE3") spec.algorithm = SglangSpeculative::Algorithm::eagle3;
   else if (spec.name == "STANDALONE") spec.algorithm = SglangSpeculative::Algorithm::standalone;
   else
     throw Error(fmt::format("{} {}: SGLang's speculative algorithms are EAGLE, EAGLE3, NEXTN, STANDALONE and NGRAM",
@@ -65,19 +70,33 @@ std::optional<SglangSpeculative> sglang_speculative(const PlanRequest& request) 
   if (!path)
     throw Error(fmt::format("{} {} needs --speculative-draft-model-path: the draft checkpoint ({})", algorithm->shown_as,
                             algorithm->value,
-                            spec.algorithm == SglangSpeculative::Algorithm::eagle3 ? "an EAGLE-3 head" : "a smaller model"));
+                            spec.algorithm == SglangSpeculative::Algorithm::eagle3  ? "an EAGLE-3 head"
+                            : spec.algorithm == SglangSpeculative::Algorithm::eagle ? "an EAGLE head"
+                                                                                    : "a smaller model"));
   if (!request.draft_model)
     throw Error(fmt::format("{} {}: the draft was not loaded; the command line loads it", path->shown_as, path->value),
                 ExitCode::unsupported_architecture);
   spec.draft = request.draft_model;
-  const bool head = spec.draft->spec.architecture == "llama_eagle3";
-  if (spec.algorithm == SglangSpeculative::Algorithm::eagle3 && !head)
-    throw Error(fmt::format("{} {}: EAGLE3 drafts are EAGLE-3 heads (architectures LlamaForCausalLMEagle3); this is a "
-                            "'{}' model: give it with --speculative-algorithm STANDALONE",
-                            path->shown_as, path->value, spec.draft->spec.architecture));
-  if (spec.algorithm == SglangSpeculative::Algorithm::standalone && head)
-    throw Error(fmt::format("{} {}: an EAGLE-3 head drafts with --speculative-algorithm EAGLE3, not STANDALONE",
-                            path->shown_as, path->value));
+  const std::string& architecture = spec.draft->spec.architecture;
+  const bool eagle3_head = architecture == "llama_eagle3";
+  const bool eagle_head = architecture == "llama_eagle";
+  if (spec.algorithm == SglangSpeculative::Algorithm::eagle3 && !eagle3_head)
+    throw Error(fmt::format("{} {}: EAGLE3 drafts are EAGLE-3 heads (architectures LlamaForCausalLMEagle3); this is {}",
+                            path->shown_as, path->value,
+                            eagle_head ? "an EAGLE head: give --speculative-algorithm EAGLE"
+                                       : "a '" + architecture + "' model: give it with --speculative-algorithm STANDALONE"));
+  if (spec.algorithm == SglangSpeculative::Algorithm::eagle && !eagle_head) {
+    if (eagle3_head)
+      throw Error(fmt::format("{} {}: an EAGLE-3 head drafts with --speculative-algorithm EAGLE3", path->shown_as,
+                              path->value));
+    throw Error(fmt::format("{} {}: its config says '{}', not LlamaForCausalLMEagle: the SGLang profile prices EAGLE heads "
+                            "as SGLang's LlamaForCausalLMEagle builds them (the lmsys/sglang-EAGLE-* checkpoints)",
+                            path->shown_as, path->value, architecture),
+                ExitCode::unsupported_architecture);
+  }
+  if (spec.algorithm == SglangSpeculative::Algorithm::standalone && (eagle3_head || eagle_head))
+    throw Error(fmt::format("{} {}: an EAGLE head drafts with --speculative-algorithm {}, not STANDALONE", path->shown_as,
+                            path->value, eagle3_head ? "EAGLE3" : "EAGLE"));
 
   // server_args.py: none of the three given, SGLang picks them (auto_choose_speculative_params:
   // (5, 4, 8), but (3, 1, 4) for DeepSeek in some releases); with topk 1 the draft tokens are

@@ -1,6 +1,6 @@
 #pragma once
 /// SGLang's speculative decoding as launch_server's flags set it up (--speculative-algorithm
-/// EAGLE3 or STANDALONE with --speculative-draft-model-path): the draft runs its own model with a
+/// EAGLE, EAGLE3 or STANDALONE with --speculative-draft-model-path): the draft runs its own model with a
 /// KV pool of its own layers and the target's #tokens (the two share the token allocator). Where
 /// the draft's weights and pool are paid from changed twice (shared/reference/engine-rules-
 /// serving.md, read in sgl-project/sglang; the era boundaries dated by merge date):
@@ -32,8 +32,8 @@ struct SglangVersion;
 enum class SglangSpeculativeEra { headroom, outside, inside };
 
 struct SglangSpeculative {
-  enum class Algorithm { eagle3, standalone } algorithm = Algorithm::eagle3;
-  std::string name;                      ///< as SGLang prints it: "EAGLE3", "STANDALONE"
+  enum class Algorithm { eagle, eagle3, standalone } algorithm = Algorithm::eagle3;
+  std::string name;                      ///< as SGLang prints it: "EAGLE", "EAGLE3", "STANDALONE"
   std::uint64_t num_steps = 0;           ///< --speculative-num-steps
   std::uint64_t eagle_topk = 0;          ///< --speculative-eagle-topk
   std::uint64_t num_draft_tokens = 0;    ///< --speculative-num-draft-tokens (steps + 1 with topk 1)
@@ -46,8 +46,8 @@ struct SglangSpeculative {
 };
 
 /// The speculative setup --speculative-algorithm and its companions ask for; nullopt without one.
-/// Exit 2 for what SGLang refuses (a draft-less EAGLE3), exit 3 for what is not modelled (EAGLE,
-/// NEXTN, NGRAM, and a draft the front end did not load).
+/// Exit 2 for what SGLang refuses (a draft-less EAGLE3), exit 3 for what is not modelled (NEXTN,
+/// NGRAM, the token map, and a draft the front end did not load).
 std::optional<SglangSpeculative> sglang_speculative(const PlanRequest& request);
 
 /// The draft checkpoint --speculative-draft-model-path names, for the front end to load.
@@ -57,7 +57,7 @@ std::optional<std::string> sglang_draft_named(const PlanRequest& request);
 SglangSpeculativeEra sglang_speculative_era(const SglangVersion& version, const std::string& algorithm);
 
 /// MiB the default --mem-fraction-static sets aside for the draft (0.4.10 - 0.5.6 and 0.5.8 -
-/// 0.5.10: server_args.py, 2,048 for EAGLE3, 6,144 for STANDALONE; none before or from 2026).
+/// 0.5.10: server_args.py, 2,048 for EAGLE and EAGLE3, 6,144 for STANDALONE; none from 2026).
 std::uint64_t sglang_speculative_reserve_mib(const SglangSpeculative& spec, SglangSpeculativeEra era);
 
 std::string to_string(SglangSpeculativeEra era);
