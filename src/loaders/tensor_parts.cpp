@@ -106,6 +106,26 @@ u64 mlp_params(u64 hidden, u64 intermediate, bool gated, bool bias) {
   return params;
 }
 
+Counted eagle_draft_layers(ConfigFields& fields, const Layout& layout, u64 (*norms)(const Layout&, std::size_t),
+                           u64 (*extra)(const Layout&, std::size_t)) {
+  Attention attention;
+  attention.qkv_bias = attention.o_bias = fields.flag("attention_bias", false);
+  const u64 intermediate = fields.positive("intermediate_size");
+  const bool mlp_bias = fields.flag("mlp_bias", false);
+  Counted counted;
+  for (std::size_t i = 0; i < layout.layers.size(); ++i) {
+    const LayerPlan& layer = layout.layers[i];
+    if (!layer.attends()) fields.fail("num_hidden_layers", "an EAGLE draft's layers are attention layers");
+    Sum params;
+    params.add(attention_params(layout, layer, attention), "draft layer");
+    if (extra) params.add(extra(layout, i), "draft layer");
+    params.add(mlp_params(layout.hidden, intermediate, true, mlp_bias), "draft layer");
+    params.add(norms(layout, i), "draft layer");
+    counted.layers.push_back({params.value, 0, 0, std::nullopt});
+  }
+  return counted;
+}
+
 LayerParams moe_layer(u64 experts, u64 top_k, u64 width, u64 intermediate, u64 always, u64 matrices) {
   const u64 one = product({matrices, width, intermediate}, "expert");
   LayerParams layer;

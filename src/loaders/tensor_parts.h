@@ -170,6 +170,13 @@ u64 siglip_vision_params(ConfigFields& vision);
 /// an explicit head_dim, a hidden_size that num_attention_heads divides.
 void check_attention(ConfigFields& fields, const Layout& layout);
 
+/// The decoder layers of an EAGLE draft head of Llama's layout (SGLang's LlamaForCausalLMEagle,
+/// vLLM's Eagle3LlamaForCausalLM): per layer the attention (biases with attention_bias), a gated
+/// MLP (+ mlp_bias), and `norms(i)` parameters of norms for layer i; `extra(i)` what layer i adds
+/// (EAGLE-3's wider first q/k/v). A layer that does not attend fails naming num_hidden_layers.
+Counted eagle_draft_layers(ConfigFields& fields, const Layout& layout, u64 (*norms)(const Layout&, std::size_t),
+                           u64 (*extra)(const Layout&, std::size_t) = nullptr);
+
 /// The unsupported-architecture Error for a model_type of a family that does not count it.
 [[noreturn]] void not_counted(ConfigFields& fields);
 

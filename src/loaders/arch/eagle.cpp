@@ -22,20 +22,9 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   if (!fields.flag("tie_word_embeddings", false))
     count.lm_head = product({fields.uint("hot_vocab_size").value_or(vocab), hidden}, "lm_head");
   fields.ignore({"bias"});  // EAGLE's training switch for fc's bias; SGLang builds one whatever it says
-  Attention attention;
-  attention.qkv_bias = attention.o_bias = fields.flag("attention_bias", false);
-  const u64 intermediate = fields.positive("intermediate_size");
-  const bool mlp_bias = fields.flag("mlp_bias", false);
-  Counted counted;
-  for (std::size_t i = 0; i < layout.layers.size(); ++i) {
-    const LayerPlan& layer = layout.layers[i];
-    if (!layer.attends()) fields.fail("num_hidden_layers", "an EAGLE draft's layers are attention layers");
-    Sum params;
-    params.add(attention_params(layout, layer, attention), "draft layer");
-    params.add(mlp_params(hidden, intermediate, true, mlp_bias), "draft layer");
-    params.add(i == 0 ? hidden : 2 * hidden, "draft layer");
-    counted.layers.push_back({params.value, 0, 0, std::nullopt});
-  }
+  // Layer 0's input RMSNorm is deleted; the others keep both.
+  const auto norms = [](const Layout& l, std::size_t i) { return i == 0 ? l.hidden : 2 * l.hidden; };
+  const Counted counted = eagle_draft_layers(fields, layout, norms);
   finish_count(count, fields, counted);
   return count;
 }

@@ -33,24 +33,14 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   count.embedding = product({vocab, hidden}, "embedding");
   count.lm_head = product({fields.uint("draft_vocab_size").value_or(vocab), hidden}, "lm_head");
   fields.ignore({"tie_word_embeddings", "norm_before_residual", "target_hidden_size"});
-  Attention attention;
-  attention.qkv_bias = attention.o_bias = fields.flag("attention_bias", false);
-  const u64 intermediate = fields.positive("intermediate_size");
-  const bool mlp_bias = fields.flag("mlp_bias", false);
-  Counted counted;
-  for (std::size_t i = 0; i < layout.layers.size(); ++i) {
-    const LayerPlan& layer = layout.layers[i];
-    if (!layer.attends()) fields.fail("num_hidden_layers", "an EAGLE-3 draft's layers are attention layers");
-    Sum params;
-    params.add(attention_params(layout, layer, attention), "draft layer");
-    if (i == 0) {
-      const u64 qkv_width = layout.heads * layer.k_dim + layer.kv_heads * (layer.k_dim + layer.v_dim);
-      params.add(product({hidden, qkv_width}, "qkv_proj"), "draft layer");  // the embeddings' half of its input
-    }
-    params.add(mlp_params(hidden, intermediate, true, mlp_bias), "draft layer");
-    params.add(3 * hidden, "draft layer");
-    counted.layers.push_back({params.value, 0, 0, std::nullopt});
-  }
+  const auto three_norms = [](const Layout& l, std::size_t) { return 3 * l.hidden; };
+  // Layer 0's q, k and v read the embeddings beside the hidden states: 2 x hidden in.
+  const auto wider_qkv = [](const Layout& l, std::size_t i) -> u64 {
+    if (i != 0) return 0;
+    const LayerPlan& layer = l.layers[i];
+    return product({l.hidden, l.heads * layer.k_dim + layer.kv_heads * (layer.k_dim + layer.v_dim)}, "qkv_proj");
+  };
+  Counted counted = eagle_draft_layers(fields, layout, three_norms, wider_qkv);
   counted.final_norm = hidden;
   finish_count(count, fields, counted);
   return count;
