@@ -55,6 +55,24 @@ bool printed(const SglangResult& r, const std::string& text) {
   return false;
 }
 
+/// The SGLang docs' CI runs of June 2025: --mem-fraction 0.6, --max-total-tokens 20480,
+/// --max-running-requests 200; "avail mem" before and after the target's weights in hundredths of
+/// a GiB. They are 0.4.7-era builds: the rules checked (the cap, both pools at the capped #tokens,
+/// the headroom tokens before the cap) are every release's to 0.5.6, and 0.5.0 is asked for
+/// because kvplan models drafts from 0.4.10 on.
+SglangSettings docs_ci_run(std::uint64_t before, std::uint64_t after, std::uint64_t context, SglangSpeculative draft) {
+  SglangSettings s;
+  s.version = parse_sglang_version("0.5.0", "test");
+  s.mem_fraction_static = 0.6;
+  s.max_total_tokens = 20'480;
+  s.max_running_requests = 200;
+  s.free_before_load = before * GiB / 100;
+  s.free_after_load = after * GiB / 100;
+  s.context_length = context;
+  s.speculative = std::move(draft);
+  return s;
+}
+
 /// One H100 as the docs' examples read it: "avail mem" 78.50 GiB before load, 63.46 after the
 /// target's weights, --mem-fraction-static 0.835, 8,192-token requests, `version`'s rules, `draft`.
 SglangSettings h100_readings(const char* version, SglangSpeculative draft) {
@@ -82,18 +100,7 @@ std::string sglang_eagle3(const std::string& rest) {
 TEST_CASE("SGLang EAGLE3, docs CI run (June 2025): both pools of 20,480 tokens, the draft's one layer", "[sglang][speculative]") {
   // --mem-fraction 0.6, --max-total-tokens 20480, --max-running-requests 200, steps 5, topk 8,
   // draft tokens 32, float16; "Load weight begin. avail mem=78.50 GB", "end. ... avail mem=63.48 GB".
-  // The run is a 0.4.7-era build: the rules checked here (the cap, both pools at the capped #tokens,
-  // the headroom tokens before the cap) are those of every release to 0.5.6; 0.5.0 is asked for
-  // because kvplan models drafts from 0.4.10 on.
-  SglangSettings s;
-  s.version = parse_sglang_version("0.5.0", "test");
-  s.mem_fraction_static = 0.6;
-  s.max_total_tokens = 20'480;
-  s.max_running_requests = 200;
-  s.free_before_load = 7850 * GiB / 100;
-  s.free_after_load = 6348 * GiB / 100;
-  s.context_length = 2048;
-  s.speculative = eagle3(5, 8, 32);
+  const SglangSettings s = docs_ci_run(7850, 6348, 2048, eagle3(5, 8, 32));
   const SglangResult r = plan_sglang(load_model(source_path(kTarget)), catalog_cards("h100", 1), s);
   REQUIRE(r.draft);
   CHECK(r.starts);
@@ -127,15 +134,7 @@ TEST_CASE("SGLang EAGLE, docs CI run (June 2025): Llama 2 7B's head, both pools 
   spec.algorithm = SglangSpeculative::Algorithm::eagle;
   spec.name = "EAGLE";
   spec.draft = draft_from("tests/fixtures/hf/sglang-eagle-llama2-chat-7b");
-  SglangSettings s;
-  s.version = parse_sglang_version("0.5.0", "test");  // a 0.4.7-era run, as the EAGLE-3 case above
-  s.mem_fraction_static = 0.6;
-  s.max_total_tokens = 20'480;
-  s.max_running_requests = 200;
-  s.free_before_load = 6221 * GiB / 100;
-  s.free_after_load = 4952 * GiB / 100;
-  s.context_length = 4096;
-  s.speculative = spec;
+  const SglangSettings s = docs_ci_run(6221, 4952, 4096, spec);  // "avail mem=62.21 GB", "49.52 GB"
   const SglangResult r = plan_sglang(catalog_model("llama2-7b"), catalog_cards("h100", 1), s);
   // Target: 32 x 20,481 x 32 x 128 x 2 B = 5.0002 GiB; the draft's one layer 0.1563 GiB.
   CHECK(printed(r, "KV Cache is allocated. #tokens: 20480, K size: 5.00 GB, V size: 5.00 GB"));
