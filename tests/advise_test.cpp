@@ -132,6 +132,27 @@ TEST_CASE("advise: pipeline stages are tried where the engine has them", "[advis
   CHECK(pp2);
 }
 
+TEST_CASE("advise: a pipeline split the profile does not model is left out, said, not an error", "[advise]") {
+  // SGLang's Mamba pool under --pp-size is not modelled (exit 3 for a plan that asks for it). On
+  // 1, 2 and 4 H100s advise prices the one-stage deployments and leaves out tp 1 x pp 2, tp 2 x
+  // pp 2 and tp 1 x pp 4, naming why; before, the whole search stopped at the first of them.
+  kvplan::AdviseRequest request = request_for({"h100"}, kvplan::Quality::lossless, "sglang");
+  request.base.contexts = {32'768};
+  request.max_gpus = 4;
+  request.top = 10;
+  const kvplan::Advice advice = kvplan::advise(*kvplan::builtin_models().find("qwen3-next-80b-a3b"), request);
+  CHECK(advice.not_modelled == 3);
+  REQUIRE(advice.not_modelled_reasons.size() == 2);
+  CHECK(advice.not_modelled_reasons[0].rfind("pp 2: ", 0) == 0);
+  CHECK(advice.not_modelled_reasons[0].find("Mamba / Gated DeltaNet pool with --pp-size > 1") != std::string::npos);
+  CHECK(!advice.fitting.empty());
+  for (const kvplan::AdviseConfig& config : advice.fitting) CHECK(config.row.pp == 1);
+  const ProcessResult json = run_kvplan("advise --runtime sglang --model qwen3-next-80b-a3b --ctx 32k --gpus h100 "
+                                        "--max-gpus 4 --format json");
+  REQUIRE(json.exit_code == 0);
+  CHECK(nlohmann::json::parse(json.out)["not_modelled"] == 3);
+}
+
 TEST_CASE("advise: the whole priced catalog at int4 in well under a second", "[advise]") {
   kvplan::AdviseRequest request;
   request.base.contexts = {131'072};

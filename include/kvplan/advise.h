@@ -78,6 +78,10 @@ struct Advice {
   /// each, distinct reasons only.
   std::size_t not_offered = 0;
   std::vector<std::string> not_offered_reasons;
+  /// Pipeline splits kvplan's engine profile does not model for this model (SGLang's Mamba pool
+  /// under --pp-size, a speculative draft across stages): left out, not priced, with one reason each.
+  std::size_t not_modelled = 0;
+  std::vector<std::string> not_modelled_reasons;
 };
 
 /// Searches every candidate x count (x pipeline stages where the engine has them) x weight dtype x

@@ -96,6 +96,14 @@ struct Search {
       advice.not_offered_reasons.push_back(std::move(reason));
   }
 
+  void note_not_modelled(std::string reason) {
+    ++advice.not_modelled;
+    if (advice.not_modelled_reasons.size() < 8 &&
+        std::find(advice.not_modelled_reasons.begin(), advice.not_modelled_reasons.end(), reason) ==
+            advice.not_modelled_reasons.end())
+      advice.not_modelled_reasons.push_back(std::move(reason));
+  }
+
   void keep(const PlanRequest& asked, const std::vector<GpuSpec>& gpus, std::size_t candidate) {
     const Plan plan = make_plan(model, gpus, asked);
     for (const Row& row : plan.rows) {
@@ -225,9 +233,16 @@ Advice advise(const ModelSpec& model, const AdviseRequest& request) {
         if (pp > 1 && pp_option.empty()) break;
         PlanRequest asked = request.base;
         if (pp > 1) asked.engine_options.push_back({std::string(pp_option), std::to_string(pp), "--" + std::string(pp_option)});
-        for (const Dtype* weight : weights) {
-          asked.weight_dtype = weight;
-          search.try_deployment(asked, gpus, c, caches);
+        try {
+          for (const Dtype* weight : weights) {
+            asked.weight_dtype = weight;
+            search.try_deployment(asked, gpus, c, caches);
+          }
+        } catch (const Error& error) {
+          // A split the profile does not model for this model is left out, said, not guessed; the
+          // model itself (one stage) must still be modelled.
+          if (pp == 1 || error.code() != ExitCode::unsupported_architecture) throw;
+          search.note_not_modelled(fmt::format("pp {}: {}", pp, error.what()));
         }
       }
       if (count > request.max_gpus / 2) break;  // the next doubling would pass the limit (or wrap)

@@ -100,10 +100,14 @@ std::string format_advice_table(const AdviceReport& report) {
                               describe_layers(model), describe_params(model)));
   lines.push_back(fmt::format("Asked   ctx {}, batch {}, runtime {}, quality {}", format_thousands(request.base.contexts.front()),
                               request.base.batch, request.base.runtime, quality_phrase(request.quality)));
-  lines.push_back(fmt::format("Tried   {} configurations: {} card{} x {} GPUs; {} fit, {} not offered by the engine",
+  lines.push_back(fmt::format("Tried   {} configurations: {} card{} x {} GPUs; {} fit, {} not offered by the engine{}",
                               format_thousands(advice.tried), request.candidates.size(),
                               request.candidates.size() == 1 ? "" : "s", counts_tried(request),
-                              format_thousands(advice.fit_count), format_thousands(advice.not_offered)));
+                              format_thousands(advice.fit_count), format_thousands(advice.not_offered),
+                              advice.not_modelled ? fmt::format("; {} pipeline split{} left out (not modelled)",
+                                                                format_thousands(advice.not_modelled),
+                                                                advice.not_modelled == 1 ? "" : "s")
+                                                  : ""));
   lines.push_back(report.prices_origin.empty()
                       ? std::string("Prices  approximate USD per hour for all the GPUs, from the catalog's dated cloud "
                                     "list and community prices (kvplan gpus --format json has each source)")
@@ -175,6 +179,10 @@ std::string format_advice_table(const AdviceReport& report) {
     out += "\nNot offered by the engine:\n";
     for (const std::string& reason : advice.not_offered_reasons) out += printable("  " + reason, 4096) + "\n";
   }
+  if (!advice.not_modelled_reasons.empty()) {
+    out += "\nLeft out, not modelled by kvplan (no verdict):\n";
+    for (const std::string& reason : advice.not_modelled_reasons) out += printable("  " + reason, 4096) + "\n";
+  }
   std::vector<std::string> under = warning_lines(advice.fitting);
   for (const QualityNote& note : advice.notes) {
     std::string where;
@@ -205,6 +213,8 @@ std::string format_advice_json(const AdviceReport& report) {
   out["fit_count"] = advice.fit_count;
   out["not_offered"] = advice.not_offered;
   out["not_offered_reasons"] = advice.not_offered_reasons;
+  out["not_modelled"] = advice.not_modelled;
+  out["not_modelled_reasons"] = advice.not_modelled_reasons;
   nlohmann::ordered_json configs = nlohmann::ordered_json::array();
   // The cheaper ones are each cheaper than the first that fits: together, cheapest first.
   const auto add = [&](const AdviseConfig& config) {
