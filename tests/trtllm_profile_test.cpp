@@ -309,6 +309,10 @@ TEST_CASE("kvplan --runtime trtllm: refusals and what stops TensorRT-LLM", "[trt
   check("--runtime trtllm --model llama3.1-8b --gpu h100 --kv_cache_free_gpu_memory_fraction 1", "below 1.0");
   check("--runtime trtllm --model llama3.1-8b --gpu h100 --trtllm-version 0.13", "--trtllm-free-memory", 3);
   check("--runtime trtllm --model llama4-scout --gpu h100", "chunked local attention", 3);
+  // trtllm-serve's YAML may hold a speculative_config, whose draft layers and weights the profile
+  // does not model: refused by name (exit 3), not "unknown flag" (exit 2), nor left out.
+  check("--runtime trtllm --model llama3.1-8b --gpu h100 --extra_llm_api_options extra.yaml",
+        "kvplan does not read the YAML", 3);
   // nvfp4 on Hopper: the row names the dtype and TensorRT-LLM refuses.
   const auto fp4 = run_kvplan("--runtime trtllm --model llama3.1-8b --gpu h100 --ctx 8k --kv-dtype nvfp4 --format json");
   REQUIRE(fp4.exit_code == 0);

@@ -47,7 +47,7 @@ _kvplan() {
                  --sglang-version --sglang-free-before-load --sglang-free-after-load --speculative-algorithm --speculative-draft-model-path --speculative-draft-model --speculative-num-steps --speculative-eagle-topk --speculative-num-draft-tokens --speculative-token-map --allow-overwrite-longer-context-len
                  --kv_cache_free_gpu_memory_fraction --kv_cache_free_gpu_mem_fraction --free_gpu_memory_fraction
                  --max_seq_len --max_batch_size --max_num_tokens --tp_size --pp_size --tokens_per_block --max_tokens
-                 --max_gpu_total_bytes --max_attention_window --trtllm-version --trtllm-free-memory
+                 --max_gpu_total_bytes --max_attention_window --trtllm-version --trtllm-free-memory --extra_llm_api_options
                  --num-ctx --num-parallel --kv-cache-type --flash-attention --gpu-overhead --num-gpu --num-batch
                  --modelfile --ollama-version"
   local llamacpp_types="f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl"

@@ -21,7 +21,7 @@ namespace kvplan {
 
 namespace {
 
-constexpr std::array<OptionSpec, 13> kOptions = {{
+constexpr std::array<OptionSpec, 14> kOptions = {{
     {"kv_cache_free_gpu_memory_fraction", "FRACTION",
      "Share of the free memory after the weights and the dry run for the KV cache, below 1 [default: 0.9]",
      "--kv_cache_free_gpu_mem_fraction --free_gpu_memory_fraction"},
@@ -40,6 +40,9 @@ constexpr std::array<OptionSpec, 13> kOptions = {{
     {"trtllm-free-memory", "SIZE",
      "Free memory per GPU the fraction multiplies, as TensorRT-LLM measured it (its 'available' figure) [default: estimated]"},
     {"tensor-parallel-size", "N", "GPUs one model is split across (TensorRT-LLM: --tp_size)", "-tp"},
+    {"extra_llm_api_options", "FILE",
+     "trtllm-serve's YAML of LLM API options: not read; named so that it is refused (exit 3) rather than left out "
+     "(give its kv_cache_config fields as the flags above)"},
 }};
 
 struct TrtllmDetail final : EngineDetail {
@@ -78,6 +81,17 @@ TrtllmSettings base_settings(const PlanRequest& request) {
   s.version = parse_trtllm_version(version ? std::string_view(version->value) : "latest",
                                    version ? std::string_view(version->shown_as) : "trtllm-version");
   if (const EngineOption* o = option("trtllm-free-memory")) s.free_memory = parse_memory_size(o->value, o->shown_as);
+  // The YAML may hold what changes the pool: a speculative_config puts the draft's layers in the
+  // target's pool, which TensorRT-LLM sizes from the target's layers alone (the pool then passes
+  // the fraction's budget), loads the draft's weights before measuring, and lengthens max_seq_len;
+  // how many layers and which pool changed across 2026 (engine-rules, docs/engines/trtllm.md).
+  if (const EngineOption* o = option("extra_llm_api_options"))
+    throw Error(fmt::format("{} {}: kvplan does not read the YAML (a speculative_config in it adds draft layers and "
+                            "weights the TensorRT-LLM profile does not model); give its kv_cache_config fields as flags "
+                            "(--kv_cache_free_gpu_memory_fraction, --max_tokens, --tokens_per_block, ...) and plan "
+                            "without speculative decoding",
+                            o->shown_as, o->value),
+                ExitCode::unsupported_architecture);
   return s;
 }
 
