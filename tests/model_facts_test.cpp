@@ -87,10 +87,11 @@ TEST_CASE("every catalog model with facts is the parser's model of its file", "[
     ++with_facts;
     check_same(*built, kvplan::parse_model_spec(files[i].text, files[i].name));
   }
-  // 102 of the 144 files at the time of writing: 80 dense models and 22 with layer_types of full,
+  // 102 of the 144 files when this was written: 80 dense models and 22 with layer_types of full,
   // sliding, chunked, none or shared layers (a Python count of the files whose keys are all ones
-  // ModelFacts carries, kv_heads and head_dim given).
-  CHECK(with_facts >= 100);
+  // ModelFacts carries, kv_heads and head_dim given); 99 since the multimodal entries state their
+  // vision_encoder, a nested block the facts do not carry (Llama 4 Scout and Maverick are parsed).
+  CHECK(with_facts >= 99);
 }
 
 TEST_CASE("a plain model has facts, one with fields they do not carry is parsed", "[catalog][fastpath]") {

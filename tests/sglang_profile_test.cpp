@@ -427,3 +427,41 @@ TEST_CASE("kvplan --runtime sglang: refusals and what stops SGLang", "[sglang]")
   // Weights that leave nothing: SGLang refuses, --check says 1.
   CHECK(run_kvplan("--runtime sglang --model llama3.1-70b --gpu h100 --ctx 8k --check").exit_code == 1);
 }
+
+TEST_CASE("SGLang lowers the default fraction of a multimodal model by its vision encoder", "[sglang]") {
+  // adjust_mem_fraction_for_vlm: Gemma 3's SigLIP of 27 layers x 1,152: 27 x 1,152^2 / (24 x 1,024^2)
+  // = 1.423828125; 1 - 0.1 x 0.423828125 = 0.9576171875; x 0.95 = 0.909736328125. On an H100 (the
+  // 0.5.4+ default 0.835): 0.759629833984375.
+  const ModelSpec gemma = catalog_model("gemma3-12b");
+  REQUIRE(gemma.vision_encoder);
+  CHECK(gemma.vision_encoder->layers == 27);
+  CHECK(gemma.vision_encoder->hidden_size == 1152);
+  SglangSettings s;
+  s.context_length = 8192;
+  CHECK(plan_sglang(gemma, catalog_cards("h100", 1), s).budget.mem_fraction_static == Approx(0.759629833984375).epsilon(1e-12));
+  // A fraction given is SGLang's to keep (0.4.10 on) ...
+  s.mem_fraction_static = 0.835;
+  CHECK(plan_sglang(gemma, catalog_cards("h100", 1), s).budget.mem_fraction_static == 0.835);
+  // ... but to 0.4.9 ModelRunner took 0.95 off any fraction; kvplan takes the lower rule there.
+  s.version = parse_sglang_version("0.4.9", "test");
+  CHECK(plan_sglang(gemma, catalog_cards("h100", 1), s).budget.mem_fraction_static == Approx(0.835 * 0.909736328125));
+  // Llama 4's 34 x 1,408 (ratio 2.678...) clamps nothing: 1 - 0.1678... = 0.83216..., x 0.95.
+  const double llama4 = 34.0 * 1408 * 1408 / (24.0 * 1024 * 1024);
+  CHECK(catalog_model("llama4-scout").vision_encoder->layers == 34);
+  CHECK(0.95 * (1 - 0.1 * (llama4 - 1)) == Approx(0.7905533854166666));
+  // Qwen2.5-VL's vision_config says depth, not num_hidden_layers: the smallest factor, 0.95 x 0.8.
+  const ModelSpec qwen_vl = catalog_model("qwen2.5-vl-7b");
+  REQUIRE(qwen_vl.vision_encoder);
+  CHECK(qwen_vl.vision_encoder->layers == 0);
+  SglangSettings d;
+  d.context_length = 8192;
+  const SglangResult r = plan_sglang(qwen_vl, catalog_cards("h100", 1), d);
+  CHECK(r.budget.mem_fraction_static == Approx(0.835 * 0.76));
+  bool said = false;
+  for (const std::string& a : r.assumptions) said |= a.find("taken at its smallest (0.95 x 0.8)") != std::string::npos;
+  CHECK(said);
+  // --text-only leaves the towers' weights out, not the engine's view of the model.
+  const auto run = kvplan::testing::run_kvplan("--runtime sglang --model gemma3-12b --gpu h100 --ctx 8k --text-only");
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Catch::Contains("x --mem-fraction-static 0.75963"));
+}

@@ -160,6 +160,16 @@ struct ModelSpec {
   /// The checkpoint's parts beside the language model (vision / audio towers, projectors), in
   /// weights_bytes, not in params. Empty for a text-only model (or with --text-only).
   std::vector<ModelPart> parts;
+  /// A multimodal checkpoint's vision encoder as its config.json's vision_config states it
+  /// (num_hidden_layers, hidden_size; 0 where it does not say); empty without a vision_config.
+  /// Kept when --text-only takes the towers' weights out: an engine still sees a multimodal model
+  /// (SGLang lowers its default memory fraction by the encoder's size).
+  struct VisionEncoder {
+    std::uint64_t layers = 0;
+    std::uint64_t hidden_size = 0;
+    bool operator==(const VisionEncoder&) const = default;
+  };
+  std::optional<VisionEncoder> vision_encoder;
   /// How weights_bytes was obtained, in words ("safetensors total_size", "sum of GGUF tensors").
   /// "estimate: ..." marks figures that are not exact (a vendor's rounded count).
   std::string weights_source;

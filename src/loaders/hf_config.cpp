@@ -166,6 +166,19 @@ std::vector<ModelPart> read_parts(ConfigFields& fields, const arch::Layout& layo
   return parts;
 }
 
+/// vision_config's num_hidden_layers and hidden_size, each 0 where the config does not state a
+/// positive integer (the engine then falls to its own default, which kvplan does not guess).
+std::optional<ModelSpec::VisionEncoder> read_vision_encoder(const nlohmann::json& root) {
+  const auto vision = root.find("vision_config");
+  if (vision == root.end() || !vision->is_object()) return std::nullopt;
+  const auto positive = [&](const char* key) -> std::uint64_t {
+    const auto it = vision->find(key);
+    if (it == vision->end() || !it->is_number_unsigned()) return 0;
+    return it->get<std::uint64_t>();
+  };
+  return ModelSpec::VisionEncoder{positive("num_hidden_layers"), positive("hidden_size")};
+}
+
 }  // namespace
 
 bool is_hf_config(const nlohmann::json& document) {
@@ -245,6 +258,7 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
     spec.intermediate_size = fields.uint("intermediate_size").value_or(0);
   }
   spec.parts = read_parts(fields, layout, dtype);
+  spec.vision_encoder = read_vision_encoder(fields.root());
   if (safetensors_total_size) {
     const nlohmann::json* quantization = fields.find("quantization_config");
     spec.weight_dtype = count.total ? weights_from_quantization(quantization, count, dtype, fields.origin()).dtype : &dtype;

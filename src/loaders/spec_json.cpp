@@ -258,6 +258,12 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
   }
 
   spec.parts = read_parts(reader);
+  if (const nlohmann::json* encoder = reader.find("vision_encoder")) {
+    JsonObjectReader item(*encoder, reader.context() + ": vision_encoder");
+    spec.vision_encoder = ModelSpec::VisionEncoder{item.optional_uint("layers").value_or(0),
+                                                   item.optional_uint("hidden_size").value_or(0)};
+    item.reject_unknown_keys();
+  }
   spec.routed_experts = read_routed_experts(reader);
   spec.rope = read_rope(reader);
   const std::optional<std::uint64_t> window = reader.optional_uint("sliding_window");
@@ -368,6 +374,12 @@ nlohmann::json to_spec_json(const ModelSpec& spec) {
     nlohmann::json parts = nlohmann::json::array();
     for (const ModelPart& part : spec.parts) parts.push_back({{"name", part.name}, {"params", part.params}, {"bytes", part.bytes}});
     out["parts"] = parts;
+  }
+  if (spec.vision_encoder) {
+    nlohmann::json encoder = nlohmann::json::object();
+    if (spec.vision_encoder->layers) encoder["layers"] = spec.vision_encoder->layers;
+    if (spec.vision_encoder->hidden_size) encoder["hidden_size"] = spec.vision_encoder->hidden_size;
+    out["vision_encoder"] = encoder;
   }
   if (!spec.weights_source.empty()) out["weights_source"] = spec.weights_source;
   if (spec.mtp_layers) out["mtp_layers"] = spec.mtp_layers;

@@ -163,7 +163,7 @@ class SglangProfile final : public Profile {
     settings_.utilization_millionths =
         std::clamp(static_cast<std::uint32_t>(b.mem_fraction_static * 1e6 + 0.5), 1u, 1'000'000u);
     settings_.budget_rule = fmt::format(
-        "{} per GPU = {} free before load x --mem-fraction-static {}{}: weights and the token pool must fit in it; fits "
+        "{} per GPU = {} free before load x --mem-fraction-static {:.6g}{}: weights and the token pool must fit in it; fits "
         "when SGLang starts and the requests' tokens fit in its pool",
         format_gib(static_cast<std::int64_t>(b.static_bytes)), format_gib(static_cast<std::int64_t>(b.free_before_load)),
         b.mem_fraction_static, b.before_measured && b.after_measured ? "" : " (ESTIMATED free memory)");

@@ -351,6 +351,43 @@ SglangDraftResult draft_beside(const SglangSpeculative& spec, SglangSpeculativeE
   return d;
 }
 
+/// How SGLang lowers the fraction for a model with a vision encoder. 0.4.10 on
+/// (ServerArgs.adjust_mem_fraction_for_vlm, then memory_hook.py): the DEFAULT fraction x 0.95 x
+/// clamp(1 - 0.1 x (layers x hidden^2 / (24 x 1024^2) - 1), 0.8, 1.05), the encoder's
+/// num_hidden_layers and hidden_size as its vision_config gives them; a given fraction is kept.
+/// Before (ModelRunner.__init__), any fraction x 0.95; kvplan takes the lower of the two rules
+/// there, since where the move fell among 0.4.x releases was not read.
+struct VlmFraction {
+  double factor = 1.0;
+  std::string rule;
+  std::string assumption;
+};
+VlmFraction vlm_fraction(const ModelSpec::VisionEncoder& encoder, bool fraction_is_default, SglangVersion version) {
+  VlmFraction v;
+  const bool known = encoder.layers && encoder.hidden_size;
+  const double hidden = static_cast<double>(encoder.hidden_size);
+  const double ratio = known ? static_cast<double>(encoder.layers) * hidden * hidden / (24.0 * 1024 * 1024) : 0;
+  const double adjustment = known ? std::clamp(1.0 - 0.1 * (ratio - 1.0), 0.8, 1.05) : 0.8;
+  const std::string encoder_words =
+      known ? fmt::format("its vision encoder of {} layers x {}", encoder.layers, encoder.hidden_size)
+            : "its vision encoder's size not stated: the smallest factor, 0.8";
+  if (!known)
+    v.assumption = "the vision_config states no num_hidden_layers or hidden_size: SGLang's adjustment for a multimodal "
+                   "model is taken at its smallest (0.95 x 0.8), which never promises more than SGLang gives; give "
+                   "--mem-fraction-static (the value SGLang logs) to be exact";
+  if (version.mfs_generation() == 1) {
+    v.factor = 0.95 * std::min(1.0, adjustment);
+    v.rule = fmt::format(" x {:.4f} (a multimodal model: 0.95 on any fraction to 0.4.9, x {:.4f} for {}; the lower taken)",
+                         v.factor, std::min(1.0, adjustment), encoder_words);
+    return v;
+  }
+  if (!fraction_is_default) return v;
+  v.factor = 0.95 * adjustment;
+  v.rule = fmt::format(" x 0.95 x {:.4f} = {:.4f} (a multimodal model, adjust_mem_fraction_for_vlm: {})", adjustment, v.factor,
+                       encoder_words);
+  return v;
+}
+
 /// What the figures take for granted, in words (estimates and inferred rules).
 SglangResult finish_assumptions(SglangResult& r, const ModelSpec& model, const SglangSettings& s, const SglangBudget& b,
                                 const GpuSpec& smallest_gpu, bool mla, const CacheType& cache) {
@@ -493,6 +530,14 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   b.mfs_default = !s.mem_fraction_static;
   b.mem_fraction_static = s.mem_fraction_static.value_or(defaults.mem_fraction_static);
   b.mfs_rule = b.mfs_default ? defaults.rule : fmt::format("--mem-fraction-static {}", b.mem_fraction_static);
+  if (model.vision_encoder) {
+    const VlmFraction vlm = vlm_fraction(*model.vision_encoder, b.mfs_default, s.version);
+    if (vlm.factor != 1.0) {
+      b.mem_fraction_static *= vlm.factor;
+      b.mfs_rule += vlm.rule;
+      if (!vlm.assumption.empty()) r.assumptions.push_back(vlm.assumption);
+    }
+  }
   if (s.words) {
     r.rules.push_back(b.mfs_rule);
     r.rules.push_back(fmt::format("{}free before load {} ({}), after load {} ({})",
@@ -701,13 +746,13 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   const std::uint64_t from_headroom = checked_add(r.req_to_token_bytes, r.draft ? r.draft->from_headroom : 0, "memory");
   if (r.refusal.empty() && r.draft && from_headroom > b.headroom_bytes)
     r.refusal = fmt::format("out of memory after sizing the pools: the request table ({}) and the draft's {} ({}) are "
-                            "more than the {} that --mem-fraction-static {} leaves",
+                            "more than the {} that --mem-fraction-static {:.6g} leaves",
                             gib(r.req_to_token_bytes),
                             era == SglangSpeculativeEra::inside ? "pool beyond the budget" : "weights and pool",
                             gib(r.draft->from_headroom), gib(b.headroom_bytes), b.mem_fraction_static);
   if (r.refusal.empty() && r.req_to_token_bytes > b.headroom_bytes)
     r.refusal = fmt::format("out of memory after sizing the pool: the request table (int32 x {} requests x {} tokens "
-                            "= {}) is larger than the {} that --mem-fraction-static {} leaves",
+                            "= {}) is larger than the {} that --mem-fraction-static {:.6g} leaves",
                             r.max_running_requests, r.context_length + 4, gib(r.req_to_token_bytes), gib(b.headroom_bytes),
                             b.mem_fraction_static);
   if (s.words)

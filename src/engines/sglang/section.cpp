@@ -111,7 +111,7 @@ void write_sglang_section(const std::vector<const SglangResult*>& results, Engin
     section.rows.push_back(sglang_result_to_json(r));
     const SglangBudget& b = r.budget;
     lines.push_back(fmt::format("Row {}: --tp-size {} --pp-size {} --context-length {} --kv-cache-dtype {} "
-                                "--mem-fraction-static {} --page-size {}",
+                                "--mem-fraction-static {:.6g} --page-size {}",
                                 i + 1, r.tp, r.pp, format_thousands(r.context_length), r.kv_dtype, b.mem_fraction_static,
                                 r.page_size));
     lines.push_back(fmt::format("  free before load {}{}, after {}{}: rest {:.2f} GiB{}", gib(b.free_before_load),
