@@ -465,3 +465,18 @@ TEST_CASE("SGLang lowers the default fraction of a multimodal model by its visio
   REQUIRE(run.exit_code == 0);
   CHECK_THAT(run.out, Catch::Contains("x --mem-fraction-static 0.75963"));
 }
+
+TEST_CASE("SGLang --cuda-graph-max-bs replaces the card's graph batch in the 0.5.4+ default", "[sglang]") {
+  // H100 (81,559 MiB), TP 1: 512 + 1.5 x 8,192 + 2 x 8 + 1 / 8 x 1,024 = 12,944 MiB reserved ->
+  // round(68,615 / 81,559, 3) = 0.841 (0.835 with the bucket's 256). 0.4.10 - 0.5.3 reserve by card
+  // size alone: (9.5 + 0.5) x 1,024 -> 0.874, whatever the graph batch.
+  const auto fraction = [](const char* version, std::optional<std::uint64_t> graph_bs) {
+    return sglang_defaults(81'559, 1, 1, std::nullopt, parse_sglang_version(version, "t"), 0, graph_bs).mem_fraction_static;
+  };
+  CHECK(fraction("latest", 8) == Approx(0.841));
+  CHECK(fraction("latest", std::nullopt) == Approx(0.835));
+  CHECK(fraction("0.5.0", 8) == Approx(0.874));
+  const auto run = kvplan::testing::run_kvplan("--runtime sglang --model llama3.1-8b --gpu h100 --ctx 8k --cuda-graph-max-bs 8");
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Catch::Contains("--mem-fraction-static 0.841") && Catch::Contains("CUDA-graph batch 8 (--cuda-graph-max-bs)"));
+}

@@ -89,7 +89,7 @@ SglangRest sglang_rest(std::uint64_t free_before_load, std::uint64_t free_after_
 
 SglangDefaults sglang_defaults(std::uint64_t gpu_mib, std::uint32_t tp, std::uint32_t pp,
                                std::optional<std::uint64_t> chunked, SglangVersion version,
-                               std::uint64_t draft_reserve_mib) {
+                               std::uint64_t draft_reserve_mib, std::optional<std::uint64_t> cuda_graph_max_bs) {
   SglangDefaults d;
   const double mem = static_cast<double>(gpu_mib);
   const double g = 1024;
@@ -124,6 +124,7 @@ SglangDefaults sglang_defaults(std::uint64_t gpu_mib, std::uint32_t tp, std::uin
   else if (mem < 160 * g) default_chunk = 8192, graph_bs = tp < 4 ? 256 : 512;
   else default_chunk = 16384, graph_bs = 512;
   d.chunked_prefill_size = chunked.value_or(default_chunk);
+  if (cuda_graph_max_bs) graph_bs = *cuda_graph_max_bs;
   double reserved = 512 + static_cast<double>(std::max<std::uint64_t>(d.chunked_prefill_size, 2048)) * 1.5 +
                     static_cast<double>(graph_bs) * 2 + static_cast<double>(tp) * pp / 8 * 1024;
   if (mem > 60 * g) reserved = std::max(reserved, 10 * g);
@@ -131,8 +132,9 @@ SglangDefaults sglang_defaults(std::uint64_t gpu_mib, std::uint32_t tp, std::uin
   reserved += static_cast<double>(draft_reserve_mib);
   d.mem_fraction_static = fraction_after_reserve(mem, reserved);
   d.rule = fmt::format("--mem-fraction-static {} = round(({} - {:.0f}) / {} MiB, 3): SGLang 0.5.4+ reserves 512 + "
-                       "1.5 x chunked prefill {} + 2 x CUDA-graph batch {} + TP x PP / 8 GiB{} MiB{}",
+                       "1.5 x chunked prefill {} + 2 x CUDA-graph batch {}{} + TP x PP / 8 GiB{} MiB{}",
                        d.mem_fraction_static, gpu_mib, reserved, gpu_mib, d.chunked_prefill_size, graph_bs,
+                       cuda_graph_max_bs ? " (--cuda-graph-max-bs)" : "",
                        mem > 60 * g ? ", at least 10,240" : "",
                        draft_reserve_mib ? fmt::format(", + {} for the speculative draft", draft_reserve_mib) : "");
   return d;

@@ -59,6 +59,7 @@ struct SglangSettings {
   std::optional<std::uint64_t> max_total_tokens;       ///< --max-total-tokens
   std::optional<std::uint64_t> max_running_requests;   ///< --max-running-requests
   std::optional<std::uint64_t> chunked_prefill_size;   ///< --chunked-prefill-size
+  std::optional<std::uint64_t> cuda_graph_max_bs;      ///< --cuda-graph-max-bs (in the 0.5.4+ default fraction)
   double swa_full_tokens_ratio = 0.8;           ///< --swa-full-tokens-ratio
   SglangVersion version;
   /// The free memory SGLang printed ("Load weight begin/end. avail mem="), per GPU; empty: estimated.
@@ -182,10 +183,12 @@ struct SglangDefaults {
   std::uint64_t chunked_prefill_size = 0;
   std::string rule;
 };
-/// `draft_reserve_mib` is what a speculative draft adds to the reservation (speculative.h).
+/// `draft_reserve_mib` is what a speculative draft adds to the reservation (speculative.h);
+/// `cuda_graph_max_bs` the user's --cuda-graph-max-bs (0.5.4 on it replaces the card's bucket).
 SglangDefaults sglang_defaults(std::uint64_t gpu_mib, std::uint32_t tp, std::uint32_t pp,
                                std::optional<std::uint64_t> chunked, SglangVersion version,
-                               std::uint64_t draft_reserve_mib = 0);
+                               std::uint64_t draft_reserve_mib = 0,
+                               std::optional<std::uint64_t> cuda_graph_max_bs = std::nullopt);
 
 /// Prices `model` under SGLang on `gpus` (tp x pp cards, rank order stage-major). Throws Error
 /// (exit 2) for settings SGLang refuses outright, and an unsupported-architecture Error (exit 3)
