@@ -88,20 +88,15 @@ struct Search {
   Advice advice;
   std::vector<AdviseConfig> all;
 
-  void note_refusal(std::string reason) {
-    ++advice.not_offered;
-    if (advice.not_offered_reasons.size() < 8 &&
-        std::find(advice.not_offered_reasons.begin(), advice.not_offered_reasons.end(), reason) ==
-            advice.not_offered_reasons.end())
-      advice.not_offered_reasons.push_back(std::move(reason));
+  /// One more configuration left out, and its reason among at most 8 distinct ones.
+  static void tally(std::size_t& count, std::vector<std::string>& reasons, std::string reason) {
+    ++count;
+    if (reasons.size() < 8 && std::find(reasons.begin(), reasons.end(), reason) == reasons.end())
+      reasons.push_back(std::move(reason));
   }
-
+  void note_refusal(std::string reason) { tally(advice.not_offered, advice.not_offered_reasons, std::move(reason)); }
   void note_not_modelled(std::string reason) {
-    ++advice.not_modelled;
-    if (advice.not_modelled_reasons.size() < 8 &&
-        std::find(advice.not_modelled_reasons.begin(), advice.not_modelled_reasons.end(), reason) ==
-            advice.not_modelled_reasons.end())
-      advice.not_modelled_reasons.push_back(std::move(reason));
+    tally(advice.not_modelled, advice.not_modelled_reasons, std::move(reason));
   }
 
   void keep(const PlanRequest& asked, const std::vector<GpuSpec>& gpus, std::size_t candidate) {
