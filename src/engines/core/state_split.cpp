@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "kvplan/dtype.h"
 #include "kvplan/error.h"
 #include "model/checked.h"
 
@@ -33,6 +34,13 @@ std::uint64_t state_elements_per_rank(const StateTensor& tensor, std::uint32_t t
     throw Error(fmt::format("{} {}: the recurrent layers' {} state ({} values) does not split evenly over the ranks",
                             tp_flag, tp, tensor.name, total));
   return total / tp;
+}
+
+std::uint64_t state_bytes_per_rank(const LayerSpec& layer, std::uint32_t tp, std::string_view tp_flag) {
+  std::uint64_t bytes = 0;
+  for (const StateTensor& tensor : layer.state)
+    bytes = checked_add(bytes, dtype_bytes(*tensor.dtype, state_elements_per_rank(tensor, tp, tp_flag)), "state");
+  return bytes;
 }
 
 }  // namespace kvplan

@@ -17,4 +17,8 @@ namespace kvplan {
 /// num heads"), groups neither divisible by TP nor 1 (MambaMixer2's assertion).
 std::uint64_t state_elements_per_rank(const StateTensor& tensor, std::uint32_t tp, std::string_view tp_flag);
 
+/// The bytes of `layer`'s state one of `tp` ranks holds, each tensor at its own dtype (vLLM's
+/// MambaSpec, TensorRT-LLM's MambaCacheManager). Errors as state_elements_per_rank.
+std::uint64_t state_bytes_per_rank(const LayerSpec& layer, std::uint32_t tp, std::string_view tp_flag);
+
 }  // namespace kvplan

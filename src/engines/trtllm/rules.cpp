@@ -220,9 +220,7 @@ std::string py_float(double x) { return fmt::format("{}", x); }
 std::uint64_t mamba_slot_bytes(const ModelSpec& model, std::uint32_t tp) {
   std::uint64_t bytes = 0;
   for (const LayerSpec& layer : model.layers)
-    if (layer.kind == LayerKind::linear)
-      for (const StateTensor& tensor : layer.state)
-        bytes = checked_add(bytes, dtype_bytes(*tensor.dtype, state_elements_per_rank(tensor, tp, "--tp_size")), "Mamba state");
+    if (layer.kind == LayerKind::linear) bytes = checked_add(bytes, state_bytes_per_rank(layer, tp, "--tp_size"), "Mamba state");
   return bytes;
 }
 

@@ -188,10 +188,7 @@ std::vector<LayerType> layer_types(const ModelSpec& model, const Dtype& dtype, c
         break;
       case LayerKind::linear:
         // MambaSpec: each rank's share of the state (MambaStateShapeCalculator, state_split.h).
-        for (const StateTensor& tensor : layer.state)
-          type.state_bytes = checked_add(
-              type.state_bytes, dtype_bytes(*tensor.dtype, state_elements_per_rank(tensor, settings.tensor_parallel, "-tp")),
-              "state");
+        type.state_bytes = checked_add(type.state_bytes, state_bytes_per_rank(layer, settings.tensor_parallel, "-tp"), "state");
         break;
       case LayerKind::none:
       case LayerKind::shared: continue;  // no KV spec: nothing allocated
