@@ -342,6 +342,8 @@ SglangDraftResult draft_beside(const SglangSpeculative& spec, SglangSpeculativeE
   for (const LayerSpec& layer : draft.layers)
     if (layer.kind == LayerKind::full) ++d.layers;
   d.cell_bytes = cells.cell_bytes;
+  d.k_bytes_per_token = cells.k_bytes_per_token;
+  d.v_bytes_per_token = cells.v_bytes_per_token;
   std::uint64_t bytes = estimate_weights(draft, nullptr).bytes;
   if (spec.algorithm == SglangSpeculative::Algorithm::eagle3) {
     const std::uint64_t draft_vocab = draft.hidden_size ? draft.lm_head_params / draft.hidden_size : 0;
@@ -728,15 +730,8 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     // The draft's pool: the target's #tokens (+ a page) at the draft's layers.
     SglangDraftResult& d = *r.draft;
     const std::uint64_t rows = checked_add(r.max_total_num_tokens, page, "KV pool");
-    std::uint64_t k = 0, v = 0;
-    for (const LayerSpec& layer : s.speculative->draft->spec.layers) {
-      if (layer.kind != LayerKind::full) continue;
-      const std::uint64_t n = sglang_kv_heads(layer.kv_heads, s.tp);
-      add_bytes(k, dtype_bytes(*cache.dtype, n * layer.k_head_dim));
-      add_bytes(v, dtype_bytes(*cache.dtype, n * layer.v_head_dim));
-    }
-    d.k_bytes = checked_mul(rows, k, "KV pool");
-    d.v_bytes = checked_mul(rows, v, "KV pool");
+    d.k_bytes = checked_mul(rows, d.k_bytes_per_token, "KV pool");
+    d.v_bytes = checked_mul(rows, d.v_bytes_per_token, "KV pool");
     const std::uint64_t target_pool = checked_mul(rows, decisive.pool_bytes_per_token, "KV pool");
     const std::uint64_t draft_pool = checked_add(d.k_bytes, d.v_bytes, "KV pool");
     const std::uint64_t available = b.available > 0 ? static_cast<std::uint64_t>(b.available) : 0;
