@@ -112,6 +112,13 @@ TEST_CASE("DeepSeek-V3: MLA caches 576 values per token per layer") {
   CHECK(row_at(model, 32'768).kv_bytes == 70'272ull * 32'768);
   CHECK(model.mtp_layers == 1);  // not cached by default
   CHECK(model.weight_dtype->name == "fp8");
+  // Its MTP layer (model.layers.61.*), priced beside the weights: 13,463,426,304 parameters
+  // (param_count_test), of them the embedding and head copies (2 x 129,280 x 7,168) and eh_proj
+  // (2 x 7,168^2) in bf16, as the checkpoint's tensor listing shows them: 1,956,118,528 x 2 B; the
+  // other 11,507,307,776 in fp8 with an fp32 scale per 16,384: 11,507,307,776 + 702,351 x 4.
+  REQUIRE(model.mtp_weights_bytes.has_value());
+  CHECK(*model.mtp_weights_bytes == 15'422'354'236);
+  CHECK(model.weights_bytes == 673'043'149'612);  // without it
 }
 
 TEST_CASE("Qwen3-Next: 3 linear : 1 full, the state independent of ctx") {

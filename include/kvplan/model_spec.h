@@ -181,6 +181,10 @@ struct ModelSpec {
   /// Multi-token-prediction layers beyond `layers` (DeepSeek-V3's num_nextn_predict_layers).
   /// Engines skip them unless speculative decoding uses them; they are not in `layers`.
   std::uint32_t mtp_layers = 0;
+  /// The MTP layers' weights as the checkpoint stores them (each with its copies of the embedding
+  /// and output head), priced like weights_bytes and not in it; nullopt when kvplan did not count
+  /// them. An engine that drafts with these layers (SGLang's NEXTN) loads them beside the target.
+  std::optional<std::uint64_t> mtp_weights_bytes;
   std::uint64_t max_context = 0;    ///< 0 when unknown
   std::uint64_t vocab_size = 0;  ///< rows of the output head (logits per token); 0 = unknown
   /// The widths a weight format prices tensor by tensor (`--weight-dtype q4_k_m`, awq, nvfp4): the

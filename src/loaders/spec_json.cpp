@@ -218,6 +218,9 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
   const std::uint64_t mtp_layers = reader.optional_uint("mtp_layers").value_or(0);
   if (mtp_layers > 1000) reader.fail("mtp_layers", "is implausibly large (over 1000)");
   spec.mtp_layers = static_cast<std::uint32_t>(mtp_layers);
+  spec.mtp_weights_bytes = reader.optional_uint("mtp_weights_bytes");
+  if (spec.mtp_weights_bytes == 0u) reader.fail("mtp_weights_bytes", "must be at least 1");
+  if (spec.mtp_weights_bytes && !spec.mtp_layers) reader.fail("mtp_weights_bytes", "is given without mtp_layers");
 
   const std::uint64_t layers = reader.required_uint("layers");
   if (layers == 0) reader.fail("layers", "must be at least 1");
@@ -383,6 +386,7 @@ nlohmann::json to_spec_json(const ModelSpec& spec) {
   }
   if (!spec.weights_source.empty()) out["weights_source"] = spec.weights_source;
   if (spec.mtp_layers) out["mtp_layers"] = spec.mtp_layers;
+  if (spec.mtp_weights_bytes) out["mtp_weights_bytes"] = *spec.mtp_weights_bytes;
   out["weight_dtype"] = spec.weight_dtype->name;
   if (spec.max_context) out["max_context"] = spec.max_context;
   if (spec.vocab_size) out["vocab_size"] = spec.vocab_size;
