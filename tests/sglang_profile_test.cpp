@@ -397,9 +397,11 @@ TEST_CASE("kvplan --runtime sglang: refusals and what stops SGLang", "[sglang]")
   check("--runtime sglang --model llama3.1-8b --gpu h100 --ctx 8k --context-length 8k", "not both");
   check("--runtime sglang --model llama3.1-8b --gpu h100 --sglang-version 0.6", "--sglang-version: '0.6'");
   // The algorithms whose drafts are not modelled are refused by name (exit 3), not dropped as if
-  // the draft took nothing (EAGLE, EAGLE3 and STANDALONE: sglang_speculative_test.cpp).
-  check("--runtime sglang --model llama3.1-8b --gpu h100 --speculative-algorithm NEXTN",
+  // the draft took nothing (EAGLE, EAGLE3, STANDALONE and NEXTN: sglang_speculative_test.cpp).
+  check("--runtime sglang --model llama3.1-8b --gpu h100 --speculative-algorithm NGRAM",
         "not modelled by the SGLang profile", 3);
+  check("--runtime sglang --model glm4.5-air --gpu 4xh100 --speculative-algorithm NEXTN",
+        "with the MTP layers of 'glm4_moe'", 3);
   check("--runtime sglang --model llama3.1-8b --gpu h100 --attention-backend magic", "not an attention backend");
   check("--runtime sglang --model llama3.1-8b --gpu h100 --attention-backend flashmla", "an MLA backend");
   check("--runtime sglang --model llama4-scout --gpu h100", "chunked local attention", 3);

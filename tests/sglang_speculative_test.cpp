@@ -280,7 +280,9 @@ TEST_CASE("SGLang speculative from the command line: the draft loaded, rows, ref
                   "needs --speculative-draft-model-path", 2);
     check_refused(run_kvplan("--runtime sglang --model " + source_path(kTarget) +
                              " --gpu h100 --speculative-algorithm NEXTN"),
-                  "not modelled by the SGLang profile", 3);
+                  "declares no MTP layers (num_nextn_predict_layers) to draft with", 2);
+    check_refused(run_kvplan("--runtime sglang --model " + source_path(kTarget) + " --gpu h100 --speculative-algorithm EAGLE"),
+                  "needs --speculative-draft-model-path: the draft checkpoint (an EAGLE head)", 2);
     check_refused(run_kvplan(sglang_eagle3("--speculative-num-steps 3")), "give all three or none", 2);
     check_refused(run_kvplan("--runtime sglang --model " + source_path(kTarget) + " --gpu h100 --speculative-num-steps 3"),
                   "has no effect without --speculative-algorithm", 2);
@@ -308,4 +310,105 @@ TEST_CASE("SGLang speculative from the command line: the draft loaded, rows, ref
     CHECK(r.exit_code == 1);
     CHECK(r.out.find("the draft's weights and pool") != std::string::npos);
   }
+}
+
+namespace {
+
+/// DeepSeek-R1 at TP 8 on H200s with NEXTN (SGLang's alias of EAGLE): its own MTP layer drafts.
+/// Readings as "avail mem" would give them: 137.00 GiB free before load, 57.00 after the target's
+/// weights; --mem-fraction-static 0.88, 32,768-token requests, SGLang's auto choice (3, 1, 4).
+SglangSettings deepseek_nextn(const char* version) {
+  SglangSettings s;
+  s.version = parse_sglang_version(version, "test");
+  s.tp = 8;
+  s.mem_fraction_static = 0.88;
+  s.free_before_load = 13700 * GiB / 100;
+  s.free_after_load = 5700 * GiB / 100;
+  s.context_length = 32'768;
+  SglangSpeculative spec;
+  spec.algorithm = SglangSpeculative::Algorithm::nextn;
+  spec.name = "NEXTN";
+  spec.num_steps = 3, spec.eagle_topk = 1, spec.num_draft_tokens = 4;
+  s.speculative = std::move(spec);
+  return s;
+}
+
+// The MTP layer's weights as counted (tests/hf_config_test.cpp): 15,422,354,236 B, split over the
+// 8 ranks: 1,927,794,280 B a GPU. Its pool: one latent layer, (512 + 64) x 2 B = 1,152 B a token.
+constexpr std::uint64_t kMtpWeightsPerRank = 1'927'794'280;
+
+}  // namespace
+
+TEST_CASE("SGLang NEXTN, DeepSeek-R1 to 0.5.10: one MTP latent layer beside the pool, paid from the headroom",
+          "[sglang][speculative]") {
+  const ModelSpec& model = catalog_model("deepseek-r1");
+  const SglangResult r = plan_sglang(model, catalog_cards("h200", 8), deepseek_nextn("0.5.9"));
+  // rest = 57.00 - 137.00 x 0.12 = 40.56 GiB -> 43,550,968,381 B // 70,272 (61 latents) = 619,748:
+  // the draft changes nothing of the target's #tokens before 2026.
+  REQUIRE(r.draft.has_value());
+  CHECK(r.draft->own_layers);
+  CHECK(r.draft->layers == 1);
+  CHECK(r.draft->cell_bytes == 1'152);
+  CHECK(r.draft->weights == kMtpWeightsPerRank);
+  CHECK(r.budget.available == 43'550'968'381);
+  CHECK(r.max_total_num_tokens == 619'748);
+  // Both pools have 619,749 rows: 43,551,001,728 B (40.56 GiB) and 713,950,848 B (0.66 GiB).
+  CHECK(printed(r, "KV Cache is allocated. #tokens: 619748, KV size: 40.56 GB"));
+  CHECK(printed(r, "KV Cache is allocated. #tokens: 619748, KV size: 0.66 GB"));
+  // From the headroom: the target pool's 33,347 B past the budget, the draft's weights and pool.
+  CHECK(r.draft->from_headroom == 33'347 + kMtpWeightsPerRank + 713'950'848);
+  CHECK(r.max_running_requests == 48);
+  CHECK(r.starts);
+
+  // To 0.5.6 the profiled #tokens also grows by 48 x 3 x 1 + 48 x 4 + 100 = 436.
+  const SglangResult early = plan_sglang(model, catalog_cards("h200", 8), deepseek_nextn("0.5.6"));
+  CHECK(early.max_total_num_tokens == 619'748 + 436);
+}
+
+TEST_CASE("SGLang NEXTN, DeepSeek-R1 from 0.5.16: the MTP layer's weights inside, the cell scaled by 62/61",
+          "[sglang][speculative]") {
+  const SglangResult r = plan_sglang(catalog_model("deepseek-r1"), catalog_cards("h200", 8), deepseek_nextn("latest"));
+  // By hand (Python floats; at TP 8 the readings pass through float32, as SGLang's all-reduce of
+  // them does): after = float32((int(57.00 x 2^30) - 1,927,794,280) / 2^30) = 55.2046012878418 GiB;
+  // rest = after - 137.00 x 0.12 = 38.7646012878418 GiB; available 41,623,173,693 B; cell
+  // int(70,272 x (1 + 1/61)) = 71,424 (one more latent); #tokens 582,761.
+  CHECK(r.budget.available == 41'623'173'693);
+  CHECK(r.draft->scaled_cell_bytes == 71'424);
+  CHECK(r.draft->target_layers == 61);
+  CHECK(r.max_total_num_tokens == 582'761);
+  CHECK(printed(r, "KV Cache is allocated. #tokens: 582761, KV size: 0.63 GB"));
+  // Both pools hold 582,762 x 71,424 B, 19,395 B more than available.
+  CHECK(r.draft->from_headroom == 19'395);
+}
+
+TEST_CASE("SGLang NEXTN from the command line: DeepSeek's own layers, or a refusal naming why", "[sglang][speculative][cli]") {
+  const ProcessResult nextn =
+      run_kvplan("--runtime sglang --model deepseek-r1 --gpu 8xh200 --ctx 32k --speculative-algorithm NEXTN --format json");
+  INFO(nextn.err);
+  REQUIRE(nextn.exit_code == 0);
+  const nlohmann::json out = nlohmann::json::parse(nextn.out);
+  const nlohmann::json& speculative = out["sglang"]["rows"][0]["speculative"];
+  CHECK(speculative["draft_is_mtp"] == true);
+  CHECK(speculative["draft"] == "deepseek-r1's MTP layer");
+  CHECK(speculative["num_steps"] == 3);  // SGLang's auto choice for DeepSeek: 3, 1, 4
+  CHECK(speculative["num_draft_tokens"] == 4);
+  CHECK(speculative["draft_weights_bytes"] == kMtpWeightsPerRank);
+  CHECK(out["settings"]["mtp_layers"] == 1);
+  // EAGLE naming the served checkpoint (DeepSeek's recipes) or nothing drafts the same way.
+  const ProcessResult named = run_kvplan("--runtime sglang --model deepseek-r1 --gpu 8xh200 --ctx 32k --speculative-algorithm "
+                                         "EAGLE --speculative-draft-model-path " + source_path("tests/fixtures/hf/deepseek-r1") +
+                                         " --format json");
+  REQUIRE(named.exit_code == 0);
+  nlohmann::json same = nlohmann::json::parse(named.out)["sglang"]["rows"][0]["speculative"];
+  CHECK(same["algorithm"] == "EAGLE");
+  same["algorithm"] = "NEXTN";
+  CHECK(same == speculative);
+
+  check_refused(run_kvplan("--runtime sglang --model glm4.5-air --gpu 4xh100 --speculative-algorithm NEXTN"),
+                "only DeepSeek-V3 and R1's", 3);
+  check_refused(run_kvplan("--runtime sglang --model deepseek-r1 --gpu 8xh200 --speculative-algorithm NEXTN "
+                           "--speculative-draft-model-path llama3.1-8b"),
+                "not deepseek-r1's own checkpoint", 3);
+  check_refused(run_kvplan("--runtime sglang --model kimi-k2 --gpu 8xh200 --speculative-algorithm EAGLE"),
+                "kimi-k2 has no MTP layers", 2);
 }

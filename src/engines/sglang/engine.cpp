@@ -43,11 +43,12 @@ constexpr std::array<OptionSpec, 22> kOptions = {{
      "Free memory per GPU after the weights load, from SGLang's 'Load weight end. avail mem' line [default: estimated]"},
     {"speculative-algorithm", "NAME",
      "Speculative decoding: EAGLE (an EAGLE head), EAGLE3 (an EAGLE-3 head) or STANDALONE (a smaller model) with "
-     "--speculative-draft-model-path; NEXTN and NGRAM are not modelled (exit 3)"},
+     "--speculative-draft-model-path; NEXTN (or EAGLE without a path): DeepSeek-V3/R1's own MTP layer; NGRAM is not "
+     "modelled (exit 3)"},
     {"speculative-draft-model-path", "PATH",
      "The draft: a folder or config.json, a Hugging Face id in the cache on this machine, or a catalog name",
      "--speculative-draft-model"},
-    {"speculative-num-steps", "N", "Draft steps a round [default: SGLang's auto choice, 5]"},
+    {"speculative-num-steps", "N", "Draft steps a round [default: SGLang's auto choice, 5; 3 for NEXTN]"},
     {"speculative-eagle-topk", "N", "Draft branches a step [default: SGLang's auto choice, 4]"},
     {"speculative-num-draft-tokens", "N", "Draft tokens verified a round; steps + 1 when topk is 1 [default: 8]"},
     {"speculative-token-map", "FILE", "EAGLE's hot-vocabulary head (FR-Spec): not modelled; named so that it is refused "
@@ -161,6 +162,8 @@ class SglangProfile final : public Profile {
     const SglangResult r = plan_sglang(model, gpus_, probe);
     const SglangBudget& b = r.budget;
     settings_.batch = request.batch;
+    // NEXTN's draft caches the target's MTP layers: the header and the JSON settings say how many.
+    settings_.mtp_layers = r.draft && r.draft->own_layers ? r.draft->layers : 0;
     settings_.overhead_bytes = 0;
     settings_.utilization_millionths =
         std::clamp(static_cast<std::uint32_t>(b.mem_fraction_static * 1e6 + 0.5), 1u, 1'000'000u);
@@ -247,7 +250,8 @@ class SglangProfile final : public Profile {
     }
     if (r.draft) {
       // The draft's pool mirrors the target's tokens at its own layers.
-      add(LayerKind::full, 0, r.draft->layers, full_tokens, r.draft->cell_bytes);
+      add(r.draft->kind, 0, r.draft->layers, full_tokens, r.draft->cell_bytes);
+      row.breakdown.back().mtp = r.draft->own_layers;
       row.kv_bytes_per_token = checked_add(row.kv_bytes_per_token, r.draft->cell_bytes, "KV cache per token");
     }
     if (r.layout == SglangResult::Layout::mamba) {

@@ -320,6 +320,70 @@ SglangStage stage_cells(const ModelSpec& model, const SglangSettings& s, const C
 }
 
 
+/// The target's own MTP layers as SGLang drafts with them (NEXTN): DeepseekV3ForCausalLMNextN
+/// builds num_nextn_predict_layers MLA decoder layers, and the draft's pool holds that many latent
+/// layers (model_runner.py: num_nextn_predict_layers for a draft worker, the MLA branch since
+/// May 2025) at the target's cell. Its weights are the checkpoint's model.layers.61.* as counted
+/// (their embedding and head copies included: built, then swapped for the target's after the
+/// pools), split over the ranks as the target. Only DeepSeek-V3/R1 (deepseek_v3) is modelled: the
+/// grouped-query MTP drafts (GLM-4.5, MiMo) took all the target's layers until PR #8482, and the
+/// hybrids' (Qwen3-Next, Qwen3.5) share the target's state pool; neither was checked on a log.
+SglangDraftResult mtp_draft_beside(const SglangSpeculative& spec, SglangSpeculativeEra era, const SglangSettings& s,
+                                   const CacheType& cache, const ModelSpec& target) {
+  const std::string target_name = target.id.empty() ? target.name : target.id;
+  if (target.mtp_layers == 0) {
+    if (spec.name == "EAGLE" && !spec.draft)
+      throw Error(fmt::format("--speculative-algorithm EAGLE needs --speculative-draft-model-path: the draft checkpoint "
+                              "(an EAGLE head); {} has no MTP layers for SGLang to draft with",
+                              target_name));
+    throw Error(fmt::format("--speculative-algorithm {}: {} declares no MTP layers (num_nextn_predict_layers) to draft "
+                            "with; give an EAGLE or EAGLE-3 head instead",
+                            spec.name, target_name));
+  }
+  if (target.architecture != "deepseek_v3")
+    throw unsupported_architecture(
+        fmt::format("SGLang profile: --speculative-algorithm {} with the MTP layers of '{}' (only DeepSeek-V3 and R1's, "
+                    "deepseek_v3, are modelled: the grouped-query and hybrid families' draft pools were not checked)",
+                    spec.name, target.architecture),
+        "not modelled");
+  if (spec.draft) {
+    const ModelSpec& named = spec.draft->spec;
+    if (named.architecture != target.architecture || named.layer_count() != target.layer_count() ||
+        named.mtp_layers != target.mtp_layers)
+      throw unsupported_architecture(
+          fmt::format("SGLang profile: --speculative-algorithm {} with a draft ({}) that is not {}'s own checkpoint (a "
+                      "separately exported NextN model is not modelled; give the served model's path, or none)",
+                      spec.name, named.id.empty() ? named.name : named.id, target_name),
+          "not modelled");
+  }
+  if (!target.mtp_weights_bytes)
+    throw unsupported_architecture(
+        fmt::format("SGLang profile: --speculative-algorithm {}: the weights of {}'s MTP layers are not known (kvplan "
+                    "counts them from the checkpoint's config.json, or the catalog entry built from it)",
+                    spec.name, target_name),
+        "not modelled");
+  SglangDraftResult d;
+  d.algorithm = spec.name;
+  d.era = era;
+  d.own_layers = true;
+  d.kind = LayerKind::mla;
+  d.name = fmt::format("{}'s MTP layer{}", target_name, target.mtp_layers == 1 ? "" : "s");
+  d.num_steps = spec.num_steps, d.eagle_topk = spec.eagle_topk, d.num_draft_tokens = spec.num_draft_tokens;
+  d.slots_per_request = spec.slots_per_request();
+  const LayerSpec* layer = mtp_cache_layer(target);
+  if (!layer || layer->kind != LayerKind::mla)
+    throw unsupported_architecture(fmt::format("SGLang profile: {}'s MTP layers are not MLA layers", target_name), "not modelled");
+  ModelSpec drafted = target;
+  drafted.layers.assign(target.mtp_layers, *layer);
+  const SglangStage cells = stage_cells(drafted, s, cache, SglangResult::Layout::mla, 0, target.mtp_layers);
+  d.layers = target.mtp_layers;
+  d.cell_bytes = cells.cell_bytes;
+  d.k_bytes_per_token = cells.k_bytes_per_token;
+  d.v_bytes_per_token = cells.v_bytes_per_token;
+  d.weights = ceil_div(*target.mtp_weights_bytes, s.tp);
+  return d;
+}
+
 /// The draft beside the target (speculative.h): its layers' cell per rank at the target's cache
 /// dtype, and its weights per rank as SGLang builds it: every tensor of the checkpoint, its own
 /// embeddings (and an EAGLE head's lm_head) included (LlamaForCausalLMEagle3 and
@@ -495,7 +559,9 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
       throw unsupported_architecture("SGLang profile: a speculative draft beside sliding-window, DSA or recurrent layers",
                                      "not modelled");
     if (s.pp > 1) throw unsupported_architecture("SGLang profile: a speculative draft with --pp-size > 1", "not modelled");
-    r.draft = draft_beside(*s.speculative, *era, s, cache);
+    r.draft = s.speculative->algorithm == SglangSpeculative::Algorithm::nextn
+                  ? mtp_draft_beside(*s.speculative, *era, s, cache, model)
+                  : draft_beside(*s.speculative, *era, s, cache);
   }
 
   // Pipeline stages and what each rank of a stage holds.
@@ -636,10 +702,13 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     const SglangDraftResult& d = *r.draft;
     r.rules.push_back(fmt::format(
         "--speculative-algorithm {} (SGLang {} rules): the draft {} caches {} layer{} at {} B a token per rank in a pool "
-        "of its own with the target's #tokens; its weights {} a GPU (ESTIMATE: every tensor as built, its embeddings "
-        "included{}); steps {}, topk {}, draft tokens {}{}",
+        "of its own with the target's #tokens; its weights {} a GPU (ESTIMATE: every tensor as built, {}{}); steps {}, "
+        "topk {}, draft tokens {}{}",
         d.algorithm, to_string(d.era), d.name, d.layers, d.layers == 1 ? "" : "s", format_thousands(d.cell_bytes),
-        gib(d.weights), s.tp > 1 ? ", split over the ranks" : "", d.num_steps, d.eagle_topk, d.num_draft_tokens,
+        gib(d.weights),
+        d.own_layers ? "the checkpoint's copies of the embedding and head included (built, then swapped for the target's)"
+                     : "its embeddings included",
+        s.tp > 1 ? ", split over the ranks" : "", d.num_steps, d.eagle_topk, d.num_draft_tokens,
         s.speculative->auto_chosen ? " (SGLang's auto choice: none of the three given)" : ""));
     if (d.era == SglangSpeculativeEra::inside)
       r.rules.push_back(fmt::format("0.5.16+: the draft loads before the pool is profiled (its weights come out of the "
@@ -804,7 +873,10 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   if (r.layout == SglangResult::Layout::swa)
     r.log_lines.push_back(fmt::format("KV Cache is allocated. {}#tokens: {}, K size: {} GB, V size: {} GB", dtype_part,
                                       r.swa_tokens, engine_gib(r.swa_k_bytes), engine_gib(r.swa_v_bytes)));
-  if (r.draft)
+  if (r.draft && r.draft->kind == LayerKind::mla)
+    r.log_lines.push_back(fmt::format("KV Cache is allocated. #tokens: {}, KV size: {} GB", r.max_total_num_tokens,
+                                      engine_gib(r.draft->k_bytes)));
+  else if (r.draft)
     r.log_lines.push_back(fmt::format("KV Cache is allocated. {}#tokens: {}, K size: {} GB, V size: {} GB", dtype_part,
                                       r.max_total_num_tokens, engine_gib(r.draft->k_bytes), engine_gib(r.draft->v_bytes)));
   r.log_lines.push_back(fmt::format("max_total_num_tokens={}, chunked_prefill_size={}, max_prefill_tokens=16384, "

@@ -93,9 +93,11 @@ struct SglangBudget {
 
 /// The speculative draft beside the target, per GPU (speculative.h says which era pays for what).
 struct SglangDraftResult {
-  std::string algorithm;                 ///< "EAGLE3", "STANDALONE"
+  std::string algorithm;                 ///< as given: "EAGLE", "EAGLE3", "NEXTN", "STANDALONE"
   SglangSpeculativeEra era = SglangSpeculativeEra::inside;
   std::string name;                      ///< the draft checkpoint
+  bool own_layers = false;               ///< NEXTN: the target's own MTP layers
+  LayerKind kind = LayerKind::full;      ///< what the draft's pool caches: full attention, or MLA latents (MTP)
   std::uint32_t layers = 0;              ///< the draft's attention layers, in its own pool
   std::uint64_t weights = 0;             ///< the draft's weights per rank as built (its embeddings included)
   std::uint64_t cell_bytes = 0;          ///< the draft pool's bytes per token per rank (its K + V)

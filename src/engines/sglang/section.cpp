@@ -79,6 +79,7 @@ nlohmann::ordered_json sglang_result_to_json(const SglangResult& r) {
     out["speculative"] = {{"algorithm", d.algorithm},
                           {"rules", to_string(d.era)},
                           {"draft", d.name},
+                          {"draft_is_mtp", d.own_layers},
                           {"draft_layers", d.layers},
                           {"num_steps", d.num_steps},
                           {"eagle_topk", d.eagle_topk},

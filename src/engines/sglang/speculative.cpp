@@ -31,7 +31,7 @@ std::optional<std::string> sglang_draft_named(const PlanRequest& request) {
   const EngineOption* path = find_option(request, "speculative-draft-model-path");
   if (!algorithm || !path) return std::nullopt;
   const std::string name = upper(algorithm->value);
-  if (name != "EAGLE" && name != "EAGLE3" && name != "STANDALONE") return std::nullopt;
+  if (name != "EAGLE" && name != "EAGLE3" && name != "STANDALONE" && name != "NEXTN") return std::nullopt;
   return path->value;
 }
 
@@ -50,11 +50,10 @@ std::optional<SglangSpeculative> sglang_speculative(const PlanRequest& request) 
   }
   SglangSpeculative spec;
   spec.name = upper(algorithm->value);
-  if (spec.name == "NEXTN" || spec.name == "NGRAM")
-    throw Error(fmt::format("{} {}: not modelled by the SGLang profile ({}); EAGLE, EAGLE3 and STANDALONE drafts are",
-                            algorithm->shown_as, algorithm->value,
-                            spec.name == "NGRAM" ? "its n-gram tables beside the pool were not read"
-                                                 : "the MTP layers' draft model and pool were not read"),
+  if (spec.name == "NGRAM")
+    throw Error(fmt::format("{} {}: not modelled by the SGLang profile (its n-gram tables beside the pool were not "
+                            "read); EAGLE, EAGLE3, NEXTN and STANDALONE drafts are",
+                            algorithm->shown_as, algorithm->value),
                 ExitCode::unsupported_architecture);
   if (const EngineOption* map = find_option(request, "speculative-token-map"))
     throw Error(fmt::format("{} {}: the hot-vocabulary head it builds is not modelled by the SGLang profile; plan "
@@ -64,20 +63,32 @@ std::optional<SglangSpeculative> sglang_speculative(const PlanRequest& request) 
   if (spec.name == "EAGLE") spec.algorithm = SglangSpeculative::Algorithm::eagle;
   else if (spec.name == "EAGLE3") spec.algorithm = SglangSpeculative::Algorithm::eagle3;
   else if (spec.name == "STANDALONE") spec.algorithm = SglangSpeculative::Algorithm::standalone;
+  else if (spec.name == "NEXTN") spec.algorithm = SglangSpeculative::Algorithm::nextn;
   else
     throw Error(fmt::format("{} {}: SGLang's speculative algorithms are EAGLE, EAGLE3, NEXTN, STANDALONE and NGRAM",
                             algorithm->shown_as, algorithm->value));
-  if (!path)
+  // NEXTN is EAGLE under another name (speculative_hook.py _resolve_speculative_algorithm_alias);
+  // without a path SGLang drafts with the target's checkpoint for the MTP architectures
+  // (_handle_eagle_family, PR #5793): the rules check that the target has such layers.
+  const bool own_layers = spec.algorithm == SglangSpeculative::Algorithm::nextn ||
+                          (spec.algorithm == SglangSpeculative::Algorithm::eagle && !path);
+  if (own_layers) spec.algorithm = SglangSpeculative::Algorithm::nextn;
+  if (!path && !own_layers)
     throw Error(fmt::format("{} {} needs --speculative-draft-model-path: the draft checkpoint ({})", algorithm->shown_as,
                             algorithm->value,
                             spec.algorithm == SglangSpeculative::Algorithm::eagle3  ? "an EAGLE-3 head"
                             : spec.algorithm == SglangSpeculative::Algorithm::eagle ? "an EAGLE head"
                                                                                     : "a smaller model"));
-  if (!request.draft_model)
+  if (path && !request.draft_model)
     throw Error(fmt::format("{} {}: the draft was not loaded; the command line loads it", path->shown_as, path->value),
                 ExitCode::unsupported_architecture);
-  spec.draft = request.draft_model;
-  const std::string& architecture = spec.draft->spec.architecture;
+  spec.draft = path ? request.draft_model : nullptr;
+  const std::string architecture = spec.draft ? spec.draft->spec.architecture : "";
+  // EAGLE naming a checkpoint with MTP layers (DeepSeek-V3's own, as its recipes give it) drafts
+  // with those layers, as NEXTN does.
+  if (spec.algorithm == SglangSpeculative::Algorithm::eagle && spec.draft && spec.draft->spec.mtp_layers > 0 &&
+      architecture != "llama_eagle" && architecture != "llama_eagle3")
+    spec.algorithm = SglangSpeculative::Algorithm::nextn;
   const bool eagle3_head = architecture == "llama_eagle3";
   const bool eagle_head = architecture == "llama_eagle";
   if (spec.algorithm == SglangSpeculative::Algorithm::eagle3 && !eagle3_head)
@@ -99,16 +110,20 @@ std::optional<SglangSpeculative> sglang_speculative(const PlanRequest& request) 
                             path->value, eagle3_head ? "EAGLE3" : "EAGLE"));
 
   // server_args.py: none of the three given, SGLang picks them (auto_choose_speculative_params:
-  // (5, 4, 8), but (3, 1, 4) for DeepSeek in some releases); with topk 1 the draft tokens are
-  // steps + 1 (_handle_eagle_family).
+  // (5, 4, 8), but (3, 1, 4) for DeepSeek from mid-2025, the only MTP drafts the rules model);
+  // with topk 1 the draft tokens are steps + 1 (_handle_eagle_family).
   if (!steps && !topk && !draft_tokens) {
-    spec.num_steps = 5, spec.eagle_topk = 4, spec.num_draft_tokens = 8, spec.auto_chosen = true;
+    if (spec.algorithm == SglangSpeculative::Algorithm::nextn)
+      spec.num_steps = 3, spec.eagle_topk = 1, spec.num_draft_tokens = 4;
+    else
+      spec.num_steps = 5, spec.eagle_topk = 4, spec.num_draft_tokens = 8;
+    spec.auto_chosen = true;
   } else if (steps && topk && draft_tokens) {
     spec.num_steps = *steps, spec.eagle_topk = *topk, spec.num_draft_tokens = *draft_tokens;
     if (spec.eagle_topk == 1) spec.num_draft_tokens = spec.num_steps + 1;
   } else {
     throw Error("--speculative-num-steps, --speculative-eagle-topk and --speculative-num-draft-tokens: give all three or "
-                "none (SGLang then picks 5, 4 and 8)");
+                "none (SGLang then picks 5, 4 and 8; 3, 1 and 4 for DeepSeek's MTP layers)");
   }
   return spec;
 }

@@ -32,12 +32,15 @@ struct SglangVersion;
 enum class SglangSpeculativeEra { headroom, outside, inside };
 
 struct SglangSpeculative {
-  enum class Algorithm { eagle, eagle3, standalone } algorithm = Algorithm::eagle3;
-  std::string name;                      ///< as SGLang prints it: "EAGLE", "EAGLE3", "STANDALONE"
+  /// nextn: the target's own MTP layers draft (NEXTN, SGLang's alias of EAGLE, or EAGLE naming no
+  /// head, or the target's checkpoint, as DeepSeek-V3's recipes give it).
+  enum class Algorithm { eagle, eagle3, standalone, nextn } algorithm = Algorithm::eagle3;
+  std::string name;                      ///< as given: "EAGLE", "EAGLE3", "STANDALONE", "NEXTN"
   std::uint64_t num_steps = 0;           ///< --speculative-num-steps
   std::uint64_t eagle_topk = 0;          ///< --speculative-eagle-topk
   std::uint64_t num_draft_tokens = 0;    ///< --speculative-num-draft-tokens (steps + 1 with topk 1)
-  bool auto_chosen = false;              ///< none of the three given: SGLang's (5, 4, 8)
+  bool auto_chosen = false;              ///< none of the three given: SGLang's (5, 4, 8), DeepSeek's (3, 1, 4)
+  /// The draft checkpoint loaded; null for NEXTN without a path (the target's own checkpoint).
   std::shared_ptr<const DraftModel> draft;
 
   /// The pool slots a running request holds beyond its own tokens: steps x topk draft tokens and
@@ -46,8 +49,9 @@ struct SglangSpeculative {
 };
 
 /// The speculative setup --speculative-algorithm and its companions ask for; nullopt without one.
-/// Exit 2 for what SGLang refuses (a draft-less EAGLE3), exit 3 for what is not modelled (NEXTN,
-/// NGRAM, the token map, and a draft the front end did not load).
+/// Exit 2 for what SGLang refuses (a draft-less EAGLE3), exit 3 for what is not modelled (NGRAM,
+/// the token map, and a draft the front end did not load). Whether the target has MTP layers SGLang
+/// drafts with is the rules' to check (sglang/rules.cpp).
 std::optional<SglangSpeculative> sglang_speculative(const PlanRequest& request);
 
 /// The draft checkpoint --speculative-draft-model-path names, for the front end to load.
