@@ -168,7 +168,7 @@ function(_kvplan_model_facts out_var json)
   endif()
   set(string_keys id name source architecture weights_source weight_dtype rope_type)
   set(number_keys params active_params weights_bytes max_context vocab_size layers attention_heads kv_heads
-                  head_dim hidden_size intermediate_size mtp_layers mtp_weights_bytes v_head_dim sliding_window attention_chunk_size
+                  head_dim hidden_size intermediate_size mtp_layers mtp_weights_bytes mtp_replicated_bytes v_head_dim sliding_window attention_chunk_size
                   rope_factor rope_original_positions rotary_dim)
   foreach(key IN LISTS string_keys number_keys)
     set(has_${key} false)

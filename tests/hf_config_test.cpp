@@ -118,6 +118,8 @@ TEST_CASE("DeepSeek-V3: MLA caches 576 values per token per layer") {
   // other 11,507,307,776 in fp8 with an fp32 scale per 16,384: 11,507,307,776 + 702,351 x 4.
   REQUIRE(model.mtp_weights_bytes.has_value());
   CHECK(*model.mtp_weights_bytes == 15'422'354'236);
+  CHECK(model.mtp_replicated_bytes == 205'520'896);  // eh_proj, (7,168, 14,336) in bf16 as listed
+  CHECK(mtp_weights_per_rank(model, 8) == 1'902'104'168 + 205'520'896);
   CHECK(model.weights_bytes == 673'043'149'612);  // without it
 }
 

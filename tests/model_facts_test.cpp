@@ -32,6 +32,7 @@ void check_same(const kvplan::ModelSpec& built, const kvplan::ModelSpec& parsed)
   CHECK(built.layer_weights_bytes == parsed.layer_weights_bytes);
   CHECK(built.mtp_layers == parsed.mtp_layers);
   CHECK(built.mtp_weights_bytes == parsed.mtp_weights_bytes);
+  CHECK(built.mtp_replicated_bytes == parsed.mtp_replicated_bytes);
   CHECK(built.max_context == parsed.max_context);
   CHECK(built.vocab_size == parsed.vocab_size);
   CHECK(built.hidden_size == parsed.hidden_size);

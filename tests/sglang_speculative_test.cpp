@@ -333,9 +333,11 @@ SglangSettings deepseek_nextn(const char* version) {
   return s;
 }
 
-// The MTP layer's weights as counted (tests/hf_config_test.cpp): 15,422,354,236 B, split over the
-// 8 ranks: 1,927,794,280 B a GPU. Its pool: one latent layer, (512 + 64) x 2 B = 1,152 B a token.
-constexpr std::uint64_t kMtpWeightsPerRank = 1'927'794'280;
+// The MTP layer's weights as counted (tests/hf_config_test.cpp): 15,422,354,236 B, of them eh_proj's
+// 205,520,896 whole on every rank (a plain nn.Linear), the rest split over the 8 ranks:
+// 1,902,104,168 + 205,520,896 = 2,107,625,064 B a GPU. Its pool: one latent layer, (512 + 64) x 2 B
+// = 1,152 B a token.
+constexpr std::uint64_t kMtpWeightsPerRank = 2'107'625'064;
 
 }  // namespace
 
@@ -369,16 +371,16 @@ TEST_CASE("SGLang NEXTN, DeepSeek-R1 from 0.5.16: the MTP layer's weights inside
           "[sglang][speculative]") {
   const SglangResult r = plan_sglang(catalog_model("deepseek-r1"), catalog_cards("h200", 8), deepseek_nextn("latest"));
   // By hand (Python floats; at TP 8 the readings pass through float32, as SGLang's all-reduce of
-  // them does): after = float32((int(57.00 x 2^30) - 1,927,794,280) / 2^30) = 55.2046012878418 GiB;
-  // rest = after - 137.00 x 0.12 = 38.7646012878418 GiB; available 41,623,173,693 B; cell
-  // int(70,272 x (1 + 1/61)) = 71,424 (one more latent); #tokens 582,761.
-  CHECK(r.budget.available == 41'623'173'693);
+  // them does): after = float32((int(57.00 x 2^30) - 2,107,625,064) / 2^30) = 55.0371208190918 GiB;
+  // rest = after - 137.00 x 0.12 = 38.5971208190918 GiB; available 41,443,342,909 B; cell
+  // int(70,272 x (1 + 1/61)) = 71,424 (one more latent); #tokens 580,243.
+  CHECK(r.budget.available == 41'443'342'909);
   CHECK(r.draft->scaled_cell_bytes == 71'424);
   CHECK(r.draft->target_layers == 61);
-  CHECK(r.max_total_num_tokens == 582'761);
-  CHECK(printed(r, "KV Cache is allocated. #tokens: 582761, KV size: 0.63 GB"));
-  // Both pools hold 582,762 x 71,424 B, 19,395 B more than available.
-  CHECK(r.draft->from_headroom == 19'395);
+  CHECK(r.max_total_num_tokens == 580'243);
+  CHECK(printed(r, "KV Cache is allocated. #tokens: 580243, KV size: 0.62 GB"));
+  // Both pools hold 580,244 x 71,424 B, 4,547 B more than available.
+  CHECK(r.draft->from_headroom == 4'547);
 }
 
 TEST_CASE("SGLang NEXTN from the command line: DeepSeek's own layers, or a refusal naming why", "[sglang][speculative][cli]") {

@@ -185,6 +185,9 @@ struct ModelSpec {
   /// and output head), priced like weights_bytes and not in it; nullopt when kvplan did not count
   /// them. An engine that drafts with these layers (SGLang's NEXTN) loads them beside the target.
   std::optional<std::uint64_t> mtp_weights_bytes;
+  /// Of mtp_weights_bytes, what each tensor-parallel rank holds whole: the eh_proj projections
+  /// (2 x hidden -> hidden), which vLLM and SGLang build as a plain nn.Linear. 0 when not counted.
+  std::uint64_t mtp_replicated_bytes = 0;
   std::uint64_t max_context = 0;    ///< 0 when unknown
   std::uint64_t vocab_size = 0;  ///< rows of the output head (logits per token); 0 = unknown
   /// The widths a weight format prices tensor by tensor (`--weight-dtype q4_k_m`, awq, nvfp4): the
@@ -224,6 +227,10 @@ KVPLAN_API const LayerSpec* mtp_cache_layer(const ModelSpec& spec);
 
 /// The bytes of the parts beside the language model (0 for a text-only model).
 std::uint64_t parts_bytes(const ModelSpec& spec);
+
+/// The MTP layers' weights on one of `tensor_parallel` ranks: the replicated eh_proj whole, the rest
+/// split evenly (rounded up); nullopt when the spec does not count them.
+KVPLAN_API std::optional<std::uint64_t> mtp_weights_per_rank(const ModelSpec& spec, std::uint32_t tensor_parallel);
 
 /// True when the spec's weights are an estimate (weights_source starts with "estimate:").
 KVPLAN_API bool weights_are_estimate(const ModelSpec& spec);

@@ -50,6 +50,8 @@ struct ModelFacts {
   std::uint64_t mtp_layers = 0;
   bool has_mtp_weights_bytes = false;
   std::uint64_t mtp_weights_bytes = 0;
+  bool has_mtp_replicated_bytes = false;
+  std::uint64_t mtp_replicated_bytes = 0;
   bool has_v_head_dim = false;
   std::uint64_t v_head_dim = 0;
   bool has_sliding_window = false;

@@ -125,24 +125,26 @@ LayerSpec layer_spec(ConfigFields& fields, const arch::Layout& layout, const arc
   return layer;
 }
 
-/// The parameter count of the config's family; an unsupported-architecture Error when kvplan does
-/// not count its model_type.
 /// The MTP layers' weights priced as the checkpoint's quantization prices the model: their
 /// copies of the embedding and head, and their eh_proj (2 x hidden -> hidden), kept unquantized
 /// (DeepSeek-V3's fp8 checkpoint stores all three in bf16; vLLM and SGLang build eh_proj as a plain
-/// nn.Linear), the rest as its bulk. nullopt when the family did not count them.
-std::optional<std::uint64_t> mtp_weights(ConfigFields& fields, const ParamCount& count, const Dtype& dtype) {
+/// nn.Linear, whole on every rank), the rest as its bulk. Nothing when the family did not count them.
+void price_mtp_layers(ConfigFields& fields, const ParamCount& count, const Dtype& dtype, ModelSpec& spec) {
   // The families that count them (deepseek.cpp) store one embedding and head copy a layer.
   const std::uint64_t mtp_layers = fields.uint("num_nextn_predict_layers").value_or(0);
   const std::uint64_t hidden = fields.uint("hidden_size").value_or(0);
-  if (count.mtp == 0 || mtp_layers == 0) return std::nullopt;
+  if (count.mtp == 0 || mtp_layers == 0) return;
+  const std::uint64_t eh_proj = arch::product({mtp_layers, 2, hidden, hidden}, "MTP eh_proj");
   ParamCount layers;
   layers.total = count.mtp;
   layers.embedding = checked_mul(mtp_layers, count.embedding, "MTP weights");
-  layers.lm_head = checked_add(layers.embedding, arch::product({mtp_layers, 2, hidden, hidden}, "MTP eh_proj"), "MTP weights");
-  return weights_from_quantization(fields.find("quantization_config"), layers, dtype, fields.origin()).bytes;
+  layers.lm_head = checked_add(layers.embedding, eh_proj, "MTP weights");
+  spec.mtp_weights_bytes = weights_from_quantization(fields.find("quantization_config"), layers, dtype, fields.origin()).bytes;
+  spec.mtp_replicated_bytes = checked_mul(ceil_div(eh_proj, dtype.block_elements), dtype.block_bytes, "MTP eh_proj");
 }
 
+/// The parameter count of the config's family; an unsupported-architecture Error when kvplan does
+/// not count its model_type.
 ParamCount count_family(ConfigFields& fields, const arch::Layout& layout) {
   const arch::Family* family = fields.family();
   if (!family || !family->count) throw unsupported_architecture("model_type", fields.model_type());
@@ -288,7 +290,7 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
     spec.weights_bytes = checked_add(quantized.bytes, parts_bytes(spec), "weight size");
     spec.weights_source = quantized.rule;
   }
-  spec.mtp_weights_bytes = mtp_weights(fields, count, dtype);
+  price_mtp_layers(fields, count, dtype, spec);
   validate(spec);
   return spec;
 }

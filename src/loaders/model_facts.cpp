@@ -18,6 +18,7 @@ constexpr std::uint64_t kMaxU32 = std::numeric_limits<std::uint32_t>::max();
 bool parser_refuses(const embedded::ModelFacts& f) {
   if (f.mtp_layers > 1000) return true;
   if (f.has_mtp_weights_bytes && (f.mtp_weights_bytes == 0 || f.mtp_layers == 0)) return true;
+  if (f.mtp_replicated_bytes > f.mtp_weights_bytes) return true;
   if (f.layers == 0 || f.layers > kMaxLayers) return true;
   if (f.attention_heads == 0 || f.attention_heads > kMaxU32) return true;
   if (f.kv_heads == 0 || f.kv_heads > kMaxU32 || f.head_dim > kMaxU32 || f.v_head_dim > kMaxU32) return true;
@@ -85,6 +86,7 @@ std::optional<ModelSpec> model_from_facts(const embedded::ModelFacts& f) {
   spec.weights_source = f.weights_source;
   spec.mtp_layers = static_cast<std::uint32_t>(f.mtp_layers);
   if (f.has_mtp_weights_bytes) spec.mtp_weights_bytes = f.mtp_weights_bytes;
+  spec.mtp_replicated_bytes = f.mtp_replicated_bytes;
   spec.attention_heads = static_cast<std::uint32_t>(f.attention_heads);
   spec.params = f.params;
   spec.active_params = f.active_params;

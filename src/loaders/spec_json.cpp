@@ -221,6 +221,9 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
   spec.mtp_weights_bytes = reader.optional_uint("mtp_weights_bytes");
   if (spec.mtp_weights_bytes == 0u) reader.fail("mtp_weights_bytes", "must be at least 1");
   if (spec.mtp_weights_bytes && !spec.mtp_layers) reader.fail("mtp_weights_bytes", "is given without mtp_layers");
+  spec.mtp_replicated_bytes = reader.optional_uint("mtp_replicated_bytes").value_or(0);
+  if (spec.mtp_replicated_bytes > spec.mtp_weights_bytes.value_or(0))
+    reader.fail("mtp_replicated_bytes", "is more than mtp_weights_bytes");
 
   const std::uint64_t layers = reader.required_uint("layers");
   if (layers == 0) reader.fail("layers", "must be at least 1");
@@ -387,6 +390,7 @@ nlohmann::json to_spec_json(const ModelSpec& spec) {
   if (!spec.weights_source.empty()) out["weights_source"] = spec.weights_source;
   if (spec.mtp_layers) out["mtp_layers"] = spec.mtp_layers;
   if (spec.mtp_weights_bytes) out["mtp_weights_bytes"] = *spec.mtp_weights_bytes;
+  if (spec.mtp_replicated_bytes) out["mtp_replicated_bytes"] = spec.mtp_replicated_bytes;
   out["weight_dtype"] = spec.weight_dtype->name;
   if (spec.max_context) out["max_context"] = spec.max_context;
   if (spec.vocab_size) out["vocab_size"] = spec.vocab_size;

@@ -6,6 +6,7 @@
 
 #include "kvplan/error.h"
 #include "kvplan/units.h"
+#include "model/checked.h"
 
 namespace kvplan {
 
@@ -125,6 +126,12 @@ std::uint64_t parts_bytes(const ModelSpec& spec) {
   std::uint64_t bytes = 0;
   for (const ModelPart& part : spec.parts) bytes = checked_add(bytes, part.bytes, "weight size");
   return bytes;
+}
+
+std::optional<std::uint64_t> mtp_weights_per_rank(const ModelSpec& spec, std::uint32_t tensor_parallel) {
+  if (!spec.mtp_weights_bytes) return std::nullopt;
+  const std::uint64_t replicated = std::min(spec.mtp_replicated_bytes, *spec.mtp_weights_bytes);
+  return ceil_div(*spec.mtp_weights_bytes - replicated, std::max<std::uint32_t>(tensor_parallel, 1)) + replicated;
 }
 
 bool weights_are_estimate(const ModelSpec& spec) { return spec.weights_source.rfind("estimate:", 0) == 0; }

@@ -380,7 +380,7 @@ SglangDraftResult mtp_draft_beside(const SglangSpeculative& spec, SglangSpeculat
   d.cell_bytes = cells.cell_bytes;
   d.k_bytes_per_token = cells.k_bytes_per_token;
   d.v_bytes_per_token = cells.v_bytes_per_token;
-  d.weights = ceil_div(*target.mtp_weights_bytes, s.tp);
+  d.weights = *mtp_weights_per_rank(target, s.tp);
   return d;
 }
 

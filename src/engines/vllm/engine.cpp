@@ -276,6 +276,7 @@ class VllmProfile final : public Profile {
     if (b.draft_weights)
       row.weights_rule += fmt::format(", the {} +{}", r.speculative->method == "eagle3"  ? "EAGLE-3 draft"
                                       : r.speculative->method == "eagle" ? "EAGLE draft"
+                                      : r.speculative->method == "mtp"   ? "MTP layers (an upper bound)"
                                                                           : "draft model",
                                       format_gib(static_cast<std::int64_t>(b.draft_weights)));
     // vLLM's cos/sin tables, on every GPU: its "Model loading took" counts them with the weights.

@@ -375,13 +375,16 @@ const ModelSpec& add_draft_layers(const ModelSpec& model, const VllmSettings& se
   if (like == nullptr) throw Error("--speculative-config: the model has no attention layer for the MTP layers to copy");
   // The MTP layers' weights must be in the weights figure: a checkpoint's safetensors total holds
   // them (with copies of the embeddings and head the draft frees: an upper bound), --weights is
-  // vLLM's own figure; a size computed from the parameter count leaves them out.
+  // vLLM's own figure; a size computed from the parameter count leaves them out, and the count of
+  // the MTP layers (mtp_weights_bytes) is added (draft_weights).
   const bool given = weights_are_given(model);
   const bool whole_checkpoint = model.weights_source.rfind("safetensors total_size", 0) == 0;
-  if (!given && !whole_checkpoint)
+  const bool counted = !given && !whole_checkpoint && model.mtp_weights_bytes;
+  if (!given && !whole_checkpoint && !counted)
     throw Error(fmt::format("--speculative-config method mtp: the weights of {}'s {} MTP layer{} (vLLM loads them for the "
-                            "draft) are not in its weights figure ({}); give --weights with the checkpoint's size "
-                            "including them (its safetensors total), or its config.json with the safetensors index",
+                            "draft) are not in its weights figure ({}) and kvplan did not count them; give --weights "
+                            "with the checkpoint's size including them (its safetensors total), or its config.json with "
+                            "the safetensors index",
                             model.id.empty() ? model.name : model.id, spec.draft_layers, spec.draft_layers == 1 ? "" : "s",
                             model.weights_source.empty() ? "not stated" : model.weights_source),
                 ExitCode::unsupported_architecture);
@@ -399,9 +402,10 @@ const ModelSpec& add_draft_layers(const ModelSpec& model, const VllmSettings& se
       spec.draft_layers == 1 ? "" : "s",
       spec.num_speculative_tokens > spec.draft_layers ? "run again for each further token" : "one per token",
       to_string(like->kind),
-      given ? "--weights is taken to include them"
-            : "the safetensors total includes them (and the draft's copies of the embeddings and head, which vLLM "
-              "frees to share the target's: an upper bound)"));
+      given     ? "--weights is taken to include them"
+      : counted ? "counted from the config and added (below)"
+                : "the safetensors total includes them (and the draft's copies of the embeddings and head, which vLLM "
+                  "frees to share the target's: an upper bound)"));
   return storage;
 }
 
@@ -817,6 +821,19 @@ std::uint64_t draft_model_weights(const ModelSpec& draft, const VllmModelDtype& 
 /// The draft checkpoint's weights on one rank: an EAGLE-3 or EAGLE-1 head's, or a draft model's.
 std::uint64_t draft_weights(const VllmSpeculative& spec, const ModelSpec& target, const VllmModelDtype& model_dtype,
                             const VllmSettings& settings, std::vector<std::string>& rules) {
+  if (spec.method == "mtp" && !weights_are_given(target) &&
+      target.weights_source.rfind("safetensors total_size", 0) != 0 && target.mtp_weights_bytes) {
+    // The MTP layers as counted (add_draft_layers checked that nothing else holds them): eh_proj
+    // whole on every rank, the rest split. Their copies of the embeddings and head are in it,
+    // though vLLM frees them to share the target's: an upper bound.
+    const std::uint64_t bytes = *mtp_weights_per_rank(target, settings.tensor_parallel);
+    rules.push_back(fmt::format("the MTP {} weights: {} a GPU (computed from the config: {} B, eh_proj's {} B whole "
+                                "on each rank, the rest split; with their copies of the embeddings and head, which "
+                                "vLLM frees to share the target's: an upper bound)",
+                                target.mtp_layers == 1 ? "layer's" : "layers'", format_gib(static_cast<std::int64_t>(bytes)),
+                                format_thousands(*target.mtp_weights_bytes), format_thousands(target.mtp_replicated_bytes)));
+    return bytes;
+  }
   if (!spec.draft) return 0;
   if (spec.method == "eagle3") return eagle3_head_weights(*spec.draft, target, model_dtype, settings, rules);
   if (spec.method == "eagle") return eagle1_head_weights(*spec.draft, target, model_dtype, settings, rules);
