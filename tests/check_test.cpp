@@ -341,6 +341,10 @@ TEST_CASE("check: exit codes 0, 1, 2, 3 and their order", "[check]") {
   check_refused(run_kvplan("check --margin 5 " + fits), "--margin: '5' is the whole budget or more");
   check_refused(run_kvplan("check --annotate --format json " + fits), "give --output FILE");
   check_refused(run_kvplan("check --gpuu h100 " + fits), "--gpuu: unknown flag (did you mean --gpu?) (see kvplan check --help)");
+  // kvplan's own flag given to a subcommand that does not take it: named as such, with its nearest
+  // there (not "did you mean --gpu?" for --gpu).
+  check_refused(run_kvplan("advise --model llama3.1-8b --gpu h100 --ctx 8k"),
+                "--gpu: not a flag of kvplan advise (did you mean --gpus?) (see kvplan advise --help)");
   // --help goes through the same exit-code mapping as kvplan's: a write that fails is exit 5.
   const testing::ProcessResult help_to_full_disk = run_kvplan("check --help >/dev/full");
   CHECK(help_to_full_disk.exit_code == 5);

@@ -402,6 +402,10 @@ TEST_CASE("kvplan --runtime sglang: refusals and what stops SGLang", "[sglang]")
         "not modelled by the SGLang profile", 3);
   check("--runtime sglang --model glm4.5-air --gpu 4xh100 --speculative-algorithm NEXTN",
         "with the MTP layers of 'glm4_moe'", 3);
+  // DeepSeek's recipes turn DP attention on: refused by name, not as an unknown flag.
+  check("--runtime sglang --model deepseek-r1 --gpu 8xh200 --enable-dp-attention --dp 8",
+        "--enable-dp-attention: DP attention is not modelled", 3);
+  check("--runtime sglang --model llama3.1-8b --gpu 2xh100 --dp-size 2", "plan one replica (its --tp-size GPUs)", 3);
   check("--runtime sglang --model llama3.1-8b --gpu h100 --attention-backend magic", "not an attention backend");
   check("--runtime sglang --model llama3.1-8b --gpu h100 --attention-backend flashmla", "an MLA backend");
   check("--runtime sglang --model llama4-scout --gpu h100", "chunked local attention", 3);

@@ -180,10 +180,17 @@ void refuse_unknown_flags(const CLI::App& app, const std::vector<std::string>& a
       }
       throw Error(fmt::format("{} is a {} flag: add {}", name, owners, choices));
     }
-    // A flag of the main command given to a subcommand (or the other way round) is still unknown
-    // there, but the suggestion may come from both.
+    // A flag of the main command given to a subcommand that does not take it (kvplan advise --gpu)
+    // is named as such, with the subcommand's nearest (--gpus); otherwise the suggestion may come
+    // from both.
     if (command != &app) {
       const std::vector<std::string> main_names = long_names(app);
+      if (std::find(main_names.begin(), main_names.end(), name) != main_names.end()) {
+        const std::vector<std::string> own = closest_names(name, known, 1);
+        throw Error(fmt::format("{}: not a flag of {} {}{} (see {} {} --help)", name, app.get_name(),
+                                command->get_name(), own.empty() ? "" : fmt::format(" (did you mean {}?)", own.front()),
+                                app.get_name(), command->get_name()));
+      }
       known.insert(known.end(), main_names.begin(), main_names.end());
     }
     const std::vector<std::string> close = closest_names(name, known, 1);

@@ -21,7 +21,7 @@ namespace kvplan {
 
 namespace {
 
-constexpr std::array<OptionSpec, 22> kOptions = {{
+constexpr std::array<OptionSpec, 24> kOptions = {{
     {"mem-fraction-static", "FRACTION",
      "Share of the free memory before load for weights and the KV pools [default: SGLang's by GPU, TP x PP and version]"},
     {"context-length", "LIST", "Tokens a request may hold (the same as --ctx) [default: the trained context]"},
@@ -53,6 +53,8 @@ constexpr std::array<OptionSpec, 22> kOptions = {{
     {"speculative-num-draft-tokens", "N", "Draft tokens verified a round; steps + 1 when topk is 1 [default: 8]"},
     {"speculative-token-map", "FILE", "EAGLE's hot-vocabulary head (FR-Spec): not modelled; named so that it is refused "
                                       "(exit 3)"},
+    {"enable-dp-attention", "", "DP attention (DeepSeek's recipes): not modelled; named so that it is refused (exit 3)"},
+    {"dp-size", "N", "Data-parallel replicas: above 1 not modelled (exit 3); plan one replica on its --tp-size GPUs", "--dp"},
     {"allow-overwrite-longer-context-len", "",
      "Let --context-length exceed the trained context, as SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 does", "", "",
      "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"},
@@ -111,6 +113,18 @@ SglangSettings base_settings(const PlanRequest& request) {
   if (const EngineOption* o = option("sglang-free-before-load")) s.free_before_load = parse_memory_size(o->value, o->shown_as);
   if (const EngineOption* o = option("sglang-free-after-load")) s.free_after_load = parse_memory_size(o->value, o->shown_as);
   s.speculative = sglang_speculative(request);
+  // DP attention splits the attention's batch over data-parallel ranks, each with a pool of its
+  // own, and changes what the MLA latent and the draft cost per GPU: not read.
+  if (const EngineOption* o = option("enable-dp-attention"); o && truthy(o->value))
+    throw Error(fmt::format("{}: DP attention is not modelled by the SGLang profile (each data-parallel rank keeps a "
+                            "pool of its own and the attention's per-GPU cost changes): no verdict for it",
+                            o->shown_as),
+                ExitCode::unsupported_architecture);
+  if (const EngineOption* o = option("dp-size"); o && parse_positive_u32(o->value, o->shown_as) > 1)
+    throw Error(fmt::format("{} {}: data-parallel replicas are not modelled by the SGLang profile; plan one replica (its "
+                            "--tp-size GPUs): every replica is alike",
+                            o->shown_as, o->value),
+                ExitCode::unsupported_architecture);
   return s;
 }
 
