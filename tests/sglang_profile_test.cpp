@@ -400,8 +400,8 @@ TEST_CASE("kvplan --runtime sglang: refusals and what stops SGLang", "[sglang]")
   // the draft took nothing (EAGLE, EAGLE3, STANDALONE and NEXTN: sglang_speculative_test.cpp).
   check("--runtime sglang --model llama3.1-8b --gpu h100 --speculative-algorithm NGRAM",
         "not modelled by the SGLang profile", 3);
-  check("--runtime sglang --model glm4.5-air --gpu 4xh100 --speculative-algorithm NEXTN",
-        "with the MTP layers of 'glm4_moe'", 3);
+  check("--runtime sglang --model minimax-m2.7 --gpu 8xh200 --speculative-algorithm NEXTN",
+        "with the MTP layers of 'minimax_m2'", 3);
   // DeepSeek's recipes turn DP attention on: refused by name, not as an unknown flag.
   check("--runtime sglang --model deepseek-r1 --gpu 8xh200 --enable-dp-attention --dp 8",
         "--enable-dp-attention: DP attention is not modelled", 3);

@@ -406,11 +406,46 @@ TEST_CASE("SGLang NEXTN from the command line: DeepSeek's own layers, or a refus
   same["algorithm"] = "NEXTN";
   CHECK(same == speculative);
 
-  check_refused(run_kvplan("--runtime sglang --model glm4.5-air --gpu 4xh100 --speculative-algorithm NEXTN"),
-                "only DeepSeek-V3 and R1's", 3);
+  check_refused(run_kvplan("--runtime sglang --model minimax-m2.7 --gpu 8xh200 --speculative-algorithm NEXTN"),
+                "with the MTP layers of 'minimax_m2'", 3);
   check_refused(run_kvplan("--runtime sglang --model deepseek-r1 --gpu 8xh200 --speculative-algorithm NEXTN "
                            "--speculative-draft-model-path llama3.1-8b"),
                 "not deepseek-r1's own checkpoint", 3);
   check_refused(run_kvplan("--runtime sglang --model kimi-k2 --gpu 8xh200 --speculative-algorithm EAGLE"),
                 "kimi-k2 has no MTP layers", 2);
+}
+
+// GLM-4.5-Air (glm4_moe: 46 layers of 8 KV heads x 128) at TP 4: its MTP layer drafts as a
+// grouped-query layer, 2 heads a rank x 128 x 2 (K, V) x 2 B = 1,024 B a token. Its weights
+// 7,233,118,464 B (bf16), eh_proj's 67,108,864 whole on each rank: 1,791,502,400 + 67,108,864 =
+// 1,858,611,264 B a GPU. Readings: 78 GiB before load, 26 after, --mem-fraction-static 0.85.
+TEST_CASE("SGLang NEXTN, GLM-4.5-Air: one grouped-query draft layer, SGLang's auto choice by release",
+          "[sglang][speculative]") {
+  const auto plan = [](const char* version) {
+    SglangSettings s = deepseek_nextn(version);
+    s.tp = 4;
+    s.mem_fraction_static = 0.85;
+    s.free_before_load = 78 * GiB;
+    s.free_after_load = 26 * GiB;
+    s.speculative->auto_chosen = true;
+    return plan_sglang(catalog_model("glm4.5-air"), catalog_cards("h100", 4), s);
+  };
+  // 0.5.9: rest = 26 - 78 x 0.15 = 14.3 GiB = 15,354,508,083 B // 47,104 (46 layers) = 325,970; GLM
+  // is not in 0.5.x's (3, 1, 4) list, so steps 5, topk 4, 8 draft tokens: 28 slots a request.
+  const SglangResult b = plan("0.5.9");
+  REQUIRE(b.draft.has_value());
+  CHECK(b.draft->kind == LayerKind::full);
+  CHECK(b.draft->cell_bytes == 1'024);
+  CHECK(b.draft->weights == 1'858'611'264);
+  CHECK(b.max_total_num_tokens == 325'970);
+  CHECK(b.draft->slots_per_request == 28);
+  CHECK(printed(b, "KV Cache is allocated. #tokens: 325970, K size: 0.16 GB, V size: 0.16 GB"));
+  // 0.5.16+: after = float32((26 GiB - 1,858,611,264) / 2^30) = 24.269033432006836; rest =
+  // 12.569033432006835 GiB = 13,495,896,883 B // int(47,104 x (1 + 1/46)) = 48,128: 280,416.
+  const SglangResult c = plan("latest");
+  CHECK(c.draft->scaled_cell_bytes == 48'128);
+  CHECK(c.max_total_num_tokens == 280'416);
+  CHECK(c.draft->slots_per_request == 7);  // 2026: (3, 1, 4) for GLM too
+  // 0.4.10 may predate PR #8482 (the draft's pool of all 46 layers): refused, not guessed.
+  CHECK_THROWS_WITH(plan("0.4.10"), Catch::Contains("give --sglang-version 0.5.0 or later"));
 }

@@ -43,12 +43,12 @@ constexpr std::array<OptionSpec, 24> kOptions = {{
      "Free memory per GPU after the weights load, from SGLang's 'Load weight end. avail mem' line [default: estimated]"},
     {"speculative-algorithm", "NAME",
      "Speculative decoding: EAGLE (an EAGLE head), EAGLE3 (an EAGLE-3 head) or STANDALONE (a smaller model) with "
-     "--speculative-draft-model-path; NEXTN (or EAGLE without a path): DeepSeek-V3/R1's own MTP layer; NGRAM is not "
+     "--speculative-draft-model-path; NEXTN (or EAGLE without a path): DeepSeek-V3/R1's or GLM-4.5's own MTP layer; NGRAM is not "
      "modelled (exit 3)"},
     {"speculative-draft-model-path", "PATH",
      "The draft: a folder or config.json, a Hugging Face id in the cache on this machine, or a catalog name",
      "--speculative-draft-model"},
-    {"speculative-num-steps", "N", "Draft steps a round [default: SGLang's auto choice, 5; 3 for NEXTN]"},
+    {"speculative-num-steps", "N", "Draft steps a round [default: SGLang's auto choice, 5; 3 for DeepSeek's NEXTN]"},
     {"speculative-eagle-topk", "N", "Draft branches a step [default: SGLang's auto choice, 4]"},
     {"speculative-num-draft-tokens", "N", "Draft tokens verified a round; steps + 1 when topk is 1 [default: 8]"},
     {"speculative-token-map", "FILE", "EAGLE's hot-vocabulary head (FR-Spec): not modelled; named so that it is refused "

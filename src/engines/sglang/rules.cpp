@@ -321,13 +321,15 @@ SglangStage stage_cells(const ModelSpec& model, const SglangSettings& s, const C
 
 
 /// The target's own MTP layers as SGLang drafts with them (NEXTN): DeepseekV3ForCausalLMNextN
-/// builds num_nextn_predict_layers MLA decoder layers, and the draft's pool holds that many latent
-/// layers (model_runner.py: num_nextn_predict_layers for a draft worker, the MLA branch since
-/// May 2025) at the target's cell. Its weights are the checkpoint's model.layers.61.* as counted
-/// (their embedding and head copies included: built, then swapped for the target's after the
-/// pools), split over the ranks as the target. Only DeepSeek-V3/R1 (deepseek_v3) is modelled: the
-/// grouped-query MTP drafts (GLM-4.5, MiMo) took all the target's layers until PR #8482, and the
-/// hybrids' (Qwen3-Next, Qwen3.5) share the target's state pool; neither was checked on a log.
+/// (Glm4MoeForCausalLMNextN) builds num_nextn_predict_layers decoder layers, and the draft's pool
+/// holds that many layers at the target's cell: MLA latents for DeepSeek (model_runner.py:
+/// num_nextn_predict_layers for a draft worker, the MLA branch since May 2025), grouped-query K and
+/// V for GLM-4.5 (the same since PR #8482, merged 2025-07-29: before it the pool took all the
+/// target's layers, so 0.4.10, which it may or may not be in, is refused). Its weights are the
+/// checkpoint's MTP layers as counted (their embedding and head copies included: built, then
+/// swapped for the target's after the pools), eh_proj whole on every rank and the rest split.
+/// MiMo's (all layers before #8482, its layer count not read) and the hybrids' (Qwen3-Next,
+/// Qwen3.5: they share the target's state pool) are not modelled; none was checked on a log.
 SglangDraftResult mtp_draft_beside(const SglangSpeculative& spec, SglangSpeculativeEra era, const SglangSettings& s,
                                    const CacheType& cache, const ModelSpec& target) {
   const std::string target_name = target.id.empty() ? target.name : target.id;
@@ -340,11 +342,21 @@ SglangDraftResult mtp_draft_beside(const SglangSpeculative& spec, SglangSpeculat
                             "with; give an EAGLE or EAGLE-3 head instead",
                             spec.name, target_name));
   }
-  if (target.architecture != "deepseek_v3")
+  const bool deepseek = target.architecture == "deepseek_v3";
+  const bool glm = target.architecture == "glm4_moe";
+  if (!deepseek && !glm)
     throw unsupported_architecture(
-        fmt::format("SGLang profile: --speculative-algorithm {} with the MTP layers of '{}' (only DeepSeek-V3 and R1's, "
-                    "deepseek_v3, are modelled: the grouped-query and hybrid families' draft pools were not checked)",
+        fmt::format("SGLang profile: --speculative-algorithm {} with the MTP layers of '{}' (DeepSeek-V3/R1's, "
+                    "deepseek_v3, and GLM-4.5's, glm4_moe, are modelled: the other families' draft pools were not "
+                    "checked)",
                     spec.name, target.architecture),
+        "not modelled");
+  if (glm && s.version.number < 5000)
+    throw unsupported_architecture(
+        fmt::format("SGLang profile: --speculative-algorithm {} with GLM-4.5's MTP layer under SGLang {}: PR #8482 "
+                    "(merged 2025-07-29), which cut the draft's pool from all the target's layers to one, may or may "
+                    "not be in it; give --sglang-version 0.5.0 or later",
+                    spec.name, to_string(s.version)),
         "not modelled");
   if (spec.draft) {
     const ModelSpec& named = spec.draft->spec;
@@ -366,16 +378,23 @@ SglangDraftResult mtp_draft_beside(const SglangSpeculative& spec, SglangSpeculat
   d.algorithm = spec.name;
   d.era = era;
   d.own_layers = true;
-  d.kind = LayerKind::mla;
   d.name = fmt::format("{}'s MTP layer{}", target_name, target.mtp_layers == 1 ? "" : "s");
   d.num_steps = spec.num_steps, d.eagle_topk = spec.eagle_topk, d.num_draft_tokens = spec.num_draft_tokens;
-  d.slots_per_request = spec.slots_per_request();
+  // SGLang's auto choice: (3, 1, 4) for DeepSeek; GLM is not in 0.5.x's list of (3, 1, 4)
+  // architectures (server_args.py auto_choose_speculative_params), so (5, 4, 8), until 2026's
+  // _auto_choose_speculative_params gives it (3, 1, 4) too.
+  if (spec.auto_chosen && glm && !s.version.configurator()) d.num_steps = 5, d.eagle_topk = 4, d.num_draft_tokens = 8;
+  d.slots_per_request = d.num_steps * d.eagle_topk + d.num_draft_tokens;
   const LayerSpec* layer = mtp_cache_layer(target);
-  if (!layer || layer->kind != LayerKind::mla)
-    throw unsupported_architecture(fmt::format("SGLang profile: {}'s MTP layers are not MLA layers", target_name), "not modelled");
+  const LayerKind kind = deepseek ? LayerKind::mla : LayerKind::full;
+  if (!layer || layer->kind != kind)
+    throw unsupported_architecture(fmt::format("SGLang profile: {}'s MTP layers are not {} layers", target_name, to_string(kind)),
+                                   "not modelled");
+  d.kind = kind;
   ModelSpec drafted = target;
   drafted.layers.assign(target.mtp_layers, *layer);
-  const SglangStage cells = stage_cells(drafted, s, cache, SglangResult::Layout::mla, 0, target.mtp_layers);
+  const SglangStage cells = stage_cells(drafted, s, cache, deepseek ? SglangResult::Layout::mla : SglangResult::Layout::mha, 0,
+                                        target.mtp_layers);
   d.layers = target.mtp_layers;
   d.cell_bytes = cells.cell_bytes;
   d.k_bytes_per_token = cells.k_bytes_per_token;

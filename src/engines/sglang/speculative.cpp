@@ -110,8 +110,8 @@ std::optional<SglangSpeculative> sglang_speculative(const PlanRequest& request) 
                             path->value, eagle3_head ? "EAGLE3" : "EAGLE"));
 
   // server_args.py: none of the three given, SGLang picks them (auto_choose_speculative_params:
-  // (5, 4, 8), but (3, 1, 4) for DeepSeek from mid-2025, the only MTP drafts the rules model);
-  // with topk 1 the draft tokens are steps + 1 (_handle_eagle_family).
+  // (5, 4, 8), but (3, 1, 4) for DeepSeek's MTP layers from mid-2025; the rules set GLM-4.5's, which
+  // depend on the release); with topk 1 the draft tokens are steps + 1 (_handle_eagle_family).
   if (!steps && !topk && !draft_tokens) {
     if (spec.algorithm == SglangSpeculative::Algorithm::nextn)
       spec.num_steps = 3, spec.eagle_topk = 1, spec.num_draft_tokens = 4;
