@@ -270,15 +270,32 @@ TEST_CASE("SGLang --mem-fraction-static defaults by generation", "[sglang]") {
   CHECK(mfs(81'559, 1, "0.5.0") == 0.874);   // G2: (81,559 - 10,240) / 81,559
   CHECK(mfs(81'559, 1, "0.5.4") == 0.835);   // G3: 512 + 12,288 + 512 + 128 = 13,440 reserved
   CHECK(mfs(81'559, 4, "0.5.0") == 0.856);
-  CHECK(mfs(81'559, 4, "latest") == 0.824);
-  CHECK(mfs(81'559, 8, "latest") == 0.818);
+  CHECK(mfs(81'559, 4, "0.5.9") == 0.824);
+  CHECK(mfs(81'559, 8, "0.5.9") == 0.818);
+  // From 0.5.10, 8 MiB for each of 74 piecewise CUDA-graph sizes up to the 8,192-token chunk:
+  // 14,336 + 592 = 14,928 MiB at TP 4, 14,848 + 592 = 15,440 at TP 8.
+  CHECK(mfs(81'559, 4, "latest") == 0.817);
+  CHECK(mfs(81'559, 8, "0.5.10") == 0.811);
   CHECK(mfs(143'771, 8, "0.5.3") == 0.886);
   CHECK(mfs(143'771, 8, "0.5.4") == 0.897);  // record S4's H200s at TP 8
   CHECK(mfs(183'359, 1, "0.5.0") == 0.821);
-  CHECK(mfs(183'359, 1, "latest") == 0.857);  // record S5's B200
+  CHECK(mfs(183'359, 1, "0.5.6") == 0.857);  // record S5's B200 (November 2025)
+  CHECK(mfs(183'359, 1, "latest") == 0.852);  // + 8 x 106 piecewise sizes up to 16,384 tokens
   CHECK(mfs(81'559, 4, "0.4.9") == 0.85);     // G1: by TP alone
   CHECK(sglang_defaults(24'564, 1, 1, std::nullopt, parse_sglang_version("latest", "t")).chunked_prefill_size == 2048);
   CHECK(sglang_defaults(81'559, 1, 1, 4096u, parse_sglang_version("latest", "t")).chunked_prefill_size == 4096);
+  // The capture sizes, on the longer of the two lists: to 2,048 tokens (MLA's cap, a 4090's chunk)
+  // 8 + 14 + 8 + 12 = 42 in both; to 8,192, 74 (steps of 128 then 256) against 58 (64, 256, 512).
+  CHECK(sglang_piecewise_capture_sizes(2048) == 42);
+  CHECK(sglang_piecewise_capture_sizes(8192) == 74);
+  CHECK(sglang_piecewise_capture_sizes(16384) == 106);
+  CHECK(sglang_piecewise_capture_sizes(4) == 1);
+  // --disable-piecewise-cuda-graph, or an MLA model's 2,048-token cap (42 sizes, 336 MiB).
+  const SglangVersion latest = parse_sglang_version("latest", "t");
+  CHECK(sglang_defaults(81'559, 4, 1, std::nullopt, latest, 0, SglangGraphs{std::nullopt, false, false}).mem_fraction_static ==
+        0.824);
+  CHECK(sglang_defaults(81'559, 4, 1, std::nullopt, latest, 0, SglangGraphs{std::nullopt, true, true}).mem_fraction_static ==
+        0.820);
 }
 
 TEST_CASE("SGLang pipeline stages: the last ones get the extra layers, the pool is the MIN", "[sglang]") {
@@ -437,13 +454,16 @@ TEST_CASE("kvplan --runtime sglang: refusals and what stops SGLang", "[sglang]")
 TEST_CASE("SGLang lowers the default fraction of a multimodal model by its vision encoder", "[sglang]") {
   // adjust_mem_fraction_for_vlm: Gemma 3's SigLIP of 27 layers x 1,152: 27 x 1,152^2 / (24 x 1,024^2)
   // = 1.423828125; 1 - 0.1 x 0.423828125 = 0.9576171875; x 0.95 = 0.909736328125. On an H100 (the
-  // 0.5.4+ default 0.835): 0.759629833984375.
+  // latest default 0.828, with the piecewise CUDA-graph sizes; 0.5.4 - 0.5.9: 0.835):
+  // 0.753261679687500 (0.759629833984375).
   const ModelSpec gemma = catalog_model("gemma3-12b");
   REQUIRE(gemma.vision_encoder);
   CHECK(gemma.vision_encoder->layers == 27);
   CHECK(gemma.vision_encoder->hidden_size == 1152);
   SglangSettings s;
   s.context_length = 8192;
+  CHECK(plan_sglang(gemma, catalog_cards("h100", 1), s).budget.mem_fraction_static == Approx(0.7532616796875).epsilon(1e-12));
+  s.version = parse_sglang_version("0.5.9", "test");
   CHECK(plan_sglang(gemma, catalog_cards("h100", 1), s).budget.mem_fraction_static == Approx(0.759629833984375).epsilon(1e-12));
   // A fraction given is SGLang's to keep (0.4.10 on) ...
   s.mem_fraction_static = 0.835;
@@ -462,14 +482,14 @@ TEST_CASE("SGLang lowers the default fraction of a multimodal model by its visio
   SglangSettings d;
   d.context_length = 8192;
   const SglangResult r = plan_sglang(qwen_vl, catalog_cards("h100", 1), d);
-  CHECK(r.budget.mem_fraction_static == Approx(0.835 * 0.76));
+  CHECK(r.budget.mem_fraction_static == Approx(0.828 * 0.76));
   bool said = false;
   for (const std::string& a : r.assumptions) said |= a.find("taken at its smallest (0.95 x 0.8)") != std::string::npos;
   CHECK(said);
   // --text-only leaves the towers' weights out, not the engine's view of the model.
   const auto run = kvplan::testing::run_kvplan("--runtime sglang --model gemma3-12b --gpu h100 --ctx 8k --text-only");
   REQUIRE(run.exit_code == 0);
-  CHECK_THAT(run.out, Catch::Contains("x --mem-fraction-static 0.75963"));
+  CHECK_THAT(run.out, Catch::Contains("x --mem-fraction-static 0.753262"));
 }
 
 TEST_CASE("SGLang --cuda-graph-max-bs replaces the card's graph batch in the 0.5.4+ default", "[sglang]") {
@@ -477,12 +497,13 @@ TEST_CASE("SGLang --cuda-graph-max-bs replaces the card's graph batch in the 0.5
   // round(68,615 / 81,559, 3) = 0.841 (0.835 with the bucket's 256). 0.4.10 - 0.5.3 reserve by card
   // size alone: (9.5 + 0.5) x 1,024 -> 0.874, whatever the graph batch.
   const auto fraction = [](const char* version, std::optional<std::uint64_t> graph_bs) {
-    return sglang_defaults(81'559, 1, 1, std::nullopt, parse_sglang_version(version, "t"), 0, graph_bs).mem_fraction_static;
+    return sglang_defaults(81'559, 1, 1, std::nullopt, parse_sglang_version(version, "t"), 0, SglangGraphs{graph_bs}).mem_fraction_static;
   };
-  CHECK(fraction("latest", 8) == Approx(0.841));
-  CHECK(fraction("latest", std::nullopt) == Approx(0.835));
+  CHECK(fraction("0.5.9", 8) == Approx(0.841));
+  CHECK(fraction("0.5.9", std::nullopt) == Approx(0.835));
+  CHECK(fraction("latest", 8) == Approx(0.834));  // + 8 x 74 piecewise CUDA-graph sizes from 0.5.10
   CHECK(fraction("0.5.0", 8) == Approx(0.874));
   const auto run = kvplan::testing::run_kvplan("--runtime sglang --model llama3.1-8b --gpu h100 --ctx 8k --cuda-graph-max-bs 8");
   REQUIRE(run.exit_code == 0);
-  CHECK_THAT(run.out, Catch::Contains("--mem-fraction-static 0.841") && Catch::Contains("CUDA-graph batch 8 (--cuda-graph-max-bs)"));
+  CHECK_THAT(run.out, Catch::Contains("--mem-fraction-static 0.834") && Catch::Contains("CUDA-graph batch 8 (--cuda-graph-max-bs)"));
 }

@@ -44,7 +44,7 @@ _kvplan() {
                  --vllm-version --enable-prefix-caching --disable-hybrid-kv-cache-manager --enforce-eager --speculative-config --allow-long-max-model-len
                  --mem-fraction-static --context-length --tp-size --tp --pp-size --page-size --attention-backend
                  --max-total-tokens --max-running-requests --chunked-prefill-size --swa-full-tokens-ratio
-                 --sglang-version --sglang-free-before-load --sglang-free-after-load --cuda-graph-max-bs --speculative-algorithm --speculative-draft-model-path --speculative-draft-model --speculative-num-steps --speculative-eagle-topk --speculative-num-draft-tokens --speculative-token-map --enable-dp-attention --dp-size --dp --allow-overwrite-longer-context-len
+                 --sglang-version --sglang-free-before-load --sglang-free-after-load --cuda-graph-max-bs --disable-piecewise-cuda-graph --speculative-algorithm --speculative-draft-model-path --speculative-draft-model --speculative-num-steps --speculative-eagle-topk --speculative-num-draft-tokens --speculative-token-map --enable-dp-attention --dp-size --dp --allow-overwrite-longer-context-len
                  --kv_cache_free_gpu_memory_fraction --kv_cache_free_gpu_mem_fraction --free_gpu_memory_fraction
                  --max_seq_len --max_batch_size --max_num_tokens --tp_size --pp_size --tokens_per_block --max_tokens
                  --max_gpu_total_bytes --max_attention_window --trtllm-version --trtllm-free-memory --extra_llm_api_options

@@ -2,9 +2,11 @@
 // default --mem-fraction-static and chunked prefill by card, and the budget step that decides
 // whether any memory is left for the cache. Python floats, in SGLang's order.
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <initializer_list>
 
 #include <fmt/format.h>
 
@@ -87,9 +89,29 @@ SglangRest sglang_rest(std::uint64_t free_before_load, std::uint64_t free_after_
   return r;
 }
 
+std::uint64_t sglang_piecewise_capture_sizes(std::uint64_t max_tokens) {
+  // Each list is a run of ranges (first, last, step), cut at max_tokens; 0 as last: max_tokens.
+  struct Range {
+    std::uint64_t first, last, step;
+  };
+  const auto count = [max_tokens](std::initializer_list<Range> ranges) {
+    std::uint64_t sizes = 0;
+    for (const Range& r : ranges) {
+      const std::uint64_t last = std::min(r.last ? r.last : max_tokens, max_tokens);
+      if (last >= r.first) sizes += (last - r.first) / r.step + 1;
+    }
+    return sizes;
+  };
+  const std::uint64_t coarse = count({{4, 32, 4}, {48, 256, 16}, {288, 512, 32}, {640, 4096, 128}, {4352, 0, 256}});
+  const std::uint64_t fine =
+      count({{4, 32, 4}, {48, 256, 16}, {288, 512, 32}, {576, 1024, 64}, {1280, 4096, 256}, {4608, 0, 512}});
+  return std::max(coarse, fine);
+}
+
 SglangDefaults sglang_defaults(std::uint64_t gpu_mib, std::uint32_t tp, std::uint32_t pp,
                                std::optional<std::uint64_t> chunked, SglangVersion version,
-                               std::uint64_t draft_reserve_mib, std::optional<std::uint64_t> cuda_graph_max_bs) {
+                               std::uint64_t draft_reserve_mib, const SglangGraphs& graphs) {
+  const std::optional<std::uint64_t>& cuda_graph_max_bs = graphs.cuda_graph_max_bs;
   SglangDefaults d;
   const double mem = static_cast<double>(gpu_mib);
   const double g = 1024;
@@ -127,14 +149,24 @@ SglangDefaults sglang_defaults(std::uint64_t gpu_mib, std::uint32_t tp, std::uin
   if (cuda_graph_max_bs) graph_bs = *cuda_graph_max_bs;
   double reserved = 512 + static_cast<double>(std::max<std::uint64_t>(d.chunked_prefill_size, 2048)) * 1.5 +
                     static_cast<double>(graph_bs) * 2 + static_cast<double>(tp) * pp / 8 * 1024;
+  // Piecewise CUDA graphs, on by default from 0.5.10: 8 MiB of non-torch memory a capture size,
+  // before the floor (server_args.py _handle_gpu_memory_settings).
+  const std::uint64_t piecewise_sizes =
+      version.number >= 5010 && graphs.piecewise
+          ? sglang_piecewise_capture_sizes(graphs.mla ? 2048 : d.chunked_prefill_size)
+          : 0;
+  reserved += static_cast<double>(piecewise_sizes) * 8;
   if (mem > 60 * g) reserved = std::max(reserved, 10 * g);
   // The draft's share comes after the floor (_handle_gpu_memory_settings), so a large card keeps it.
   reserved += static_cast<double>(draft_reserve_mib);
   d.mem_fraction_static = fraction_after_reserve(mem, reserved);
   d.rule = fmt::format("--mem-fraction-static {} = round(({} - {:.0f}) / {} MiB, 3): SGLang 0.5.4+ reserves 512 + "
-                       "1.5 x chunked prefill {} + 2 x CUDA-graph batch {}{} + TP x PP / 8 GiB{} MiB{}",
+                       "1.5 x chunked prefill {} + 2 x CUDA-graph batch {}{} + TP x PP / 8 GiB{}{} MiB{}",
                        d.mem_fraction_static, gpu_mib, reserved, gpu_mib, d.chunked_prefill_size, graph_bs,
                        cuda_graph_max_bs ? " (--cuda-graph-max-bs)" : "",
+                       piecewise_sizes ? fmt::format(" + 8 x {} piecewise CUDA-graph sizes (0.5.10+; up to {} tokens)",
+                                                     piecewise_sizes, graphs.mla ? 2048 : d.chunked_prefill_size)
+                                       : "",
                        mem > 60 * g ? ", at least 10,240" : "",
                        draft_reserve_mib ? fmt::format(", + {} for the speculative draft", draft_reserve_mib) : "");
   return d;

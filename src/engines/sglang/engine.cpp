@@ -21,7 +21,7 @@ namespace kvplan {
 
 namespace {
 
-constexpr std::array<OptionSpec, 24> kOptions = {{
+constexpr std::array<OptionSpec, 25> kOptions = {{
     {"mem-fraction-static", "FRACTION",
      "Share of the free memory before load for weights and the KV pools [default: SGLang's by GPU, TP x PP and version]"},
     {"context-length", "LIST", "Tokens a request may hold (the same as --ctx) [default: the trained context]"},
@@ -35,6 +35,8 @@ constexpr std::array<OptionSpec, 24> kOptions = {{
     {"max-running-requests", "N", "Requests at once [default: clamp(#tokens / context x 512, 2048, 4096)]"},
     {"chunked-prefill-size", "N", "Prefill chunk; also in the default --mem-fraction-static [default: by GPU]"},
     {"cuda-graph-max-bs", "N", "Largest CUDA-graph batch; in the 0.5.4+ default --mem-fraction-static [default: by GPU]"},
+    {"disable-piecewise-cuda-graph", "", "No piecewise CUDA graphs: from 0.5.10 the default --mem-fraction-static then "
+                                         "reserves nothing for them"},
     {"swa-full-tokens-ratio", "FRACTION", "Sliding-window pool / full pool tokens (hybrid SWA models) [default: 0.8]"},
     {"sglang-version", "VERSION", "Whose rules: 0.4.x, 0.5.x (0.5.4, 0.5.14, 0.5.16, ...) or latest [default: latest]"},
     {"sglang-free-before-load", "SIZE",
@@ -105,6 +107,7 @@ SglangSettings base_settings(const PlanRequest& request) {
   if (const EngineOption* o = option("chunked-prefill-size"))
     s.chunked_prefill_size = parse_positive_integer(o->value, o->shown_as);
   if (const EngineOption* o = option("cuda-graph-max-bs")) s.cuda_graph_max_bs = parse_positive_integer(o->value, o->shown_as);
+  if (const EngineOption* o = option("disable-piecewise-cuda-graph")) s.piecewise_cuda_graph = !truthy(o->value);
   if (const EngineOption* o = option("swa-full-tokens-ratio"))
     s.swa_full_tokens_ratio = parse_engine_fraction(o->value, o->shown_as);
   const EngineOption* version = option("sglang-version");

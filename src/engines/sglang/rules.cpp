@@ -491,13 +491,14 @@ SglangResult finish_assumptions(SglangResult& r, const ModelSpec& model, const S
     r.assumptions.push_back("ESTIMATE: SGLang's default --mem-fraction-static reads nvidia-smi's total; this card's "
                             "memory is not the driver's figure");
   if (b.mfs_default && s.version.configurator())
-    r.assumptions.push_back("the default --mem-fraction-static follows the 0.5.4+ heuristic; 2026 main "
-                            "(arg_groups/memory_hook.py) adds a CUDA-graph reservation kvplan does not know exactly: give "
+    r.assumptions.push_back("the default --mem-fraction-static follows the 0.5.4+ heuristic with 0.5.10's piecewise "
+                            "CUDA-graph sizes; 2026 main (arg_groups/memory_hook.py) reserves for CUDA graphs in a way "
+                            "kvplan does not know exactly: give --mem-fraction-static to be exact");
+  else if (b.mfs_default && s.version.number >= 5010 && s.piecewise_cuda_graph)
+    r.assumptions.push_back("the default --mem-fraction-static reserves 8 MiB for each piecewise CUDA-graph capture "
+                            "size, counted on the longer of the two size lists SGLang's releases have used (never less "
+                            "than SGLang reserves; models it turns the graphs off for reserve none): give "
                             "--mem-fraction-static to be exact");
-  else if (b.mfs_default && s.version.number >= 5010)
-    r.assumptions.push_back("the default --mem-fraction-static leaves out what 0.5.10's piecewise CUDA graphs (on by "
-                            "default) add to the reservation, 8 MiB a capture size (about 0.5 GiB, the sizes' list not "
-                            "pinned to a release): give --mem-fraction-static to be exact");
   if (s.pp > 1)
     r.assumptions.push_back("ESTIMATE: each stage's weights are its share of the layers (the embeddings on the first "
                             "stage and the output head on the last are spread evenly)");
@@ -616,7 +617,8 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   if (b.after_measured) b.weights = b.free_before_load > b.free_after_load ? b.free_before_load - b.free_after_load : 0;
   const SglangDefaults defaults =
       sglang_defaults(smallest->memory_bytes / MiB, s.tp, s.pp, s.chunked_prefill_size, s.version,
-                      s.speculative ? sglang_speculative_reserve_mib(*s.speculative, *era) : 0, s.cuda_graph_max_bs);
+                      s.speculative ? sglang_speculative_reserve_mib(*s.speculative, *era) : 0,
+                      SglangGraphs{s.cuda_graph_max_bs, s.piecewise_cuda_graph, latent});
   r.chunked_prefill_size = defaults.chunked_prefill_size;
   b.mfs_default = !s.mem_fraction_static;
   b.mem_fraction_static = s.mem_fraction_static.value_or(defaults.mem_fraction_static);

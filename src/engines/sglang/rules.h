@@ -60,6 +60,7 @@ struct SglangSettings {
   std::optional<std::uint64_t> max_running_requests;   ///< --max-running-requests
   std::optional<std::uint64_t> chunked_prefill_size;   ///< --chunked-prefill-size
   std::optional<std::uint64_t> cuda_graph_max_bs;      ///< --cuda-graph-max-bs (in the 0.5.4+ default fraction)
+  bool piecewise_cuda_graph = true;                     ///< false: --disable-piecewise-cuda-graph (0.5.10+)
   double swa_full_tokens_ratio = 0.8;           ///< --swa-full-tokens-ratio
   SglangVersion version;
   /// The free memory SGLang printed ("Load weight begin/end. avail mem="), per GPU; empty: estimated.
@@ -189,10 +190,21 @@ struct SglangDefaults {
 };
 /// `draft_reserve_mib` is what a speculative draft adds to the reservation (speculative.h);
 /// `cuda_graph_max_bs` the user's --cuda-graph-max-bs (0.5.4 on it replaces the card's bucket).
+/// From 0.5.10 piecewise CUDA graphs (on unless `piecewise` is false) reserve 8 MiB a capture size,
+/// their largest size the chunked prefill, or 2,048 tokens for an MLA model (`mla`).
+struct SglangGraphs {
+  std::optional<std::uint64_t> cuda_graph_max_bs;
+  bool piecewise = true;
+  bool mla = false;
+};
 SglangDefaults sglang_defaults(std::uint64_t gpu_mib, std::uint32_t tp, std::uint32_t pp,
                                std::optional<std::uint64_t> chunked, SglangVersion version,
-                               std::uint64_t draft_reserve_mib = 0,
-                               std::optional<std::uint64_t> cuda_graph_max_bs = std::nullopt);
+                               std::uint64_t draft_reserve_mib = 0, const SglangGraphs& graphs = {});
+
+/// The piecewise CUDA-graph capture sizes up to `max_tokens`: the longer of the two lists SGLang's
+/// server_args.py _generate_piecewise_cuda_graph_tokens has held (steps of 128 then 256 beyond 512
+/// tokens; steps of 64, 256 and 512), so that the reservation is never under SGLang's.
+std::uint64_t sglang_piecewise_capture_sizes(std::uint64_t max_tokens);
 
 /// Prices `model` under SGLang on `gpus` (tp x pp cards, rank order stage-major). Throws Error
 /// (exit 2) for settings SGLang refuses outright, and an unsupported-architecture Error (exit 3)
