@@ -16,7 +16,6 @@
 #include "loaders/hf_rope.h"
 #include "loaders/json_reader.h"
 #include "loaders/param_count.h"
-#include "loaders/tensor_parts.h"
 
 namespace kvplan {
 
@@ -125,22 +124,17 @@ LayerSpec layer_spec(ConfigFields& fields, const arch::Layout& layout, const arc
   return layer;
 }
 
-/// The MTP layers' weights priced as the checkpoint's quantization prices the model: their
-/// copies of the embedding and head, and their eh_proj (2 x hidden -> hidden), kept unquantized
-/// (DeepSeek-V3's fp8 checkpoint stores all three in bf16; vLLM and SGLang build eh_proj as a plain
-/// nn.Linear, whole on every rank), the rest as its bulk. Nothing when the family did not count them.
+/// The MTP layers' weights priced as the checkpoint's quantization prices the model: what the
+/// count keeps unquantized (the embedding and head copies and eh_proj: DeepSeek-V3's fp8 checkpoint
+/// stores all three in bf16) at the model's dtype, as its embeddings are, the rest as its bulk.
+/// Nothing when the family did not count them.
 void price_mtp_layers(ConfigFields& fields, const ParamCount& count, const Dtype& dtype, ModelSpec& spec) {
-  // The families that count them (deepseek.cpp) store one embedding and head copy a layer.
-  const std::uint64_t mtp_layers = fields.uint("num_nextn_predict_layers").value_or(0);
-  const std::uint64_t hidden = fields.uint("hidden_size").value_or(0);
-  if (count.mtp == 0 || mtp_layers == 0) return;
-  const std::uint64_t eh_proj = arch::product({mtp_layers, 2, hidden, hidden}, "MTP eh_proj");
+  if (count.mtp == 0) return;
   ParamCount layers;
   layers.total = count.mtp;
-  layers.embedding = checked_mul(mtp_layers, count.embedding, "MTP weights");
-  layers.lm_head = checked_add(layers.embedding, eh_proj, "MTP weights");
+  layers.embedding = count.mtp_unquantized;  // kept unquantized, as a model's embeddings are
   spec.mtp_weights_bytes = weights_from_quantization(fields.find("quantization_config"), layers, dtype, fields.origin()).bytes;
-  spec.mtp_replicated_bytes = checked_mul(ceil_div(eh_proj, dtype.block_elements), dtype.block_bytes, "MTP eh_proj");
+  spec.mtp_replicated_bytes = checked_mul(ceil_div(count.mtp_replicated, dtype.block_elements), dtype.block_bytes, "MTP eh_proj");
 }
 
 /// The parameter count of the config's family; an unsupported-architecture Error when kvplan does

@@ -27,6 +27,10 @@ struct ParamCount {
   /// Parameters of the num_nextn_predict_layers MTP layers, with the embedding/head copies the
   /// checkpoint stores beside each; NOT included in total.
   std::uint64_t mtp = 0;
+  /// Of mtp, what checkpoints keep unquantized (the embedding and head copies, eh_proj), and of
+  /// those what every tensor-parallel rank builds whole (eh_proj, a plain nn.Linear).
+  std::uint64_t mtp_unquantized = 0;
+  std::uint64_t mtp_replicated = 0;
   /// The routed-expert block (the most per-token work, when layers differ); nullopt for dense.
   std::optional<RoutedExperts> routed_experts;
   std::string notes;  ///< assumptions made, in words (e.g. "tie_word_embeddings absent: gemma2 defaults to tied")

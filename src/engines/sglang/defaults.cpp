@@ -151,10 +151,9 @@ SglangDefaults sglang_defaults(std::uint64_t gpu_mib, std::uint32_t tp, std::uin
                     static_cast<double>(graph_bs) * 2 + static_cast<double>(tp) * pp / 8 * 1024;
   // Piecewise CUDA graphs, on by default from 0.5.10: 8 MiB of non-torch memory a capture size,
   // before the floor (server_args.py _handle_gpu_memory_settings).
+  const std::uint64_t piecewise_max_tokens = graphs.mla ? 2048 : d.chunked_prefill_size;
   const std::uint64_t piecewise_sizes =
-      version.number >= 5010 && graphs.piecewise
-          ? sglang_piecewise_capture_sizes(graphs.mla ? 2048 : d.chunked_prefill_size)
-          : 0;
+      version.number >= 5010 && graphs.piecewise ? sglang_piecewise_capture_sizes(piecewise_max_tokens) : 0;
   reserved += static_cast<double>(piecewise_sizes) * 8;
   if (mem > 60 * g) reserved = std::max(reserved, 10 * g);
   // The draft's share comes after the floor (_handle_gpu_memory_settings), so a large card keeps it.
@@ -165,7 +164,7 @@ SglangDefaults sglang_defaults(std::uint64_t gpu_mib, std::uint32_t tp, std::uin
                        d.mem_fraction_static, gpu_mib, reserved, gpu_mib, d.chunked_prefill_size, graph_bs,
                        cuda_graph_max_bs ? " (--cuda-graph-max-bs)" : "",
                        piecewise_sizes ? fmt::format(" + 8 x {} piecewise CUDA-graph sizes (0.5.10+; up to {} tokens)",
-                                                     piecewise_sizes, graphs.mla ? 2048 : d.chunked_prefill_size)
+                                                     piecewise_sizes, piecewise_max_tokens)
                                        : "",
                        mem > 60 * g ? ", at least 10,240" : "",
                        draft_reserve_mib ? fmt::format(", + {} for the speculative draft", draft_reserve_mib) : "");

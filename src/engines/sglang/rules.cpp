@@ -320,6 +320,19 @@ SglangStage stage_cells(const ModelSpec& model, const SglangSettings& s, const C
 }
 
 
+/// What every draft's result starts from: the speculative setup and the pool cell of its layers.
+SglangDraftResult draft_result(const SglangSpeculative& spec, SglangSpeculativeEra era, const SglangStage& cells) {
+  SglangDraftResult d;
+  d.algorithm = spec.name;
+  d.era = era;
+  d.num_steps = spec.num_steps, d.eagle_topk = spec.eagle_topk, d.num_draft_tokens = spec.num_draft_tokens;
+  d.slots_per_request = spec.slots_per_request();
+  d.cell_bytes = cells.cell_bytes;
+  d.k_bytes_per_token = cells.k_bytes_per_token;
+  d.v_bytes_per_token = cells.v_bytes_per_token;
+  return d;
+}
+
 /// The target's own MTP layers as SGLang drafts with them (NEXTN): DeepseekV3ForCausalLMNextN
 /// (Glm4MoeForCausalLMNextN) builds num_nextn_predict_layers decoder layers, and the draft's pool
 /// holds that many layers at the target's cell: MLA latents for DeepSeek (model_runner.py:
@@ -374,31 +387,28 @@ SglangDraftResult mtp_draft_beside(const SglangSpeculative& spec, SglangSpeculat
                     "counts them from the checkpoint's config.json, or the catalog entry built from it)",
                     spec.name, target_name),
         "not modelled");
-  SglangDraftResult d;
-  d.algorithm = spec.name;
-  d.era = era;
-  d.own_layers = true;
-  d.name = fmt::format("{}'s MTP layer{}", target_name, target.mtp_layers == 1 ? "" : "s");
-  d.num_steps = spec.num_steps, d.eagle_topk = spec.eagle_topk, d.num_draft_tokens = spec.num_draft_tokens;
-  // SGLang's auto choice: (3, 1, 4) for DeepSeek; GLM is not in 0.5.x's list of (3, 1, 4)
-  // architectures (server_args.py auto_choose_speculative_params), so (5, 4, 8), until 2026's
-  // _auto_choose_speculative_params gives it (3, 1, 4) too.
-  if (spec.auto_chosen && glm && !s.version.configurator()) d.num_steps = 5, d.eagle_topk = 4, d.num_draft_tokens = 8;
-  d.slots_per_request = d.num_steps * d.eagle_topk + d.num_draft_tokens;
   const LayerSpec* layer = mtp_cache_layer(target);
   const LayerKind kind = deepseek ? LayerKind::mla : LayerKind::full;
   if (!layer || layer->kind != kind)
     throw unsupported_architecture(fmt::format("SGLang profile: {}'s MTP layers are not {} layers", target_name, to_string(kind)),
                                    "not modelled");
-  d.kind = kind;
+  // SGLang's auto choice (server_args.py auto_choose_speculative_params): (3, 1, 4) for DeepSeek
+  // from mid-2025; GLM is not in 0.5.x's list of (3, 1, 4) architectures, so the (5, 4, 8) every
+  // other draft gets, until 2026's _auto_choose_speculative_params gives it (3, 1, 4) too.
+  SglangSpeculative chosen = spec;
+  if (spec.auto_chosen) {
+    if (deepseek || s.version.configurator()) chosen.num_steps = 3, chosen.eagle_topk = 1, chosen.num_draft_tokens = 4;
+    else chosen.num_steps = 5, chosen.eagle_topk = 4, chosen.num_draft_tokens = 8;
+  }
   ModelSpec drafted = target;
   drafted.layers.assign(target.mtp_layers, *layer);
-  const SglangStage cells = stage_cells(drafted, s, cache, deepseek ? SglangResult::Layout::mla : SglangResult::Layout::mha, 0,
-                                        target.mtp_layers);
+  SglangDraftResult d = draft_result(
+      chosen, era,
+      stage_cells(drafted, s, cache, deepseek ? SglangResult::Layout::mla : SglangResult::Layout::mha, 0, target.mtp_layers));
+  d.own_layers = true;
+  d.kind = kind;
+  d.name = fmt::format("{}'s MTP layer{}", target_name, target.mtp_layers == 1 ? "" : "s");
   d.layers = target.mtp_layers;
-  d.cell_bytes = cells.cell_bytes;
-  d.k_bytes_per_token = cells.k_bytes_per_token;
-  d.v_bytes_per_token = cells.v_bytes_per_token;
   d.weights = *mtp_weights_per_rank(target, s.tp);
   return d;
 }
@@ -415,18 +425,11 @@ SglangDraftResult draft_beside(const SglangSpeculative& spec, SglangSpeculativeE
   if (layout_of(draft, s) != SglangResult::Layout::mha)
     throw unsupported_architecture(fmt::format("SGLang profile: a draft ({}) with other than full-attention layers", draft.name),
                                    "not modelled");
-  SglangDraftResult d;
-  d.algorithm = spec.name;
-  d.era = era;
+  SglangDraftResult d =
+      draft_result(spec, era, stage_cells(draft, s, cache, SglangResult::Layout::mha, 0, draft.layer_count()));
   d.name = draft.id.empty() ? draft.name : draft.id;
-  d.num_steps = spec.num_steps, d.eagle_topk = spec.eagle_topk, d.num_draft_tokens = spec.num_draft_tokens;
-  d.slots_per_request = spec.slots_per_request();
-  const SglangStage cells = stage_cells(draft, s, cache, SglangResult::Layout::mha, 0, draft.layer_count());
   for (const LayerSpec& layer : draft.layers)
     if (layer.kind == LayerKind::full) ++d.layers;
-  d.cell_bytes = cells.cell_bytes;
-  d.k_bytes_per_token = cells.k_bytes_per_token;
-  d.v_bytes_per_token = cells.v_bytes_per_token;
   std::uint64_t bytes = estimate_weights(draft, nullptr).bytes;
   if (spec.algorithm == SglangSpeculative::Algorithm::eagle3) {
     const std::uint64_t draft_vocab = draft.hidden_size ? draft.lm_head_params / draft.hidden_size : 0;

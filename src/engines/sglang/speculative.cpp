@@ -73,21 +73,18 @@ std::optional<SglangSpeculative> sglang_speculative(const PlanRequest& request) 
   const bool own_layers = spec.algorithm == SglangSpeculative::Algorithm::nextn ||
                           (spec.algorithm == SglangSpeculative::Algorithm::eagle && !path);
   if (own_layers) spec.algorithm = SglangSpeculative::Algorithm::nextn;
-  if (!path && !own_layers)
+  if (!path && !own_layers)  // EAGLE3 or STANDALONE (EAGLE without one drafts with MTP layers)
     throw Error(fmt::format("{} {} needs --speculative-draft-model-path: the draft checkpoint ({})", algorithm->shown_as,
                             algorithm->value,
-                            spec.algorithm == SglangSpeculative::Algorithm::eagle3  ? "an EAGLE-3 head"
-                            : spec.algorithm == SglangSpeculative::Algorithm::eagle ? "an EAGLE head"
-                                                                                    : "a smaller model"));
+                            spec.algorithm == SglangSpeculative::Algorithm::eagle3 ? "an EAGLE-3 head" : "a smaller model"));
   if (path && !request.draft_model)
     throw Error(fmt::format("{} {}: the draft was not loaded; the command line loads it", path->shown_as, path->value),
                 ExitCode::unsupported_architecture);
   spec.draft = path ? request.draft_model : nullptr;
   const std::string architecture = spec.draft ? spec.draft->spec.architecture : "";
-  // EAGLE naming a checkpoint with MTP layers (DeepSeek-V3's own, as its recipes give it) drafts
-  // with those layers, as NEXTN does.
-  if (spec.algorithm == SglangSpeculative::Algorithm::eagle && spec.draft && spec.draft->spec.mtp_layers > 0 &&
-      architecture != "llama_eagle" && architecture != "llama_eagle3")
+  // EAGLE naming a checkpoint with MTP layers (DeepSeek-V3's own, as its recipes give it; an EAGLE
+  // head has none) drafts with those layers, as NEXTN does.
+  if (spec.algorithm == SglangSpeculative::Algorithm::eagle && spec.draft && spec.draft->spec.mtp_layers > 0)
     spec.algorithm = SglangSpeculative::Algorithm::nextn;
   const bool eagle3_head = architecture == "llama_eagle3";
   const bool eagle_head = architecture == "llama_eagle";
@@ -110,14 +107,10 @@ std::optional<SglangSpeculative> sglang_speculative(const PlanRequest& request) 
                             path->value, eagle3_head ? "EAGLE3" : "EAGLE"));
 
   // server_args.py: none of the three given, SGLang picks them (auto_choose_speculative_params:
-  // (5, 4, 8), but (3, 1, 4) for DeepSeek's MTP layers from mid-2025; the rules set GLM-4.5's, which
-  // depend on the release); with topk 1 the draft tokens are steps + 1 (_handle_eagle_family).
+  // (5, 4, 8); the rules pick the MTP drafts' by model and release, mtp_draft_beside); with topk 1
+  // the draft tokens are steps + 1 (_handle_eagle_family).
   if (!steps && !topk && !draft_tokens) {
-    if (spec.algorithm == SglangSpeculative::Algorithm::nextn)
-      spec.num_steps = 3, spec.eagle_topk = 1, spec.num_draft_tokens = 4;
-    else
-      spec.num_steps = 5, spec.eagle_topk = 4, spec.num_draft_tokens = 8;
-    spec.auto_chosen = true;
+    spec.num_steps = 5, spec.eagle_topk = 4, spec.num_draft_tokens = 8, spec.auto_chosen = true;
   } else if (steps && topk && draft_tokens) {
     spec.num_steps = *steps, spec.eagle_topk = *topk, spec.num_draft_tokens = *draft_tokens;
     if (spec.eagle_topk == 1) spec.num_draft_tokens = spec.num_steps + 1;

@@ -39,7 +39,7 @@ struct SglangSpeculative {
   std::uint64_t num_steps = 0;           ///< --speculative-num-steps
   std::uint64_t eagle_topk = 0;          ///< --speculative-eagle-topk
   std::uint64_t num_draft_tokens = 0;    ///< --speculative-num-draft-tokens (steps + 1 with topk 1)
-  bool auto_chosen = false;              ///< none of the three given: SGLang's (5, 4, 8), DeepSeek's (3, 1, 4)
+  bool auto_chosen = false;              ///< none of the three given: SGLang's (5, 4, 8) (the rules pick MTP drafts')
   /// The draft checkpoint loaded; null for NEXTN without a path (the target's own checkpoint).
   std::shared_ptr<const DraftModel> draft;
 

@@ -324,6 +324,17 @@ void check_decode_context_parallel(const ModelSpec& model, const VllmSettings& s
       mla ? " (the MLA latent, otherwise whole on every TP rank)" : " (each KV head's replicas split its tokens)", dcp));
 }
 
+/// Where the MTP layers' weights come from when vLLM drafts with them: the weights figure (--weights,
+/// vLLM's own; a safetensors total, which holds them with copies of the embeddings and head the
+/// draft frees: an upper bound), kvplan's count of them (added to a figure computed from the
+/// parameters, which leaves them out), or nowhere.
+enum class MtpWeights { given, checkpoint_total, counted, unknown };
+MtpWeights mtp_weights_source(const ModelSpec& model) {
+  if (weights_are_given(model)) return MtpWeights::given;
+  if (model.weights_source.rfind("safetensors total_size", 0) == 0) return MtpWeights::checkpoint_total;
+  return model.mtp_weights_bytes ? MtpWeights::counted : MtpWeights::unknown;
+}
+
 /// The model vLLM allocates for under --speculative-config: `model` itself, or (MTP) `model` with the
 /// draft's layers in `storage`. The draft (DeepSeekMTP, Glm4MoeMTP) builds one decoder layer per
 /// num_nextn_predict_layers, whatever k (spec_step_idx % num_mtp_layers picks the layer), each an
@@ -373,14 +384,9 @@ const ModelSpec& add_draft_layers(const ModelSpec& model, const VllmSettings& se
   }
   const LayerSpec* like = mtp_cache_layer(model);
   if (like == nullptr) throw Error("--speculative-config: the model has no attention layer for the MTP layers to copy");
-  // The MTP layers' weights must be in the weights figure: a checkpoint's safetensors total holds
-  // them (with copies of the embeddings and head the draft frees: an upper bound), --weights is
-  // vLLM's own figure; a size computed from the parameter count leaves them out, and the count of
-  // the MTP layers (mtp_weights_bytes) is added (draft_weights).
-  const bool given = weights_are_given(model);
-  const bool whole_checkpoint = model.weights_source.rfind("safetensors total_size", 0) == 0;
-  const bool counted = !given && !whole_checkpoint && model.mtp_weights_bytes;
-  if (!given && !whole_checkpoint && !counted)
+  // The MTP layers' weights must be in the figure or counted (draft_weights adds the count).
+  const MtpWeights weights = mtp_weights_source(model);
+  if (weights == MtpWeights::unknown)
     throw Error(fmt::format("--speculative-config method mtp: the weights of {}'s {} MTP layer{} (vLLM loads them for the "
                             "draft) are not in its weights figure ({}) and kvplan did not count them; give --weights "
                             "with the checkpoint's size including them (its safetensors total), or its config.json with "
@@ -402,10 +408,10 @@ const ModelSpec& add_draft_layers(const ModelSpec& model, const VllmSettings& se
       spec.draft_layers == 1 ? "" : "s",
       spec.num_speculative_tokens > spec.draft_layers ? "run again for each further token" : "one per token",
       to_string(like->kind),
-      given     ? "--weights is taken to include them"
-      : counted ? "counted from the config and added (below)"
-                : "the safetensors total includes them (and the draft's copies of the embeddings and head, which vLLM "
-                  "frees to share the target's: an upper bound)"));
+      weights == MtpWeights::given     ? "--weights is taken to include them"
+      : weights == MtpWeights::counted ? "counted from the config and added (below)"
+                                       : "the safetensors total includes them (and the draft's copies of the embeddings "
+                                         "and head, which vLLM frees to share the target's: an upper bound)"));
   return storage;
 }
 
@@ -821,8 +827,7 @@ std::uint64_t draft_model_weights(const ModelSpec& draft, const VllmModelDtype& 
 /// The draft checkpoint's weights on one rank: an EAGLE-3 or EAGLE-1 head's, or a draft model's.
 std::uint64_t draft_weights(const VllmSpeculative& spec, const ModelSpec& target, const VllmModelDtype& model_dtype,
                             const VllmSettings& settings, std::vector<std::string>& rules) {
-  if (spec.method == "mtp" && !weights_are_given(target) &&
-      target.weights_source.rfind("safetensors total_size", 0) != 0 && target.mtp_weights_bytes) {
+  if (spec.method == "mtp" && mtp_weights_source(target) == MtpWeights::counted) {
     // The MTP layers as counted (add_draft_layers checked that nothing else holds them): eh_proj
     // whole on every rank, the rest split. Their copies of the embeddings and head are in it,
     // though vLLM frees them to share the target's: an upper bound.

@@ -107,9 +107,12 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     Sum unique;
     unique.add(layer_params(any_moe, false).params, "MTP");
     unique.add(product({3, hidden}, "MTP norms"), "MTP");
-    unique.add(product({2, hidden, hidden}, "MTP eh_proj"), "MTP");
+    const u64 eh_proj = product({2, hidden, hidden}, "MTP eh_proj");
+    unique.add(eh_proj, "MTP");
     const u64 copies = product({2, count.embedding}, "MTP embedding and head");
     count.mtp = product({mtp_layers, checked_add(unique.value, copies, "MTP")}, "MTP");
+    count.mtp_replicated = product({mtp_layers, eh_proj}, "MTP eh_proj");
+    count.mtp_unquantized = checked_add(product({mtp_layers, copies}, "MTP"), count.mtp_replicated, "MTP");
     fields.note(fmt::format("{} MTP layer(s) not in total: {} unique parameters + {} of embedding/head copies each", mtp_layers,
                             format_thousands(unique.value), format_thousands(copies)));
   }
