@@ -411,7 +411,7 @@ TEST_CASE("kvplan --runtime vllm: flags refused where they change nothing", "[vl
   CHECK(run_kvplan("--runtime vllm --model llama3.1-8b --gpu h100 --ctx 128k --kv-cache-memory 4GiB --check").exit_code == 1);
 }
 
-TEST_CASE("kvplan --runtime vllm: an mxfp4 checkpoint before 0.19 needs the cache's memory given", "[vllm]") {
+TEST_CASE("kvplan --runtime vllm: gpt-oss-120b's refusals before 0.17 are the sort's warm-up", "[vllm]") {
   using kvplan::testing::ProcessResult;
   using kvplan::testing::run_kvplan;
   // vLLM loaded gpt-oss-120b as 65.97 GiB (R073); given that figure, the row is planned on it.
@@ -422,20 +422,28 @@ TEST_CASE("kvplan --runtime vllm: an mxfp4 checkpoint before 0.19 needs the cach
   // 65.97 x 2^30 = 70,834,748,129.28, and the rotary table on top (yarn x32 of 4,096 positions x 64 x
   // 2 B = 16,777,216 B): vLLM's figure holds it already, so 16 MiB too much, on the safe side.
   CHECK(doc["rows"][0]["weights_bytes"] == 70'851'525'345ULL);
-  // Before 0.19 the loaded size is not enough: both gpt-oss-120b logs (R073 on 0.10, R074 on ~0.11)
-  // show vLLM's own memory ~4 GiB above the estimates, where kvplan would have said it starts.
-  // Derived (the padded experts) or given, the weights do not change that.
-  for (const char* version : {"0.10", "0.11", "0.18.1"})
-    for (const char* weights : {"", " --weights 65.97GiB"}) {
-      INFO(version << weights);
-      const ProcessResult old = run_kvplan(std::string("--runtime vllm --model gpt-oss-120b --gpu h100 --max-model-len 8k "
-                                                       "--vllm-version ") + version + weights);
-      CHECK(old.exit_code == 3);
-      CHECK_THAT(old.err, Catch::Contains("before 0.19") && Catch::Contains("--kv-cache-memory"));
-    }
-  // The cache's size given, or 0.19 (whose gpt-oss logs the estimates cover), it answers.
-  CHECK(run_kvplan("--runtime vllm --model gpt-oss-120b --gpu h100 --max-model-len 8k --weights 65.97GiB "
-                   "--vllm-version 0.10 --kv-cache-memory 1GiB")
-            .exit_code == 0);
-  CHECK(run_kvplan("--runtime vllm --model gpt-oss-120b --gpu h100 --max-model-len 8k --vllm-version 0.19").exit_code == 0);
+  // R073 (0.10, vLLM's defaults, 65.9651 GiB loaded): vLLM found -2.14 GiB. The sort's warm-up,
+  // 39 x 1,024 x 201,088 = 8,030,650,368 B, and the MoE workspace of 8,192 tokens, 566,231,040 B,
+  // leave 71.27 - 65.98 - 8.01 = -2.72 GiB: no start, as logged (16 B an entry left +1.69 GiB).
+  const auto budget_of = [](const ProcessResult& run) {
+    REQUIRE(run.exit_code == 0);
+    return nlohmann::json::parse(run.out)["vllm"]["rows"][0]["budget"];
+  };
+  const auto r073 = budget_of(run_kvplan("--runtime vllm --model gpt-oss-120b --gpu h100 --vllm-version 0.10 "
+                                         "--weights 65.9651GiB --format json"));
+  CHECK(r073["sampler"] == "pytorch_sort");
+  CHECK(r073["activation_estimate_bytes"] == 8'030'650'368ULL + 566'231'040ULL);
+  CHECK(r073["available_bytes"] == -2'916'491'880LL);
+  // R074 (~0.11, utilization 0.95, 1,024 batched tokens): vLLM found 1.71 GiB, too little for the
+  // default 131,072-token request; kvplan 1.52 GiB (8,030,650,368 + 70,778,880 B of warm-up), and
+  // no start.
+  const ProcessResult r074 = run_kvplan("--runtime vllm --model gpt-oss-120b --gpu h100 --vllm-version 0.11 "
+                                        "--gpu-memory-utilization 0.95 --max-num-batched-tokens 1024 --format json");
+  CHECK(budget_of(r074)["available_bytes"] == 1'634'900'114LL);
+  CHECK(nlohmann::json::parse(r074.out)["rows"][0]["starts"] == false);
+  // FlashInfer's sampler, as its log line says (VLLM_USE_FLASHINFER_SAMPLER=1): 16 B an entry.
+  const auto flashinfer = budget_of(run_kvplan("--runtime vllm --model gpt-oss-120b --gpu h100 --vllm-version 0.10 "
+                                               "--weights 65.9651GiB --use-flashinfer-sampler 1 --format json"));
+  CHECK(flashinfer["sampler"] == "flashinfer");
+  CHECK(flashinfer["activation_estimate_bytes"] == 3'294'625'792ULL + 566'231'040ULL);
 }

@@ -41,7 +41,7 @@ _kvplan() {
                  --runtime --ctx-size --parallel --batch-size --ubatch-size --cache-type-k --cache-type-v --flash-attn
                  --kv-unified --swa-full --n-gpu-layers --gpu-layers --split-mode --tensor-split --main-gpu
                  --tensor-parallel-size --decode-context-parallel-size --pipeline-parallel-size --pp-layer-partition --dtype --block-size --max-num-seqs --max-num-batched-tokens --kv-cache-memory
-                 --vllm-version --enable-prefix-caching --disable-hybrid-kv-cache-manager --enforce-eager --speculative-config --allow-long-max-model-len
+                 --vllm-version --enable-prefix-caching --disable-hybrid-kv-cache-manager --enforce-eager --speculative-config --allow-long-max-model-len --use-flashinfer-sampler
                  --mem-fraction-static --context-length --tp-size --tp --pp-size --page-size --attention-backend
                  --max-total-tokens --max-running-requests --chunked-prefill-size --swa-full-tokens-ratio
                  --sglang-version --sglang-free-before-load --sglang-free-after-load --cuda-graph-max-bs --disable-piecewise-cuda-graph --speculative-algorithm --speculative-draft-model-path --speculative-draft-model --speculative-num-steps --speculative-eagle-topk --speculative-num-draft-tokens --speculative-token-map --enable-dp-attention --dp-size --dp --allow-overwrite-longer-context-len

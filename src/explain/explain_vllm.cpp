@@ -84,6 +84,9 @@ LogRequest vllm_request(const logs::EngineLog& log, Explanation& out) {
     }
   }
   if (truthy(req.value("enable_prefix_caching"))) req.flag("enable-prefix-caching", "--enable-prefix-caching");
+  // FlashInfer's sampler ran (its line): its warm-up is smaller than the sort kvplan takes otherwise
+  // for releases before 0.17.
+  if (req.value("flashinfer_sampler") == "1") req.option("use-flashinfer-sampler", "1", "--use-flashinfer-sampler");
   const std::string block = req.value("block_size");
   if (!block.empty() && block != "None") req.option("block-size", block, "--block-size");
   req.option("max-num-seqs", req.value("max_num_seqs"), "--max-num-seqs");

@@ -21,7 +21,7 @@ namespace kvplan {
 
 namespace {
 
-constexpr std::array<OptionSpec, 15> kOptions = {{
+constexpr std::array<OptionSpec, 16> kOptions = {{
     {"tensor-parallel-size", "N", "GPUs one model is split across; figures are per GPU [default: 1]", "-tp"},
     {"decode-context-parallel-size", "N",
      "Of the tp ranks, how many split each request's tokens (decode context parallelism; MLA, or GQA when tp exceeds "
@@ -45,6 +45,10 @@ constexpr std::array<OptionSpec, 15> kOptions = {{
      "layers join the cache; ngram, suffix: no draft)"},
     {"allow-long-max-model-len", "", "Let --max-model-len exceed the trained context, as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 does",
      "", "", "VLLM_ALLOW_LONG_MAX_MODEL_LEN"},
+    {"use-flashinfer-sampler", "0|1",
+     "1: the log says \"Using FlashInfer for top-p & top-k sampling.\" (its warm-up is smaller than the sort's), as "
+     "VLLM_USE_FLASHINFER_SAMPLER [default: the release's: 1 from 0.21; before 0.17 the sort]",
+     "", "", "VLLM_USE_FLASHINFER_SAMPLER"},
 }};
 
 struct VllmDetail final : EngineDetail {
@@ -65,6 +69,16 @@ std::vector<std::uint32_t> parse_layer_partition(std::string_view text, std::str
     if (comma == std::string_view::npos) return out;
     text.remove_prefix(comma + 1);
   }
+}
+
+/// VLLM_USE_FLASHINFER_SAMPLER as vLLM reads it, bool(int(value)): 0 is off, any other integer on.
+bool parse_flashinfer_sampler(std::string_view text, std::string_view flag) {
+  long long value = 0;
+  const std::string_view digits = !text.empty() && (text.front() == '-' || text.front() == '+') ? text.substr(1) : text;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
+    throw Error(fmt::format("{} {}: 0 or 1, as vLLM reads VLLM_USE_FLASHINFER_SAMPLER", flag, text));
+  return value != 0;
 }
 
 bool truthy(std::string_view value) { return value.empty() || value == "1" || value == "true" || value == "True"; }
@@ -98,6 +112,9 @@ VllmSettings base_settings(const PlanRequest& request) {
   // every release). 0.14 and 0.15 (PR #29431 to PR #33698) checked the whole model against each
   // stage's memory; from 0.14 the startup check counts a hybrid's padding layers.
   const unsigned minor = requested_minor(request);
+  const EngineOption* flashinfer = text("use-flashinfer-sampler");
+  s.sampler = vllm_sampler(minor, flashinfer ? std::optional<bool>(parse_flashinfer_sampler(flashinfer->value, flashinfer->shown_as))
+                                             : std::nullopt);
   s.pp_whole_model_check = minor == kVllmAutoFitMinor || minor == kVllmAutoFitMinor + 1;
   s.check_counts_padding = minor >= kVllmAutoFitMinor;
   s.dsa_auto_is_fp8 = minor == 11;
@@ -152,30 +169,17 @@ class VllmProfile final : public Profile {
       base_.speculative =
           parse_vllm_speculative_config(o->value, o->shown_as, model, base_.tensor_parallel, request.draft_model);
     // vLLM creates an mxfp4 checkpoint's experts padded to its MoE backend's tiles (mxfp4_experts.h),
-    // derived where kvplan knows the backend's layout. Before 0.19 both gpt-oss logs show vLLM's own
-    // memory while profiling about 4 GiB above the estimates, the loaded size given or not (R073:
-    // -2.14 GiB available where kvplan left 0.5; R074: 1.71 where it left 5.9): only the cache's
-    // size is a figure to trust there.
+    // derived where kvplan knows the backend's layout.
     const EngineOption* version = find_option(request, "vllm-version");
     const unsigned minor = requested_minor(request);
     const std::string model_name = model.id.empty() ? model.name : model.id;
     // Each rank picks its own MoE backend: every card must be one whose layout is derived.
     std::string why;
-    switch (vllm_unmodelled(model, gpus, base_.tensor_parallel, minor, base_.kv_cache_memory_bytes.has_value(), &why)) {
-      case VllmUnmodelled::mxfp4_layout:
-        throw Error(fmt::format("the vLLM profile does not model how vLLM lays out {}'s mxfp4 experts as it loads them "
-                                "here ({}): give {} with vLLM's 'Model loading took' figure",
-                                model_name, why, names.weights),
-                    ExitCode::unsupported_architecture);
-      case VllmUnmodelled::mxfp4_profiling:
-        throw Error(fmt::format("the vLLM profile does not model vLLM's memory while profiling {}'s mxfp4 experts before "
-                                "0.{} (its logs show ~4 GiB beyond the estimates): give --kv-cache-memory from a real run, or {} 0.{} "
-                                "or later",
-                                model_name, kVllmMxfp4ProfiledMinor, version->shown_as, kVllmMxfp4ProfiledMinor),
-                    ExitCode::unsupported_architecture);
-      case VllmUnmodelled::none:
-        break;
-    }
+    if (vllm_unmodelled(model, gpus, base_.tensor_parallel, &why) == VllmUnmodelled::mxfp4_layout)
+      throw Error(fmt::format("the vLLM profile does not model how vLLM lays out {}'s mxfp4 experts as it loads them "
+                              "here ({}): give {} with vLLM's 'Model loading took' figure",
+                              model_name, why, names.weights),
+                  ExitCode::unsupported_architecture);
     if (request.contexts_are_totals) throw Error("a total context for all sequences is llama.cpp's -c, not vLLM's");
     if (request.context_auto_fit) {
       if (minor < kVllmAutoFitMinor)

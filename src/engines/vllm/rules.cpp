@@ -580,17 +580,20 @@ VllmBudget estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const Vll
     throw Error("the vLLM profile estimates the sampler's memory from the vocabulary size, which this model does not "
                 "state (vocab_size)",
                 ExitCode::unsupported_architecture);
-  // The torch peak of profile_run is the dummy sampler's: fp32 logits, sorted logits and int64
-  // indices of max_num_seqs rows (16 B per vocabulary entry); the forward pass is smaller for
-  // dense models. It does not shrink with TP. Under PP only the last stage samples; the others
-  // are given the same peak (an over-estimate of their use, never of their cache).
+  // The torch peak of profile_run is the dummy sampler's top-k and top-p on max_num_seqs rows of
+  // the vocabulary, at its kernel's bytes an entry (sampler.h: 39 B for the full sort, 16 B
+  // without one); the forward pass is smaller for dense models. It does not shrink with TP. Under
+  // PP only the last stage samples; the others are given the same peak (an over-estimate of their
+  // use, never of their cache).
   // With speculative decoding the warm-up also runs the rejection sampler on k draft tokens a
   // sequence (gpu_model_runner, _dummy_sampler_run): beside the fp32 logits it holds the target's
   // fp32 logits and probabilities of seqs x k rows, 4 + 8k B a vocabulary entry, taken when larger.
   const std::uint64_t k = settings.speculative ? settings.speculative->num_speculative_tokens : 0;
-  const std::uint64_t per_entry = std::max<std::uint64_t>(16, 4 + 8 * k);
-  b.activation = checked_mul(checked_mul(per_entry, std::min<std::uint64_t>(r.max_num_seqs, r.max_num_batched_tokens), "activation estimate"), model.vocab_size,
-                             "activation estimate");
+  const std::uint64_t rows = std::min<std::uint64_t>(r.max_num_seqs, r.max_num_batched_tokens);
+  b.sampler = sampler_for_rows(settings.sampler, rows);
+  const std::uint64_t sampler_entry = sampler_bytes_per_entry(b.sampler);
+  const std::uint64_t per_entry = std::max<std::uint64_t>(sampler_entry, 4 + 8 * k);
+  b.activation = checked_mul(checked_mul(per_entry, rows, "activation estimate"), model.vocab_size, "activation estimate");
   // A MoE model's forward pass leaves its fused-MoE workspace allocated beneath that peak.
   b.moe_workspace = moe_workspace_bytes(model, *r.model_dtype, r.max_num_batched_tokens, settings.tensor_parallel);
   b.activation = checked_add(b.activation, b.moe_workspace, "activation estimate");
@@ -632,11 +635,12 @@ VllmBudget estimate_budget(const ModelSpec& model, const GpuSpec& gpu, const Vll
   if (b.requested > (std::uint64_t{1} << 62) || used > (std::uint64_t{1} << 62)) throw Error("vLLM budget: too large");
   b.available = static_cast<std::int64_t>(b.requested) - static_cast<std::int64_t>(used);
   if (rules)
-    rules->push_back(fmt::format("estimate: available = budget - weights/TP {} - sampler peak {} ({} B x {} seqs x {} vocab{}) "
+    rules->push_back(fmt::format("estimate: available = budget - weights/TP {} - sampler peak {} ({} B x {} seqs x {} vocab: {}) "
                                  "{}{}- non-torch {}{}",
-                                 gib(b.weights), gib(b.activation - b.moe_workspace - aux_states), per_entry,
-                                 std::min<std::uint64_t>(r.max_num_seqs, r.max_num_batched_tokens),
-                                 model.vocab_size, per_entry > 16 ? fmt::format(": the rejection sampler's 4 + 8 x {} B", k) : "",
+                                 gib(b.weights), gib(b.activation - b.moe_workspace - aux_states), per_entry, rows,
+                                 model.vocab_size,
+                                 per_entry > sampler_entry ? fmt::format("the rejection sampler's 4 + 8 x {} B", k)
+                                                           : std::string(sampler_rule(b.sampler)),
                                  b.moe_workspace ? fmt::format("- MoE workspace {} ({} tokens x {} experts a token, kept from the "
                                                                "forward pass) ",
                                                                gib(b.moe_workspace), r.max_num_batched_tokens,
@@ -1396,7 +1400,7 @@ VllmResult plan_vllm(const ModelSpec& model, std::span<const GpuSpec> stage_card
 }
 
 VllmUnmodelled vllm_unmodelled(const ModelSpec& model, std::span<const GpuSpec> cards, std::uint32_t tensor_parallel,
-                               unsigned minor, bool kv_cache_memory_given, std::string* why) {
+                               std::string* why) {
   if (!model.weight_dtype || model.weight_dtype->name != "mxfp4") return VllmUnmodelled::none;
   if (mxfp4_experts_padded(model))
     for (const GpuSpec& card : cards)
@@ -1404,7 +1408,6 @@ VllmUnmodelled vllm_unmodelled(const ModelSpec& model, std::span<const GpuSpec> 
         if (why) *why = std::move(experts.rule);
         return VllmUnmodelled::mxfp4_layout;
       }
-  if (minor < kVllmMxfp4ProfiledMinor && !kv_cache_memory_given) return VllmUnmodelled::mxfp4_profiling;
   return VllmUnmodelled::none;
 }
 

@@ -31,6 +31,7 @@
 #include "kvplan/gpu.h"
 #include "kvplan/model_spec.h"
 #include "engines/vllm/rotary_tables.h"
+#include "engines/vllm/sampler.h"
 #include "engines/vllm/speculative.h"
 
 namespace kvplan {
@@ -54,25 +55,18 @@ unsigned vllm_minor_version(std::string_view text, std::string_view flag);
 /// _auto_fit_max_model_len), merged 2025-11-25, first released in 0.14.0.
 inline constexpr unsigned kVllmAutoFitMinor = 14;
 
-/// The first minor release whose profiling of an mxfp4 checkpoint kvplan's estimates are checked
-/// against: 0.19 (gpt-oss-20b, R040 and R041: 0.7 GiB under what kvplan subtracts). Before it both
-/// logs (gpt-oss-120b, R073 on 0.10, R074 on ~0.11) show about 4 GiB more than the estimates.
-inline constexpr unsigned kVllmMxfp4ProfiledMinor = 19;
-
 /// What keeps the vLLM profile from answering for a model (exit 3; the caller words it in its flags).
 enum class VllmUnmodelled {
   none,
-  mxfp4_layout,     ///< mxfp4 experts whose padded size is not derived on a card (vllm_mxfp4_experts says why)
-  mxfp4_profiling,  ///< mxfp4 before 0.19: vLLM's own memory while profiling is not derived
+  mxfp4_layout,  ///< mxfp4 experts whose padded size is not derived on a card (vllm_mxfp4_experts says why)
 };
 
-/// Whether the profile answers for `model` on `cards` (a stage's each) at `tensor_parallel` under
-/// vLLM 0.`minor` (vllm_minor_version; "latest" above every release): an mxfp4 checkpoint needs
-/// its loaded size derived on every card (vllm_mxfp4_experts) or given (weights_are_given), and
-/// before 0.19 the cache's memory given too (`kv_cache_memory_given`). `why`, when given, receives
-/// the reason an mxfp4 layout is not derived (the first card's that refuses it).
+/// Whether the profile answers for `model` on `cards` (a stage's each) at `tensor_parallel`: an
+/// mxfp4 checkpoint needs its loaded size derived on every card (vllm_mxfp4_experts) or given
+/// (weights_are_given). `why`, when given, receives the reason an mxfp4 layout is not derived (the
+/// first card's that refuses it).
 VllmUnmodelled vllm_unmodelled(const ModelSpec& model, std::span<const GpuSpec> cards, std::uint32_t tensor_parallel,
-                               unsigned minor, bool kv_cache_memory_given, std::string* why = nullptr);
+                               std::string* why = nullptr);
 
 /// vLLM's --dtype: what it computes in, and loads the checkpoint's unquantized tensors at.
 enum class VllmDtype { automatic, float16, bfloat16, float32 };
@@ -131,6 +125,9 @@ struct VllmSettings {
   std::uint32_t utilization_millionths = 900'000;  ///< --gpu-memory-utilization (vLLM: 0.9)
   std::optional<std::uint64_t> kv_cache_memory_bytes;  ///< --kv-cache-memory: skips profiling
   VllmVersion version = VllmVersion::v0_21;
+  /// The kernel the sampler filters top-k and top-p with (vllm_sampler: the release and
+  /// VLLM_USE_FLASHINFER_SAMPLER); it sets the warm-up's peak.
+  VllmSampler sampler = VllmSampler::flashinfer;  /// the latest release's
   bool hybrid_kv_cache_manager = true;  ///< false: --disable-hybrid-kv-cache-manager
   bool prefix_caching = false;          ///< --enable-prefix-caching (Mamba layers then keep 2 blocks)
   bool enforce_eager = false;           ///< --enforce-eager: no CUDA graphs are captured
@@ -162,7 +159,8 @@ struct VllmBudget {
   std::uint64_t mxfp4_padding = 0;   ///< of `weights`: what the MoE backend's padding of mxfp4 experts adds (mxfp4_experts.h)
   bool mxfp4_estimate = false;       ///< `mxfp4_padding` is an upper estimate (Hopper's Triton backend)
   std::uint64_t draft_weights = 0;   ///< of `weights`: an EAGLE-3 draft's, on this GPU
-  std::uint64_t activation = 0;      ///< estimate: the sampler's warm-up (16 B x seqs x vocab) peak, + moe_workspace
+  std::uint64_t activation = 0;      ///< estimate: the sampler's warm-up peak (seqs x vocab x its bytes an entry), + moe_workspace
+  VllmSampler sampler = VllmSampler::flashinfer;  ///< whose warm-up `activation` prices (sampler_for_rows)
   std::uint64_t moe_workspace = 0;   ///< of `activation`: the fused-MoE buffers the forward pass keeps
   std::uint64_t non_torch = 0;       ///< estimate: per version and TP, from vLLM's logs
   std::uint64_t cuda_graphs = 0;     ///< estimate: 0.45 GiB + 0.014 GiB per layer

@@ -67,6 +67,7 @@ nlohmann::ordered_json vllm_result_to_json(const VllmResult& r) {
                    {"mxfp4_padding_bytes", b.mxfp4_padding},
                    {"draft_weights_bytes", b.draft_weights},
                    {"activation_estimate_bytes", b.activation},
+                   {"sampler", std::string(to_string(b.sampler))},
                    {"moe_workspace_estimate_bytes", b.moe_workspace},
                    {"non_torch_estimate_bytes", b.non_torch},
                    {"cuda_graphs_estimate_bytes", b.cuda_graphs},

@@ -123,6 +123,11 @@ bool read_vllm_line(const LogLine& line, FactSink& sink) {
     return true;
   }
   if (sink.setting_after(line, kVllm, "Using max model len", "max_model_len")) return true;
+  // The sampler's kernel sets the profiling peak; the line says FlashInfer's ran (topk_topp_sampler.py).
+  if (body.find("Using FlashInfer for top-p & top-k sampling") != std::string_view::npos) {
+    sink.setting(line, kVllm, "flashinfer_sampler", "1");
+    return true;
+  }
   if (body.find("Chunked prefill is enabled") != std::string_view::npos) {
     if (const auto v = keyed_value(body, "max_num_batched_tokens")) {
       if (const auto n = leading_number(*v)) sink.setting(line, kVllm, "max_num_batched_tokens", *n);
