@@ -609,6 +609,31 @@ TEST_CASE("MTP spellings: num_nextn_predict_layers, mtp_num_hidden_layers, num_m
   CHECK(inline_config(config).mtp_layers == 0);
 }
 
+TEST_CASE("Qwen3.5: the MTP layer's weights, counted as the checkpoint's mtp.* tensors") {
+  // Qwen3.5-35B-A3B (mtp_num_hidden_layers 1; H 2,048, 16 heads of 256 with the output gate, 2 KV
+  // heads, 256 experts of 512, a shared expert of 512): one full-attention decoder layer
+  //   q_proj 2,048 x 8,192 + k_proj, v_proj 2,048 x 512 each + o_proj 4,096 x 2,048 + q/k norms 512
+  //   = 27,263,488; its two norms 4,096; experts 256 x 3 x 2,048 x 512 = 805,306,368, router
+  //   2,048 x 256 = 524,288, shared expert 3 x 2,048 x 512 = 3,145,728 and its gate 2,048
+  //   = 836,246,016
+  // and fc 2 x 2,048 x 2,048 = 8,388,608 with three norms 6,144: 844,640,768 parameters, the 19
+  // mtp.* tensors a Qwen3.5-MoE checkpoint stores, in bf16: 1,689,281,536 B. fc is whole on every
+  // rank in SGLang (an nn.Linear): 16,777,216 B.
+  const ModelSpec moe = fixture("qwen3.5-35b-a3b");
+  REQUIRE(moe.mtp_weights_bytes.has_value());
+  CHECK(*moe.mtp_weights_bytes == 2ULL * 844'640'768);
+  CHECK(moe.mtp_replicated_bytes == 2ULL * 8'388'608);
+  // Qwen3-Next-80B-A3B's config states no MTP layer (its checkpoint holds one, which the GGUF
+  // llama.cpp converts leaves out): neither cached nor counted.
+  const ModelSpec next = fixture("qwen3-next-80b-a3b");
+  CHECK(next.mtp_layers == 0);
+  CHECK_FALSE(next.mtp_weights_bytes.has_value());
+  // Quantized, the MTP layer stays bf16 (the NVFP4 Qwen3.6-35B-A3B's mtp.* tensors are): the same.
+  nlohmann::json fp8 = fixture_json("qwen3.5-35b-a3b");
+  fp8["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", nlohmann::json::array({128u, 128u})}};
+  CHECK(*inline_config(fp8).mtp_weights_bytes == 2ULL * 844'640'768);
+}
+
 TEST_CASE("2026 layouts kvplan cannot size stay exit 3, naming the field") {
   // DeepSeek-V4's compressed sparse attention and MiniMax-M3's sparse index caches: engine
   // layouts not verified.

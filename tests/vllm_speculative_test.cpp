@@ -306,8 +306,12 @@ TEST_CASE("kvplan --runtime vllm --speculative-config: the CLI, the JSON, kvplan
   const auto counted = run_kvplan(deepseek + "--format json" + mtp);
   REQUIRE(counted.exit_code == 0);
   CHECK(nlohmann::json::parse(counted.out)["vllm"]["rows"][0]["budget"]["draft_weights_bytes"] == 2'107'625'064);
-  // A model whose MTP layers kvplan does not count (Qwen3.5's): exit 3, naming the way forward.
-  check_refused(run_kvplan("--runtime vllm --model qwen3.5-27b --gpu h200" + mtp),
+  // Qwen3.5-27B's MTP layer as counted (tests/hf_config_test.cpp): 849,398,784 B, all on one GPU.
+  const auto qwen = run_kvplan("--runtime vllm --model qwen3.5-27b --gpu h200 --format json" + mtp);
+  REQUIRE(qwen.exit_code == 0);
+  CHECK(nlohmann::json::parse(qwen.out)["vllm"]["rows"][0]["budget"]["draft_weights_bytes"] == 849'398'784);
+  // A model whose MTP layers kvplan does not count (Nemotron 3 Ultra's): exit 3, naming the way forward.
+  check_refused(run_kvplan("--runtime vllm --model nemotron3-ultra --gpu 8xh200" + mtp),
                 "give --weights with the checkpoint's size including them", 3);
   check_refused(run_kvplan(deepseek + "--weights 689GB -pp 2" + mtp), "--speculative-config with -pp 2", 3);
   check_refused(run_kvplan(deepseek + "--weights 689GB -dcp 8" + mtp), "--speculative-config method mtp with -dcp 8", 3);

@@ -832,13 +832,14 @@ std::uint64_t draft_model_weights(const ModelSpec& draft, const VllmModelDtype& 
 std::uint64_t draft_weights(const VllmSpeculative& spec, const ModelSpec& target, const VllmModelDtype& model_dtype,
                             const VllmSettings& settings, std::vector<std::string>& rules) {
   if (spec.method == "mtp" && mtp_weights_source(target) == MtpWeights::counted) {
-    // The MTP layers as counted (add_draft_layers checked that nothing else holds them): eh_proj
-    // whole on every rank, the rest split. Their copies of the embeddings and head are in it,
-    // though vLLM frees them to share the target's: an upper bound.
+    // The MTP layers as counted (add_draft_layers checked that nothing else holds them): the input
+    // projection (DeepSeek's and GLM's eh_proj, Qwen's fc) whole on every rank, the rest split. A
+    // checkpoint's copies of the embeddings and head (DeepSeek, GLM) are in it, though vLLM frees
+    // them to share the target's: an upper bound.
     const std::uint64_t bytes = *mtp_weights_per_rank(target, settings.tensor_parallel);
-    rules.push_back(fmt::format("the MTP {} weights: {} a GPU (computed from the config: {} B, eh_proj's {} B whole "
-                                "on each rank, the rest split; with their copies of the embeddings and head, which "
-                                "vLLM frees to share the target's: an upper bound)",
+    rules.push_back(fmt::format("the MTP {} weights: {} a GPU (computed from the config: {} B, the input projection's "
+                                "{} B whole on each rank, the rest split; an upper bound: with the copies of the "
+                                "embeddings and head a checkpoint stores beside them, which vLLM frees)",
                                 target.mtp_layers == 1 ? "layer's" : "layers'", format_gib(static_cast<std::int64_t>(bytes)),
                                 format_thousands(*target.mtp_weights_bytes), format_thousands(target.mtp_replicated_bytes)));
     return bytes;

@@ -1,6 +1,7 @@
 // Qwen2, Qwen3, Qwen3-Next and Qwen3.5 (transformers modeling_qwen2.py, modeling_qwen2_moe.py,
 // modeling_qwen3.py, modeling_qwen3_moe.py, modeling_qwen3_next.py, modeling_qwen3_5.py).
 
+#include <algorithm>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -21,6 +22,23 @@ bool is_moe_layer(ConfigFields& fields, u64 index) {
   if (fields.index_list("mlp_only_layers").count(index)) return false;
   const u64 step = fields.positive_or("decoder_sparse_step", 1);
   return (index + 1) % step == 0;
+}
+
+/// Multi-token prediction (Qwen3-Next, Qwen3.5: vLLM qwen3_next_mtp.py and qwen3_5_mtp.py,
+/// Qwen3NextMultiTokenPredictor): each MTP layer is one full-attention decoder layer as the model's
+/// (the MoE of layer index 0, its prefix mtp.layers.0), and the module has once fc (2H -> H, no
+/// bias) and three RMSNorms (pre_fc_norm_hidden, pre_fc_norm_embedding, norm): the 19 mtp.*
+/// tensors of a Qwen3.5-MoE checkpoint. The embedding and head are the model's (none stored with
+/// it). Quantized checkpoints keep them in bf16 (the NVFP4 Qwen3.6-35B-A3B does): all priced
+/// unquantized. fc is a plain nn.Linear in SGLang, whole on every rank.
+/// `layers` MTP layers of `layer` parameters each (a full-attention decoder layer with its MLP).
+void count_mtp(ConfigFields& fields, u64 layers, u64 layer, u64 hidden, ParamCount& count) {
+  const u64 fc = product({2, hidden, hidden}, "MTP fc");
+  count.mtp = checked_add(product({layers, layer}, "MTP"), checked_add(fc, 3 * hidden, "MTP"), "MTP");
+  count.mtp_unquantized = count.mtp;
+  count.mtp_replicated = fc;
+  fields.note(fmt::format("{} MTP layer(s) not in total: {} parameters with fc and its norms", layers,
+                          format_thousands(count.mtp)));
 }
 
 /// Attention: qwen2 q/k/v bias=True (qwen2_moe: qkv_bias), o_proj none; qwen3 attention_bias on all
@@ -77,11 +95,17 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     else
       counted.layers.push_back({checked_add(own, mlp_params(hidden, fields.positive("intermediate_size"), true, false), "layer"), 0, 0});
   }
-  if (next) {
-    if (const u64 mtp = fields.uint_or("mtp_num_hidden_layers", 0); mtp > 0)
-      fields.note(fmt::format("{} MTP layer(s) (mtp_num_hidden_layers) not counted", mtp));
-    else if (type == "qwen3_next")
-      fields.note("the checkpoint's mtp.* weights are not described by the config and not counted");
+  // Qwen3-Next's config states no count: its checkpoint's mtp.* layer (which vLLM and SGLang build
+  // as getattr(config, "num_nextn_predict_layers", 1)) is neither cached nor counted, as the GGUF
+  // llama.cpp converts leaves it out.
+  if (const u64 mtp = next ? fields.uint_or("mtp_num_hidden_layers", 0) : 0; mtp > 0) {
+    const auto full = std::find_if(layout.layers.begin(), layout.layers.end(),
+                                   [](const LayerPlan& layer) { return layer.kind == LayerKind::full; });
+    if (full == layout.layers.end()) fields.fail("layer_types", "has no full-attention layer for the MTP layer to copy");
+    const u64 own = checked_add(2 * hidden, attention_params(layout, *full, attention), "MTP layer");
+    const u64 mlp = is_moe_layer(fields, 0) ? moe_layer(counted.experts, counted.top_k, hidden, moe_width, moe_always).params
+                                            : mlp_params(hidden, fields.positive("intermediate_size"), true, false);
+    count_mtp(fields, mtp, checked_add(own, mlp, "MTP layer"), hidden, count);
   }
   finish_count(count, fields, counted);
   return count;
@@ -173,7 +197,7 @@ const Family& family_qwen() {
                "Qwen3.5: layer_types (or every full_attention_interval-th layer full), the others Gated DeltaNet with a "
                "conv and a recurrent state (mamba_ssm_dtype when given); head_dim defaults 128 (qwen3) and 256 "
                "(Qwen3-Next, 3.5). MoE layers per mlp_only_layers and decoder_sparse_step, with a gated shared "
-               "expert; MTP layers (mtp_num_hidden_layers) are not counted. Qwen2-VL, Qwen2.5-VL "
+               "expert; MTP layers (mtp_num_hidden_layers): a full-attention layer each and fc with three norms, in bf16 (Qwen3-Next's config states none: not counted). Qwen2-VL, Qwen2.5-VL "
                "(their language model at the top level) and Qwen3-VL: the vision tower and its merger (Qwen3-VL: + the "
                "deepstack mergers) as their own lines in the weights.",
       .unverified = "Qwen3.5's vision tower (qwen3_5 / qwen3_5_moe wrappers) is not counted: shown as not counted.",
