@@ -145,10 +145,30 @@ TEST_CASE("engine command lines map to kvplan's settings through the engines' ow
     CHECK(option(s, "num-ctx")->shown_as == "OLLAMA_CONTEXT_LENGTH");
     CHECK(option(s, "kv-cache-type")->value == "q8_0");
   }
-  SECTION("a manifest's args alone: the image names the entrypoint") {
+  SECTION("a manifest's args alone: the image names the entrypoint, and its tag the release") {
     const CommandSettings s = read_engine_command({{"--model", "Qwen/Qwen3-8B", "--max-model-len", "8192"}, {}, "vllm/vllm-openai:v0.11.0"});
     CHECK(s.runtime == "vllm");
     CHECK(s.model == "Qwen/Qwen3-8B");
+    REQUIRE(option(s, "vllm-version"));
+    CHECK(option(s, "vllm-version")->value == "0.11.0");
+    CHECK(option(s, "vllm-version")->shown_as == "the image tag of vllm/vllm-openai:v0.11.0");
+    // A flag wins over the tag; a tag that is no release leaves the latest rules.
+    const auto version_of = [](std::vector<std::string> argv, const std::string& image) {
+      const CommandSettings read = read_engine_command({std::move(argv), {}, image});
+      const EngineOption* o = option(read, read.runtime + "-version");
+      return o ? o->value : std::string("latest");
+    };
+    CHECK(version_of({"--model", "m", "--vllm-version", "0.19"}, "vllm/vllm-openai:v0.11.0") == "0.19");
+    CHECK(version_of({"--model", "m"}, "vllm/vllm-openai:latest") == "latest");
+    CHECK(version_of({"--model", "m"}, "vllm/vllm-openai@sha256:0123abcd") == "latest");
+    CHECK(version_of({"--model", "m"}, "registry.local:5000/vllm-openai") == "latest");
+    CHECK(version_of({"--model-path", "m"}, "lmsysorg/sglang:v0.5.4.post1-cu126") == "0.5.4.post1");
+    CHECK(version_of({"ollama", "serve"}, "ollama/ollama:0.6.2") == "0.6.2");
+    // A release the profile has no rules for: unsupported, naming the image.
+    CHECK(code_of([] { read_engine_command({{"--model", "m"}, {}, "vllm/vllm-openai:v0.9.2"}); }) ==
+          ExitCode::unsupported_architecture);
+    CHECK_THAT(message_of([] { read_engine_command({{"--model", "m"}, {}, "vllm/vllm-openai:v0.9.2"}); }),
+               Catch::Contains("the image vllm/vllm-openai:v0.9.2 is vLLM 0.9.2, a release kvplan has no rules for"));
   }
   SECTION("fail closed: what kvplan does not understand is exit 3, naming it") {
     CHECK(code_of([] { read_line("vllm serve m --data-parallel-size 2"); }) == ExitCode::unsupported_architecture);

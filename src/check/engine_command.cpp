@@ -1,6 +1,7 @@
 #include "check/engine_command.h"
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <span>
 #include <vector>
@@ -220,6 +221,21 @@ const Dialect& dialect_of(std::string_view runtime) {
   throw unknown(fmt::format("no command-line reader for the {} engine", runtime));
 }
 
+/// The release a container image's tag names ("vllm/vllm-openai:v0.11.0" -> "0.11.0",
+/// "lmsysorg/sglang:v0.5.4.post1-cu126" -> "0.5.4.post1"): the tag without a leading v, up to a
+/// build suffix after '-'; nullopt for a tag that is no release number (latest, nightly, a digest).
+std::optional<std::string> image_release(std::string_view image) {
+  image = image.substr(0, image.find('@'));  // a digest pins bytes, not a name
+  const std::size_t colon = image.rfind(':');
+  if (colon == std::string_view::npos || image.find('/', colon) != std::string_view::npos) return std::nullopt;
+  std::string_view tag = image.substr(colon + 1);
+  if (!tag.empty() && (tag.front() == 'v' || tag.front() == 'V')) tag.remove_prefix(1);
+  tag = tag.substr(0, tag.find('-'));
+  if (tag.empty() || !std::isdigit(static_cast<unsigned char>(tag.front())) || tag.find('.') == std::string_view::npos)
+    return std::nullopt;
+  return std::string(tag);
+}
+
 void refuse_shell_values(const std::string& flag, const std::string& value) {
   if (value.find('$') != std::string::npos)
     throw unknown(fmt::format("{} {}: a value the shell or Kubernetes fills in at run time; kvplan cannot know it", flag, value));
@@ -341,6 +357,21 @@ CommandSettings read_engine_command(const EngineCommand& command) {
     if (!dialect.strict_env_prefix.empty() && name.rfind(dialect.strict_env_prefix, 0) == 0 &&
         std::find(dialect.harmless_env.begin(), dialect.harmless_env.end(), name) == dialect.harmless_env.end())
       throw unknown(fmt::format("{}: {} is not a variable kvplan reads; it may change memory", program.shown, name));
+  }
+
+  // The release the container image names, when no flag says which: its rules, not the latest's
+  // (a v0.11.0 image warms its sampler up with a sort that 0.21 does not). A release the profile
+  // has no rules for is refused rather than planned as the latest.
+  const bool version_given = std::any_of(out.texts.engine_options.begin(), out.texts.engine_options.end(),
+                                         [&](const EngineOption& o) { return o.name == engine.version_option; });
+  if (engine.knows_release && !version_given) {
+    if (const std::optional<std::string> release = image_release(command.image)) {
+      if (!engine.knows_release(*release))
+        throw unknown(fmt::format("{}: the image {} is {} {}, a release kvplan has no rules for (give --{} to plan it "
+                                  "as another)",
+                                  program.shown, command.image, engine.display, *release, engine.version_option));
+      out.texts.engine_options.push_back({std::string(engine.version_option), *release, "the image tag of " + command.image});
+    }
   }
 
   // The GPUs the engine itself runs on.

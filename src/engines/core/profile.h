@@ -206,6 +206,11 @@ struct EngineEntry {
   /// The draft checkpoint the request's engine options name (vLLM's --speculative-config model),
   /// for the front end to load into request.draft_model; null: the engine reads none.
   std::optional<std::string> (*draft_named)(const PlanRequest& request) = nullptr;
+  /// The option naming the release whose rules apply ("vllm-version"); empty: the engine has none.
+  std::string_view version_option = {};
+  /// Whether the engine has the rules of `release` ("0.11.0", as a container image's tag carries
+  /// it): what version_option would take. kvplan check sets the option from a deployment's image.
+  bool (*knows_release)(std::string_view release) = nullptr;
 };
 
 /// The draft checkpoint the request's engine names in its options, nullopt when none (or when the

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "engines/core/declared_ram.h"
+#include "engines/core/release.h"
 #include "engines/llamacpp/host_memory.h"
 #include "engines/ollama/e4_choices.h"
 #include "engines/ollama/rules.h"
@@ -507,7 +508,7 @@ const EngineEntry& ollama_engine() {
   static const EngineEntry entry{"ollama", "Ollama", "",
                                  "what Ollama (0.2 to 0.33) puts on each GPU, and what stays in system RAM",
                                  "Ollama profile (with --runtime ollama; OLLAMA_* variables read when a flag is not given)",
-                                 kOptions, &make_ollama};
+                                 kOptions, &make_ollama, nullptr, "ollama-version", &parses_release<parse_ollama_version>};
   return entry;
 }
 

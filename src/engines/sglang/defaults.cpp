@@ -37,7 +37,7 @@ double fraction_after_reserve(double mem, double reserved) {
 }
 
 std::string parse_error(std::string_view flag, std::string_view text) {
-  return fmt::format("{}: '{}' is not an SGLang version kvplan knows (0.4.x or 0.5.x, e.g. 0.4.9, 0.5.4, 0.5.16, latest)",
+  return fmt::format("{}: '{}' is not an SGLang version kvplan knows (0.4.x or 0.5.x, e.g. 0.4.9, 0.5.4, 0.5.4.post1, 0.5.16, latest)",
                      flag, text);
 }
 
@@ -48,6 +48,12 @@ SglangVersion parse_sglang_version(std::string_view text, std::string_view flag)
   unsigned parts[3] = {0, 0, 0};
   std::size_t count = 0;
   std::string_view rest = text;
+  // A post release or a release candidate (0.5.4.post1, 0.5.0rc2) has its release's rules.
+  for (const std::string_view suffix : {std::string_view(".post"), std::string_view("rc")})
+    if (const std::size_t at = rest.find(suffix); at != std::string_view::npos && at > 0 &&
+                                                  at + suffix.size() < rest.size() &&
+                                                  rest.find_first_not_of("0123456789", at + suffix.size()) == std::string_view::npos)
+      rest = rest.substr(0, at);
   while (count < 3) {
     const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), parts[count]);
     if (ec != std::errc() || end == rest.data()) throw Error(parse_error(flag, text));

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "engines/core/release.h"
 #include "engines/core/serving.h"
 #include "engines/sglang/rules.h"
 #include "engines/sglang/section.h"
@@ -433,7 +434,7 @@ const SglangResult* sglang_result(const Row& row) {
 const EngineEntry& sglang_engine() {
   static const EngineEntry entry{"sglang", "SGLang", "", "what SGLang's launch_server allocates, per GPU",
                                  "SGLang profile (with --runtime sglang; launch_server's spellings accepted)", kOptions,
-                                 &make_sglang, &sglang_draft_named};
+                                 &make_sglang, &sglang_draft_named, "sglang-version", &parses_release<parse_sglang_version>};
   return entry;
 }
 

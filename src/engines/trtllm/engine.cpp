@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "engines/core/release.h"
 #include "engines/core/serving.h"
 #include "engines/trtllm/rules.h"
 #include "engines/trtllm/section.h"
@@ -340,7 +341,7 @@ const EngineEntry& trtllm_engine() {
   static const EngineEntry entry{"trtllm", "TensorRT-LLM", "tensorrt-llm trt-llm",
                                  "what TensorRT-LLM allocates for its paged KV cache, per GPU",
                                  "TensorRT-LLM profile (with --runtime trtllm; trtllm-serve's spellings accepted)", kOptions,
-                                 &make_trtllm};
+                                 &make_trtllm, nullptr, "trtllm-version", &parses_release<parse_trtllm_version>};
   return entry;
 }
 

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "engines/core/release.h"
 #include "engines/core/serving.h"
 #include "engines/vllm/rules.h"
 #include "engines/vllm/section.h"
@@ -453,7 +454,7 @@ std::optional<std::string> vllm_draft_named(const PlanRequest& request) {
 const EngineEntry& vllm_engine() {
   static const EngineEntry entry{"vllm", "vLLM", "", "what vLLM's V1 engine allocates, per GPU",
                                  "vLLM profile (with --runtime vllm; vLLM's spellings accepted)", kOptions, &make_vllm,
-                                 &vllm_draft_named};
+                                 &vllm_draft_named, "vllm-version", &parses_release<vllm_minor_version>};
   return entry;
 }
 
