@@ -78,6 +78,19 @@ TEST_CASE("kvplan --runtime vllm: VLLM_USE_FLASHINFER_SAMPLER and --use-flashinf
   CHECK(sampler_of("", "VLLM_USE_FLASHINFER_SAMPLER=0") == "triton");
   // vLLM reads the variable as bool(int(value)): 2 is on; a word is an error.
   CHECK(sampler_of("--vllm-version 0.12 --use-flashinfer-sampler 2") == "flashinfer");
+  // The sort is said in the row's assumptions, with the way to the smaller figure.
+  const auto says_sort = [](const std::string& args) {
+    const auto run = run_kvplan("--runtime vllm --model llama3.1-8b --gpu h100 --ctx 8k --format json " + args);
+    REQUIRE(run.exit_code == 0);
+    const nlohmann::json doc = nlohmann::json::parse(run.out);
+    for (const auto& line : doc["rows"][0]["assumptions"])
+      if (line.get<std::string>().find("full sort of the logits") != std::string::npos) return true;
+    return false;
+  };
+  CHECK(says_sort("--vllm-version 0.11"));
+  CHECK_FALSE(says_sort("--vllm-version 0.11 --use-flashinfer-sampler 1"));
+  CHECK_FALSE(says_sort("--vllm-version 0.11 --kv-cache-memory 20GiB"));  // no profiling, no warm-up to price
+  CHECK_FALSE(says_sort("--vllm-version 0.19"));
   const auto bad = run_kvplan("--runtime vllm --model llama3.1-8b --gpu h100 --use-flashinfer-sampler yes");
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.err, Catch::Contains("--use-flashinfer-sampler yes: 0 or 1"));

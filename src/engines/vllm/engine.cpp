@@ -324,6 +324,13 @@ class VllmProfile final : public Profile {
       share.capacity_bytes = b.from_kv_cache_memory ? card.cuda_total_bytes.value_or(card.memory_bytes) : st.requested;
       row.per_gpu.push_back(share);
     }
+    // Before 0.17 kvplan cannot tell whether FlashInfer's sampler ran: the sort it prices is the
+    // larger warm-up, 23 B a row and vocabulary entry more (sampler.h).
+    if (b.sampler == VllmSampler::pytorch_sort && !b.from_kv_cache_memory)
+      row.assumptions.push_back("vLLM's sampler warms up with a full sort of the logits (39 B a row and vocabulary "
+                                "entry), as it filters top-k and top-p before 0.17 unless FlashInfer's sampler runs; "
+                                "where the log says \"Using FlashInfer for top-p & top-k sampling.\", "
+                                "VLLM_USE_FLASHINFER_SAMPLER=1 prices its 16 B");
     if (gpu_count_ > 1)
       row.assumptions.push_back(r.pipeline_parallel > 1
                                     ? "ranks of a stage alike: the stage's weights / tp and the KV heads split (replicated "
