@@ -121,6 +121,10 @@ TEST_CASE("DeepSeek-V3: MLA caches 576 values per token per layer") {
   CHECK(model.mtp_replicated_bytes == 205'520'896);  // eh_proj, (7,168, 14,336) in bf16 as listed
   CHECK(mtp_weights_per_rank(model, 8) == 1'902'104'168 + 205'520'896);
   CHECK(model.weights_bytes == 673'043'149'612);  // without it
+  // DeepSeek-V3.2's MTP layer is the same with an indexer of its own (DeepseekV32MTP): wq_b
+  // 1,536 x 64 x 128 + wk 7,168 x 128 + weights_proj 7,168 x 64 + k_norm 2 x 128 = 13,959,424
+  // parameters more, in fp8 with their block scales: 13,962,832 B.
+  CHECK(*fixture("deepseek-v3.2").mtp_weights_bytes == 15'422'354'236 + 13'962'832);
 }
 
 TEST_CASE("Qwen3-Next: 3 linear : 1 full, the state independent of ctx") {

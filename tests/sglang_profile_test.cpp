@@ -203,9 +203,11 @@ TEST_CASE("SGLang cells: GQA split and replicated, MLA whole, DSA's fp8 layout a
   // budgets 576 (it undercounts by 80 B a layer).
   CHECK(cell("deepseek-v3.2", 1).cell_bytes == 78'324);
   CHECK(cell("deepseek-v3.2", 1, "fp8").cell_bytes == 61ull * (656 + 132));
-  const SglangStage old = cell("deepseek-v3.2", 1, "fp8", "0.5.5");
+  const SglangStage old = cell("deepseek-v3.2", 1, "fp8", "0.5.10");
   CHECK(old.cell_bytes == 61ull * (576 + 132));
   CHECK(old.pool_bytes_per_token == 61ull * (656 + 132));
+  // Before 0.5.8 SGLang forced DP attention for DSA models on CUDA (PR #16305 ended it): refused.
+  CHECK_THROWS_WITH(cell("deepseek-v3.2", 8, nullptr, "0.5.5"), Catch::Contains("enables DP attention for them"));
   // On Blackwell auto is fp8_e4m3 for DSA.
   CHECK(cell("deepseek-v3.2", 1, nullptr, "latest", "b200").cell_bytes == 61ull * (656 + 132));
   // fp4_e2m1 on a B200 (Llama 3.1 8B, 8 heads x 128 a layer): cell // 2 + n x head x L x 2 // 16, and

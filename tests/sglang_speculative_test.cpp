@@ -415,6 +415,33 @@ TEST_CASE("SGLang NEXTN from the command line: DeepSeek's own layers, or a refus
                 "kimi-k2 has no MTP layers", 2);
 }
 
+TEST_CASE("SGLang NEXTN, DeepSeek-V3.2 (DSA): the MTP layer's latent and indexer key in a pool of their own",
+          "[sglang][speculative]") {
+  const ModelSpec& model = catalog_model("deepseek-v3.2");
+  // bf16 (DSA's auto on Hopper): 61 layers x (1,152 latent + 132 indexer key) = 78,324 B a token.
+  // The same readings as R1's: available 43,550,968,381 B // 78,324 = 556,036 tokens.
+  const SglangResult r = plan_sglang(model, catalog_cards("h200", 8), deepseek_nextn("0.5.9"));
+  REQUIRE(r.draft.has_value());
+  CHECK(r.draft->layers == 1);
+  CHECK(r.draft->cell_bytes == 1'284);
+  CHECK(r.draft->k_bytes_per_token == 1'152);
+  CHECK(r.draft->indexer_bytes_per_token == 132);
+  CHECK(r.max_total_num_tokens == 556'036);
+  // The draft's pool: 556,037 rows of 1,152 B (0.60 GiB) and of 132 B, from the headroom with its
+  // weights (2,107,625,064 B of the R1-shaped layer + 13,962,832 / 8 of its indexer = 2,109,370,418).
+  CHECK(r.draft->k_bytes == 640'554'624);
+  CHECK(r.draft->indexer_bytes == 73'396'884);
+  CHECK(r.draft->weights == 2'109'370'418);
+  CHECK(printed(r, "KV Cache is allocated. #tokens: 556036, KV size: 0.60 GB"));
+  // From 0.5.16 the cell is scaled by one more of its 61 layers: int(78,324 x 62/61) = 79,608.
+  const SglangResult later = plan_sglang(model, catalog_cards("h200", 8), deepseek_nextn("latest"));
+  CHECK(later.draft->scaled_cell_bytes == 79'608);
+  CHECK(later.draft->target_layers == 61);
+  // Before 0.5.8 SGLang ran DSA models with DP attention: refused, as any DSA plan then.
+  CHECK_THROWS_WITH(plan_sglang(model, catalog_cards("h200", 8), deepseek_nextn("0.5.6")),
+                    Catch::Contains("enables DP attention for them"));
+}
+
 // GLM-4.5-Air (glm4_moe: 46 layers of 8 KV heads x 128) at TP 4: its MTP layer drafts as a
 // grouped-query layer, 2 heads a rank x 128 x 2 (K, V) x 2 B = 1,024 B a token. Its weights
 // 7,233,118,464 B (bf16), eh_proj's 67,108,864 whole on each rank: 1,791,502,400 + 67,108,864 =

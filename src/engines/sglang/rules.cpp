@@ -330,6 +330,12 @@ SglangDraftResult draft_result(const SglangSpeculative& spec, SglangSpeculativeE
   d.cell_bytes = cells.cell_bytes;
   d.k_bytes_per_token = cells.k_bytes_per_token;
   d.v_bytes_per_token = cells.v_bytes_per_token;
+  if (cells.indexer_bytes_per_token) {
+    // A DSA layer: the latent as NSATokenToKVPool allocates it (the fp8 layout's 656 B, which
+    // 0.5.x's profiling cell counts as 576) and the indexer key beside it.
+    d.indexer_bytes_per_token = cells.indexer_bytes_per_token;
+    d.k_bytes_per_token = cells.pool_bytes_per_token - cells.indexer_bytes_per_token;
+  }
   return d;
 }
 
@@ -341,8 +347,11 @@ SglangDraftResult draft_result(const SglangSpeculative& spec, SglangSpeculativeE
 /// target's layers, so 0.4.10, which it may or may not be in, is refused). Its weights are the
 /// checkpoint's MTP layers as counted (their embedding and head copies included: built, then
 /// swapped for the target's after the pools), eh_proj whole on every rank and the rest split.
-/// MiMo's (all layers before #8482, its layer count not read) and the hybrids' (Qwen3-Next,
-/// Qwen3.5: they share the target's state pool) are not modelled; none was checked on a log.
+/// DeepSeek-V3.2's and GLM-5's (DSA) draft the same way on an NSATokenToKVPool of their MTP layer
+/// (model_runner's NSA branch, layer_num = the draft's num_nextn_predict_layers): its latent as
+/// allocated and its indexer key. MiMo's (all layers before #8482, its layer count not read) and
+/// the hybrids' (Qwen3-Next, Qwen3.5: they share the target's state pool, whose speculative
+/// buffers changed across 2026) are not modelled; none was checked on a log.
 SglangDraftResult mtp_draft_beside(const SglangSpeculative& spec, SglangSpeculativeEra era, const SglangSettings& s,
                                    const CacheType& cache, const ModelSpec& target) {
   const std::string target_name = target.id.empty() ? target.name : target.id;
@@ -355,13 +364,15 @@ SglangDraftResult mtp_draft_beside(const SglangSpeculative& spec, SglangSpeculat
                             "with; give an EAGLE or EAGLE-3 head instead",
                             spec.name, target_name));
   }
-  const bool deepseek = target.architecture == "deepseek_v3";
+  // DeepSeek-V3.2 and GLM-5 (DSA) draft as DeepseekV3ForCausalLMNextN too, on the NSA pool.
+  const bool dsa = target.architecture == "deepseek_v32" || target.architecture == "glm_moe_dsa";
+  const bool deepseek = target.architecture == "deepseek_v3" || dsa;
   const bool glm = target.architecture == "glm4_moe";
   if (!deepseek && !glm)
     throw unsupported_architecture(
         fmt::format("SGLang profile: --speculative-algorithm {} with the MTP layers of '{}' (DeepSeek-V3/R1's, "
-                    "deepseek_v3, and GLM-4.5's, glm4_moe, are modelled: the other families' draft pools were not "
-                    "checked)",
+                    "deepseek_v3, DeepSeek-V3.2's and GLM-5's, deepseek_v32 and glm_moe_dsa, and GLM-4.5's, glm4_moe, "
+                    "are modelled: the other families' draft pools were not checked)",
                     spec.name, target.architecture),
         "not modelled");
   if (glm && s.version.number < 5000)
@@ -370,6 +381,12 @@ SglangDraftResult mtp_draft_beside(const SglangSpeculative& spec, SglangSpeculat
                     "(merged 2025-07-29), which cut the draft's pool from all the target's layers to one, may or may "
                     "not be in it; give --sglang-version 0.5.0 or later",
                     spec.name, to_string(s.version)),
+        "not modelled");
+  if (dsa && s.version.number < 5000)
+    throw unsupported_architecture(
+        fmt::format("SGLang profile: --speculative-algorithm {} with the DSA MTP layer of '{}' under SGLang {}, older "
+                    "than the DSA models (0.5.x); give --sglang-version 0.5.0 or later",
+                    spec.name, target.architecture, to_string(s.version)),
         "not modelled");
   if (spec.draft) {
     const ModelSpec& named = spec.draft->spec;
@@ -395,16 +412,20 @@ SglangDraftResult mtp_draft_beside(const SglangSpeculative& spec, SglangSpeculat
   // SGLang's auto choice (server_args.py auto_choose_speculative_params): (3, 1, 4) for DeepSeek
   // from mid-2025; GLM is not in 0.5.x's list of (3, 1, 4) architectures, so the (5, 4, 8) every
   // other draft gets, until 2026's _auto_choose_speculative_params gives it (3, 1, 4) too.
+  // GLM-5 (GlmMoeDsaForCausalLM) is not in 0.5.x's list either.
   SglangSpeculative chosen = spec;
   if (spec.auto_chosen) {
-    if (deepseek || s.version.configurator()) chosen.num_steps = 3, chosen.eagle_topk = 1, chosen.num_draft_tokens = 4;
+    if ((deepseek && target.architecture != "glm_moe_dsa") || s.version.configurator())
+      chosen.num_steps = 3, chosen.eagle_topk = 1, chosen.num_draft_tokens = 4;
     else chosen.num_steps = 5, chosen.eagle_topk = 4, chosen.num_draft_tokens = 8;
   }
   ModelSpec drafted = target;
   drafted.layers.assign(target.mtp_layers, *layer);
   SglangDraftResult d = draft_result(
       chosen, era,
-      stage_cells(drafted, s, cache, deepseek ? SglangResult::Layout::mla : SglangResult::Layout::mha, 0, target.mtp_layers));
+      stage_cells(drafted, s, cache,
+                  dsa ? SglangResult::Layout::dsa : deepseek ? SglangResult::Layout::mla : SglangResult::Layout::mha, 0,
+                  target.mtp_layers));
   d.own_layers = true;
   d.kind = kind;
   d.name = fmt::format("{}'s MTP layer{}", target_name, target.mtp_layers == 1 ? "" : "s");
@@ -563,6 +584,16 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
 
   const GpuSpec* smallest = &smallest_card(gpus);
   r.layout = layout_of(model, s);
+  // From its first DSA support SGLang forced DP attention for DeepSeek NSA models on CUDA
+  // (dp_size = tp_size: the attention weights whole on every GPU) until PR #16305 (merged
+  // 2026-01-02) left it off; kvplan does not model DP attention, and 0.5.7 may predate the change.
+  if (r.layout == SglangResult::Layout::dsa && s.version.number < 5008)
+    throw unsupported_architecture(
+        fmt::format("SGLang profile: DSA models (DeepSeek-V3.2) under SGLang {}: it enables DP attention for them on "
+                    "CUDA (dp_size = tp_size) until PR #16305 (merged 2026-01-02), which kvplan does not model; give "
+                    "--sglang-version 0.5.8 or later",
+                    to_string(s.version)),
+        "not modelled");
   const bool mla = r.layout == SglangResult::Layout::mla || r.layout == SglangResult::Layout::dsa;
   // One latent buffer a layer (MLATokenToKVPool), also for a Mamba model's MLA layers.
   const bool latent = std::any_of(model.layers.begin(), model.layers.end(),
@@ -578,8 +609,10 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   std::optional<SglangSpeculativeEra> era;
   if (s.speculative) {
     era = sglang_speculative_era(s.version, s.speculative->name);
-    if (r.layout != SglangResult::Layout::mha && r.layout != SglangResult::Layout::mla)
-      throw unsupported_architecture("SGLang profile: a speculative draft beside sliding-window, DSA or recurrent layers",
+    const bool dsa_mtp = r.layout == SglangResult::Layout::dsa && s.speculative->algorithm == SglangSpeculative::Algorithm::nextn;
+    if (r.layout != SglangResult::Layout::mha && r.layout != SglangResult::Layout::mla && !dsa_mtp)
+      throw unsupported_architecture("SGLang profile: a speculative draft beside sliding-window or recurrent layers, or "
+                                     "another draft than the model's own MTP layer beside DSA layers",
                                      "not modelled");
     if (s.pp > 1) throw unsupported_architecture("SGLang profile: a speculative draft with --pp-size > 1", "not modelled");
     r.draft = s.speculative->algorithm == SglangSpeculative::Algorithm::nextn
@@ -825,8 +858,9 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     const std::uint64_t rows = checked_add(r.max_total_num_tokens, page, "KV pool");
     d.k_bytes = checked_mul(rows, d.k_bytes_per_token, "KV pool");
     d.v_bytes = checked_mul(rows, d.v_bytes_per_token, "KV pool");
+    d.indexer_bytes = checked_mul(rows, d.indexer_bytes_per_token, "KV pool");
     const std::uint64_t target_pool = checked_mul(rows, decisive.pool_bytes_per_token, "KV pool");
-    const std::uint64_t draft_pool = checked_add(d.k_bytes, d.v_bytes, "KV pool");
+    const std::uint64_t draft_pool = (Checked(d.k_bytes, "KV pool") + d.v_bytes + d.indexer_bytes).value();
     const std::uint64_t available = b.available > 0 ? static_cast<std::uint64_t>(b.available) : 0;
     // Before 2026 the draft's weights and pool, and the target's extra tokens, come after the
     // budget; from 0.5.16 whatever both pools hold beyond it.
@@ -879,7 +913,7 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     if (cache.dtype->name == "nvfp4") r.kv_bytes = checked_mul(rows, decisive.cell_bytes, "KV pool");
   }
   r.pool_bytes = (Checked(r.k_bytes, "KV pool") + r.v_bytes + r.kv_bytes + r.swa_k_bytes + r.swa_v_bytes + r.indexer_bytes + r.mamba_bytes).value();
-  if (r.draft) r.pool_bytes = (Checked(r.pool_bytes, "KV pool") + r.draft->k_bytes + r.draft->v_bytes).value();
+  if (r.draft) r.pool_bytes = (Checked(r.pool_bytes, "KV pool") + r.draft->k_bytes + r.draft->v_bytes + r.draft->indexer_bytes).value();
 
   // The lines SGLang prints (memory_pool.py, scheduler.py), GB meaning GiB; none when it stops
   // before allocating the pools.

@@ -102,13 +102,15 @@ struct SglangDraftResult {
   std::uint32_t layers = 0;              ///< the draft's attention layers, in its own pool
   std::uint64_t weights = 0;             ///< the draft's weights per rank as built (its embeddings included)
   std::uint64_t cell_bytes = 0;          ///< the draft pool's bytes per token per rank (its K + V)
-  std::uint64_t k_bytes_per_token = 0;   ///< of them, the K buffers'
+  std::uint64_t k_bytes_per_token = 0;   ///< the K buffers' (MLA: the latent as allocated)
   std::uint64_t v_bytes_per_token = 0;
+  std::uint64_t indexer_bytes_per_token = 0;  ///< DSA: the MTP layer's indexer key
   std::uint64_t scaled_cell_bytes = 0;   ///< 0.5.16+: int(target cell x (1 + draft layers / target layers))
   std::uint32_t target_layers = 0;       ///< 0.5.16+: the target's attention layers in that ratio
   std::uint64_t extra_tokens = 0;        ///< 0.4.10 - 0.5.6: R x steps x topk + R x draft tokens + 100
   std::uint64_t k_bytes = 0;             ///< the draft pool's K and V buffers (#tokens + page rows)
   std::uint64_t v_bytes = 0;
+  std::uint64_t indexer_bytes = 0;       ///< DSA: its indexer key buffer
   std::uint64_t slots_per_request = 0;   ///< steps x topk + draft tokens a running request holds
   std::uint64_t from_headroom = 0;       ///< what the draft takes from the share --mem-fraction-static leaves
   std::uint64_t num_steps = 0, eagle_topk = 0, num_draft_tokens = 0;

@@ -105,7 +105,9 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   // engines load with the MTP layer, so they are counted in `mtp` too.
   if (const u64 mtp_layers = fields.uint_or("num_nextn_predict_layers", 0); mtp_layers > 0) {
     Sum unique;
-    unique.add(layer_params(any_moe, false).params, "MTP");
+    // A DSA model's MTP layer has an indexer of its own (DeepseekV32MTP, whatever the target's
+    // layers share).
+    unique.add(layer_params(any_moe, any_indexer).params, "MTP");
     unique.add(product({3, hidden}, "MTP norms"), "MTP");
     const u64 eh_proj = product({2, hidden, hidden}, "MTP eh_proj");
     unique.add(eh_proj, "MTP");
