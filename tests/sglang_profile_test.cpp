@@ -206,6 +206,13 @@ TEST_CASE("SGLang cells: GQA split and replicated, MLA whole, DSA's fp8 layout a
   const SglangStage old = cell("deepseek-v3.2", 1, "fp8", "0.5.10");
   CHECK(old.cell_bytes == 61ull * (576 + 132));
   CHECK(old.pool_bytes_per_token == 61ull * (656 + 132));
+  // SGLang sets the page to 64 for DSA models on CUDA, whatever --page-size says.
+  {
+    SglangSettings s = capped(8, 1000);
+    s.page_size = 1;
+    CHECK(plan_sglang(catalog_model("deepseek-v3.2"), catalog_cards("h200", 8), s).page_size == 64);
+    CHECK(plan_sglang(catalog_model("deepseek-v3"), catalog_cards("h200", 8), s).page_size == 1);
+  }
   // Before 0.5.8 SGLang forced DP attention for DSA models on CUDA (PR #16305 ended it): refused.
   CHECK_THROWS_WITH(cell("deepseek-v3.2", 8, nullptr, "0.5.5"), Catch::Contains("enables DP attention for them"));
   // On Blackwell auto is fp8_e4m3 for DSA.

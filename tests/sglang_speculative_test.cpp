@@ -419,20 +419,22 @@ TEST_CASE("SGLang NEXTN, DeepSeek-V3.2 (DSA): the MTP layer's latent and indexer
           "[sglang][speculative]") {
   const ModelSpec& model = catalog_model("deepseek-v3.2");
   // bf16 (DSA's auto on Hopper): 61 layers x (1,152 latent + 132 indexer key) = 78,324 B a token.
-  // The same readings as R1's: available 43,550,968,381 B // 78,324 = 556,036 tokens.
+  // The same readings as R1's: available 43,550,968,381 B // 78,324 = 556,036 tokens, floored to
+  // the page of 64 SGLang sets for DSA models on CUDA: 556,032.
   const SglangResult r = plan_sglang(model, catalog_cards("h200", 8), deepseek_nextn("0.5.9"));
   REQUIRE(r.draft.has_value());
   CHECK(r.draft->layers == 1);
   CHECK(r.draft->cell_bytes == 1'284);
   CHECK(r.draft->k_bytes_per_token == 1'152);
   CHECK(r.draft->indexer_bytes_per_token == 132);
-  CHECK(r.max_total_num_tokens == 556'036);
-  // The draft's pool: 556,037 rows of 1,152 B (0.60 GiB) and of 132 B, from the headroom with its
+  CHECK(r.page_size == 64);
+  CHECK(r.max_total_num_tokens == 556'032);
+  // The draft's pool: 556,096 rows (a page more) of 1,152 B (0.60 GiB) and of 132 B, from the headroom with its
   // weights (2,107,625,064 B of the R1-shaped layer + 13,962,832 / 8 of its indexer = 2,109,370,418).
-  CHECK(r.draft->k_bytes == 640'554'624);
-  CHECK(r.draft->indexer_bytes == 73'396'884);
+  CHECK(r.draft->k_bytes == 640'622'592);
+  CHECK(r.draft->indexer_bytes == 73'404'672);
   CHECK(r.draft->weights == 2'109'370'418);
-  CHECK(printed(r, "KV Cache is allocated. #tokens: 556036, KV size: 0.60 GB"));
+  CHECK(printed(r, "KV Cache is allocated. #tokens: 556032, KV size: 0.60 GB"));
   // From 0.5.16 the cell is scaled by one more of its 61 layers: int(78,324 x 62/61) = 79,608.
   const SglangResult later = plan_sglang(model, catalog_cards("h200", 8), deepseek_nextn("latest"));
   CHECK(later.draft->scaled_cell_bytes == 79'608);

@@ -116,9 +116,18 @@ CacheType cache_type(const ModelSpec& model, const GpuSpec& gpu, const SglangSet
 
 /// The page size: --page-size (default 1), unless the attention backend forces one
 /// (server_args.py _handle_page_size / arg_groups overrides _mla_backend_page_constraints).
-std::uint32_t page_size(const SglangSettings& s, const GpuSpec& gpu, bool mla, std::vector<std::string>& rules) {
+std::uint32_t page_size(const SglangSettings& s, const GpuSpec& gpu, bool mla, bool dsa, std::vector<std::string>& rules) {
   const std::uint32_t chosen = s.page_size ? s.page_size : 1;
   const std::string& backend = s.attention_backend;
+  // DeepSeek DSA models (V3.2, GLM-5) on CUDA: server_args sets page_size = 64 whatever was asked
+  // (_handle_model_specific_adjustments, "Setting page size to 64 for DeepSeek DSA."), in every
+  // release that runs them; ROCm's legacy path 1 is not modelled here.
+  if (dsa && compute_capability(gpu) > 0 && backend != "ascend") {
+    if (s.words)
+      rules.push_back(fmt::format("page size 64: SGLang sets it for DSA models on CUDA{}",
+                                  s.page_size && s.page_size != 64 ? " (--page-size ignored)" : ""));
+    return 64;
+  }
   std::uint32_t forced = 0;
   if (backend == "flashmla") forced = 64;
   else if (backend == "cutlass_mla") forced = 128;
@@ -604,7 +613,7 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   r.torch_dtype = cache.torch;
   r.dtype_supported = cache.supported;
   r.dtype_reason = cache.reason;
-  r.page_size = page_size(s, *smallest, latent, r.rules);
+  r.page_size = page_size(s, *smallest, latent, r.layout == SglangResult::Layout::dsa, r.rules);
   const std::uint32_t page = r.page_size;
   std::optional<SglangSpeculativeEra> era;
   if (s.speculative) {
