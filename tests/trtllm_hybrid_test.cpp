@@ -27,6 +27,7 @@ TEST_CASE("TensorRT-LLM hybrids: the recurrent state of every slot before the po
   TrtllmSettings s;
   s.max_batch_size = 64;
   s.max_seq_len = 8'192;
+  s.state_may_be_pooled = false;  // 1.0 - 1.2
   const TrtllmResult r = plan_trtllm(model, catalog_cards("h100", 1), s);
   CHECK(r.budget.mamba_slots == 65);
   CHECK(r.budget.mamba_state == 3'190'353'920ull);
@@ -34,6 +35,19 @@ TEST_CASE("TensorRT-LLM hybrids: the recurrent state of every slot before the po
   // The free memory the fraction multiplies is measured with the state allocated.
   CHECK(r.budget.free_memory + r.budget.weights + r.budget.activation + r.budget.non_torch + r.budget.mamba_state ==
         r.budget.cuda_total);
+
+  // From 1.3 (PR #12185's C++ manager) the state may sit inside fraction x free: the cache then
+  // gets 0.9 x (free + state) - state, 0.1 x 3,190,353,920 = 319,035,392 B less. kvplan takes the
+  // lesser for 1.3 and later: free memory 3,190,353,920 x 0.1 / 0.9 = 354,483,768 B lower.
+  CHECK(trtllm_state_may_be_pooled("latest"));
+  CHECK(trtllm_state_may_be_pooled("1.3.0rc5"));
+  CHECK_FALSE(trtllm_state_may_be_pooled("1.2"));
+  CHECK_FALSE(trtllm_state_may_be_pooled("0.21.0"));
+  TrtllmSettings later = s;
+  later.state_may_be_pooled = true;
+  const TrtllmResult pooled = plan_trtllm(model, catalog_cards("h100", 1), later);
+  CHECK(r.budget.free_memory - pooled.budget.free_memory == 354'483'768);
+  CHECK(static_cast<double>(r.budget.kv_budget - pooled.budget.kv_budget) == Approx(319'035'392).margin(2));
 
   // TensorRT-LLM's default 2,048 requests: 2,049 x 49,082,368 B = 93.66 GiB of state, more than an
   // H100 has: it would not start (TensorRT-LLM issue #8642 saw the same on a 16 GB card).

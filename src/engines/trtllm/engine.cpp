@@ -81,6 +81,7 @@ TrtllmSettings base_settings(const PlanRequest& request) {
   const EngineOption* version = option("trtllm-version");
   s.version = parse_trtllm_version(version ? std::string_view(version->value) : "latest",
                                    version ? std::string_view(version->shown_as) : "trtllm-version");
+  s.state_may_be_pooled = trtllm_state_may_be_pooled(version ? std::string_view(version->value) : "latest");
   if (const EngineOption* o = option("trtllm-free-memory")) s.free_memory = parse_memory_size(o->value, o->shown_as);
   // The YAML may hold what changes the pool: a speculative_config puts the draft's layers in the
   // target's pool, which TensorRT-LLM sizes from the target's layers alone (the pool then passes

@@ -248,6 +248,17 @@ TrtllmVersion parse_trtllm_version(std::string_view text, std::string_view flag)
   return minor == 0 ? TrtllmVersion::v0_21 : TrtllmVersion::v1_1;
 }
 
+bool trtllm_state_may_be_pooled(std::string_view text) {
+  if (text == "latest") return true;
+  unsigned major = 0, minor = 0;
+  const char* end = text.data() + text.size();
+  const auto [after_major, e1] = std::from_chars(text.data(), end, major);
+  if (e1 != std::errc() || after_major == end || *after_major != '.') return true;  // unread: the cautious side
+  const auto [after_minor, e2] = std::from_chars(after_major + 1, end, minor);
+  if (e2 != std::errc()) return true;
+  return major > 1 || (major == 1 && minor >= 3);
+}
+
 std::string_view to_string(TrtllmVersion version) {
   switch (version) {
     case TrtllmVersion::engine: return "0.8-0.18 (TensorRT engine)";
@@ -361,6 +372,19 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
                     "memory"),
         b.mamba_state, "memory");
     b.free_memory = b.cuda_total > used ? b.cuda_total - used : 0;
+    // From PR #12185 (about April 2026, during 1.3.0rc) CppMambaHybridCacheManager keeps the state in
+    // the C++ pool, inside fraction x free: the cache gets fraction x (free + state) - state, which
+    // is (1 - fraction) x state less than before. Where the release may hold it, the lesser.
+    if (b.mamba_state && s.state_may_be_pooled) {
+      const double fraction_used = s.free_gpu_memory_fraction.value_or(0.9);
+      const auto less = static_cast<std::uint64_t>(static_cast<double>(b.mamba_state) * (1 - fraction_used) / fraction_used);
+      b.free_memory = b.free_memory > less ? b.free_memory - less : 0;
+      if (s.words)
+        r.rules.push_back(fmt::format("the recurrent state may sit inside fraction x free (2026's C++ manager, PR #12185, "
+                                      "from about 1.3): free memory taken {} lower, so that the cache gets fraction x "
+                                      "(free + state) - state, the lesser of the two rules",
+                                      gib(less)));
+    }
   }
   b.kv_budget = to_u64(static_cast<double>(b.free_memory) * b.fraction);
   if (s.words)

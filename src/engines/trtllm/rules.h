@@ -40,6 +40,11 @@ enum class TrtllmVersion {
 TrtllmVersion parse_trtllm_version(std::string_view text, std::string_view flag);
 std::string_view to_string(TrtllmVersion version);
 
+/// Whether TensorRT-LLM `text` ("1.2", "1.3.0rc5", "latest") may size a hybrid's recurrent state
+/// inside fraction x free (the C++ manager of PR #12185) rather than before measuring free memory
+/// (MambaHybridCacheManager, 1.0 - 1.2): 1.3 and later, whose release candidates straddle the change.
+bool trtllm_state_may_be_pooled(std::string_view text);
+
 /// TensorRT-LLM's settings (trtllm-serve flags and KvCacheConfig fields), with its defaults where empty.
 struct TrtllmSettings {
   std::uint32_t tp = 1;                        ///< --tp_size
@@ -54,6 +59,9 @@ struct TrtllmSettings {
   std::uint64_t max_gpu_total_bytes = 0;       ///< KvCacheConfig.max_gpu_total_bytes; 0 = none
   std::vector<std::uint64_t> max_attention_window;  ///< KvCacheConfig.max_attention_window, repeated over layers
   TrtllmVersion version = TrtllmVersion::v1_1;
+  /// The release may keep a hybrid's recurrent state inside the C++ pool (CppMambaHybridCacheManager,
+  /// PR #12185, about April 2026, during 1.3.0rc): trtllm_state_may_be_pooled.
+  bool state_may_be_pooled = true;
   /// The free memory the fraction multiplies, per GPU, as TensorRT-LLM measured it; empty: estimated.
   std::optional<std::uint64_t> free_memory;
   /// Memory other processes hold on each GPU (--used, or the card less --free): TensorRT-LLM
