@@ -475,6 +475,28 @@ TEST_CASE("SGLang NEXTN, GLM-4.5-Air: one grouped-query draft layer, SGLang's au
   CHECK(c.draft->scaled_cell_bytes == 48'128);
   CHECK(c.max_total_num_tokens == 280'416);
   CHECK(c.draft->slots_per_request == 7);  // 2026: (3, 1, 4) for GLM too
+  // To 0.5.6 #tokens also grows by the headroom's extra tokens. GLM's auto choice there is read from
+  // a secondary quote (5, 4, 8: 48 x 20 + 48 x 8 + 100 = 1,444); if it were (3, 1, 4) the extra would
+  // be 48 x 3 + 48 x 4 + 100 = 436: the fewer is taken, the pool slots at the more (28).
+  const SglangResult a = plan("0.5.5");
+  CHECK(a.draft->auto_choice_uncertain);
+  CHECK(a.draft->extra_tokens == 436);
+  CHECK(a.max_total_num_tokens == 325'970 + 436);
+  CHECK(a.draft->slots_per_request == 28);
+  // Given, the three flags are SGLang's: no doubt, the extra tokens as they give them.
+  SglangSettings given;
+  given.version = parse_sglang_version("0.5.5", "test");
+  given.speculative = SglangSpeculative{};
+  given.speculative->algorithm = SglangSpeculative::Algorithm::nextn;
+  given.speculative->name = "NEXTN";
+  given.speculative->num_steps = 5, given.speculative->eagle_topk = 4, given.speculative->num_draft_tokens = 8;
+  given.tp = 4;
+  given.mem_fraction_static = 0.85;
+  given.free_before_load = 78 * GiB;
+  given.free_after_load = 26 * GiB;
+  const SglangResult flags = plan_sglang(catalog_model("glm4.5-air"), catalog_cards("h100", 4), given);
+  CHECK_FALSE(flags.draft->auto_choice_uncertain);
+  CHECK(flags.draft->extra_tokens == 1'444);
   // 0.4.10 may predate PR #8482 (the draft's pool of all 46 layers): refused, not guessed.
   CHECK_THROWS_WITH(plan("0.4.10"), Catch::Contains("give --sglang-version 0.5.0 or later"));
 }

@@ -436,6 +436,7 @@ SglangDraftResult mtp_draft_beside(const SglangSpeculative& spec, SglangSpeculat
                   dsa ? SglangResult::Layout::dsa : deepseek ? SglangResult::Layout::mla : SglangResult::Layout::mha, 0,
                   target.mtp_layers));
   d.own_layers = true;
+  d.auto_choice_uncertain = glm && spec.auto_chosen && era == SglangSpeculativeEra::headroom;
   d.kind = kind;
   d.name = fmt::format("{}'s MTP layer{}", target_name, target.mtp_layers == 1 ? "" : "s");
   d.layers = target.mtp_layers;
@@ -722,9 +723,15 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   const std::uint64_t requests_given = s.max_running_requests.value_or(s.speculative ? 48 : 0);  // 0: SGLang's rule
   if (r.draft && era == SglangSpeculativeEra::headroom) {
     const SglangDraftResult& d = *r.draft;
-    r.draft->extra_tokens = (Checked(requests_given, "draft tokens") * d.num_steps * d.eagle_topk +
-                             (Checked(requests_given, "draft tokens") * d.num_draft_tokens).value() + 100)
+    // Where SGLang's auto choice is not certain (GLM-4.5 to 0.5.6), the fewer extra tokens: (3, 1, 4)'s.
+    const bool fewest = d.auto_choice_uncertain;
+    r.draft->extra_tokens = (Checked(requests_given, "draft tokens") * (fewest ? 3 : d.num_steps) * (fewest ? 1 : d.eagle_topk) +
+                             (Checked(requests_given, "draft tokens") * (fewest ? 4 : d.num_draft_tokens)).value() + 100)
                                 .value();
+    if (fewest)
+      r.assumptions.push_back("SGLang's auto choice for GLM's MTP draft before 0.5.7 is read from a secondary quote as "
+                              "5, 4, 8: #tokens grows by the fewer extra tokens of 5, 4, 8 and 3, 1, 4 (436 at 48 "
+                              "requests), each request's pool slots by the more; give the three flags to be exact");
   }
 
   // #tokens per stage, then the MIN over stages (profile_max_num_token, init_memory).
