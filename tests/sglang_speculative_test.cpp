@@ -479,7 +479,7 @@ TEST_CASE("SGLang NEXTN, GLM-4.5-Air: one grouped-query draft layer, SGLang's au
   // a secondary quote (5, 4, 8: 48 x 20 + 48 x 8 + 100 = 1,444); if it were (3, 1, 4) the extra would
   // be 48 x 3 + 48 x 4 + 100 = 436: the fewer is taken, the pool slots at the more (28).
   const SglangResult a = plan("0.5.5");
-  CHECK(a.draft->auto_choice_uncertain);
+  CHECK(a.draft->headroom_slots_per_request == 7);
   CHECK(a.draft->extra_tokens == 436);
   CHECK(a.max_total_num_tokens == 325'970 + 436);
   CHECK(a.draft->slots_per_request == 28);
@@ -495,7 +495,7 @@ TEST_CASE("SGLang NEXTN, GLM-4.5-Air: one grouped-query draft layer, SGLang's au
   given.free_before_load = 78 * GiB;
   given.free_after_load = 26 * GiB;
   const SglangResult flags = plan_sglang(catalog_model("glm4.5-air"), catalog_cards("h100", 4), given);
-  CHECK_FALSE(flags.draft->auto_choice_uncertain);
+  CHECK(flags.draft->headroom_slots_per_request == 28);
   CHECK(flags.draft->extra_tokens == 1'444);
   // 0.4.10 may predate PR #8482 (the draft's pool of all 46 layers): refused, not guessed.
   CHECK_THROWS_WITH(plan("0.4.10"), Catch::Contains("give --sglang-version 0.5.0 or later"));

@@ -336,6 +336,7 @@ SglangDraftResult draft_result(const SglangSpeculative& spec, SglangSpeculativeE
   d.era = era;
   d.num_steps = spec.num_steps, d.eagle_topk = spec.eagle_topk, d.num_draft_tokens = spec.num_draft_tokens;
   d.slots_per_request = spec.slots_per_request();
+  d.headroom_slots_per_request = d.slots_per_request;
   d.cell_bytes = cells.cell_bytes;
   d.k_bytes_per_token = cells.k_bytes_per_token;
   d.v_bytes_per_token = cells.v_bytes_per_token;
@@ -391,12 +392,7 @@ SglangDraftResult mtp_draft_beside(const SglangSpeculative& spec, SglangSpeculat
                     "not be in it; give --sglang-version 0.5.0 or later",
                     spec.name, to_string(s.version)),
         "not modelled");
-  if (dsa && s.version.number < 5000)
-    throw unsupported_architecture(
-        fmt::format("SGLang profile: --speculative-algorithm {} with the DSA MTP layer of '{}' under SGLang {}, older "
-                    "than the DSA models (0.5.x); give --sglang-version 0.5.0 or later",
-                    spec.name, target.architecture, to_string(s.version)),
-        "not modelled");
+  // DSA targets come here from 0.5.8 only: plan_sglang refuses them before (DP attention).
   if (spec.draft) {
     const ModelSpec& named = spec.draft->spec;
     if (named.architecture != target.architecture || named.layer_count() != target.layer_count() ||
@@ -422,10 +418,11 @@ SglangDraftResult mtp_draft_beside(const SglangSpeculative& spec, SglangSpeculat
   // from mid-2025; GLM is not in 0.5.x's list of (3, 1, 4) architectures, so the (5, 4, 8) every
   // other draft gets, until 2026's _auto_choose_speculative_params gives it (3, 1, 4) too.
   // GLM-5 (GlmMoeDsaForCausalLM) is not in 0.5.x's list either.
+  SglangSpeculative listed_choice = spec;  // what SGLang picks for the architectures in its list
+  listed_choice.num_steps = 3, listed_choice.eagle_topk = 1, listed_choice.num_draft_tokens = 4;
   SglangSpeculative chosen = spec;
   if (spec.auto_chosen) {
-    if ((deepseek && target.architecture != "glm_moe_dsa") || s.version.configurator())
-      chosen.num_steps = 3, chosen.eagle_topk = 1, chosen.num_draft_tokens = 4;
+    if ((deepseek && target.architecture != "glm_moe_dsa") || s.version.configurator()) chosen = listed_choice;
     else chosen.num_steps = 5, chosen.eagle_topk = 4, chosen.num_draft_tokens = 8;
   }
   ModelSpec drafted = target;
@@ -436,7 +433,9 @@ SglangDraftResult mtp_draft_beside(const SglangSpeculative& spec, SglangSpeculat
                   dsa ? SglangResult::Layout::dsa : deepseek ? SglangResult::Layout::mla : SglangResult::Layout::mha, 0,
                   target.mtp_layers));
   d.own_layers = true;
-  d.auto_choice_uncertain = glm && spec.auto_chosen && era == SglangSpeculativeEra::headroom;
+  // GLM-4.5's choice to 0.5.6 is read from a secondary quote: the headroom counts the fewer slots.
+  if (glm && spec.auto_chosen && era == SglangSpeculativeEra::headroom)
+    d.headroom_slots_per_request = std::min(d.slots_per_request, listed_choice.slots_per_request());
   d.kind = kind;
   d.name = fmt::format("{}'s MTP layer{}", target_name, target.mtp_layers == 1 ? "" : "s");
   d.layers = target.mtp_layers;
@@ -722,13 +721,10 @@ SglangResult plan_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpu
   // 0.5.6 headroom multiplies.
   const std::uint64_t requests_given = s.max_running_requests.value_or(s.speculative ? 48 : 0);  // 0: SGLang's rule
   if (r.draft && era == SglangSpeculativeEra::headroom) {
-    const SglangDraftResult& d = *r.draft;
-    // Where SGLang's auto choice is not certain (GLM-4.5 to 0.5.6), the fewer extra tokens: (3, 1, 4)'s.
-    const bool fewest = d.auto_choice_uncertain;
-    r.draft->extra_tokens = (Checked(requests_given, "draft tokens") * (fewest ? 3 : d.num_steps) * (fewest ? 1 : d.eagle_topk) +
-                             (Checked(requests_given, "draft tokens") * (fewest ? 4 : d.num_draft_tokens)).value() + 100)
-                                .value();
-    if (fewest)
+    SglangDraftResult& d = *r.draft;
+    // R x steps x topk + R x draft tokens + 100: R x a request's slots + 100.
+    d.extra_tokens = (Checked(requests_given, "draft tokens") * d.headroom_slots_per_request + 100).value();
+    if (d.headroom_slots_per_request < d.slots_per_request)
       r.assumptions.push_back("SGLang's auto choice for GLM's MTP draft before 0.5.7 is read from a secondary quote as "
                               "5, 4, 8: #tokens grows by the fewer extra tokens of 5, 4, 8 and 3, 1, 4 (436 at 48 "
                               "requests), each request's pool slots by the more; give the three flags to be exact");

@@ -108,9 +108,10 @@ struct SglangDraftResult {
   std::uint64_t scaled_cell_bytes = 0;   ///< 0.5.16+: int(target cell x (1 + draft layers / target layers))
   std::uint32_t target_layers = 0;       ///< 0.5.16+: the target's attention layers in that ratio
   std::uint64_t extra_tokens = 0;        ///< 0.4.10 - 0.5.6: R x steps x topk + R x draft tokens + 100
-  /// GLM-4.5's auto choice in 0.5.0 - 0.5.6, read from a secondary quote: the extra tokens are
-  /// counted at the fewer of (5, 4, 8) and (3, 1, 4), the pool slots at the more.
-  bool auto_choice_uncertain = false;
+  /// 0.4.10 - 0.5.6: the slots a request counts in extra_tokens. slots_per_request, but the fewer
+  /// of SGLang's two auto choices' where which it takes is not certain (GLM-4.5's to 0.5.6, read from
+  /// a secondary quote): the extra tokens at the fewer, the pool slots at the more.
+  std::uint64_t headroom_slots_per_request = 0;
   std::uint64_t k_bytes = 0;             ///< the draft pool's K and V buffers (#tokens + page rows)
   std::uint64_t v_bytes = 0;
   std::uint64_t indexer_bytes = 0;       ///< DSA: its indexer key buffer

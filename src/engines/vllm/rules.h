@@ -127,7 +127,7 @@ struct VllmSettings {
   VllmVersion version = VllmVersion::v0_21;
   /// The kernel the sampler filters top-k and top-p with (vllm_sampler: the release and
   /// VLLM_USE_FLASHINFER_SAMPLER); it sets the warm-up's peak.
-  VllmSampler sampler = VllmSampler::flashinfer;  /// the latest release's
+  VllmSampler sampler = VllmSampler::flashinfer;  ///< the latest release's
   bool hybrid_kv_cache_manager = true;  ///< false: --disable-hybrid-kv-cache-manager
   bool prefix_caching = false;          ///< --enable-prefix-caching (Mamba layers then keep 2 blocks)
   bool enforce_eager = false;           ///< --enforce-eager: no CUDA graphs are captured

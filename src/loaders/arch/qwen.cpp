@@ -30,8 +30,8 @@ bool is_moe_layer(ConfigFields& fields, u64 index) {
 /// bias) and three RMSNorms (pre_fc_norm_hidden, pre_fc_norm_embedding, norm): the 19 mtp.*
 /// tensors of a Qwen3.5-MoE checkpoint. The embedding and head are the model's (none stored with
 /// it). Quantized checkpoints keep them in bf16 (the NVFP4 Qwen3.6-35B-A3B does): all priced
-/// unquantized. fc is a plain nn.Linear in SGLang, whole on every rank.
-/// `layers` MTP layers of `layer` parameters each (a full-attention decoder layer with its MLP).
+/// unquantized. fc is a plain nn.Linear in SGLang, whole on every rank. Here `layers` MTP layers of
+/// `layer` parameters each.
 void count_mtp(ConfigFields& fields, u64 layers, u64 layer, u64 hidden, ParamCount& count) {
   const u64 fc = product({2, hidden, hidden}, "MTP fc");
   count.mtp = checked_add(product({layers, layer}, "MTP"), checked_add(fc, 3 * hidden, "MTP"), "MTP");
@@ -79,6 +79,11 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
       moe_always = checked_add(checked_add(moe_always, product({3, hidden, shared}, "shared expert"), "shared expert"), hidden,
                                "shared_expert_gate");
   }
+  // A decoder layer's own parameters and its MLP, the MoE block where layer `index` has one.
+  const auto with_mlp = [&](u64 own, u64 index) -> LayerParams {
+    if (is_moe_layer(fields, index)) return plus(moe_layer(counted.experts, counted.top_k, hidden, moe_width, moe_always), own);
+    return {checked_add(own, mlp_params(hidden, fields.positive("intermediate_size"), true, false), "layer"), 0, 0};
+  };
   for (u64 i = 0; i < layout.count(); ++i) {
     const LayerPlan& layer = layout.layers[i];
     u64 own = 2 * hidden;
@@ -90,10 +95,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     } else {
       throw unsupported_architecture(fmt::format("layer_types[{}]", i), layer.block.empty() ? std::string(to_string(layer.kind)) : layer.block);
     }
-    if (is_moe_layer(fields, i))
-      counted.layers.push_back(plus(moe_layer(counted.experts, counted.top_k, hidden, moe_width, moe_always), own));
-    else
-      counted.layers.push_back({checked_add(own, mlp_params(hidden, fields.positive("intermediate_size"), true, false), "layer"), 0, 0});
+    counted.layers.push_back(with_mlp(own, i));
   }
   // Qwen3-Next's config states no count: its checkpoint's mtp.* layer (which vLLM and SGLang build
   // as getattr(config, "num_nextn_predict_layers", 1)) is neither cached nor counted, as the GGUF
@@ -103,9 +105,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
                                    [](const LayerPlan& layer) { return layer.kind == LayerKind::full; });
     if (full == layout.layers.end()) fields.fail("layer_types", "has no full-attention layer for the MTP layer to copy");
     const u64 own = checked_add(2 * hidden, attention_params(layout, *full, attention), "MTP layer");
-    const u64 mlp = is_moe_layer(fields, 0) ? moe_layer(counted.experts, counted.top_k, hidden, moe_width, moe_always).params
-                                            : mlp_params(hidden, fields.positive("intermediate_size"), true, false);
-    count_mtp(fields, mtp, checked_add(own, mlp, "MTP layer"), hidden, count);
+    count_mtp(fields, mtp, with_mlp(own, 0).params, hidden, count);  // mtp.layers.0: layer index 0's MLP
   }
   finish_count(count, fields, counted);
   return count;
