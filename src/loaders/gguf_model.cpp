@@ -26,15 +26,40 @@ namespace {
 constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 
 /// The architectures kvplan reads, each checked against its llama.cpp source file
-/// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0.
-constexpr std::array<std::string_view, 45> kArchitectures = {
+/// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
+/// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
+/// tensors differ, and the sum of the tensors is read whatever they are.
+constexpr std::array<std::string_view, 67> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
     "hunyuan-moe", "smollm3",    "granite",    "starcoder2", "command-r", "nemotron_h",
     "falcon-h1",  "olmoe",       "seed_oss",   "granitemoe", "minicpm3", "hunyuan-dense", "dots1",
     "bailingmoe", "apertus",     "arcee",      "qwen35",    "qwen35moe",
-    "gemma4",     "kimi-linear", "deepseek32", "glm-dsa"};
+    "gemma4",     "kimi-linear", "deepseek32", "glm-dsa",
+    "mistral3",   "exaone",      "internlm2",  "minicpm",   "qwen2vl",  "qwen3vl",     "qwen3vlmoe", "glm4",
+    "chatglm",    "phi2",        "stablelm",   "gptneox",   "starcoder", "gpt2",       "falcon",    "olmo",
+    "nemotron",   "phimoe",      "minimax-m2", "bailingmoe2", "deepseek", "dbrx"};
+
+/// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
+/// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
+struct RequiredKey {
+  std::string_view arch;
+  std::string_view key;
+};
+constexpr std::array<RequiredKey, 11> kRequiredKeys = {{
+    {"qwen2vl", "rope.dimension_sections"},
+    {"qwen3vl", "rope.dimension_sections"},
+    {"qwen3vlmoe", "rope.dimension_sections"},
+    {"minimax-m2", "expert_feed_forward_length"},
+    {"bailingmoe2", "expert_feed_forward_length"},
+    {"bailingmoe2", "expert_shared_count"},
+    {"bailingmoe2", "expert_gating_func"},
+    {"deepseek", "expert_feed_forward_length"},
+    {"deepseek", "expert_shared_count"},
+    {"dbrx", "attention.clamp_kqv"},
+    {"gptneox", "use_parallel_residual"},
+}};
 
 /// Key suffixes (after "<arch>.") that change what llama.cpp caches. One of them present but not
 /// read for the architecture means kvplan does not know what the file asks for: exit 3.
@@ -531,8 +556,8 @@ void read_architecture(KeyReader& r, Hparams& hp) {
   }
   // llama, qwen2, qwen2moe, qwen3, qwen3moe, gemma, glm4moe, ernie4_5, ernie4_5-moe, hunyuan-moe,
   // smollm3 (its NoPE layers are a rope matter), granite, starcoder2, command-r, olmoe, seed_oss,
-  // granitemoe, hunyuan-dense, dots1, bailingmoe, apertus (xIELU constants), arcee: nothing
-  // architecture-specific touches the cache.
+  // granitemoe, hunyuan-dense, dots1, bailingmoe, apertus (xIELU constants), arcee, and the
+  // plain-attention row of kArchitectures: nothing architecture-specific touches the cache.
 }
 
 /// Refuses any cache-changing `<arch>.*` key that llama.cpp does not read for this architecture.
@@ -687,6 +712,9 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
   hp.swa.assign(n_layer_all, false);
   hp.recr.assign(n_layer_all, false);
 
+  for (const RequiredKey& required : kRequiredKeys)
+    if (required.arch == arch && !r.has(required.key))
+      r.fail(required.key, fmt::format("is missing (llama.cpp requires it for {})", arch));
   read_architecture(r, hp);
   reject_unread_cache_keys(r);
 

@@ -1,5 +1,7 @@
 #include "support/llamacpp_fixtures.h"
 
+#include "support/llamacpp_fixture_parts.h"
+
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -10,82 +12,7 @@ namespace kvplan::testing {
 
 namespace {
 
-constexpr std::uint32_t kF32 = 0;
-constexpr std::uint64_t kEmbd = 128;
-constexpr std::uint64_t kFf = 256;
-constexpr std::uint64_t kVocab = 8;
-
-/// The keys every fixture has: architecture, the smallest workable gpt2 vocabulary, sizes.
-void common_keys(GgufWriter& w, const std::string& arch, std::uint32_t layers, bool heads = true,
-                 std::uint32_t context = 8192) {
-  w.add_string("general.architecture", arch);
-  // llama.cpp's vocabulary marks "</s>" when general.name contains "phi3" or "phi-3" (and our
-  // 8-token vocabulary has none): the phi3 fixture's name avoids both spellings.
-  w.add_string("general.name", "kvplan fixture " + (arch == "phi3" ? std::string("phi three") : arch));
-  w.add_string("tokenizer.ggml.model", "gpt2");
-  w.add_string("tokenizer.ggml.pre", "default");
-  w.add_array_string("tokenizer.ggml.tokens", {"<|endoftext|>", "a", "b", "c", "d", "e", "f", "\xC4\x8A"});
-  w.add_array_int32("tokenizer.ggml.token_type", {3, 1, 1, 1, 1, 1, 1, 1});
-  w.add_array_string("tokenizer.ggml.merges", {});
-  w.add_uint32("tokenizer.ggml.bos_token_id", 0);
-  w.add_uint32("tokenizer.ggml.eos_token_id", 0);
-  w.add_uint32(arch + ".context_length", context);
-  w.add_uint32(arch + ".embedding_length", kEmbd);
-  w.add_uint32(arch + ".block_count", layers);
-  w.add_float32(arch + ".attention.layer_norm_rms_epsilon", 1e-6f);
-  if (heads) w.add_uint32(arch + ".attention.head_count", 4);
-}
-
-std::string blk(std::uint32_t i, std::string_view rest) { return fmt::format("blk.{}.{}", i, rest); }
-
-void embeddings(GgufWriter& w, bool output_head) {
-  w.add_tensor("token_embd.weight", kF32, {kEmbd, kVocab});
-  w.add_tensor("output_norm.weight", kF32, {kEmbd});
-  if (output_head) w.add_tensor("output.weight", kF32, {kEmbd, kVocab});
-}
-
-/// attn_norm + q/k/v/o with `head` dims, 4 query heads and `kv_heads` KV heads.
-void attention(GgufWriter& w, std::uint32_t i, std::uint64_t head, std::uint64_t kv_heads, bool qk_norm = false,
-               bool bias = false) {
-  const std::uint64_t q = head * 4, kv = head * kv_heads;
-  w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
-  w.add_tensor(blk(i, "attn_q.weight"), kF32, {kEmbd, q});
-  w.add_tensor(blk(i, "attn_k.weight"), kF32, {kEmbd, kv});
-  w.add_tensor(blk(i, "attn_v.weight"), kF32, {kEmbd, kv});
-  w.add_tensor(blk(i, "attn_output.weight"), kF32, {q, kEmbd});
-  if (bias) {
-    w.add_tensor(blk(i, "attn_q.bias"), kF32, {q});
-    w.add_tensor(blk(i, "attn_k.bias"), kF32, {kv});
-    w.add_tensor(blk(i, "attn_v.bias"), kF32, {kv});
-  }
-  if (qk_norm) {
-    w.add_tensor(blk(i, "attn_q_norm.weight"), kF32, {head});
-    w.add_tensor(blk(i, "attn_k_norm.weight"), kF32, {head});
-  }
-}
-
-void ffn(GgufWriter& w, std::uint32_t i, bool norm = true) {
-  if (norm) w.add_tensor(blk(i, "ffn_norm.weight"), kF32, {kEmbd});
-  w.add_tensor(blk(i, "ffn_gate.weight"), kF32, {kEmbd, kFf});
-  w.add_tensor(blk(i, "ffn_up.weight"), kF32, {kEmbd, kFf});
-  w.add_tensor(blk(i, "ffn_down.weight"), kF32, {kFf, kEmbd});
-}
-
-/// Gemma 2 to 4's layer: attention and the FFN, each followed by a norm of its own.
-void sandwich_layer(GgufWriter& w, std::uint32_t i, std::uint64_t head, std::uint64_t kv_heads, bool qk_norm) {
-  attention(w, i, head, kv_heads, qk_norm);
-  w.add_tensor(blk(i, "post_attention_norm.weight"), kF32, {kEmbd});
-  ffn(w, i);
-  w.add_tensor(blk(i, "post_ffw_norm.weight"), kF32, {kEmbd});
-}
-
-void experts(GgufWriter& w, std::uint32_t i, std::uint64_t n_ff_exp) {
-  w.add_tensor(blk(i, "ffn_norm.weight"), kF32, {kEmbd});
-  w.add_tensor(blk(i, "ffn_gate_inp.weight"), kF32, {kEmbd, 4});
-  w.add_tensor(blk(i, "ffn_gate_exps.weight"), kF32, {kEmbd, n_ff_exp, 4});
-  w.add_tensor(blk(i, "ffn_up_exps.weight"), kF32, {kEmbd, n_ff_exp, 4});
-  w.add_tensor(blk(i, "ffn_down_exps.weight"), kF32, {n_ff_exp, kEmbd, 4});
-}
+using namespace fixture_parts;
 
 GgufWriter llama(bool sliding_key, bool moe) {
   GgufWriter w;
@@ -1108,81 +1035,80 @@ GgufWriter arcee() {
   return w;
 }
 
-struct Entry {
-  LlamaCppFixture fixture;
-  std::function<GgufWriter()> make;
-};
-
-const std::vector<Entry>& entries() {
-  static const std::vector<Entry> list = {
-      {{"llama", "plain attention, 4 layers, 2 KV heads of 32"}, [] { return llama(false, false); }},
-      {{"llama-swa-ignored", "llama with attention.sliding_window 128: llama.cpp ignores it; tied output"},
-       [] { return llama(true, false); }},
-      {{"llama-moe", "llama with 4 experts, 2 used (Mixtral style)"}, [] { return llama(false, true); }},
-      {{"qwen2", "qwen2 with q/k/v biases"}, [] { return qwen2(); }},
-      {{"qwen3", "qwen3: head size 64 from key_length"}, [] { return qwen3(false); }},
-      {{"qwen3moe", "qwen3moe: 4 experts of 32"}, [] { return qwen3(true); }},
-      {{"gemma2", "gemma2 iSWA: window 256, llama.cpp's period 2"}, [] { return gemma(2, 4, std::nullopt); }},
-      {{"gemma3", "gemma3 iSWA: window 512, llama.cpp's period 6 (5 sliding : 1 global)"},
-       [] { return gemma(3, 6, std::nullopt); }},
-      {{"gemma3-allswa", "gemma3 with sliding_window_pattern 0: every layer sliding (arch llama would ignore the window)"},
-       [] { return gemma(3, 4, 0u); }},
-      {{"deepseek2", "deepseek2 MLA: K only, 96 latent + 32 rope"}, [] { return deepseek2(); }},
-      {{"lfm2", "lfm2 hybrid: short-conv layers 0 and 2, attention 1 and 3"}, [] { return lfm2(false); }},
-      {{"lfm2-swa", "lfm2 hybrid with sliding_window 128: recurrent + SWA-only attention"}, [] { return lfm2(true); }},
-      {{"mamba2", "mamba2: every layer recurrent, no KV cache"}, [] { return mamba2(); }},
-      {{"granitehybrid", "granitehybrid: 3 mamba2 layers + 1 attention layer"}, [] { return granitehybrid(); }},
-      {{"qwen3next", "qwen3next: gated delta net, attention every 4th layer, MoE"}, [] { return qwen3next(); }},
-      {{"gpt-oss", "gpt-oss: window 128 on every 2nd layer, sinks, biased experts"}, [] { return gpt_oss(); }},
-      {{"llama4", "llama4: chunked attention (8192-token chunks) on 3 of 4 layers, interleaved MoE"},
-       [] { return llama4(false); }},
-      {{"llama4-nochunk", "llama4 with attention.sliding_window 0: every layer full"}, [] { return llama4(true); }},
-      {{"glm4moe", "glm4moe: 1 dense + 3 MoE layers with a shared expert, q/k norms, biases"},
-       [] { return glm4moe(); }},
-      {{"gemma3n", "gemma3n: 22 layers, window 128 with period 5; layers 20 and 21 reuse 18 and 19"},
-       [] { return gemma3n(22); }},
-      {{"cohere2", "cohere2: window 128 on 3 of 4 layers, tied output"}, [] { return cohere2(); }},
-      {{"olmo2", "olmo2: no window, every layer full"}, [] { return olmo2(std::nullopt); }},
-      {{"olmo2-swa", "olmo2 with a window of 128 (OLMo 3): 3 sliding : 1 global"}, [] { return olmo2(128u); }},
-      {{"exaone4", "exaone4 with 4 layers: the window key is ignored below 64 layers"}, [] { return exaone4(4); }},
-      {{"exaone4-64", "exaone4 with 64 layers: window 128 on 3 of every 4 layers"}, [] { return exaone4(64); }},
-      {{"ernie4_5", "ernie4_5: plain attention, tied output"}, [] { return ernie4_5(false); }},
-      {{"ernie4_5-moe", "ernie4_5-moe: 1 dense + 3 MoE layers with a shared expert"}, [] { return ernie4_5(true); }},
-      {{"hunyuan-moe", "hunyuan-moe: 4 experts + a shared expert on every layer, q/k norms"},
-       [] { return hunyuan_moe(); }},
-      {{"smollm3", "smollm3: llama-shaped (NoPE every 4th layer changes no cache)"},
-       [] { return llama_shaped("smollm3"); }},
-      {{"granite", "granite: llama-shaped with logit_scale"}, [] { return llama_shaped("granite"); }},
-      {{"starcoder2", "starcoder2: biases everywhere, two-matrix MLP, tied output"}, [] { return starcoder2(); }},
-      {{"command-r", "command-r: parallel block, tied output"}, [] { return command_r(); }},
-      {{"phi3", "phi3: fused qkv and gate/up"}, [] { return phi3(false); }},
-      {{"phi3-swa-disabled", "phi3 with sliding_window 128: llama.cpp disables it"}, [] { return phi3(true); }},
-      {{"nemotron_h", "nemotron_h hybrid: Mamba-2, attention, MLP (no cache), Mamba-2"}, [] { return nemotron_h(); }},
-      {{"falcon-h1", "falcon-h1 parallel hybrid: attention and Mamba-2 state in every layer"},
-       [] { return falcon_h1(); }},
-      {{"olmoe", "olmoe: 4 experts, full-width q/k norms"}, [] { return olmoe(); }},
-      {{"seed_oss", "seed_oss: q/k/v biases, post-attention norm"}, [] { return seed_oss(); }},
-      {{"qwen2moe", "qwen2moe: 4 experts of 32, a gated shared expert, q/k/v biases"}, [] { return qwen2moe(); }},
-      {{"granitemoe", "granitemoe: 4 experts, logit_scale, tied output"}, [] { return granitemoe(); }},
-      {{"minicpm3", "minicpm3: low-rank q/kv, full K (64) and V (32) heads cached"}, [] { return minicpm3(); }},
-      {{"hunyuan-dense", "hunyuan-dense: q/k norms, plain FFN"}, [] { return hunyuan_dense(); }},
-      {{"dots1", "dots1: 1 dense + 3 MoE layers with a shared expert, 4 KV heads"}, [] { return dots1(); }},
-      {{"bailingmoe", "bailingmoe: experts and a shared expert on every layer"}, [] { return bailingmoe(); }},
-      {{"apertus", "apertus: xIELU constants per layer, q/k norms, two-matrix MLP"}, [] { return apertus(); }},
-      {{"arcee", "arcee: two-matrix MLP, tied output"}, [] { return arcee(); }},
-      {{"qwen35", "qwen35: gated delta net, attention every 4th layer, dense FFN"}, [] { return qwen35(false); }},
-      {{"gemma4", "gemma4: 6 layers, window 128 on even layers by a bool pattern, K/V heads 2x32 sliding and 1x64 global; layers 4 and 5 reuse 2 and 3"},
-       [] { return gemma4(); }},
-      {{"qwen35moe", "qwen35moe: qwen35 with routed experts and a gated shared expert"}, [] { return qwen35(true); }},
-      {{"kimi-linear", "kimi-linear: 3 KDA layers (4 heads of 16, conv 4) + 1 MLA layer (64 latent + 32 rope), MoE"},
-       [] { return kimi_linear(); }},
-      {{"deepseek32", "deepseek32: MLA (96 latent + 32 rope) and a DSA indexer key of 64 on 4 layers; 1 nextn layer"},
-       [] { return dsa_fixture(DsaFixture::deepseek32); }},
-      {{"glm-dsa", "glm-dsa: deepseek32's layers, the indexer full on layers 0 and 2 only (attention.indexer.types)"},
-       [] { return dsa_fixture(DsaFixture::glm_types); }},
-      {{"glm-dsa-table", "glm-dsa without indexer.types, trained on 1,048,576: llama.cpp's GLM 5.2 table (0-2 full)"},
-       [] { return dsa_fixture(DsaFixture::glm_table); }},
-  };
+const std::vector<FixtureRecipe>& entries() {
+  static const std::vector<FixtureRecipe> list = [] {
+    std::vector<FixtureRecipe> all = {
+        {{"llama", "plain attention, 4 layers, 2 KV heads of 32"}, [] { return llama(false, false); }},
+        {{"llama-swa-ignored", "llama with attention.sliding_window 128: llama.cpp ignores it; tied output"},
+         [] { return llama(true, false); }},
+        {{"llama-moe", "llama with 4 experts, 2 used (Mixtral style)"}, [] { return llama(false, true); }},
+        {{"qwen2", "qwen2 with q/k/v biases"}, [] { return qwen2(); }},
+        {{"qwen3", "qwen3: head size 64 from key_length"}, [] { return qwen3(false); }},
+        {{"qwen3moe", "qwen3moe: 4 experts of 32"}, [] { return qwen3(true); }},
+        {{"gemma2", "gemma2 iSWA: window 256, llama.cpp's period 2"}, [] { return gemma(2, 4, std::nullopt); }},
+        {{"gemma3", "gemma3 iSWA: window 512, llama.cpp's period 6 (5 sliding : 1 global)"},
+         [] { return gemma(3, 6, std::nullopt); }},
+        {{"gemma3-allswa", "gemma3 with sliding_window_pattern 0: every layer sliding (arch llama would ignore the window)"},
+         [] { return gemma(3, 4, 0u); }},
+        {{"deepseek2", "deepseek2 MLA: K only, 96 latent + 32 rope"}, [] { return deepseek2(); }},
+        {{"lfm2", "lfm2 hybrid: short-conv layers 0 and 2, attention 1 and 3"}, [] { return lfm2(false); }},
+        {{"lfm2-swa", "lfm2 hybrid with sliding_window 128: recurrent + SWA-only attention"}, [] { return lfm2(true); }},
+        {{"mamba2", "mamba2: every layer recurrent, no KV cache"}, [] { return mamba2(); }},
+        {{"granitehybrid", "granitehybrid: 3 mamba2 layers + 1 attention layer"}, [] { return granitehybrid(); }},
+        {{"qwen3next", "qwen3next: gated delta net, attention every 4th layer, MoE"}, [] { return qwen3next(); }},
+        {{"gpt-oss", "gpt-oss: window 128 on every 2nd layer, sinks, biased experts"}, [] { return gpt_oss(); }},
+        {{"llama4", "llama4: chunked attention (8192-token chunks) on 3 of 4 layers, interleaved MoE"},
+         [] { return llama4(false); }},
+        {{"llama4-nochunk", "llama4 with attention.sliding_window 0: every layer full"}, [] { return llama4(true); }},
+        {{"glm4moe", "glm4moe: 1 dense + 3 MoE layers with a shared expert, q/k norms, biases"},
+         [] { return glm4moe(); }},
+        {{"gemma3n", "gemma3n: 22 layers, window 128 with period 5; layers 20 and 21 reuse 18 and 19"},
+         [] { return gemma3n(22); }},
+        {{"cohere2", "cohere2: window 128 on 3 of 4 layers, tied output"}, [] { return cohere2(); }},
+        {{"olmo2", "olmo2: no window, every layer full"}, [] { return olmo2(std::nullopt); }},
+        {{"olmo2-swa", "olmo2 with a window of 128 (OLMo 3): 3 sliding : 1 global"}, [] { return olmo2(128u); }},
+        {{"exaone4", "exaone4 with 4 layers: the window key is ignored below 64 layers"}, [] { return exaone4(4); }},
+        {{"exaone4-64", "exaone4 with 64 layers: window 128 on 3 of every 4 layers"}, [] { return exaone4(64); }},
+        {{"ernie4_5", "ernie4_5: plain attention, tied output"}, [] { return ernie4_5(false); }},
+        {{"ernie4_5-moe", "ernie4_5-moe: 1 dense + 3 MoE layers with a shared expert"}, [] { return ernie4_5(true); }},
+        {{"hunyuan-moe", "hunyuan-moe: 4 experts + a shared expert on every layer, q/k norms"},
+         [] { return hunyuan_moe(); }},
+        {{"smollm3", "smollm3: llama-shaped (NoPE every 4th layer changes no cache)"},
+         [] { return llama_shaped("smollm3"); }},
+        {{"granite", "granite: llama-shaped with logit_scale"}, [] { return llama_shaped("granite"); }},
+        {{"starcoder2", "starcoder2: biases everywhere, two-matrix MLP, tied output"}, [] { return starcoder2(); }},
+        {{"command-r", "command-r: parallel block, tied output"}, [] { return command_r(); }},
+        {{"phi3", "phi3: fused qkv and gate/up"}, [] { return phi3(false); }},
+        {{"phi3-swa-disabled", "phi3 with sliding_window 128: llama.cpp disables it"}, [] { return phi3(true); }},
+        {{"nemotron_h", "nemotron_h hybrid: Mamba-2, attention, MLP (no cache), Mamba-2"}, [] { return nemotron_h(); }},
+        {{"falcon-h1", "falcon-h1 parallel hybrid: attention and Mamba-2 state in every layer"},
+         [] { return falcon_h1(); }},
+        {{"olmoe", "olmoe: 4 experts, full-width q/k norms"}, [] { return olmoe(); }},
+        {{"seed_oss", "seed_oss: q/k/v biases, post-attention norm"}, [] { return seed_oss(); }},
+        {{"qwen2moe", "qwen2moe: 4 experts of 32, a gated shared expert, q/k/v biases"}, [] { return qwen2moe(); }},
+        {{"granitemoe", "granitemoe: 4 experts, logit_scale, tied output"}, [] { return granitemoe(); }},
+        {{"minicpm3", "minicpm3: low-rank q/kv, full K (64) and V (32) heads cached"}, [] { return minicpm3(); }},
+        {{"hunyuan-dense", "hunyuan-dense: q/k norms, plain FFN"}, [] { return hunyuan_dense(); }},
+        {{"dots1", "dots1: 1 dense + 3 MoE layers with a shared expert, 4 KV heads"}, [] { return dots1(); }},
+        {{"bailingmoe", "bailingmoe: experts and a shared expert on every layer"}, [] { return bailingmoe(); }},
+        {{"apertus", "apertus: xIELU constants per layer, q/k norms, two-matrix MLP"}, [] { return apertus(); }},
+        {{"arcee", "arcee: two-matrix MLP, tied output"}, [] { return arcee(); }},
+        {{"qwen35", "qwen35: gated delta net, attention every 4th layer, dense FFN"}, [] { return qwen35(false); }},
+        {{"gemma4", "gemma4: 6 layers, window 128 on even layers by a bool pattern, K/V heads 2x32 sliding and 1x64 global; layers 4 and 5 reuse 2 and 3"},
+         [] { return gemma4(); }},
+        {{"qwen35moe", "qwen35moe: qwen35 with routed experts and a gated shared expert"}, [] { return qwen35(true); }},
+        {{"kimi-linear", "kimi-linear: 3 KDA layers (4 heads of 16, conv 4) + 1 MLA layer (64 latent + 32 rope), MoE"},
+         [] { return kimi_linear(); }},
+        {{"deepseek32", "deepseek32: MLA (96 latent + 32 rope) and a DSA indexer key of 64 on 4 layers; 1 nextn layer"},
+         [] { return dsa_fixture(DsaFixture::deepseek32); }},
+        {{"glm-dsa", "glm-dsa: deepseek32's layers, the indexer full on layers 0 and 2 only (attention.indexer.types)"},
+         [] { return dsa_fixture(DsaFixture::glm_types); }},
+        {{"glm-dsa-table", "glm-dsa without indexer.types, trained on 1,048,576: llama.cpp's GLM 5.2 table (0-2 full)"},
+         [] { return dsa_fixture(DsaFixture::glm_table); }},
+    };
+    for (FixtureRecipe& recipe : plain_attention_recipes()) all.push_back(std::move(recipe));
+    return all;
+  }();
   return list;
 }
 
@@ -1191,14 +1117,14 @@ const std::vector<Entry>& entries() {
 const std::vector<LlamaCppFixture>& llamacpp_fixtures() {
   static const std::vector<LlamaCppFixture> list = [] {
     std::vector<LlamaCppFixture> out;
-    for (const Entry& e : entries()) out.push_back(e.fixture);
+    for (const FixtureRecipe& e : entries()) out.push_back(e.fixture);
     return out;
   }();
   return list;
 }
 
 GgufWriter make_llamacpp_fixture(std::string_view name) {
-  for (const Entry& e : entries())
+  for (const FixtureRecipe& e : entries())
     if (e.fixture.name == name) return e.make();
   throw std::invalid_argument(fmt::format("unknown fixture '{}'", name));
 }

@@ -1,0 +1,107 @@
+// The GGUF architectures whose cache llama.cpp v0.4.0 lays out as llama's (create_memory's default
+// branch): their fixtures (tests/support/llamacpp_fixtures_plain.cpp) load, size one plain cache,
+// and count every tensor; the keys llama.cpp requires of them are required here too. The same
+// fixtures run through the real llama.cpp in tests/llamacpp/crosscheck.mjs.
+
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "engines/llamacpp/rules.h"
+#include "kvplan/error.h"
+#include "kvplan/model_spec.h"
+#include "loaders/gguf_model.h"
+#include "support/llamacpp_fixture_model.h"
+#include "support/llamacpp_fixtures.h"
+#include "support/temp_dir.h"
+
+namespace {
+
+const std::vector<std::string> kPlainArchs = {
+    "mistral3", "exaone",  "internlm2", "minicpm", "qwen2vl", "qwen3vl",  "qwen3vlmoe", "glm4",
+    "chatglm",  "phi2",    "stablelm",  "gptneox", "starcoder", "gpt2",   "falcon",     "olmo",
+    "nemotron", "phimoe",  "minimax-m2", "bailingmoe2", "deepseek", "dbrx"};
+
+/// The harness's CPU run: f16 K and V, flash attention off, no layer offloaded, one sequence.
+std::uint64_t plain_arch_kv_bytes(const kvplan::GgufModel& m, std::uint64_t n_ctx) {
+  kvplan::LlamaCppSettings s;
+  s.n_ctx = n_ctx;
+  s.n_parallel = 1;
+  s.type_k = &kvplan::ggml_type_by_name("f16");
+  s.type_v = &kvplan::ggml_type_by_name("f16");
+  s.flash_attn = kvplan::LlamaCppFlashAttn::off;
+  s.n_batch = s.n_ubatch = 512;
+  s.n_gpu_layers = 0;
+  return kvplan::plan_llamacpp(m.spec, s, kvplan::llamacpp_facts(m.spec)).kv_bytes;
+}
+
+/// Loading a file made of the keys every architecture reads and no more: the exit code.
+kvplan::ExitCode plain_arch_bare_code(const std::string& arch) {
+  kvplan::testing::GgufWriter w;
+  w.add_string("general.architecture", arch);
+  w.add_uint32(arch + ".block_count", 4);
+  w.add_uint32(arch + ".embedding_length", 128);
+  w.add_uint32(arch + ".context_length", 8192);
+  w.add_uint32(arch + ".attention.head_count", 4);
+  w.add_tensor("token_embd.weight", 0, {128, 8});
+  kvplan::testing::TempDir dir;
+  const std::string path = dir.file("model.gguf");
+  w.write(path);
+  try {
+    kvplan::load_gguf_model(path);
+  } catch (const kvplan::Error& e) {
+    return e.code();
+  }
+  return kvplan::ExitCode::ok;
+}
+
+}  // namespace
+
+TEST_CASE("plain-attention GGUF architectures: one cache of 2 K/V heads of 32 on every layer", "[gguf_archs]") {
+  for (const std::string& arch : kPlainArchs) {
+    INFO(arch);
+    const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture(arch);
+    CHECK(m.spec.architecture == arch);
+    CHECK(kvplan::describe_layers(m.spec) == "4 full");
+    CHECK(m.spec.layers[0].kv_heads == 2);
+    CHECK(m.spec.layers[0].k_head_dim == 32);
+    CHECK(m.spec.layers[0].v_head_dim == 32);
+    // n_ctx 4096, 1 sequence: 4 layers x 4096 cells x 64 x 2 B x (K + V) = 4,194,304.
+    CHECK(plain_arch_kv_bytes(m, 4096) == 4'194'304);
+  }
+}
+
+TEST_CASE("plain-attention GGUF architectures: every tensor counted, by hand", "[gguf_archs]") {
+  // mistral3: token_embd 128 x 8 + output_norm 128 + output 1,024 = 2,176; a layer: attn_norm 128,
+  // q 128 x 128, k and v 128 x 64, o 128 x 128, ffn_norm 128, gate/up/down 128 x 256 = 147,712.
+  CHECK(kvplan::testing::load_llamacpp_fixture("mistral3").spec.params == 2'176 + 4 * 147'712);
+  // phi2: embeddings 1,024 + output_norm and bias 256 + output 1,024 and bias 8 = 2,312; a layer:
+  // attn_norm and bias 256, q/k/v 32,768 and biases 256, o 16,384 and bias 128, up 32,768 and
+  // bias 256, down 32,768 and bias 128 = 115,712.
+  CHECK(kvplan::testing::load_llamacpp_fixture("phi2").spec.params == 2'312 + 4 * 115'712);
+  // starcoder: token_embd 1,024 + position_embd 128 x 8,192 + output_norm and bias 256 + output
+  // 1,024 = 1,050,880; a layer: 2 norms and biases 512, qkv 128 x 256 and bias 256, o and bias
+  // 16,512, up and bias 33,024, down and bias 32,896 = 115,968.
+  const kvplan::GgufModel starcoder = kvplan::testing::load_llamacpp_fixture("starcoder");
+  CHECK(starcoder.spec.params == 1'050'880 + 4 * 115'968);
+  // dbrx: 2,176 outside the layers; a layer: attn_norm 128, qkv 32,768, o 16,384, attn_output_norm
+  // 128, router 512, 3 x 128 x 256 x 4 experts = 393,216; 2 of 4 experts active.
+  const kvplan::GgufModel dbrx = kvplan::testing::load_llamacpp_fixture("dbrx");
+  CHECK(dbrx.spec.params == 2'176 + 4 * 443'136);
+  CHECK(dbrx.spec.active_params == dbrx.spec.params - 4 * 393'216 + 4 * 196'608);
+}
+
+TEST_CASE("plain-attention GGUF architectures: keys llama.cpp requires are required", "[gguf_archs]") {
+  // Each changes no cache, but without it llama.cpp does not load the file.
+  for (const char* arch :
+       {"qwen2vl", "qwen3vl", "qwen3vlmoe", "minimax-m2", "bailingmoe2", "deepseek", "dbrx", "gptneox"}) {
+    INFO(arch);
+    CHECK(plain_arch_bare_code(arch) == kvplan::ExitCode::invalid_input);
+  }
+  // The others need nothing beyond what every architecture reads.
+  for (const char* arch : {"mistral3", "glm4", "chatglm", "phi2", "olmo"}) {
+    INFO(arch);
+    CHECK(plain_arch_bare_code(arch) == kvplan::ExitCode::ok);
+  }
+}

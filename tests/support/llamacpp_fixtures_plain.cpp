@@ -1,0 +1,343 @@
+// Fixtures of the architectures whose cache llama.cpp v0.4.0 lays out as llama's: create_memory's
+// default branch, no window, no recurrent layer, K and V of head_count_kv heads on every layer.
+// What differs is only which tensors load_arch_tensors creates (src/models/<arch>.cpp) and which
+// keys load_arch_hparams requires; each recipe writes exactly those, since llama.cpp refuses a file
+// with a tensor it did not create ("wrong number of tensors").
+
+#include <optional>
+
+#include "support/llamacpp_fixture_parts.h"
+
+namespace kvplan::testing::fixture_parts {
+
+namespace {
+
+constexpr std::uint64_t kKvWidth = 64;  // 2 KV heads of 32
+
+/// The keys of a plain-attention fixture: 4 layers, 4 query heads of 32, 2 KV heads.
+GgufWriter plain_keys(const std::string& arch) {
+  GgufWriter w;
+  common_keys(w, arch, 4);
+  w.add_uint32(arch + ".feed_forward_length", kFf);
+  w.add_uint32(arch + ".attention.head_count_kv", 2);
+  return w;
+}
+
+/// Layer norms with biases (LLM_KV_ATTENTION_LAYERNORM_EPS, read as required by these archs).
+void layer_norm_eps(GgufWriter& w, const std::string& arch) {
+  w.add_float32(arch + ".attention.layer_norm_epsilon", 1e-5f);
+}
+
+void norm_with_bias(GgufWriter& w, const std::string& name) {
+  w.add_tensor(name + ".weight", kF32, {kEmbd});
+  w.add_tensor(name + ".bias", kF32, {kEmbd});
+}
+
+/// A two-matrix MLP (up, down), with biases when `bias`.
+void mlp(GgufWriter& w, std::uint32_t i, bool bias) {
+  w.add_tensor(blk(i, "ffn_up.weight"), kF32, {kEmbd, kFf});
+  w.add_tensor(blk(i, "ffn_down.weight"), kF32, {kFf, kEmbd});
+  if (!bias) return;
+  w.add_tensor(blk(i, "ffn_up.bias"), kF32, {kFf});
+  w.add_tensor(blk(i, "ffn_down.bias"), kF32, {kEmbd});
+}
+
+/// One fused attn_qkv of n_embd + 2 x the KV width, with its bias when `bias`.
+void fused_qkv(GgufWriter& w, std::uint32_t i, bool bias) {
+  w.add_tensor(blk(i, "attn_qkv.weight"), kF32, {kEmbd, kEmbd + 2 * kKvWidth});
+  if (bias) w.add_tensor(blk(i, "attn_qkv.bias"), kF32, {kEmbd + 2 * kKvWidth});
+}
+
+/// Layers exactly as llama's (q/k/v/o, a gated MLP): mistral3, exaone, internlm2, minicpm; with
+/// q/k norms for qwen3vl; and the rope sections the multimodal-rope archs require.
+GgufWriter llama_layers(const std::string& arch, bool output_head, bool qk_norm, bool rope_sections) {
+  GgufWriter w = plain_keys(arch);
+  if (rope_sections) w.add_array_int32(arch + ".rope.dimension_sections", {8, 4, 4, 0});
+  embeddings(w, output_head);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, qk_norm);
+    ffn(w, i);
+  }
+  return w;
+}
+
+/// qwen3vlmoe: q/k norms, 4 routed experts of kFf (expert_feed_forward_length), rope sections.
+GgufWriter qwen3vlmoe() {
+  GgufWriter w = plain_keys("qwen3vlmoe");
+  w.add_array_int32("qwen3vlmoe.rope.dimension_sections", {8, 4, 4, 0});
+  w.add_uint32("qwen3vlmoe.expert_count", 4);
+  w.add_uint32("qwen3vlmoe.expert_used_count", 2);
+  w.add_uint32("qwen3vlmoe.expert_feed_forward_length", kFf);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, true);
+    experts(w, i, kFf);
+  }
+  return w;
+}
+
+/// glm4 (GLM-4-0414): post-attention and post-FFN norms, gate and up fused in one ffn_up.
+GgufWriter glm4() {
+  GgufWriter w = plain_keys("glm4");
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, false, true);
+    w.add_tensor(blk(i, "post_attention_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "ffn_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "ffn_up.weight"), kF32, {kEmbd, 2 * kFf});
+    w.add_tensor(blk(i, "ffn_down.weight"), kF32, {kFf, kEmbd});
+    w.add_tensor(blk(i, "post_ffw_norm.weight"), kF32, {kEmbd});
+  }
+  return w;
+}
+
+/// chatglm (ChatGLM3, GLM-4-9B-chat): q/k/v biases, gate and up fused in one ffn_up.
+GgufWriter chatglm() {
+  GgufWriter w = plain_keys("chatglm");
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, false, true);
+    w.add_tensor(blk(i, "ffn_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "ffn_up.weight"), kF32, {kEmbd, 2 * kFf});
+    w.add_tensor(blk(i, "ffn_down.weight"), kF32, {kFf, kEmbd});
+  }
+  return w;
+}
+
+/// phi2: one layer norm with bias feeding attention and MLP in parallel; biases everywhere.
+GgufWriter phi2() {
+  GgufWriter w = plain_keys("phi2");
+  layer_norm_eps(w, "phi2");
+  w.add_tensor("token_embd.weight", kF32, {kEmbd, kVocab});
+  norm_with_bias(w, "output_norm");
+  w.add_tensor("output.weight", kF32, {kEmbd, kVocab});
+  w.add_tensor("output.bias", kF32, {kVocab});
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, false, true);
+    w.add_tensor(blk(i, "attn_norm.bias"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "attn_output.bias"), kF32, {kEmbd});
+    mlp(w, i, true);
+  }
+  return w;
+}
+
+/// stablelm: layer norms with biases, a gated MLP.
+GgufWriter stablelm() {
+  GgufWriter w = plain_keys("stablelm");
+  layer_norm_eps(w, "stablelm");
+  embeddings(w, true);
+  w.add_tensor("output_norm.bias", kF32, {kEmbd});
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    w.add_tensor(blk(i, "attn_norm.bias"), kF32, {kEmbd});
+    ffn(w, i);
+    w.add_tensor(blk(i, "ffn_norm.bias"), kF32, {kEmbd});
+  }
+  return w;
+}
+
+/// gptneox (Pythia), starcoder and gpt2 (learned positions), falcon: fused qkv, layer norms with
+/// biases, a two-matrix MLP.
+enum class FusedArch { gptneox, starcoder, gpt2, falcon };
+
+GgufWriter fused_qkv_model(FusedArch kind) {
+  const std::string arch = kind == FusedArch::gptneox     ? "gptneox"
+                           : kind == FusedArch::starcoder ? "starcoder"
+                           : kind == FusedArch::gpt2      ? "gpt2"
+                                                          : "falcon";
+  const bool biases = kind != FusedArch::falcon;
+  GgufWriter w = plain_keys(arch);
+  layer_norm_eps(w, arch);
+  if (kind == FusedArch::gptneox) w.add_bool("gptneox.use_parallel_residual", true);
+  w.add_tensor("token_embd.weight", kF32, {kEmbd, kVocab});
+  if (kind == FusedArch::starcoder || kind == FusedArch::gpt2)
+    w.add_tensor("position_embd.weight", kF32, {kEmbd, 8192});
+  norm_with_bias(w, "output_norm");
+  w.add_tensor("output.weight", kF32, {kEmbd, kVocab});
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    norm_with_bias(w, blk(i, "attn_norm"));
+    fused_qkv(w, i, biases);
+    w.add_tensor(blk(i, "attn_output.weight"), kF32, {kEmbd, kEmbd});
+    if (biases) w.add_tensor(blk(i, "attn_output.bias"), kF32, {kEmbd});
+    if (biases) norm_with_bias(w, blk(i, "ffn_norm"));
+    mlp(w, i, biases);
+  }
+  return w;
+}
+
+/// olmo (OLMo 1): non-parametric layer norms, so no norm tensors at all; tied output.
+GgufWriter olmo() {
+  GgufWriter w = plain_keys("olmo");
+  layer_norm_eps(w, "olmo");
+  w.add_tensor("token_embd.weight", kF32, {kEmbd, kVocab});
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_q.weight"), kF32, {kEmbd, kEmbd});
+    w.add_tensor(blk(i, "attn_k.weight"), kF32, {kEmbd, kKvWidth});
+    w.add_tensor(blk(i, "attn_v.weight"), kF32, {kEmbd, kKvWidth});
+    w.add_tensor(blk(i, "attn_output.weight"), kF32, {kEmbd, kEmbd});
+    ffn(w, i, false);
+  }
+  return w;
+}
+
+/// nemotron (Minitron, Nemotron-4): layer norms with biases, a two-matrix MLP.
+GgufWriter nemotron() {
+  GgufWriter w = plain_keys("nemotron");
+  layer_norm_eps(w, "nemotron");
+  embeddings(w, true);
+  w.add_tensor("output_norm.bias", kF32, {kEmbd});
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    w.add_tensor(blk(i, "attn_norm.bias"), kF32, {kEmbd});
+    norm_with_bias(w, blk(i, "ffn_norm"));
+    mlp(w, i, false);
+  }
+  return w;
+}
+
+/// phimoe (Phi-3.5-MoE): layer norms with biases, 4 experts of kFf, an output bias.
+GgufWriter phimoe() {
+  GgufWriter w = plain_keys("phimoe");
+  w.add_uint32("phimoe.expert_count", 4);
+  w.add_uint32("phimoe.expert_used_count", 2);
+  embeddings(w, true);
+  w.add_tensor("output_norm.bias", kF32, {kEmbd});
+  w.add_tensor("output.bias", kF32, {kVocab});
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    w.add_tensor(blk(i, "attn_norm.bias"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "attn_output.bias"), kF32, {kEmbd});
+    experts(w, i, kFf);
+    w.add_tensor(blk(i, "ffn_norm.bias"), kF32, {kEmbd});
+  }
+  return w;
+}
+
+/// minimax-m2: full-width q and k norms, 4 experts with a selection bias.
+GgufWriter minimax_m2() {
+  GgufWriter w = plain_keys("minimax-m2");
+  w.add_uint32("minimax-m2.expert_count", 4);
+  w.add_uint32("minimax-m2.expert_used_count", 2);
+  w.add_uint32("minimax-m2.expert_feed_forward_length", kFf);
+  // Optional to the loader, but without it the graph aborts ("fatal error" choosing the gating).
+  w.add_uint32("minimax-m2.expert_gating_func", 2);  // sigmoid, as MiniMax-M2's files say
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    w.add_tensor(blk(i, "attn_q_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "attn_k_norm.weight"), kF32, {kKvWidth});
+    experts(w, i, kFf);
+    w.add_tensor(blk(i, "exp_probs_b.bias"), kF32, {4});
+  }
+  return w;
+}
+
+/// bailingmoe2 (Ling 2.0): fused qkv, q/k norms, 1 dense layer then experts with a shared one.
+GgufWriter bailingmoe2() {
+  GgufWriter w = plain_keys("bailingmoe2");
+  w.add_uint32("bailingmoe2.expert_count", 4);
+  w.add_uint32("bailingmoe2.expert_used_count", 2);
+  w.add_uint32("bailingmoe2.expert_feed_forward_length", 32);
+  w.add_uint32("bailingmoe2.expert_shared_feed_forward_length", 64);
+  w.add_uint32("bailingmoe2.expert_shared_count", 1);
+  w.add_uint32("bailingmoe2.expert_gating_func", 2);  // sigmoid
+  w.add_uint32("bailingmoe2.leading_dense_block_count", 1);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    fused_qkv(w, i, false);
+    w.add_tensor(blk(i, "attn_output.weight"), kF32, {kEmbd, kEmbd});
+    w.add_tensor(blk(i, "attn_q_norm.weight"), kF32, {32});
+    w.add_tensor(blk(i, "attn_k_norm.weight"), kF32, {32});
+    if (i == 0) {
+      ffn(w, i);
+      continue;
+    }
+    experts(w, i, 32);
+    w.add_tensor(blk(i, "exp_probs_b.bias"), kF32, {4});
+    w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {64, kEmbd});
+  }
+  return w;
+}
+
+/// deepseek (DeepSeek-MoE 16B, V1): 1 dense layer, then 4 experts of 32 and a shared expert.
+GgufWriter deepseek() {
+  GgufWriter w = plain_keys("deepseek");
+  w.add_uint32("deepseek.expert_count", 4);
+  w.add_uint32("deepseek.expert_used_count", 2);
+  w.add_uint32("deepseek.expert_feed_forward_length", 32);
+  w.add_uint32("deepseek.expert_shared_count", 2);
+  w.add_uint32("deepseek.leading_dense_block_count", 1);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    if (i == 0) {
+      ffn(w, i);
+      continue;
+    }
+    experts(w, i, 32);
+    w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {64, kEmbd});
+  }
+  return w;
+}
+
+/// dbrx: fused qkv, a norm after attention, 4 experts of kFf; clamp_kqv is required.
+GgufWriter dbrx() {
+  GgufWriter w = plain_keys("dbrx");
+  layer_norm_eps(w, "dbrx");
+  w.add_float32("dbrx.attention.clamp_kqv", 8.0f);
+  w.add_uint32("dbrx.expert_count", 4);
+  w.add_uint32("dbrx.expert_used_count", 2);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    fused_qkv(w, i, false);
+    w.add_tensor(blk(i, "attn_output.weight"), kF32, {kEmbd, kEmbd});
+    w.add_tensor(blk(i, "attn_output_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "ffn_gate_inp.weight"), kF32, {kEmbd, 4});
+    w.add_tensor(blk(i, "ffn_gate_exps.weight"), kF32, {kEmbd, kFf, 4});
+    w.add_tensor(blk(i, "ffn_up_exps.weight"), kF32, {kEmbd, kFf, 4});
+    w.add_tensor(blk(i, "ffn_down_exps.weight"), kF32, {kFf, kEmbd, 4});
+  }
+  return w;
+}
+
+}  // namespace
+
+std::vector<FixtureRecipe> plain_attention_recipes() {
+  return {
+      {{"mistral3", "mistral3: llama's layers (Mistral Small 3, Devstral)"},
+       [] { return llama_layers("mistral3", true, false, false); }},
+      {{"exaone", "exaone (EXAONE 3.x): llama's layers, tied output"},
+       [] { return llama_layers("exaone", false, false, false); }},
+      {{"internlm2", "internlm2: llama's layers"}, [] { return llama_layers("internlm2", true, false, false); }},
+      {{"minicpm", "minicpm: llama's layers, tied output"},
+       [] { return llama_layers("minicpm", false, false, false); }},
+      {{"qwen2vl", "qwen2vl: llama's layers, rope sections"},
+       [] { return llama_layers("qwen2vl", true, false, true); }},
+      {{"qwen3vl", "qwen3vl: q/k norms, rope sections"}, [] { return llama_layers("qwen3vl", true, true, true); }},
+      {{"qwen3vlmoe", "qwen3vlmoe: q/k norms, 4 experts of 256, rope sections"}, [] { return qwen3vlmoe(); }},
+      {{"glm4", "glm4: post-attention and post-FFN norms, fused gate/up"}, [] { return glm4(); }},
+      {{"chatglm", "chatglm: q/k/v biases, fused gate/up"}, [] { return chatglm(); }},
+      {{"phi2", "phi2: parallel block, biases everywhere"}, [] { return phi2(); }},
+      {{"stablelm", "stablelm: layer norms with biases"}, [] { return stablelm(); }},
+      {{"gptneox", "gptneox: fused qkv, parallel residual"}, [] { return fused_qkv_model(FusedArch::gptneox); }},
+      {{"starcoder", "starcoder: fused qkv, learned positions"}, [] { return fused_qkv_model(FusedArch::starcoder); }},
+      {{"gpt2", "gpt2: fused qkv, learned positions"}, [] { return fused_qkv_model(FusedArch::gpt2); }},
+      {{"falcon", "falcon: fused qkv, no biases"}, [] { return fused_qkv_model(FusedArch::falcon); }},
+      {{"olmo", "olmo: no norm tensors, tied output"}, [] { return olmo(); }},
+      {{"nemotron", "nemotron: layer norms with biases, two-matrix MLP"}, [] { return nemotron(); }},
+      {{"phimoe", "phimoe: 4 experts, biases"}, [] { return phimoe(); }},
+      {{"minimax-m2", "minimax-m2: full-width q/k norms, 4 experts"}, [] { return minimax_m2(); }},
+      {{"bailingmoe2", "bailingmoe2: fused qkv, 1 dense + 3 MoE layers with a shared expert"},
+       [] { return bailingmoe2(); }},
+      {{"deepseek", "deepseek (V1 MoE): 1 dense + 3 MoE layers with 2 shared experts"}, [] { return deepseek(); }},
+      {{"dbrx", "dbrx: fused qkv, 4 experts of 256"}, [] { return dbrx(); }},
+  };
+}
+
+}  // namespace kvplan::testing::fixture_parts
