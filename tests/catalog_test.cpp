@@ -38,6 +38,8 @@ struct Figures {
 const Figures kFigures[] = {
     // allam-7b: 32 full x 2 x 32 x 128 values
     {"allam-7b", 524288, 262144, {2147483648ull, 1073741824ull, 17179869184ull, 8589934592ull, 68719476736ull, 34359738368ull}},
+    // apertus-8b: 32 full x 2 x 8 x 128 values
+    {"apertus-8b", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
     // aya-23-8b: 32 full x 2 x 8 x 128 values (head_dim 4096/32)
     {"aya-23-8b", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
     // codellama-7b: 32 full x 2 x 32 x 128 values
@@ -102,6 +104,8 @@ const Figures kFigures[] = {
     {"gemma4-e2b", 18432, 9216, {31457280ull, 15728640ull, 207618048ull, 103809024ull, 811597824ull, 405798912ull}},
     // glm-4-9b: 40 full x 2 x 2 x 128 values
     {"glm-4-9b", 40960, 20480, {167772160ull, 83886080ull, 1342177280ull, 671088640ull, 5368709120ull, 2684354560ull}},
+    // glm4-32b-0414: 61 full x 2 x 2 x 128 values
+    {"glm4-32b-0414", 62464, 31232, {255852544ull, 127926272ull, 2046820352ull, 1023410176ull, 8187281408ull, 4093640704ull}},
     // glm4.5-air: 46 full x 2 x 8 x 128 values
     {"glm4.5-air", 188416, 94208, {771751936ull, 385875968ull, 6174015488ull, 3087007744ull, 24696061952ull, 12348030976ull}},
     // glm4.7: 92 full x 2 x 8 x 128 values
@@ -174,6 +178,8 @@ const Figures kFigures[] = {
     {"llama3.2-1b", 32768, 16384, {134217728ull, 67108864ull, 1073741824ull, 536870912ull, 4294967296ull, 2147483648ull}},
     // llama3.2-3b: 28 full x 2 x 8 x 128 values
     {"llama3.2-3b", 114688, 57344, {469762048ull, 234881024ull, 3758096384ull, 1879048192ull, 15032385536ull, 7516192768ull}},
+    // llama3.2-90b-vision: 80 full x 2 x 8 x 128 values + 20 cross layers x 6,404 image tokens x 2 x 8 x 128 (fixed)
+    {"llama3.2-90b-vision", 327680, 163840, {1866792960ull, 933396480ull, 11262033920ull, 5631016960ull, 43474288640ull, 21737144320ull}},
     // llama3.3-70b: 80 full x 2 x 8 x 128 values
     {"llama3.3-70b", 327680, 163840, {1342177280ull, 671088640ull, 10737418240ull, 5368709120ull, 42949672960ull, 21474836480ull}},
     // llama4-maverick: 12 full (NoPE, every 4th) + 36 chunked(8192) x 2 x 8 x 128 values
@@ -196,6 +202,8 @@ const Figures kFigures[] = {
     {"minimax-m2.7", 253952, 126976, {1040187392ull, 520093696ull, 8321499136ull, 4160749568ull, 33285996544ull, 16642998272ull}},
     // ministral3-3b: 26 full x 2 x 8 x 128 values
     {"ministral3-3b", 106496, 53248, {436207616ull, 218103808ull, 3489660928ull, 1744830464ull, 13958643712ull, 6979321856ull}},
+    // minitron-4b: 32 full x 2 x 8 x 128 values (head_dim 128 given)
+    {"minitron-4b", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
     // mistral-7b-v0.1: 32 sliding(4096) x 2 x 8 x 128 values
     {"mistral-7b-v0.1", 131072, 65536, {536870912ull, 268435456ull, 536870912ull, 268435456ull, 536870912ull, 268435456ull}},
     // mistral-7b-v0.3: 32 full x 2 x 8 x 128 values

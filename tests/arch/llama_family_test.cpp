@@ -1,5 +1,5 @@
 // The new model_types of the llama family (src/loaders/arch/llama.cpp): smollm3, seed_oss, arcee,
-// apertus. Sources in tests/fixtures/hf/SOURCES.md.
+// apertus (the last two on fine-tunes' real configs). Sources in tests/fixtures/hf/SOURCES.md.
 
 #include "arch/arch_test.h"
 
@@ -31,14 +31,24 @@ TEST_CASE("seed_oss: Seed-OSS-36B, q/k/v biases without o_proj's, head_dim 128 b
   CHECK(cache_bytes(model).per_token == 64 * 2 * 8 * 128 * 2);
 }
 
-TEST_CASE("arcee and apertus: their MLPs, on the Llama 3.1 8B shapes (no config of theirs was found)") {
-  // Llama 3.1 8B: attention 4096^2 x 2 + 4096 x 1024 x 2 = 41,943,040 per layer, 2 x 128,256 x
-  // 4,096 embedding and head, 14,336-wide MLPs.
-  nlohmann::json config = hf_config("llama3.1-8b");
-  // Arcee: up and down only: 32 x (41,943,040 + 2 x 4096 x 14336 + 8,192) + 1,050,673,152 + 4,096.
-  config["model_type"] = "arcee";
-  CHECK(count_params(config).total == 6'151'213'056ull);
-  // Apertus: + q/k RMSNorms 2 x 128 and xIELU's alpha_p and alpha_n per layer: + 32 x 258.
-  config["model_type"] = "apertus";
-  CHECK(count_params(config).total == 6'151'213'056ull + 32 * 258);
+TEST_CASE("apertus: Science-Expert-R1, an Apertus-8B fine-tune: xIELU MLP, q/k norms") {
+  // Per layer: q and o 2 x 4096^2, k and v 2 x 4096 x 1024, q/k RMSNorms 2 x 128, up and down 2 x
+  // 4096 x 21504 (no gate), xIELU's alpha_p and alpha_n 2, 2 norms 8,192 = 218,112,258 x 32;
+  // embedding and lm_head 2 x 131,072 x 4,096; final norm. = 8,053,338,176, Hugging Face's count
+  // of swiss-ai/Apertus-8B-2509 (llmfit's table, SOURCES.md): the fine-tune kept every shape.
+  const ModelSpec model = hf_model("science-expert-r1");
+  CHECK(model.params == 8'053'338'176ull);
+  CHECK(model.params == 32ull * 218'112'258 + 2ull * 131'072 * 4'096 + 4'096);
+  CHECK(cache_bytes(model).per_token == 32 * 2 * 8 * 128 * 2);
+}
+
+TEST_CASE("arcee: Austral-AFM-SFT, an AFM-4.5B fine-tune: relu^2 MLP of up and down") {
+  // Per layer: q and o 2 x 2560^2, k and v 2 x 2560 x 512, up and down 2 x 2560 x 18432, 2 norms
+  // 5,120 = 110,105,600 x 36; embedding and lm_head 2 x 128,005 x 2,560; final norm.
+  // = 4,619,189,760: 5,120 more than Hugging Face's count of arcee-ai/AFM-4.5B-Base (4,619,184,640,
+  // llmfit's table), exactly one vocabulary row in the embedding and the head (2 x 2,560).
+  const ModelSpec model = hf_model("austral-afm-sft");
+  CHECK(model.params == 36ull * 110'105'600 + 2ull * 128'005 * 2'560 + 2'560);
+  CHECK(model.params == 4'619'184'640ull + 2 * 2'560);
+  CHECK(cache_bytes(model).per_token == 36 * 2 * 4 * 128 * 2);
 }

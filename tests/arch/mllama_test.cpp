@@ -1,8 +1,9 @@
-// mllama (src/loaders/arch/mllama.cpp): Llama 3.2 11B Vision. No config.json was found; the fields
+// mllama (src/loaders/arch/mllama.cpp): Llama 3.2 11B Vision, whose config.json was not found: the fields
 // below are those quoted from the checkpoint's config (vision_config, cross_attention_layers) and
 // its tensor listing (danbev's learning-ai notes, search index file id 40415686548), with the text
 // sizes several test fixtures agree on; the model_type names are transformers' own for
-// MllamaForConditionalGeneration. Its count matches the repository's exactly.
+// MllamaForConditionalGeneration. Its count matches the repository's exactly. The 90B's config.json
+// (tests/fixtures/hf/llama3.2-90b-vision-instruct, verbatim) is read whole below.
 
 #include <fstream>
 
@@ -63,4 +64,22 @@ TEST_CASE("mllama: the language model, the tiled vision encoder and the projecto
   { std::ofstream(path) << spec; }
   check_refused(run_kvplan("--model " + path + " --runtime vllm --gpu h100"), "cross-attention", 3);
   check_refused(run_kvplan("--model " + path + " --runtime llama.cpp --gpu h100"), "cross-attention", 3);
+}
+
+TEST_CASE("mllama: Llama 3.2 90B Vision Instruct from its config.json") {
+  const ModelSpec model = hf_model("llama3.2-90b-vision-instruct");
+  CHECK(describe_layers(model) == "80 full + 20 cross(6404)");
+  // Text: embedding (128,256 + 8) x 8,192; 80 self layers of attention 150,994,944 + MLP 3 x 8192 x
+  // 28672 + 2 norms; 20 cross layers of the same + q/k norms 256 + 2 gates; final norm; lm_head
+  // 128,256 x 8,192.
+  CHECK(model.params == 80ull * 855'654'400 + 20ull * 855'654'658 + 128'264ull * 8'192 + 8'192 + 128'256ull * 8'192);
+  CHECK(model.params == 87'666'865'192ull);
+  // The same vision encoder as 11B's (checked there against Hugging Face's count); the projector
+  // maps 7,680 to 8,192 wide: 7680 x 8192 + 8,192.
+  CHECK(model.parts.at(0).params == 863'567'379ull);
+  CHECK(model.parts.at(1).params == 62'922'752ull);
+  // 88,593,355,323 in all, the "90B" of its name.
+  // Per token 80 self layers x 2 x 8 x 128 x 2 B; fixed 20 cross layers x 6,404 image tokens x 4,096 B.
+  CHECK(cache_bytes(model).per_token == 80 * 2 * 8 * 128 * 2);
+  CHECK(cache_bytes(model).fixed == 20ull * 6'404 * 4'096);
 }

@@ -30,12 +30,13 @@ const Family& family_glm() {
       .name = "glm",
       .types = {{"glm"}, {"glm4"}},
       .gguf = "chatglm (glm), glm4",
-      .fixtures = {"glm-4-9b-chat-hf"},
+      .fixtures = {"glm-4-9b-chat-hf", "glm-v2-lora"},
       .rules = "Full attention with num_key_value_heads (GlmConfig default 2) of head_dim (default 128); "
                "partial_rotary_factor changes no cache size. Counted: q/k/v biases (attention_bias, default true), "
                "the fused gate_up MLP; glm4 has 4 norms per layer.",
-      .unverified = "glm4: no config.json of a GLM-4-0414 checkpoint was found; the counter is checked on the "
-                    "GLM-4-9B shapes against a llama.cpp model-info figure whose checkpoint is not named.",
+      .unverified = "glm4: no official GLM-4-0414 config.json was found; tested on a fine-tune's (GLM-v2-lora, "
+                    "GLM-4-32B-0414's shapes, 32.57B) and on the GLM-4-9B shapes, whose 9,400,279,040 a public note "
+                    "gives as GLM-4-9B-0414's safetensors count.",
       .defaults = {{"", "head_dim", 128}, {"", "num_key_value_heads", 2}},
       .count = count,
   };

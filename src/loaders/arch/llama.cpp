@@ -82,7 +82,8 @@ const Family& family_llama() {
       .types = {{"llama"}, {"mistral"}, {"ministral3", false, "Ministral 3 (2512): Mistral shapes, attention scaling only"},
                 {"mixtral"}, {"smollm3", true}, {"arcee"}, {"apertus"}, {"seed_oss"}},
       .gguf = "llama (smollm3, arcee, apertus, seed_oss)",
-      .fixtures = {"llama3.1-8b", "mistral-7b-v0.1", "mixtral-8x7b", "ministral3-3b", "smollm3-3b", "seed-oss-36b"},
+      .fixtures = {"llama3.1-8b", "mistral-7b-v0.1", "mixtral-8x7b", "ministral3-3b", "smollm3-3b", "seed-oss-36b",
+                   "science-expert-r1", "austral-afm-sft"},
       .rules = "num_hidden_layers layers of full attention (num_key_value_heads KV heads of head_dim, else "
                "hidden_size / num_attention_heads); sliding_window alone slides every layer (Mistral 7B v0.1). "
                "Counted: q, k, v, o (llama: + attention_bias), gated MLP (llama: + mlp_bias), 2 RMSNorms per layer; "
@@ -90,9 +91,9 @@ const Family& family_llama() {
                "4th layer (no_rope_layers), sliding only with use_sliding_window; ties by default. seed_oss: q/k/v "
                "biases (attention_bias, default true), o_proj's attention_out_bias, head_dim default 128. arcee: "
                "ReLU^2 up/down MLP. apertus: xIELU up/down MLP with two learned scalars per layer, q/k RMSNorm.",
-      .unverified = "arcee and apertus: no config.json was found; their counters follow the modelling code and are "
-                    "checked only on the Llama 3.1 8B shapes (apertus: a published exact count matches dimensions "
-                    "recalled, not read).",
+      .unverified = "arcee and apertus: tested on fine-tunes' real configs (Austral-AFM-SFT, Science-Expert-R1), "
+                    "no official file was found; apertus matches Hugging Face's count of Apertus-8B-2509 exactly, "
+                    "arcee is one vocabulary row above AFM-4.5B-Base's (the fine-tune's vocab_size 128,005).",
       // LlamaConfig's and MistralConfig's defaults, which a LLaVA text_config relies on (llava-1.5
       // states only vocab_size, max_position_embeddings and rms_norm_eps).
       .defaults = {{"seed_oss", "head_dim", 128},

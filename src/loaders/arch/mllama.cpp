@@ -101,13 +101,14 @@ const Family& family_mllama() {
       .name = "mllama",
       .types = {{"mllama_text_model"}},
       .gguf = "mllama (Ollama's own converter; upstream llama.cpp has no mllama)",
-      .fixtures = {},
+      .fixtures = {"llama3.2-90b-vision-instruct"},
       .rules = "The layers in cross_attention_layers are cross layers: no text cache, but K and V (num_key_value_heads x "
                "head_dim) of one image's tokens, max_num_tiles x ((image_size / patch_size)^2 + 1) = 6,404 for Llama 3.2 "
                "Vision, whatever the context; the other layers are full attention. Counted with the tiled vision "
                "encoder and the projector as their own lines.",
-      .unverified = "No config.json of a Llama 3.2 Vision checkpoint was found: tested on the fields quoted from the "
-                    "checkpoint's config and its tensor listing, inline. The cache assumes one image per sequence at "
+      .unverified = "11B: no config.json was found, tested on the fields quoted from its config and its tensor "
+                    "listing, inline (its count is Hugging Face's exactly); 90B from its config.json (88.59B with the "
+                    "tower and projector, no exact published count found). The cache assumes one image per sequence at "
                     "the KV cache dtype (vLLM V0's encoder-decoder cache; vLLM removed mllama after 0.10.2, llama.cpp "
                     "never had it, early transformers kept the cross K/V at num_attention_heads after repeat_kv).",
       .finish_layout = finish_layout,

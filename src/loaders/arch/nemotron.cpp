@@ -119,14 +119,14 @@ const Family& family_nemotron() {
       .name = "nemotron",
       .types = {{"nemotron"}, {"nemotron_h"}},
       .gguf = "nemotron, nemotron_h, nemotron_h_moe",
-      .fixtures = {"nemotron3-nano", "nemotron3-ultra"},
+      .fixtures = {"minitron-4b-base", "nemotron3-nano", "nemotron3-ultra"},
       .rules = "nemotron: full attention of the given head_dim (not always hidden_size / heads). nemotron_h: one block per layer from hybrid_override_pattern (M Mamba2, * attention, - MLP, E MoE) or "
                "layers_block_type (whose length is the layer count when num_hidden_layers is absent); only attention "
                "blocks grow with the context, Mamba2 blocks keep a conv and an ssm state (float32 unless "
                "mamba_ssm_cache_dtype says otherwise, as vLLM does), MLP and MoE blocks nothing. MTP modules "
                "(mtp_layers_block_type / mtp_hybrid_override_pattern) cache only their attention blocks.",
-      .unverified = "nemotron (Minitron): no config.json was found; the counter follows the modelling code and is "
-                    "checked only on the Llama 3.1 8B shapes.",
+      .unverified = "nemotron (Minitron-4B-Base): no exact published count was found; 4,190,509,056 is checked by "
+                    "hand against the modelling code (the \"4B\" of its name).",
       .linear_state = state,
       .count = count,
   };
