@@ -21,7 +21,9 @@ namespace {
 const std::vector<std::string> kPlainArchs = {
     "mistral3", "exaone",  "internlm2", "minicpm", "qwen2vl", "qwen3vl",  "qwen3vlmoe", "glm4",
     "chatglm",  "phi2",    "stablelm",  "gptneox", "starcoder", "gpt2",   "falcon",     "olmo",
-    "nemotron", "phimoe",  "minimax-m2", "bailingmoe2", "deepseek", "dbrx"};
+    "nemotron", "phimoe",  "minimax-m2", "bailingmoe2", "deepseek", "dbrx",   "baichuan",   "orion",
+    "xverse",   "refact",  "codeshell", "mpt",     "bloom",   "jais",     "grok",       "arctic",
+    "bitnet",   "maincoder"};
 
 /// The harness's CPU run: f16 K and V, flash attention off, no layer offloaded, one sequence.
 std::uint64_t plain_arch_kv_bytes(const kvplan::GgufModel& m, std::uint64_t n_ctx) {
@@ -104,4 +106,19 @@ TEST_CASE("plain-attention GGUF architectures: keys llama.cpp requires are requi
     INFO(arch);
     CHECK(plain_arch_bare_code(arch) == kvplan::ExitCode::ok);
   }
+}
+
+TEST_CASE("grok: llama.cpp forces flash attention off, so a quantized V cache is refused", "[gguf_archs]") {
+  const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("grok");
+  kvplan::LlamaCppSettings s;
+  s.n_ctx = 4096;
+  s.type_k = &kvplan::ggml_type_by_name("f16");
+  s.type_v = &kvplan::ggml_type_by_name("f16");
+  s.flash_attn = kvplan::LlamaCppFlashAttn::on;
+  const kvplan::LlamaCppResult r = kvplan::plan_llamacpp(m.spec, s, kvplan::llamacpp_facts(m.spec));
+  CHECK_FALSE(r.flash_attn);
+  CHECK(r.v_trans);  // V stored transposed, as without flash attention
+  s.type_v = &kvplan::ggml_type_by_name("q8_0");
+  CHECK_THROWS_WITH(kvplan::plan_llamacpp(m.spec, s, kvplan::llamacpp_facts(m.spec)),
+                    Catch::Contains("quantized V cache requires flash_attn to be enabled"));
 }

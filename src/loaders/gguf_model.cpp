@@ -29,7 +29,7 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
 /// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
 /// tensors differ, and the sum of the tensors is read whatever they are.
-constexpr std::array<std::string_view, 67> kArchitectures = {
+constexpr std::array<std::string_view, 80> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
@@ -39,7 +39,9 @@ constexpr std::array<std::string_view, 67> kArchitectures = {
     "gemma4",     "kimi-linear", "deepseek32", "glm-dsa",
     "mistral3",   "exaone",      "internlm2",  "minicpm",   "qwen2vl",  "qwen3vl",     "qwen3vlmoe", "glm4",
     "chatglm",    "phi2",        "stablelm",   "gptneox",   "starcoder", "gpt2",       "falcon",    "olmo",
-    "nemotron",   "phimoe",      "minimax-m2", "bailingmoe2", "deepseek", "dbrx"};
+    "nemotron",   "phimoe",      "minimax-m2", "bailingmoe2", "deepseek", "dbrx",      "qwen",      "baichuan",
+    "orion",      "xverse",      "refact",     "codeshell", "mpt",      "bloom",       "jais",      "grok",
+    "arctic",     "bitnet",      "maincoder"};
 
 /// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
 /// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
@@ -808,8 +810,11 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
         file->token_embd_bytes = t.bytes;
         if (n_vocab == 0 && t.dims.size() >= 2) n_vocab = t.dims[1];
       }
-    } else if (t.name == "rope_freqs.weight") {
-      placed.layer = 0;  // created with layer 0 (other layers use duplicates of it)
+    } else if (t.name == "rope_freqs.weight" || starts_with(t.name, "token_embd_norm.")) {
+      // rope_freqs: created with layer 0 (other layers use duplicates of it); bloom's
+      // token_embd_norm: a repeating tensor llama.cpp creates with layer 0 ("do the norms on the
+      // first layer").
+      placed.layer = 0;
     }
     if (t.name == "output.weight") has_output = true;
     file->tensors.push_back(placed);

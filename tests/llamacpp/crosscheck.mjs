@@ -45,7 +45,8 @@ const SWA = new Set(["gemma2", "gemma3", "gemma3-allswa", "lfm2-swa", "gpt-oss",
 const LIGHT = new Set(["gemma4", "kimi-linear", "deepseek32", "glm-dsa", "glm-dsa-table", "qwen2moe", "granitemoe", "hunyuan-dense", "dots1", "bailingmoe", "apertus", "arcee", "qwen35", "qwen35moe",
     // llama's cache (create_memory's default branch) under other tensors: tests/support/llamacpp_fixtures_plain.cpp
     "mistral3", "exaone", "internlm2", "minicpm", "qwen2vl", "qwen3vl", "qwen3vlmoe", "glm4", "chatglm", "phi2", "stablelm",
-    "gptneox", "starcoder", "gpt2", "falcon", "olmo", "nemotron", "phimoe", "minimax-m2", "bailingmoe2", "deepseek", "dbrx"]);
+    "gptneox", "starcoder", "gpt2", "falcon", "olmo", "nemotron", "phimoe", "minimax-m2", "bailingmoe2", "deepseek", "dbrx",
+    "qwen", "baichuan", "orion", "xverse", "refact", "codeshell", "mpt", "bloom", "jais", "grok", "arctic", "bitnet", "maincoder"]);
 const TOTALS = [300, 1000, 5000, 16384];  // raw n_ctx handed to llama.cpp: three are not multiples of 256
 const SEQUENCES = [1, 4];
 

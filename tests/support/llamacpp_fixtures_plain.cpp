@@ -306,6 +306,143 @@ GgufWriter dbrx() {
   return w;
 }
 
+
+/// qwen (Qwen 1): fused qkv of 3 x n_embd (no GQA: 4 KV heads), a gated MLP of n_ff / 2.
+GgufWriter qwen1() {
+  GgufWriter w;
+  common_keys(w, "qwen", 4);
+  w.add_uint32("qwen.feed_forward_length", 2 * kFf);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "attn_qkv.weight"), kF32, {kEmbd, 3 * kEmbd});
+    w.add_tensor(blk(i, "attn_qkv.bias"), kF32, {3 * kEmbd});
+    w.add_tensor(blk(i, "attn_output.weight"), kF32, {kEmbd, kEmbd});
+    ffn(w, i);
+  }
+  return w;
+}
+
+/// orion: layer norms with biases, a gated MLP.
+GgufWriter orion() {
+  GgufWriter w = plain_keys("orion");
+  layer_norm_eps(w, "orion");
+  embeddings(w, true);
+  w.add_tensor("output_norm.bias", kF32, {kEmbd});
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    w.add_tensor(blk(i, "attn_norm.bias"), kF32, {kEmbd});
+    ffn(w, i);
+    w.add_tensor(blk(i, "ffn_norm.bias"), kF32, {kEmbd});
+  }
+  return w;
+}
+
+/// codeshell: the output head is required (token_embd may be its duplicate: written here),
+/// layer norms and a two-matrix MLP with biases.
+GgufWriter codeshell() {
+  GgufWriter w = plain_keys("codeshell");
+  layer_norm_eps(w, "codeshell");
+  w.add_tensor("token_embd.weight", kF32, {kEmbd, kVocab});
+  norm_with_bias(w, "output_norm");
+  w.add_tensor("output.weight", kF32, {kEmbd, kVocab});
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, false, true);
+    w.add_tensor(blk(i, "attn_norm.bias"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "attn_output.bias"), kF32, {kEmbd});
+    norm_with_bias(w, blk(i, "ffn_norm"));
+    mlp(w, i, true);
+  }
+  return w;
+}
+
+/// mpt and bloom: fused qkv, layer norms and MLP with biases (bloom also norms the embeddings,
+/// a tensor llama.cpp keeps with layer 0); ALiBi, so no rope.
+GgufWriter alibi_model(const std::string& arch) {
+  GgufWriter w = plain_keys(arch);
+  layer_norm_eps(w, arch);
+  w.add_tensor("token_embd.weight", kF32, {kEmbd, kVocab});
+  if (arch == "bloom") norm_with_bias(w, "token_embd_norm");
+  norm_with_bias(w, "output_norm");
+  w.add_tensor("output.weight", kF32, {kEmbd, kVocab});
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    norm_with_bias(w, blk(i, "attn_norm"));
+    fused_qkv(w, i, true);
+    w.add_tensor(blk(i, "attn_output.weight"), kF32, {kEmbd, kEmbd});
+    w.add_tensor(blk(i, "attn_output.bias"), kF32, {kEmbd});
+    norm_with_bias(w, blk(i, "ffn_norm"));
+    mlp(w, i, true);
+  }
+  return w;
+}
+
+/// jais: fused qkv, layer norms with biases, a gated MLP with biases.
+GgufWriter jais() {
+  GgufWriter w = plain_keys("jais");
+  layer_norm_eps(w, "jais");
+  w.add_tensor("token_embd.weight", kF32, {kEmbd, kVocab});
+  norm_with_bias(w, "output_norm");
+  w.add_tensor("output.weight", kF32, {kEmbd, kVocab});
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    norm_with_bias(w, blk(i, "attn_norm"));
+    fused_qkv(w, i, true);
+    w.add_tensor(blk(i, "attn_output.weight"), kF32, {kEmbd, kEmbd});
+    w.add_tensor(blk(i, "attn_output.bias"), kF32, {kEmbd});
+    norm_with_bias(w, blk(i, "ffn_norm"));
+    w.add_tensor(blk(i, "ffn_gate.weight"), kF32, {kEmbd, kFf});
+    w.add_tensor(blk(i, "ffn_gate.bias"), kF32, {kFf});
+    mlp(w, i, true);
+  }
+  return w;
+}
+
+/// grok: a norm after attention and after the experts, 4 experts of kFf.
+GgufWriter grok() {
+  GgufWriter w = plain_keys("grok");
+  w.add_uint32("grok.expert_count", 4);
+  w.add_uint32("grok.expert_used_count", 2);
+  w.add_uint32("grok.expert_feed_forward_length", kFf);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    w.add_tensor(blk(i, "attn_output_norm.weight"), kF32, {kEmbd});
+    experts(w, i, kFf);
+    w.add_tensor(blk(i, "post_ffw_norm.weight"), kF32, {kEmbd});
+  }
+  return w;
+}
+
+/// arctic: a dense residual MLP of n_embd beside 4 experts of kFf with their own norm.
+GgufWriter arctic() {
+  GgufWriter w = plain_keys("arctic");
+  w.add_uint32("arctic.expert_count", 4);
+  w.add_uint32("arctic.expert_used_count", 2);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    w.add_tensor(blk(i, "ffn_gate.weight"), kF32, {kEmbd, kEmbd});
+    w.add_tensor(blk(i, "ffn_up.weight"), kF32, {kEmbd, kEmbd});
+    w.add_tensor(blk(i, "ffn_down.weight"), kF32, {kEmbd, kEmbd});
+    experts(w, i, kFf);
+    w.add_tensor(blk(i, "ffn_norm_exps.weight"), kF32, {kEmbd});
+  }
+  return w;
+}
+
+/// bitnet (BitNet b1.58): sub-norms inside attention and the MLP; the output is token_embd.
+GgufWriter bitnet() {
+  GgufWriter w = plain_keys("bitnet");
+  w.add_tensor("token_embd.weight", kF32, {kEmbd, kVocab});
+  w.add_tensor("output_norm.weight", kF32, {kEmbd});
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    w.add_tensor(blk(i, "attn_sub_norm.weight"), kF32, {kEmbd});
+    ffn(w, i);
+    w.add_tensor(blk(i, "ffn_sub_norm.weight"), kF32, {kFf});
+  }
+  return w;
+}
+
 }  // namespace
 
 std::vector<FixtureRecipe> plain_attention_recipes() {
@@ -337,6 +474,20 @@ std::vector<FixtureRecipe> plain_attention_recipes() {
        [] { return bailingmoe2(); }},
       {{"deepseek", "deepseek (V1 MoE): 1 dense + 3 MoE layers with 2 shared experts"}, [] { return deepseek(); }},
       {{"dbrx", "dbrx: fused qkv, 4 experts of 256"}, [] { return dbrx(); }},
+      {{"qwen", "qwen (Qwen 1): fused qkv, no GQA (4 KV heads)"}, [] { return qwen1(); }},
+      {{"baichuan", "baichuan: llama's layers, ALiBi"}, [] { return llama_layers("baichuan", true, false, false); }},
+      {{"orion", "orion: layer norms with biases"}, [] { return orion(); }},
+      {{"xverse", "xverse: llama's layers"}, [] { return llama_layers("xverse", true, false, false); }},
+      {{"refact", "refact: llama's layers, ALiBi, tied output"},
+       [] { return llama_layers("refact", false, false, false); }},
+      {{"codeshell", "codeshell: biases everywhere, two-matrix MLP"}, [] { return codeshell(); }},
+      {{"mpt", "mpt: fused qkv, ALiBi, biases"}, [] { return alibi_model("mpt"); }},
+      {{"bloom", "bloom: fused qkv, ALiBi, a norm on the embeddings"}, [] { return alibi_model("bloom"); }},
+      {{"jais", "jais: fused qkv, gated MLP with biases"}, [] { return jais(); }},
+      {{"grok", "grok: 4 experts, norms after attention and experts"}, [] { return grok(); }},
+      {{"arctic", "arctic: a dense MLP beside 4 experts"}, [] { return arctic(); }},
+      {{"bitnet", "bitnet: sub-norms, output tied to token_embd"}, [] { return bitnet(); }},
+      {{"maincoder", "maincoder: q/k norms"}, [] { return llama_layers("maincoder", false, true, false); }},
   };
 }
 

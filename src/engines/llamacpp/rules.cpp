@@ -436,6 +436,11 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
                             type_k.name, type_v.name));
   LlamaCppFlashAttn fa = settings.flash_attn;
   out.flash_attn_requested = fa;
+  // llama_init_from_model turns it off for grok before anything else looks at it.
+  if (model.architecture == "grok" && fa != LlamaCppFlashAttn::off) {
+    say.text("grok: \"flash_attn is not compatible with Grok - forcing off\"");
+    fa = LlamaCppFlashAttn::off;
+  }
   if (is_quantized(type_v) && fa != LlamaCppFlashAttn::on) {
     if (fa == LlamaCppFlashAttn::off)
       throw Error(fmt::format("llama.cpp refuses this: \"quantized V cache requires flash_attn to be enabled\" "
