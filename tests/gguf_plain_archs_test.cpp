@@ -122,3 +122,21 @@ TEST_CASE("grok: llama.cpp forces flash attention off, so a quantized V cache is
   CHECK_THROWS_WITH(kvplan::plan_llamacpp(m.spec, s, kvplan::llamacpp_facts(m.spec)),
                     Catch::Contains("quantized V cache requires flash_attn to be enabled"));
 }
+
+TEST_CASE("bloom's token_embd_norm stays with layer 0; lfm2's tensor of that name is its output norm", "[gguf_archs]") {
+  // -ngl 5 of 5 puts every layer and the output on the GPU; -ngl 4 leaves layer 0 on the host.
+  const auto gpu_bytes = [](const kvplan::GgufModel& m, std::int32_t ngl) {
+    kvplan::LlamaCppSettings s;
+    s.n_ctx = 4096;
+    s.type_k = &kvplan::ggml_type_by_name("f16");
+    s.type_v = &kvplan::ggml_type_by_name("f16");
+    s.n_gpu_layers = ngl;
+    return kvplan::plan_llamacpp(m.spec, s, kvplan::llamacpp_facts(m.spec)).model_gpu_bytes;
+  };
+  // bloom: layer 0 and token_embd_norm's weight and bias (2 x 128 f32 = 1,024 B) leave together.
+  const kvplan::GgufModel bloom = kvplan::testing::load_llamacpp_fixture("bloom");
+  CHECK(gpu_bytes(bloom, 5) - gpu_bytes(bloom, 4) == bloom.spec.layer_weights_bytes[0] + 1'024);
+  // lfm2: its output norm (OUTPUT_NORM_LFM2, named token_embd_norm) stays with the output.
+  const kvplan::GgufModel lfm2 = kvplan::testing::load_llamacpp_fixture("lfm2");
+  CHECK(gpu_bytes(lfm2, 5) - gpu_bytes(lfm2, 4) == lfm2.spec.layer_weights_bytes[0]);
+}

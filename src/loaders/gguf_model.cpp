@@ -29,7 +29,7 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
 /// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
 /// tensors differ, and the sum of the tensors is read whatever they are.
-constexpr std::array<std::string_view, 80> kArchitectures = {
+constexpr std::array<std::string_view, 82> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
@@ -41,7 +41,8 @@ constexpr std::array<std::string_view, 80> kArchitectures = {
     "chatglm",    "phi2",        "stablelm",   "gptneox",   "starcoder", "gpt2",       "falcon",    "olmo",
     "nemotron",   "phimoe",      "minimax-m2", "bailingmoe2", "deepseek", "dbrx",      "qwen",      "baichuan",
     "orion",      "xverse",      "refact",     "codeshell", "mpt",      "bloom",       "jais",      "grok",
-    "arctic",     "bitnet",      "maincoder"};
+    "arctic",     "bitnet",      "maincoder",
+    "nemotron_h_moe", "lfm2moe"};
 
 /// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
 /// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
@@ -49,7 +50,7 @@ struct RequiredKey {
   std::string_view arch;
   std::string_view key;
 };
-constexpr std::array<RequiredKey, 11> kRequiredKeys = {{
+constexpr std::array<RequiredKey, 13> kRequiredKeys = {{
     {"qwen2vl", "rope.dimension_sections"},
     {"qwen3vl", "rope.dimension_sections"},
     {"qwen3vlmoe", "rope.dimension_sections"},
@@ -61,6 +62,8 @@ constexpr std::array<RequiredKey, 11> kRequiredKeys = {{
     {"deepseek", "expert_shared_count"},
     {"dbrx", "attention.clamp_kqv"},
     {"gptneox", "use_parallel_residual"},
+    {"lfm2moe", "expert_feed_forward_length"},
+    {"lfm2moe", "expert_gating_func"},
 }};
 
 /// Key suffixes (after "<arch>.") that change what llama.cpp caches. One of them present but not
@@ -444,13 +447,17 @@ void read_architecture(KeyReader& r, Hparams& hp) {
     read_ssm(r, hp);
     // "A layer is recurrent IFF the n_head_kv value is set to 0"
     for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.recr[il] = hp.n_head_kv[il] == 0;
-  } else if (arch == "lfm2") {
+  } else if (arch == "lfm2" || arch == "lfm2moe") {
+    // lfm2moe reads lfm2's short-conv cache and recurrent layers; it reads no window (a window
+    // key in an lfm2moe file stays unread: exit 3 below).
     const std::uint32_t l_cache = r.required_u32("shortconv.l_cache", "llama.cpp requires it for lfm2");
     if (l_cache < 2) r.fail("shortconv.l_cache", "must be at least 2 (the conv state holds l_cache - 1 rows)");
     hp.n_embd_r = std::uint64_t{hp.n_embd} * (l_cache - 1);  // llama_hparams::n_embd_r() for LFM2
     hp.n_embd_s = 0;
     for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.recr[il] = hp.n_head_kv[il] == 0;
-    if (const std::optional<std::uint32_t> window = r.u32("attention.sliding_window"); window && *window > 0) {
+    const std::optional<std::uint32_t> window =
+        arch == "lfm2" ? r.u32("attention.sliding_window") : std::optional<std::uint32_t>();
+    if (window && *window > 0) {
       hp.n_swa = *window;
       for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.swa[il] = !hp.recr[il];
       hp.notes.push_back("lfm2: attention.sliding_window > 0: every attention layer is sliding");
@@ -471,7 +478,9 @@ void read_architecture(KeyReader& r, Hparams& hp) {
       hp.notes.push_back(fmt::format("{}: layer il is full attention iff (il + 1) % {} == 0{}", arch, interval,
                                      r.has("full_attention_interval") ? "" : " (llama.cpp's default interval 4)"));
     }
-  } else if (arch == "nemotron_h") {
+  } else if (arch == "nemotron_h" || arch == "nemotron_h_moe") {
+    // nemotron_h_moe is nemotron_h's class (the same load_arch_hparams and memory filters); its
+    // feed-forward layers are MoE blocks.
     read_ssm(r, hp);
     // "A layer is recurrent IFF the n_head_kv value is set to 0 and the n_ff value is set to 0";
     // create_memory's filters give cells to layers with heads and no FFN, and nothing to the MLP
@@ -810,10 +819,10 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
         file->token_embd_bytes = t.bytes;
         if (n_vocab == 0 && t.dims.size() >= 2) n_vocab = t.dims[1];
       }
-    } else if (t.name == "rope_freqs.weight" || starts_with(t.name, "token_embd_norm.")) {
+    } else if (t.name == "rope_freqs.weight" || (arch == "bloom" && starts_with(t.name, "token_embd_norm."))) {
       // rope_freqs: created with layer 0 (other layers use duplicates of it); bloom's
       // token_embd_norm: a repeating tensor llama.cpp creates with layer 0 ("do the norms on the
-      // first layer").
+      // first layer"). lfm2's tensor of that name is its output norm (OUTPUT_NORM_LFM2): output.
       placed.layer = 0;
     }
     if (t.name == "output.weight") has_output = true;

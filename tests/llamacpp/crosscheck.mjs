@@ -46,7 +46,9 @@ const LIGHT = new Set(["gemma4", "kimi-linear", "deepseek32", "glm-dsa", "glm-ds
     // llama's cache (create_memory's default branch) under other tensors: tests/support/llamacpp_fixtures_plain.cpp
     "mistral3", "exaone", "internlm2", "minicpm", "qwen2vl", "qwen3vl", "qwen3vlmoe", "glm4", "chatglm", "phi2", "stablelm",
     "gptneox", "starcoder", "gpt2", "falcon", "olmo", "nemotron", "phimoe", "minimax-m2", "bailingmoe2", "deepseek", "dbrx",
-    "qwen", "baichuan", "orion", "xverse", "refact", "codeshell", "mpt", "bloom", "jais", "grok", "arctic", "bitnet", "maincoder"]);
+    "qwen", "baichuan", "orion", "xverse", "refact", "codeshell", "mpt", "bloom", "jais", "grok", "arctic", "bitnet", "maincoder",
+    // nemotron_h's and lfm2's hybrid caches (run through the matrix by theirs) under MoE blocks
+    "nemotron_h_moe", "lfm2moe"]);
 const TOTALS = [300, 1000, 5000, 16384];  // raw n_ctx handed to llama.cpp: three are not multiples of 256
 const SEQUENCES = [1, 4];
 

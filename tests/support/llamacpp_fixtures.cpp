@@ -115,13 +115,24 @@ GgufWriter deepseek2() {
   return w;
 }
 
-GgufWriter lfm2(bool sliding) {
+/// lfm2: short-conv layers 0 and 2, attention 1 and 3; `sliding` adds a window of 128 (lfm2
+/// only). lfm2moe: the same mixers, layer 0's MLP dense, the others 4 experts of 32 with a
+/// selection bias.
+GgufWriter lfm2(bool sliding, bool moe = false) {
+  const std::string arch = moe ? "lfm2moe" : "lfm2";
   GgufWriter w;
-  common_keys(w, "lfm2", 4);
-  w.add_uint32("lfm2.feed_forward_length", kFf);
-  w.add_array_int32("lfm2.attention.head_count_kv", {0, 2, 0, 2});
-  w.add_uint32("lfm2.shortconv.l_cache", 3);
-  if (sliding) w.add_uint32("lfm2.attention.sliding_window", 128);
+  common_keys(w, arch, 4);
+  w.add_uint32(arch + ".feed_forward_length", kFf);
+  w.add_array_int32(arch + ".attention.head_count_kv", {0, 2, 0, 2});
+  w.add_uint32(arch + ".shortconv.l_cache", 3);
+  if (sliding) w.add_uint32(arch + ".attention.sliding_window", 128);
+  if (moe) {
+    w.add_uint32(arch + ".expert_count", 4);
+    w.add_uint32(arch + ".expert_used_count", 2);
+    w.add_uint32(arch + ".expert_feed_forward_length", 32);
+    w.add_uint32(arch + ".expert_gating_func", 2);  // sigmoid
+    w.add_uint32(arch + ".leading_dense_block_count", 1);
+  }
   w.add_tensor("token_embd.weight", kF32, {kEmbd, kVocab});
   w.add_tensor("token_embd_norm.weight", kF32, {kEmbd});  // lfm2's output norm
   for (std::uint32_t i = 0; i < 4; ++i) {
@@ -138,7 +149,12 @@ GgufWriter lfm2(bool sliding) {
       w.add_tensor(blk(i, "shortconv.in_proj.weight"), kF32, {kEmbd, 3 * kEmbd});
       w.add_tensor(blk(i, "shortconv.out_proj.weight"), kF32, {kEmbd, kEmbd});
     }
-    ffn(w, i);
+    if (moe && i > 0) {
+      experts(w, i, 32);
+      w.add_tensor(blk(i, "exp_probs_b.bias"), kF32, {4});
+    } else {
+      ffn(w, i);
+    }
   }
   return w;
 }
@@ -776,13 +792,20 @@ GgufWriter phi3(bool window) {
 
 /// nemotron_h: layers Mamba-2, attention, MLP, Mamba-2 (head_count_kv [0, 2, 0, 0], feed_forward_length
 /// [0, 0, 256, 0]); the mixer as granitehybrid's (inner 256, 1 group, state 16, 4 heads).
-GgufWriter nemotron_h() {
+GgufWriter nemotron_h(bool moe) {
+  const std::string arch = moe ? "nemotron_h_moe" : "nemotron_h";
   GgufWriter w;
-  common_keys(w, "nemotron_h", 4);
-  w.add_array_int32("nemotron_h.attention.head_count_kv", {0, 2, 0, 0});
-  w.add_float32("nemotron_h.attention.layer_norm_epsilon", 1e-5f);  // required (the MTP head's norm)
-  w.add_array_int32("nemotron_h.feed_forward_length", {0, 0, static_cast<std::int32_t>(kFf), 0});
-  ssm_keys(w, "nemotron_h", 256, 1);
+  common_keys(w, arch, 4);
+  w.add_array_int32(arch + ".attention.head_count_kv", {0, 2, 0, 0});
+  w.add_float32(arch + ".attention.layer_norm_epsilon", 1e-5f);  // required (the MTP head's norm)
+  w.add_array_int32(arch + ".feed_forward_length", {0, 0, static_cast<std::int32_t>(kFf), 0});
+  ssm_keys(w, arch, 256, 1);
+  if (moe) {
+    w.add_uint32(arch + ".expert_count", 4);
+    w.add_uint32(arch + ".expert_used_count", 2);
+    w.add_uint32(arch + ".expert_feed_forward_length", 32);
+    w.add_uint32(arch + ".expert_shared_feed_forward_length", 64);
+  }
   embeddings(w, true);
   for (std::uint32_t i = 0; i < 4; ++i) {
     w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
@@ -791,6 +814,14 @@ GgufWriter nemotron_h() {
       w.add_tensor(blk(i, "attn_k.weight"), kF32, {kEmbd, 64});
       w.add_tensor(blk(i, "attn_v.weight"), kF32, {kEmbd, 64});
       w.add_tensor(blk(i, "attn_output.weight"), kF32, {128, kEmbd});
+    } else if (i == 2 && moe) {
+      // Nemotron 3's MoE block: a biased router, 4 ungated experts of 32 and an ungated shared one.
+      w.add_tensor(blk(i, "ffn_gate_inp.weight"), kF32, {kEmbd, 4});
+      w.add_tensor(blk(i, "exp_probs_b.bias"), kF32, {4});
+      w.add_tensor(blk(i, "ffn_up_exps.weight"), kF32, {kEmbd, 32, 4});
+      w.add_tensor(blk(i, "ffn_down_exps.weight"), kF32, {32, kEmbd, 4});
+      w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 64});
+      w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {64, kEmbd});
     } else if (i == 2) {
       w.add_tensor(blk(i, "ffn_up.weight"), kF32, {kEmbd, kFf});
       w.add_tensor(blk(i, "ffn_down.weight"), kF32, {kFf, kEmbd});
@@ -1080,7 +1111,10 @@ const std::vector<FixtureRecipe>& entries() {
         {{"command-r", "command-r: parallel block, tied output"}, [] { return command_r(); }},
         {{"phi3", "phi3: fused qkv and gate/up"}, [] { return phi3(false); }},
         {{"phi3-swa-disabled", "phi3 with sliding_window 128: llama.cpp disables it"}, [] { return phi3(true); }},
-        {{"nemotron_h", "nemotron_h hybrid: Mamba-2, attention, MLP (no cache), Mamba-2"}, [] { return nemotron_h(); }},
+        {{"nemotron_h", "nemotron_h hybrid: Mamba-2, attention, MLP (no cache), Mamba-2"}, [] { return nemotron_h(false); }},
+        {{"lfm2moe", "lfm2moe (LFM2-8B-A1B): lfm2's mixers, 1 dense + 3 MoE layers"}, [] { return lfm2(false, true); }},
+        {{"nemotron_h_moe", "nemotron_h_moe (Nemotron 3): nemotron_h with a MoE block (4 experts, a shared one) for the MLP"},
+         [] { return nemotron_h(true); }},
         {{"falcon-h1", "falcon-h1 parallel hybrid: attention and Mamba-2 state in every layer"},
          [] { return falcon_h1(); }},
         {{"olmoe", "olmoe: 4 experts, full-width q/k norms"}, [] { return olmoe(); }},
