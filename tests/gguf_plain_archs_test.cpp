@@ -123,7 +123,7 @@ TEST_CASE("grok: llama.cpp forces flash attention off, so a quantized V cache is
                     Catch::Contains("quantized V cache requires flash_attn to be enabled"));
 }
 
-TEST_CASE("bloom's token_embd_norm stays with layer 0; lfm2's tensor of that name is its output norm", "[gguf_archs]") {
+TEST_CASE("bloom's token_embd_norm stays with layer 0, lfm2's tensor of that name is its output norm", "[gguf_archs]") {
   // -ngl 5 of 5 puts every layer and the output on the GPU; -ngl 4 leaves layer 0 on the host.
   const auto gpu_bytes = [](const kvplan::GgufModel& m, std::int32_t ngl) {
     kvplan::LlamaCppSettings s;
