@@ -3,6 +3,9 @@
 // feed-forward blocks differ. The same fixtures run through the real llama.cpp in
 // tests/llamacpp/crosscheck.mjs.
 
+#include <string>
+#include <utility>
+
 #include <catch2/catch.hpp>
 
 #include "engines/llamacpp/rules.h"
@@ -72,4 +75,60 @@ TEST_CASE("lfm2moe: lfm2's short-conv state and attention, MoE after the first l
     CHECK(e.code() == kvplan::ExitCode::unsupported_architecture);
     CHECK_THAT(e.what(), Catch::Contains("lfm2moe.attention.sliding_window"));
   }
+}
+
+namespace {
+
+/// Loading `w`: the exit code and the message (ok and empty when it loads).
+std::pair<kvplan::ExitCode, std::string> mamba1_load(const kvplan::testing::GgufWriter& w) {
+  kvplan::testing::TempDir dir;
+  const std::string path = dir.file("model.gguf");
+  w.write(path);
+  try {
+    kvplan::load_gguf_model(path);
+  } catch (const kvplan::Error& e) {
+    return {e.code(), e.what()};
+  }
+  return {kvplan::ExitCode::ok, ""};
+}
+
+}  // namespace
+
+TEST_CASE("mamba and jamba: Mamba-1 state without groups", "[gguf_archs]") {
+  // Per sequence and layer: conv (4 - 1) x 256 = 768 and state 16 x 256 = 4,096 f32 values
+  // (n_embd_r with n_group 0, n_embd_s).
+  const kvplan::GgufModel mamba = kvplan::testing::load_llamacpp_fixture("mamba");
+  CHECK(kvplan::describe_layers(mamba.spec) == "4 linear");
+  REQUIRE(mamba.spec.layers[0].state.size() == 2);
+  CHECK(mamba.spec.layers[0].state[0].elements == 768);
+  CHECK(mamba.spec.layers[0].state[1].elements == 4'096);
+  // 4 layers x 2 sequences x 4 B x 4,864 = 155,648; no KV cache.
+  const kvplan::LlamaCppResult m = hybrid_moe_plan(mamba);
+  CHECK(m.kv_bytes == 0);
+  CHECK(m.recurrent_bytes == 155'648);
+  // jamba: attention on layer 2 alone (1 x 4096 cells x 64 x 2 B x 2 streams x (K + V)), the
+  // Mamba-1 state on the other 3 (3 x 2 x 4 B x 4,864).
+  const kvplan::GgufModel jamba = kvplan::testing::load_llamacpp_fixture("jamba");
+  CHECK(kvplan::describe_layers(jamba.spec) == "3 linear + 1 full");
+  const kvplan::LlamaCppResult j = hybrid_moe_plan(jamba);
+  CHECK(j.kv_bytes == 2'097'152);
+  CHECK(j.recurrent_bytes == 116'736);
+  // llama.cpp's mamba accepts only an inner size of twice the width (exit 2), and neither reads a
+  // group count (left unread: exit 3).
+  kvplan::testing::GgufWriter narrow;
+  narrow.add_string("general.architecture", "mamba");
+  narrow.add_uint32("mamba.block_count", 4);
+  narrow.add_uint32("mamba.embedding_length", 128);
+  narrow.add_uint32("mamba.context_length", 8192);
+  narrow.add_uint32("mamba.ssm.conv_kernel", 4);
+  narrow.add_uint32("mamba.ssm.inner_size", 384);
+  narrow.add_uint32("mamba.ssm.state_size", 16);
+  narrow.add_uint32("mamba.ssm.time_step_rank", 8);
+  narrow.add_tensor("token_embd.weight", 0, {128, 8});
+  CHECK(mamba1_load(narrow).first == kvplan::ExitCode::invalid_input);
+  CHECK_THAT(mamba1_load(narrow).second, Catch::Contains("only an expansion factor of 2 is supported"));
+  kvplan::testing::GgufWriter grouped = kvplan::testing::make_llamacpp_fixture("jamba");
+  grouped.add_uint32("jamba.ssm.group_count", 1);
+  CHECK(mamba1_load(grouped).first == kvplan::ExitCode::unsupported_architecture);
+  CHECK_THAT(mamba1_load(grouped).second, Catch::Contains("jamba.ssm.group_count"));
 }

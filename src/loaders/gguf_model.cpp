@@ -29,7 +29,7 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
 /// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
 /// tensors differ, and the sum of the tensors is read whatever they are.
-constexpr std::array<std::string_view, 82> kArchitectures = {
+constexpr std::array<std::string_view, 84> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
@@ -42,7 +42,7 @@ constexpr std::array<std::string_view, 82> kArchitectures = {
     "nemotron",   "phimoe",      "minimax-m2", "bailingmoe2", "deepseek", "dbrx",      "qwen",      "baichuan",
     "orion",      "xverse",      "refact",     "codeshell", "mpt",      "bloom",       "jais",      "grok",
     "arctic",     "bitnet",      "maincoder",
-    "nemotron_h_moe", "lfm2moe"};
+    "nemotron_h_moe", "lfm2moe",     "mamba",      "jamba"};
 
 /// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
 /// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
@@ -209,16 +209,18 @@ void set_swa_pattern(Hparams& hp, std::uint32_t period) {
     hp.swa[il] = il < hp.n_layer && (period == 0 || il % period < period - 1);
 }
 
-/// ssm.* as llama_hparams::n_embd_r() / n_embd_s() use them for Mamba-2-style layers:
+/// ssm.* as llama_hparams::n_embd_r() / n_embd_s() use them for Mamba-style layers:
 ///   n_embd_r = (d_conv - 1) x (d_inner + 2 x n_group x d_state)   (conv state)
 ///   n_embd_s = d_state x d_inner                                    (SSM state)
-void read_ssm(KeyReader& r, Hparams& hp) {
+/// Mamba-1 architectures (mamba, jamba) read no group count: n_group stays 0, and a group_count
+/// key in their file is left unread (exit 3).
+void read_ssm(KeyReader& r, Hparams& hp, bool grouped = true) {
   const std::string_view why = "llama.cpp requires it for recurrent layers";
   const std::uint64_t d_conv = r.required_u32("ssm.conv_kernel", why);
   const std::uint64_t d_inner = r.required_u32("ssm.inner_size", why);
   const std::uint64_t d_state = r.required_u32("ssm.state_size", why);
   hp.ssm_heads = r.required_u32("ssm.time_step_rank", why);
-  const std::uint64_t n_group = r.required_u32("ssm.group_count", why);
+  const std::uint64_t n_group = grouped ? r.required_u32("ssm.group_count", why) : 0;
   const std::uint64_t conv_rows = d_conv > 0 ? d_conv - 1 : 0;
   // Checked: 2 x n_group x d_state of 32-bit values passes 2^64 (it wrapped past the check below).
   const char* what = "recurrent state";
@@ -443,6 +445,19 @@ void read_architecture(KeyReader& r, Hparams& hp) {
   } else if (arch == "mamba2") {
     read_ssm(r, hp);
     for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.recr[il] = true;
+  } else if (arch == "mamba") {
+    // Mamba-1 (falcon-mamba): every layer recurrent; load_arch_tensors refuses any inner size
+    // but twice the width ("only an expansion factor of 2 is supported for now").
+    read_ssm(r, hp, false);
+    if (r.u32("ssm.inner_size") != 2 * hp.n_embd)
+      r.fail("ssm.inner_size", fmt::format("is not 2 x embedding_length {} (llama.cpp: \"only an expansion factor "
+                                           "of 2 is supported for now\")",
+                                           hp.n_embd));
+    for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.recr[il] = true;
+  } else if (arch == "jamba") {
+    // Mamba-1 layers where head_count_kv is 0, attention elsewhere (load_arch_hparams).
+    read_ssm(r, hp, false);
+    for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.recr[il] = hp.n_head_kv[il] == 0;
   } else if (arch == "granitehybrid") {
     read_ssm(r, hp);
     // "A layer is recurrent IFF the n_head_kv value is set to 0"

@@ -48,7 +48,9 @@ const LIGHT = new Set(["gemma4", "kimi-linear", "deepseek32", "glm-dsa", "glm-ds
     "gptneox", "starcoder", "gpt2", "falcon", "olmo", "nemotron", "phimoe", "minimax-m2", "bailingmoe2", "deepseek", "dbrx",
     "qwen", "baichuan", "orion", "xverse", "refact", "codeshell", "mpt", "bloom", "jais", "grok", "arctic", "bitnet", "maincoder",
     // nemotron_h's and lfm2's hybrid caches (run through the matrix by theirs) under MoE blocks
-    "nemotron_h_moe", "lfm2moe"]);
+    "nemotron_h_moe", "lfm2moe",
+    // Mamba-1 state (f32 whatever the cache types: the short list checks it in every configuration)
+    "mamba", "jamba"]);
 const TOTALS = [300, 1000, 5000, 16384];  // raw n_ctx handed to llama.cpp: three are not multiples of 256
 const SEQUENCES = [1, 4];
 

@@ -180,6 +180,72 @@ void mamba_layer(GgufWriter& w, std::uint32_t i, std::uint64_t inner) {
   w.add_tensor(blk(i, "ssm_out.weight"), kF32, {inner, kEmbd});
 }
 
+/// A Mamba-1 mixer (mamba, jamba) of inner width 2 x n_embd, state 16, dt rank 8, conv 4;
+/// jamba's also normalises dt, B and C.
+void mamba1_layer(GgufWriter& w, std::uint32_t i, bool jamba) {
+  constexpr std::uint64_t inner = 2 * kEmbd, state = 16, dt_rank = 8;
+  w.add_tensor(blk(i, "ssm_in.weight"), kF32, {kEmbd, 2 * inner});
+  w.add_tensor(blk(i, "ssm_conv1d.weight"), kF32, {4, inner});
+  w.add_tensor(blk(i, "ssm_conv1d.bias"), kF32, {inner});
+  w.add_tensor(blk(i, "ssm_x.weight"), kF32, {inner, dt_rank + 2 * state});
+  w.add_tensor(blk(i, "ssm_dt.weight"), kF32, {dt_rank, inner});
+  w.add_tensor(blk(i, "ssm_dt.bias"), kF32, {inner});
+  w.add_tensor(blk(i, "ssm_a"), kF32, {state, inner});
+  w.add_tensor(blk(i, "ssm_d"), kF32, {inner});
+  w.add_tensor(blk(i, "ssm_out.weight"), kF32, {inner, kEmbd});
+  if (!jamba) return;
+  w.add_tensor(blk(i, "ssm_dt_norm.weight"), kF32, {dt_rank});
+  w.add_tensor(blk(i, "ssm_b_norm.weight"), kF32, {state});
+  w.add_tensor(blk(i, "ssm_c_norm.weight"), kF32, {state});
+}
+
+void mamba1_keys(GgufWriter& w, const std::string& arch) {
+  w.add_uint32(arch + ".ssm.conv_kernel", 4);
+  w.add_uint32(arch + ".ssm.inner_size", 2 * kEmbd);
+  w.add_uint32(arch + ".ssm.state_size", 16);
+  w.add_uint32(arch + ".ssm.time_step_rank", 8);
+}
+
+/// mamba (Mamba-1, falcon-mamba): every layer recurrent, no attention heads.
+GgufWriter mamba1() {
+  GgufWriter w;
+  common_keys(w, "mamba", 4, false);
+  mamba1_keys(w, "mamba");
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    mamba1_layer(w, i, false);
+  }
+  return w;
+}
+
+/// jamba: Mamba-1 layers 0, 1 and 3 (head_count_kv 0), attention on layer 2; experts on layers
+/// 1 and 3, a gated MLP on the others.
+GgufWriter jamba() {
+  GgufWriter w;
+  common_keys(w, "jamba", 4);
+  mamba1_keys(w, "jamba");
+  w.add_uint32("jamba.feed_forward_length", kFf);
+  w.add_array_int32("jamba.attention.head_count_kv", {0, 0, 2, 0});
+  w.add_uint32("jamba.expert_count", 4);
+  w.add_uint32("jamba.expert_used_count", 2);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    if (i == 2) {
+      w.add_tensor(blk(i, "attn_q.weight"), kF32, {kEmbd, kEmbd});
+      w.add_tensor(blk(i, "attn_k.weight"), kF32, {kEmbd, 64});
+      w.add_tensor(blk(i, "attn_v.weight"), kF32, {kEmbd, 64});
+      w.add_tensor(blk(i, "attn_output.weight"), kF32, {kEmbd, kEmbd});
+    } else {
+      mamba1_layer(w, i, true);
+    }
+    if (i % 2 == 1) experts(w, i, kFf);
+    else ffn(w, i);
+  }
+  return w;
+}
+
 GgufWriter mamba2() {
   GgufWriter w;
   common_keys(w, "mamba2", 4, false);
@@ -1112,6 +1178,9 @@ const std::vector<FixtureRecipe>& entries() {
         {{"phi3", "phi3: fused qkv and gate/up"}, [] { return phi3(false); }},
         {{"phi3-swa-disabled", "phi3 with sliding_window 128: llama.cpp disables it"}, [] { return phi3(true); }},
         {{"nemotron_h", "nemotron_h hybrid: Mamba-2, attention, MLP (no cache), Mamba-2"}, [] { return nemotron_h(false); }},
+        {{"mamba", "mamba (Mamba-1): every layer recurrent, conv 3 x 256 and state 16 x 256 per sequence"},
+         [] { return mamba1(); }},
+        {{"jamba", "jamba: Mamba-1 layers 0, 1, 3 and attention on 2; experts on odd layers"}, [] { return jamba(); }},
         {{"lfm2moe", "lfm2moe (LFM2-8B-A1B): lfm2's mixers, 1 dense + 3 MoE layers"}, [] { return lfm2(false, true); }},
         {{"nemotron_h_moe", "nemotron_h_moe (Nemotron 3): nemotron_h with a MoE block (4 experts, a shared one) for the MLP"},
          [] { return nemotron_h(true); }},
