@@ -29,7 +29,7 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
 /// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
 /// tensors differ, and the sum of the tensors is read whatever they are.
-constexpr std::array<std::string_view, 84> kArchitectures = {
+constexpr std::array<std::string_view, 89> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
@@ -42,7 +42,8 @@ constexpr std::array<std::string_view, 84> kArchitectures = {
     "nemotron",   "phimoe",      "minimax-m2", "bailingmoe2", "deepseek", "dbrx",      "qwen",      "baichuan",
     "orion",      "xverse",      "refact",     "codeshell", "mpt",      "bloom",       "jais",      "grok",
     "arctic",     "bitnet",      "maincoder",
-    "nemotron_h_moe", "lfm2moe",     "mamba",      "jamba"};
+    "nemotron_h_moe", "lfm2moe",     "mamba",      "jamba",     "exaone-moe", "afmoe",     "smallthinker",
+    "mellum",     "laguna"};
 
 /// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
 /// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
@@ -50,7 +51,7 @@ struct RequiredKey {
   std::string_view arch;
   std::string_view key;
 };
-constexpr std::array<RequiredKey, 13> kRequiredKeys = {{
+constexpr std::array<RequiredKey, 20> kRequiredKeys = {{
     {"qwen2vl", "rope.dimension_sections"},
     {"qwen3vl", "rope.dimension_sections"},
     {"qwen3vlmoe", "rope.dimension_sections"},
@@ -64,6 +65,13 @@ constexpr std::array<RequiredKey, 13> kRequiredKeys = {{
     {"gptneox", "use_parallel_residual"},
     {"lfm2moe", "expert_feed_forward_length"},
     {"lfm2moe", "expert_gating_func"},
+    {"exaone-moe", "expert_feed_forward_length"},
+    {"exaone-moe", "expert_gating_func"},
+    {"afmoe", "expert_feed_forward_length"},
+    {"afmoe", "expert_shared_count"},
+    {"mellum", "expert_feed_forward_length"},
+    {"laguna", "leading_dense_block_count"},
+    {"laguna", "expert_feed_forward_length"},
 }};
 
 /// Key suffixes (after "<arch>.") that change what llama.cpp caches. One of them present but not
@@ -202,11 +210,14 @@ struct Hparams {
   std::vector<std::string> notes;
 };
 
-/// llama_hparams::set_swa_pattern(n_pattern, dense_first = false): with period p, layer il is
-/// sliding iff il % p < p - 1 (the last of every p layers is global); p = 0 makes every layer sliding.
-void set_swa_pattern(Hparams& hp, std::uint32_t period) {
-  for (std::uint32_t il = 0; il < hp.n_layer_all; ++il)
-    hp.swa[il] = il < hp.n_layer && (period == 0 || il % period < period - 1);
+/// llama_hparams::set_swa_pattern(n_pattern, dense_first): with period p, layer il is sliding iff
+/// il % p < p - 1 (the last of every p layers is global), or with dense_first iff il % p != 0 (the
+/// first is); p = 0 makes every layer sliding. The nextn layers never slide.
+void set_swa_pattern(Hparams& hp, std::uint32_t period, bool dense_first = false) {
+  for (std::uint32_t il = 0; il < hp.n_layer_all; ++il) {
+    const bool sliding = period == 0 || (dense_first ? il % period != 0 : il % period < period - 1);
+    hp.swa[il] = il < hp.n_layer && sliding;
+  }
 }
 
 /// ssm.* as llama_hparams::n_embd_r() / n_embd_s() use them for Mamba-style layers:
@@ -395,6 +406,51 @@ void read_dsa(KeyReader& r, Hparams& hp) {
                 : "no attention.indexer.types: llama.cpp's built-in GLM 5.2 table"));
 }
 
+/// The 2025-2026 MoE models with an optional interleaved window (src/models/<arch>.cpp):
+///   exaone-moe    window required; period 4 unless a scalar pattern says, the last of each global
+///   afmoe         window optional (0 or absent: none); period 4, the last of each global
+///   laguna        window optional; period 4, the FIRST of each global (dense_first)
+///   smallthinker  window key present and non-zero: llama.cpp's own 4096, whatever the file says;
+///                 period 4, dense_first
+///   mellum        window optional; then the pattern is required: a scalar period, or one flag
+///                 per layer
+void read_moe_window(KeyReader& r, Hparams& hp) {
+  const std::string& arch = r.arch();
+  const bool required = arch == "exaone-moe";
+  const std::optional<std::uint32_t> window = required ? r.required_u32("attention.sliding_window",
+                                                                        "llama.cpp requires it for exaone-moe")
+                                                       : r.u32("attention.sliding_window");
+  if (!window || *window == 0) {
+    if (required) r.fail("attention.sliding_window", "is 0 (a sliding layer would hold no token)");
+    r.mark_read("attention.sliding_window_pattern");
+    hp.notes.push_back(fmt::format("{}: no (or zero) attention.sliding_window: every layer keeps the full context", arch));
+    return;
+  }
+  hp.n_swa = *window;
+  if (arch == "smallthinker") {
+    hp.n_swa = 4096;
+    if (*window != 4096)
+      hp.notes.push_back(fmt::format("smallthinker: llama.cpp slides over its own 4096 tokens; the file's window {} is "
+                                     "not used",
+                                     *window));
+  }
+  if (arch == "mellum") {
+    const GgufValue* pattern = r.header().find(r.key("attention.sliding_window_pattern"));
+    if (pattern == nullptr)
+      r.fail("attention.sliding_window_pattern", "is missing (llama.cpp requires it for mellum with a window)");
+    if (pattern->is_array()) {
+      const std::vector<bool> flags = *r.per_layer_flags("attention.sliding_window_pattern", hp.n_layer);
+      for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.swa[il] = flags[il];
+      return;
+    }
+  }
+  const bool dense_first = arch == "laguna" || arch == "smallthinker";
+  const std::uint32_t period = scalar_swa_period(r, hp, 4);
+  set_swa_pattern(hp, period, dense_first);
+  if (dense_first && period > 0)
+    hp.notes.push_back(fmt::format("{}: the first of every {} layers is global (dense_first)", arch, period));
+}
+
 /// The per-architecture part of llama.cpp's load_hparams (src/models/<arch>.cpp).
 void read_architecture(KeyReader& r, Hparams& hp) {
   const std::string& arch = r.arch();
@@ -536,6 +592,9 @@ void read_architecture(KeyReader& r, Hparams& hp) {
     read_kimi_linear(r, hp);
   } else if (arch == "deepseek32" || arch == "glm-dsa") {
     read_dsa(r, hp);
+  } else if (arch == "exaone-moe" || arch == "afmoe" || arch == "laguna" || arch == "smallthinker" ||
+             arch == "mellum") {
+    read_moe_window(r, hp);
   } else if (arch == "olmo2") {
     // OLMo 2 has no window; OLMo 3 files (also olmo2) have one, then every 4th layer is global.
     const std::optional<std::uint32_t> window = r.u32("attention.sliding_window");

@@ -52,4 +52,7 @@ struct FixtureRecipe {
 /// only their tensors and keys differ (tests/support/llamacpp_fixtures_plain.cpp).
 std::vector<FixtureRecipe> plain_attention_recipes();
 
+/// MoE architectures with an interleaved sliding window (tests/support/llamacpp_fixtures_windowed_moe.cpp).
+std::vector<FixtureRecipe> windowed_moe_recipes();
+
 }  // namespace kvplan::testing::fixture_parts

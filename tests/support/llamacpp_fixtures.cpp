@@ -1210,6 +1210,7 @@ const std::vector<FixtureRecipe>& entries() {
          [] { return dsa_fixture(DsaFixture::glm_table); }},
     };
     for (FixtureRecipe& recipe : plain_attention_recipes()) all.push_back(std::move(recipe));
+    for (FixtureRecipe& recipe : windowed_moe_recipes()) all.push_back(std::move(recipe));
     return all;
   }();
   return list;

@@ -1,0 +1,101 @@
+// The MoE GGUF architectures with an interleaved sliding window (src/loaders/gguf_model.cpp,
+// read_moe_window): each one's window rule as llama.cpp v0.4.0's load_arch_hparams has it, and the
+// cache bytes by hand. The same fixtures run through the real llama.cpp in
+// tests/llamacpp/crosscheck.mjs.
+
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "engines/llamacpp/rules.h"
+#include "kvplan/error.h"
+#include "kvplan/model_spec.h"
+#include "loaders/gguf_model.h"
+#include "support/gguf_writer.h"
+#include "support/llamacpp_fixture_model.h"
+#include "support/temp_dir.h"
+
+namespace {
+
+/// n_ctx 8192, one sequence, f16, flash attention off, ubatch 512: the non-SWA cache holds 8192
+/// cells, a window of 128 holds pad256(128 + 512) = 768.
+std::uint64_t windowed_kv_bytes(const kvplan::GgufModel& m) {
+  kvplan::LlamaCppSettings s;
+  s.n_ctx = 8192;
+  s.type_k = &kvplan::ggml_type_by_name("f16");
+  s.type_v = &kvplan::ggml_type_by_name("f16");
+  s.flash_attn = kvplan::LlamaCppFlashAttn::off;
+  s.n_batch = s.n_ubatch = 512;
+  s.n_gpu_layers = 0;
+  return kvplan::plan_llamacpp(m.spec, s, kvplan::llamacpp_facts(m.spec)).kv_bytes;
+}
+
+bool windowed_sliding(const kvplan::GgufModel& m, std::size_t il) {
+  return m.spec.layers.at(il).kind == kvplan::LayerKind::sliding;
+}
+
+kvplan::ExitCode windowed_load_code(const kvplan::testing::GgufWriter& w) {
+  kvplan::testing::TempDir dir;
+  const std::string path = dir.file("model.gguf");
+  w.write(path);
+  try {
+    kvplan::load_gguf_model(path);
+  } catch (const kvplan::Error& e) {
+    return e.code();
+  }
+  return kvplan::ExitCode::ok;
+}
+
+}  // namespace
+
+TEST_CASE("exaone-moe and afmoe: the last of every 4 layers global", "[gguf_archs]") {
+  for (const char* arch : {"exaone-moe", "afmoe"}) {
+    INFO(arch);
+    const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture(arch);
+    CHECK(windowed_sliding(m, 0));
+    CHECK(windowed_sliding(m, 2));
+    CHECK_FALSE(windowed_sliding(m, 3));
+    CHECK(m.spec.layers[0].window == 128);
+    // 1 full layer x 8192 cells x 64 x 2 B x (K + V) + 3 sliding x 768 cells x 256 B.
+    CHECK(windowed_kv_bytes(m) == 2'097'152 + 589'824);
+  }
+}
+
+TEST_CASE("laguna and smallthinker: the first of every 4 layers global", "[gguf_archs]") {
+  const kvplan::GgufModel laguna = kvplan::testing::load_llamacpp_fixture("laguna");
+  CHECK_FALSE(windowed_sliding(laguna, 0));
+  CHECK(windowed_sliding(laguna, 1));
+  CHECK(windowed_sliding(laguna, 3));
+  CHECK(windowed_kv_bytes(laguna) == 2'097'152 + 589'824);
+  // smallthinker: its file says 512, llama.cpp slides over 4096: pad256(4096 + 512) = 4608 cells.
+  const kvplan::GgufModel small = kvplan::testing::load_llamacpp_fixture("smallthinker");
+  CHECK_FALSE(windowed_sliding(small, 0));
+  CHECK(small.spec.layers[1].window == 4'096);
+  CHECK(windowed_kv_bytes(small) == 2'097'152 + 3ull * 4'608 * 256);
+}
+
+TEST_CASE("mellum: a per-layer pattern, required with a window", "[gguf_archs]") {
+  const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("mellum");
+  CHECK(windowed_sliding(m, 0));
+  CHECK_FALSE(windowed_sliding(m, 1));
+  CHECK(windowed_sliding(m, 2));
+  // 2 full x 8192 x 256 B + 2 sliding x 768 x 256 B.
+  CHECK(windowed_kv_bytes(m) == 4'194'304 + 393'216);
+  // A window without a pattern: llama.cpp's required get_key_or_arr throws (exit 2); exaone-moe
+  // without a window likewise.
+  for (const char* arch : {"mellum", "exaone-moe"}) {
+    INFO(arch);
+    const std::string a = arch;
+    kvplan::testing::GgufWriter w;
+    w.add_string("general.architecture", a);
+    w.add_uint32(a + ".block_count", 4);
+    w.add_uint32(a + ".embedding_length", 128);
+    w.add_uint32(a + ".context_length", 8192);
+    w.add_uint32(a + ".attention.head_count", 4);
+    w.add_uint32(a + ".expert_feed_forward_length", 32);
+    w.add_uint32(a + ".expert_gating_func", 2);
+    if (a == "mellum") w.add_uint32(a + ".attention.sliding_window", 128);
+    w.add_tensor("token_embd.weight", 0, {128, 8});
+    CHECK(windowed_load_code(w) == kvplan::ExitCode::invalid_input);
+  }
+}

@@ -1,0 +1,140 @@
+// Fixtures of the 2025-2026 MoE architectures with an interleaved sliding window (exaone-moe,
+// afmoe, laguna, smallthinker, mellum): 4 layers of 2 KV heads of 32, 4 experts of 32. Each writes
+// exactly the tensors its load_arch_tensors creates in llama.cpp v0.4.0 (src/models/<arch>.cpp).
+
+#include "support/llamacpp_fixture_parts.h"
+
+namespace kvplan::testing::fixture_parts {
+
+namespace {
+
+/// The keys of every fixture here: 4 experts (2 used) of 32, a window of 128 unless `window` is 0.
+GgufWriter windowed_moe_keys(const std::string& arch, std::uint32_t window) {
+  GgufWriter w;
+  common_keys(w, arch, 4);
+  w.add_uint32(arch + ".feed_forward_length", kFf);
+  w.add_uint32(arch + ".attention.head_count_kv", 2);
+  w.add_uint32(arch + ".expert_count", 4);
+  w.add_uint32(arch + ".expert_used_count", 2);
+  w.add_uint32(arch + ".expert_feed_forward_length", 32);
+  if (window > 0) w.add_uint32(arch + ".attention.sliding_window", window);
+  return w;
+}
+
+/// A shared expert of 64 (gate, up, down).
+void shared_expert_64(GgufWriter& w, std::uint32_t i) {
+  w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, 64});
+  w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 64});
+  w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {64, kEmbd});
+}
+
+/// exaone-moe (K-EXAONE): window 128 required, period 4; q/k norms; layer 0 dense, then experts
+/// with a selection bias and a shared expert.
+GgufWriter exaone_moe() {
+  GgufWriter w = windowed_moe_keys("exaone-moe", 128);
+  w.add_uint32("exaone-moe.expert_gating_func", 2);  // sigmoid
+  w.add_uint32("exaone-moe.expert_shared_count", 1);
+  w.add_uint32("exaone-moe.expert_shared_feed_forward_length", 64);
+  w.add_uint32("exaone-moe.leading_dense_block_count", 1);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, true);
+    if (i == 0) {
+      ffn(w, i);
+      continue;
+    }
+    experts(w, i, 32);
+    w.add_tensor(blk(i, "exp_probs_b.bias"), kF32, {4});
+    shared_expert_64(w, i);
+  }
+  return w;
+}
+
+/// afmoe (Arcee Trinity): window 128, period 4; an attention gate, post-attention and post-FFN
+/// norms; layer 0 dense, then experts with a selection bias and a shared expert.
+GgufWriter afmoe() {
+  GgufWriter w = windowed_moe_keys("afmoe", 128);
+  w.add_uint32("afmoe.expert_shared_count", 1);  // one shared expert as wide as a routed one
+  w.add_uint32("afmoe.leading_dense_block_count", 1);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, true);
+    w.add_tensor(blk(i, "post_attention_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "attn_gate.weight"), kF32, {kEmbd, kEmbd});
+    w.add_tensor(blk(i, "post_ffw_norm.weight"), kF32, {kEmbd});
+    if (i == 0) {
+      ffn(w, i);
+      continue;
+    }
+    experts(w, i, 32);
+    w.add_tensor(blk(i, "exp_probs_b.bias"), kF32, {4});
+    w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, 32});
+    w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 32});
+    w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {32, kEmbd});
+  }
+  return w;
+}
+
+/// laguna: window 128, period 4 with the first of each global (dense_first); q/k norms and a
+/// per-head attention gate; layer 0 dense, then experts with a selection bias and a shared expert.
+GgufWriter laguna() {
+  GgufWriter w = windowed_moe_keys("laguna", 128);
+  w.add_uint32("laguna.expert_shared_feed_forward_length", 64);
+  w.add_uint32("laguna.leading_dense_block_count", 1);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, true);
+    w.add_tensor(blk(i, "attn_gate.weight"), kF32, {kEmbd, 4});  // one gate per head
+    if (i == 0) {
+      ffn(w, i);
+      continue;
+    }
+    experts(w, i, 32);
+    w.add_tensor(blk(i, "exp_probs_b.bias"), kF32, {4});
+    shared_expert_64(w, i);
+  }
+  return w;
+}
+
+/// smallthinker: a window key (here 512) switches on llama.cpp's own 4096-token window, period 4
+/// with the first of each global; experts on every layer.
+GgufWriter smallthinker() {
+  GgufWriter w = windowed_moe_keys("smallthinker", 512);
+  w.add_uint32("smallthinker.expert_gating_func", 1);  // softmax
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    experts(w, i, 32);
+  }
+  return w;
+}
+
+/// mellum: window 128 on the layers a per-layer pattern marks (0 and 2); q/k norms; experts on
+/// every layer.
+GgufWriter mellum() {
+  GgufWriter w = windowed_moe_keys("mellum", 128);
+  w.add_array_bool("mellum.attention.sliding_window_pattern", {true, false, true, false});
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, true);
+    experts(w, i, 32);
+  }
+  return w;
+}
+
+}  // namespace
+
+std::vector<FixtureRecipe> windowed_moe_recipes() {
+  return {
+      {{"exaone-moe", "exaone-moe: window 128 on 3 of 4 layers, 1 dense + 3 MoE layers with a shared expert"},
+       [] { return exaone_moe(); }},
+      {{"afmoe", "afmoe: window 128 on 3 of 4 layers, attention gate, 1 dense + 3 MoE layers"}, [] { return afmoe(); }},
+      {{"laguna", "laguna: window 128 on layers 1-3 (the first of 4 global), 1 dense + 3 MoE layers"},
+       [] { return laguna(); }},
+      {{"smallthinker", "smallthinker: llama.cpp's 4096 window (the file says 512) on layers 1-3, experts"},
+       [] { return smallthinker(); }},
+      {{"mellum", "mellum: window 128 on layers 0 and 2 by a per-layer pattern, experts"}, [] { return mellum(); }},
+  };
+}
+
+}  // namespace kvplan::testing::fixture_parts
