@@ -99,3 +99,31 @@ TEST_CASE("mellum: a per-layer pattern, required with a window", "[gguf_archs]")
     CHECK(windowed_load_code(w) == kvplan::ExitCode::invalid_input);
   }
 }
+
+TEST_CASE("mimo2 and step35: a required per-layer pattern, nextn layers filtered", "[gguf_archs]") {
+  const kvplan::GgufModel mimo = kvplan::testing::load_llamacpp_fixture("mimo2");
+  CHECK_FALSE(windowed_sliding(mimo, 0));
+  CHECK(windowed_sliding(mimo, 1));
+  CHECK(windowed_sliding(mimo, 3));
+  CHECK(windowed_kv_bytes(mimo) == 2'097'152 + 589'824);
+  const kvplan::GgufModel step = kvplan::testing::load_llamacpp_fixture("step35");
+  CHECK(windowed_sliding(step, 0));
+  CHECK_FALSE(windowed_sliding(step, 1));
+  CHECK(windowed_kv_bytes(step) == 4'194'304 + 393'216);
+  // A fifth block declared nextn: the main context's filter (il < n_layer) gives it no cells.
+  const kvplan::GgufModel nextn = kvplan::testing::load_llamacpp_fixture("mimo2-nextn");
+  CHECK(nextn.spec.mtp_layers == 1);
+  CHECK(windowed_kv_bytes(nextn) == windowed_kv_bytes(mimo));
+}
+
+TEST_CASE("qwen35's nextn layers keep no cells: the hybrid's attention filter is il < n_layer", "[gguf_archs]") {
+  kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("qwen35");
+  const std::uint64_t trunk = windowed_kv_bytes(m);
+  m.spec.mtp_layers = 1;  // as a file with nextn_predict_layers 1 loads
+  CHECK(windowed_kv_bytes(m) == trunk);
+  // qwen3's default branch has no filter: its nextn layer gets cells like the last layer's.
+  kvplan::GgufModel plain = kvplan::testing::load_llamacpp_fixture("qwen3");
+  const std::uint64_t plain_trunk = windowed_kv_bytes(plain);
+  plain.spec.mtp_layers = 1;
+  CHECK(windowed_kv_bytes(plain) == plain_trunk + plain_trunk / 4);
+}

@@ -29,7 +29,7 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
 /// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
 /// tensors differ, and the sum of the tensors is read whatever they are.
-constexpr std::array<std::string_view, 89> kArchitectures = {
+constexpr std::array<std::string_view, 91> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
@@ -43,7 +43,7 @@ constexpr std::array<std::string_view, 89> kArchitectures = {
     "orion",      "xverse",      "refact",     "codeshell", "mpt",      "bloom",       "jais",      "grok",
     "arctic",     "bitnet",      "maincoder",
     "nemotron_h_moe", "lfm2moe",     "mamba",      "jamba",     "exaone-moe", "afmoe",     "smallthinker",
-    "mellum",     "laguna"};
+    "mellum",     "laguna",      "mimo2",      "step35"};
 
 /// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
 /// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
@@ -51,7 +51,7 @@ struct RequiredKey {
   std::string_view arch;
   std::string_view key;
 };
-constexpr std::array<RequiredKey, 20> kRequiredKeys = {{
+constexpr std::array<RequiredKey, 22> kRequiredKeys = {{
     {"qwen2vl", "rope.dimension_sections"},
     {"qwen3vl", "rope.dimension_sections"},
     {"qwen3vlmoe", "rope.dimension_sections"},
@@ -72,6 +72,8 @@ constexpr std::array<RequiredKey, 20> kRequiredKeys = {{
     {"mellum", "expert_feed_forward_length"},
     {"laguna", "leading_dense_block_count"},
     {"laguna", "expert_feed_forward_length"},
+    {"mimo2", "expert_feed_forward_length"},
+    {"step35", "expert_feed_forward_length"},
 }};
 
 /// Key suffixes (after "<arch>.") that change what llama.cpp caches. One of them present but not
@@ -451,6 +453,18 @@ void read_moe_window(KeyReader& r, Hparams& hp) {
     hp.notes.push_back(fmt::format("{}: the first of every {} layers is global (dense_first)", arch, period));
 }
 
+/// mimo2 (MiMo-V2) and step35 (Step 3.5): the window and a per-layer pattern are both required
+/// (get_key_or_arr: one flag per layer, or a scalar for every layer). step35's pattern counts the
+/// nextn layers too (n_layer_all entries); neither's nextn layers keep cells in the main context.
+void read_required_pattern(KeyReader& r, Hparams& hp) {
+  read_required_window(r, hp);
+  const std::uint32_t n = r.arch() == "step35" ? hp.n_layer_all : hp.n_layer;
+  const std::optional<std::vector<bool>> pattern = r.per_layer_flags("attention.sliding_window_pattern", n);
+  if (!pattern)
+    r.fail("attention.sliding_window_pattern", fmt::format("is missing (llama.cpp requires it for {})", r.arch()));
+  for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.swa[il] = (*pattern)[il];
+}
+
 /// The per-architecture part of llama.cpp's load_hparams (src/models/<arch>.cpp).
 void read_architecture(KeyReader& r, Hparams& hp) {
   const std::string& arch = r.arch();
@@ -592,6 +606,8 @@ void read_architecture(KeyReader& r, Hparams& hp) {
     read_kimi_linear(r, hp);
   } else if (arch == "deepseek32" || arch == "glm-dsa") {
     read_dsa(r, hp);
+  } else if (arch == "mimo2" || arch == "step35") {
+    read_required_pattern(r, hp);
   } else if (arch == "exaone-moe" || arch == "afmoe" || arch == "laguna" || arch == "smallthinker" ||
              arch == "mellum") {
     read_moe_window(r, hp);

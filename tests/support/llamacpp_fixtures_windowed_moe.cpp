@@ -9,9 +9,9 @@ namespace kvplan::testing::fixture_parts {
 namespace {
 
 /// The keys of every fixture here: 4 experts (2 used) of 32, a window of 128 unless `window` is 0.
-GgufWriter windowed_moe_keys(const std::string& arch, std::uint32_t window) {
+GgufWriter windowed_moe_keys(const std::string& arch, std::uint32_t window, std::uint32_t blocks = 4) {
   GgufWriter w;
-  common_keys(w, arch, 4);
+  common_keys(w, arch, blocks);
   w.add_uint32(arch + ".feed_forward_length", kFf);
   w.add_uint32(arch + ".attention.head_count_kv", 2);
   w.add_uint32(arch + ".expert_count", 4);
@@ -122,6 +122,40 @@ GgufWriter mellum() {
   return w;
 }
 
+/// mimo2 (MiMo-V2-Flash): window 128 on the layers a required pattern marks (1-3), attention
+/// sinks, experts with a selection bias on every layer. `nextn`: a fifth block declared as a nextn
+/// (MTP) layer whose tensors the file leaves out (a trunk-only file, which llama.cpp accepts): the
+/// main context's cache filters it out.
+GgufWriter mimo2(bool nextn) {
+  GgufWriter w = windowed_moe_keys("mimo2", 128, nextn ? 5 : 4);
+  if (nextn) w.add_uint32("mimo2.nextn_predict_layers", 1);
+  w.add_array_int32("mimo2.attention.sliding_window_pattern", {0, 1, 1, 1});
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    w.add_tensor(blk(i, "attn_sinks.weight"), kF32, {4});
+    experts(w, i, 32);
+    w.add_tensor(blk(i, "exp_probs_b.bias"), kF32, {4});
+  }
+  return w;
+}
+
+/// step35 (Step 3.5): window 128 on the layers a required pattern marks (0 and 2), q/k norms, a
+/// per-head attention gate, experts with a shared one.
+GgufWriter step35() {
+  GgufWriter w = windowed_moe_keys("step35", 128);
+  w.add_array_bool("step35.attention.sliding_window_pattern", {true, false, true, false});
+  w.add_uint32("step35.expert_shared_feed_forward_length", 64);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, true);
+    w.add_tensor(blk(i, "attn_gate.weight"), kF32, {kEmbd, 4});
+    experts(w, i, 32);
+    shared_expert_64(w, i);
+  }
+  return w;
+}
+
 }  // namespace
 
 std::vector<FixtureRecipe> windowed_moe_recipes() {
@@ -134,6 +168,11 @@ std::vector<FixtureRecipe> windowed_moe_recipes() {
       {{"smallthinker", "smallthinker: llama.cpp's 4096 window (the file says 512) on layers 1-3, experts"},
        [] { return smallthinker(); }},
       {{"mellum", "mellum: window 128 on layers 0 and 2 by a per-layer pattern, experts"}, [] { return mellum(); }},
+      {{"mimo2", "mimo2: window 128 on layers 1-3 by a required pattern, sinks, experts"}, [] { return mimo2(false); }},
+      {{"mimo2-nextn", "mimo2 with a nextn layer (trunk-only file): no cells for it in the main context"},
+       [] { return mimo2(true); }},
+      {{"step35", "step35: window 128 on layers 0 and 2 by a required pattern, attention gate, experts"},
+       [] { return step35(); }},
   };
 }
 
