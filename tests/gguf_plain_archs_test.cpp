@@ -23,7 +23,7 @@ const std::vector<std::string> kPlainArchs = {
     "chatglm",  "phi2",    "stablelm",  "gptneox", "starcoder", "gpt2",   "falcon",     "olmo",
     "nemotron", "phimoe",  "minimax-m2", "bailingmoe2", "deepseek", "dbrx",   "baichuan",   "orion",
     "xverse",   "refact",  "codeshell", "mpt",     "bloom",   "jais",     "grok",       "arctic",
-    "bitnet",   "maincoder"};
+    "bitnet",   "maincoder", "pangu-embedded", "plamo", "talkie",   "hunyuan_vl"};
 
 /// The harness's CPU run: f16 K and V, flash attention off, no layer offloaded, one sequence.
 std::uint64_t plain_arch_kv_bytes(const kvplan::GgufModel& m, std::uint64_t n_ctx) {
@@ -96,8 +96,8 @@ TEST_CASE("plain-attention GGUF architectures: every tensor counted, by hand", "
 
 TEST_CASE("plain-attention GGUF architectures: keys llama.cpp requires are required", "[gguf_archs]") {
   // Each changes no cache, but without it llama.cpp does not load the file.
-  for (const char* arch :
-       {"qwen2vl", "qwen3vl", "qwen3vlmoe", "minimax-m2", "bailingmoe2", "deepseek", "dbrx", "gptneox"}) {
+  for (const char* arch : {"qwen2vl", "qwen3vl", "qwen3vlmoe", "minimax-m2", "bailingmoe2", "deepseek", "dbrx",
+                           "gptneox", "talkie", "deepseek2-ocr"}) {
     INFO(arch);
     CHECK(plain_arch_bare_code(arch) == kvplan::ExitCode::invalid_input);
   }
@@ -139,4 +139,20 @@ TEST_CASE("bloom's token_embd_norm stays with layer 0, lfm2's tensor of that nam
   // lfm2: its output norm (OUTPUT_NORM_LFM2, named token_embd_norm) stays with the output.
   const kvplan::GgufModel lfm2 = kvplan::testing::load_llamacpp_fixture("lfm2");
   CHECK(gpu_bytes(lfm2, 5) - gpu_bytes(lfm2, 4) == lfm2.spec.layer_weights_bytes[0]);
+}
+
+TEST_CASE("plain-attention GGUF architectures without GQA, and openelm's per-layer heads", "[gguf_archs]") {
+  // jais2, cogvlm, deepseek2-ocr, qwen: K and V as wide as Q, 4 heads of 32: twice llama's cache.
+  for (const char* arch : {"jais2", "cogvlm", "deepseek2-ocr", "qwen"}) {
+    INFO(arch);
+    const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture(arch);
+    CHECK(m.spec.layers[0].kv_heads == 4);
+    CHECK(plain_arch_kv_bytes(m, 4096) == 8'388'608);
+  }
+  // openelm: KV heads 1, 2, 2, 1 of 32. K: 6 heads x 32 x 4096 cells x 2 B = 1,572,864; V, stored
+  // transposed without flash attention, padded to the widest layer's 64: 4 x 64 x 4096 x 2 B.
+  const kvplan::GgufModel elm = kvplan::testing::load_llamacpp_fixture("openelm");
+  CHECK(elm.spec.layers[0].kv_heads == 1);
+  CHECK(elm.spec.layers[1].kv_heads == 2);
+  CHECK(plain_arch_kv_bytes(elm, 4096) == 1'572'864 + 2'097'152);
 }

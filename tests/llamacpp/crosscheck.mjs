@@ -47,6 +47,7 @@ const LIGHT = new Set(["gemma4", "kimi-linear", "deepseek32", "glm-dsa", "glm-ds
     "mistral3", "exaone", "internlm2", "minicpm", "qwen2vl", "qwen3vl", "qwen3vlmoe", "glm4", "chatglm", "phi2", "stablelm",
     "gptneox", "starcoder", "gpt2", "falcon", "olmo", "nemotron", "phimoe", "minimax-m2", "bailingmoe2", "deepseek", "dbrx",
     "qwen", "baichuan", "orion", "xverse", "refact", "codeshell", "mpt", "bloom", "jais", "grok", "arctic", "bitnet", "maincoder",
+    "jais2", "openelm", "pangu-embedded", "plamo", "talkie", "hunyuan_vl", "cogvlm", "deepseek2-ocr",
     // nemotron_h's and lfm2's hybrid caches (run through the matrix by theirs) under MoE blocks
     "nemotron_h_moe", "lfm2moe",
     // Mamba-1 state (f32 whatever the cache types: the short list checks it in every configuration)

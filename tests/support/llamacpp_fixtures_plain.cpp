@@ -443,6 +443,151 @@ GgufWriter bitnet() {
   return w;
 }
 
+
+/// Plain keys with no GQA: head_count_kv 4, for architectures whose K and V are as wide as Q.
+GgufWriter full_heads_keys(const std::string& arch) {
+  GgufWriter w;
+  common_keys(w, arch, 4);
+  w.add_uint32(arch + ".feed_forward_length", kFf);
+  return w;
+}
+
+/// q/k/v/o all n_embd x n_embd (4 KV heads of 32).
+void full_attention(GgufWriter& w, std::uint32_t i) {
+  for (const char* name : {"attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight"})
+    w.add_tensor(blk(i, name), kF32, {kEmbd, kEmbd});
+}
+
+/// jais2: layer norms with biases, q/k/v/o biases of n_embd (no GQA), a two-matrix MLP.
+GgufWriter jais2() {
+  GgufWriter w = full_heads_keys("jais2");
+  layer_norm_eps(w, "jais2");
+  w.add_tensor("token_embd.weight", kF32, {kEmbd, kVocab});
+  norm_with_bias(w, "output_norm");
+  w.add_tensor("output.weight", kF32, {kEmbd, kVocab});
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    norm_with_bias(w, blk(i, "attn_norm"));
+    full_attention(w, i);
+    for (const char* name : {"attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.bias"})
+      w.add_tensor(blk(i, name), kF32, {kEmbd});
+    norm_with_bias(w, blk(i, "ffn_norm"));
+    mlp(w, i, true);
+  }
+  return w;
+}
+
+/// openelm: per-layer heads (query 4, KV 1, 2, 2, 1) and MLP widths, fused qkv, q/k norms, the
+/// output tied to token_embd.
+GgufWriter openelm() {
+  GgufWriter w;
+  common_keys(w, "openelm", 4, false);
+  w.add_array_int32("openelm.attention.head_count", {4, 4, 4, 4});
+  w.add_array_int32("openelm.attention.head_count_kv", {1, 2, 2, 1});
+  w.add_array_int32("openelm.feed_forward_length", {128, 256, 256, 128});
+  w.add_uint32("openelm.attention.key_length", 32);
+  w.add_uint32("openelm.attention.value_length", 32);
+  w.add_tensor("token_embd.weight", kF32, {kEmbd, kVocab});
+  w.add_tensor("output_norm.weight", kF32, {kEmbd});
+  const std::uint64_t kv[] = {1, 2, 2, 1};
+  const std::uint64_t ff[] = {128, 256, 256, 128};
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "attn_qkv.weight"), kF32, {kEmbd, (2 * kv[i] + 4) * 32});
+    w.add_tensor(blk(i, "attn_q_norm.weight"), kF32, {32});
+    w.add_tensor(blk(i, "attn_k_norm.weight"), kF32, {32});
+    w.add_tensor(blk(i, "attn_output.weight"), kF32, {kEmbd, kEmbd});
+    w.add_tensor(blk(i, "ffn_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "ffn_gate.weight"), kF32, {kEmbd, ff[i]});
+    w.add_tensor(blk(i, "ffn_up.weight"), kF32, {kEmbd, ff[i]});
+    w.add_tensor(blk(i, "ffn_down.weight"), kF32, {ff[i], kEmbd});
+  }
+  return w;
+}
+
+/// pangu-embedded: llama's layers with an o_proj bias.
+GgufWriter pangu_embedded() {
+  GgufWriter w = plain_keys("pangu-embedded");
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    w.add_tensor(blk(i, "attn_output.bias"), kF32, {kEmbd});
+    ffn(w, i);
+  }
+  return w;
+}
+
+/// plamo (PLaMo 1): attention and MLP side by side from one norm (no ffn_norm).
+GgufWriter plamo() {
+  GgufWriter w = plain_keys("plamo");
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    ffn(w, i, false);
+  }
+  return w;
+}
+
+/// talkie: no norm weights, a per-head q scale, a per-layer output scale; logit_scale required.
+GgufWriter talkie() {
+  GgufWriter w = plain_keys("talkie");
+  w.add_float32("talkie.logit_scale", 1.0f);
+  w.add_tensor("token_embd.weight", kF32, {kEmbd, kVocab});
+  w.add_tensor("output.weight", kF32, {kEmbd, kVocab});
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_q.weight"), kF32, {kEmbd, kEmbd});
+    w.add_tensor(blk(i, "attn_k.weight"), kF32, {kEmbd, kKvWidth});
+    w.add_tensor(blk(i, "attn_v.weight"), kF32, {kEmbd, kKvWidth});
+    w.add_tensor(blk(i, "attn_output.weight"), kF32, {kEmbd, kEmbd});
+    w.add_tensor(blk(i, "attn_q_norm.weight"), kF32, {1, 4});
+    ffn(w, i, false);
+    w.add_tensor(blk(i, "layer_output_scale.weight"), kF32, {1});
+  }
+  return w;
+}
+
+/// cogvlm: fused qkv (no GQA) and a visual expert's copy of attention and MLP in every layer.
+GgufWriter cogvlm() {
+  GgufWriter w = full_heads_keys("cogvlm");
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    for (const char* prefix : {"attn_", "vis_attn_"}) {
+      w.add_tensor(blk(i, std::string(prefix) + "qkv.weight"), kF32, {kEmbd, 3 * kEmbd});
+      w.add_tensor(blk(i, std::string(prefix) + "output.weight"), kF32, {kEmbd, kEmbd});
+    }
+    ffn(w, i);
+    w.add_tensor(blk(i, "vis_gate.weight"), kF32, {kEmbd, kFf});
+    w.add_tensor(blk(i, "vis_up.weight"), kF32, {kEmbd, kFf});
+    w.add_tensor(blk(i, "vis_down.weight"), kF32, {kFf, kEmbd});
+  }
+  return w;
+}
+
+/// deepseek2-ocr: deepseek2's MoE without MLA (no GQA): 1 dense layer, then 4 experts of 32 and
+/// a shared expert.
+GgufWriter deepseek2_ocr() {
+  GgufWriter w = full_heads_keys("deepseek2-ocr");
+  w.add_uint32("deepseek2-ocr.expert_count", 4);
+  w.add_uint32("deepseek2-ocr.expert_used_count", 2);
+  w.add_uint32("deepseek2-ocr.expert_feed_forward_length", 32);
+  w.add_uint32("deepseek2-ocr.expert_shared_count", 2);
+  w.add_uint32("deepseek2-ocr.leading_dense_block_count", 1);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    full_attention(w, i);
+    if (i == 0) {
+      ffn(w, i);
+      continue;
+    }
+    experts(w, i, 32);
+    w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {64, kEmbd});
+  }
+  return w;
+}
+
 }  // namespace
 
 std::vector<FixtureRecipe> plain_attention_recipes() {
@@ -488,6 +633,14 @@ std::vector<FixtureRecipe> plain_attention_recipes() {
       {{"arctic", "arctic: a dense MLP beside 4 experts"}, [] { return arctic(); }},
       {{"bitnet", "bitnet: sub-norms, output tied to token_embd"}, [] { return bitnet(); }},
       {{"maincoder", "maincoder: q/k norms"}, [] { return llama_layers("maincoder", false, true, false); }},
+      {{"jais2", "jais2: no GQA, biases everywhere"}, [] { return jais2(); }},
+      {{"openelm", "openelm: per-layer KV heads 1, 2, 2, 1 and MLP widths, fused qkv"}, [] { return openelm(); }},
+      {{"pangu-embedded", "pangu-embedded: an o_proj bias"}, [] { return pangu_embedded(); }},
+      {{"plamo", "plamo: a parallel block without ffn_norm"}, [] { return plamo(); }},
+      {{"talkie", "talkie: no norm weights, q and output scales"}, [] { return talkie(); }},
+      {{"hunyuan_vl", "hunyuan_vl: q/k norms"}, [] { return llama_layers("hunyuan_vl", true, true, false); }},
+      {{"cogvlm", "cogvlm: fused qkv, a visual expert per layer"}, [] { return cogvlm(); }},
+      {{"deepseek2-ocr", "deepseek2-ocr: no MLA, 1 dense + 3 MoE layers"}, [] { return deepseek2_ocr(); }},
   };
 }
 
