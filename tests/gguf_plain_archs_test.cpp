@@ -156,3 +156,30 @@ TEST_CASE("plain-attention GGUF architectures without GQA, and openelm's per-lay
   CHECK(elm.spec.layers[1].kv_heads == 2);
   CHECK(plain_arch_kv_bytes(elm, 4096) == 1'572'864 + 2'097'152);
 }
+
+TEST_CASE("deci: layers without KV heads keep a 0-wide cache slot in llama.cpp", "[gguf_archs]") {
+  const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("deci");
+  REQUIRE(m.spec.layers.size() == 4);
+  CHECK(m.spec.layers[0].kind == kvplan::LayerKind::full);
+  CHECK(m.spec.layers[1].kind == kvplan::LayerKind::none);  // a linear replacement: heads, no KV heads
+  CHECK(m.spec.layers[2].kind == kvplan::LayerKind::none);  // no attention
+  CHECK(m.spec.layers[3].kind == kvplan::LayerKind::full);
+  CHECK(m.spec.file->empty_kv_layers == std::vector<std::uint32_t>{1, 2});
+  kvplan::LlamaCppSettings s;
+  s.n_ctx = 4096;
+  s.type_k = &kvplan::ggml_type_by_name("f16");
+  s.type_v = &kvplan::ggml_type_by_name("f16");
+  s.flash_attn = kvplan::LlamaCppFlashAttn::off;
+  s.n_gpu_layers = 0;
+  // K: 2 layers x 4096 x 64 x 2 B = 1,048,576; V stored transposed, every one of the 4 layers'
+  // rows padded to 64: 2,097,152. llama.cpp's log: 4 layers, K 1.00 MiB, V 2.00 MiB.
+  const kvplan::LlamaCppResult off = kvplan::plan_llamacpp(m.spec, s, kvplan::llamacpp_facts(m.spec));
+  REQUIRE(off.caches.size() == 1);
+  CHECK(off.caches[0].layers == 4);
+  CHECK(off.caches[0].k_bytes == 1'048'576);
+  CHECK(off.caches[0].v_bytes == 2'097'152);
+  // With flash attention V is stored row by row, each layer at its own width: the empty ones 0.
+  s.flash_attn = kvplan::LlamaCppFlashAttn::on;
+  const kvplan::LlamaCppResult on = kvplan::plan_llamacpp(m.spec, s, kvplan::llamacpp_facts(m.spec));
+  CHECK(on.caches[0].v_bytes == 1'048'576);
+}

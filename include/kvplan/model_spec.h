@@ -112,6 +112,10 @@ struct ModelFile {
   /// not load from it; 0 when none.
   std::uint64_t vision_bytes = 0;
   std::vector<std::string> notes;      ///< how the file's keys were read, in words
+  /// Layers without K/V heads that llama.cpp still gives a cache slot of width 0 (deci's linear-
+  /// and no-attention layers): with V stored transposed, their V rows are padded like any other.
+  /// The spec's layer is LayerKind::none for every other engine.
+  std::vector<std::uint32_t> empty_kv_layers;
 };
 
 /// The most layers and state tensors a spec may have, from any input: real models have under 200

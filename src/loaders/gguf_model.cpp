@@ -29,7 +29,7 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
 /// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
 /// tensors differ, and the sum of the tensors is read whatever they are.
-constexpr std::array<std::string_view, 99> kArchitectures = {
+constexpr std::array<std::string_view, 100> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
@@ -44,7 +44,7 @@ constexpr std::array<std::string_view, 99> kArchitectures = {
     "arctic",     "bitnet",      "maincoder",
     "nemotron_h_moe", "lfm2moe",     "mamba",      "jamba",     "exaone-moe", "afmoe",     "smallthinker",
     "mellum",     "laguna",      "mimo2",      "step35",    "jais2",    "openelm",
-    "pangu-embedded", "plamo",   "talkie",     "hunyuan_vl", "cogvlm",   "deepseek2-ocr"};
+    "pangu-embedded", "plamo",   "talkie",     "hunyuan_vl", "cogvlm",   "deepseek2-ocr", "deci"};
 
 /// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
 /// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
@@ -841,6 +841,7 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
   spec.attention_heads = hp.n_head[0] > 0 ? hp.n_head[0] : std::max<std::uint32_t>(hp.ssm_heads, 1);
 
   const Dtype& fp32 = parse_weight_dtype("fp32");
+  std::vector<std::uint32_t> empty_kv_layers;
   for (std::uint32_t il = 0; il < hp.n_layer; ++il) {
     LayerSpec layer;
     if (hp.recr[il]) {
@@ -852,6 +853,11 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
       layer.kind = LayerKind::none;
     } else if (hp.kv_from_start && il >= *hp.kv_from_start) {
       layer.kind = LayerKind::shared;
+    } else if (hp.n_head_kv[il] == 0 && arch == "deci") {
+      // deci (Nemotron Super/Ultra): a linear replacement (heads, no KV heads) or no attention at
+      // all; llama_kv_cache still creates the layer's K and V, 0 wide.
+      layer.kind = LayerKind::none;
+      empty_kv_layers.push_back(il);
     } else if (hp.n_head_kv[il] == 0) {
       throw unsupported_architecture(r.key("attention.head_count_kv"),
                                      fmt::format("0 for layer {} of a {} model (a layer without KV heads)", il, arch));
@@ -885,6 +891,11 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
   // Weights: the exact sum of the tensors; per layer by the blk.N. prefix.
   auto file = std::make_shared<ModelFile>();
   file->n_embd = hp.n_embd;
+  file->empty_kv_layers = std::move(empty_kv_layers);
+  if (!file->empty_kv_layers.empty())
+    hp.notes.push_back(fmt::format("deci: {} of {} layers have no KV heads (a linear replacement or no attention); "
+                                   "llama.cpp still gives each a cache slot of width 0",
+                                   file->empty_kv_layers.size(), hp.n_layer));
   file->n_ff_max = *std::max_element(hp.n_ff.begin(), hp.n_ff.end());
   std::uint64_t n_vocab = 0;
   spec.layer_weights_bytes.assign(hp.n_layer, 0);

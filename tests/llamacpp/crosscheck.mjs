@@ -43,17 +43,23 @@ const SWA = new Set(["exaone-moe", "afmoe", "laguna", "smallthinker", "mellum", 
 // K rows for deepseek32's and glm-dsa's indexer cache, a K-only row at the K type like MLA's), so
 // they get the short list (lightConfigsFor).
 const LIGHT = new Set(["gemma4", "kimi-linear", "deepseek32", "glm-dsa", "glm-dsa-table", "qwen2moe", "granitemoe", "hunyuan-dense", "dots1", "bailingmoe", "apertus", "arcee", "qwen35", "qwen35moe",
-    // llama's cache (create_memory's default branch) under other tensors: tests/support/llamacpp_fixtures_plain.cpp
-    "mistral3", "exaone", "internlm2", "minicpm", "qwen2vl", "qwen3vl", "qwen3vlmoe", "glm4", "chatglm", "phi2", "stablelm",
-    "gptneox", "starcoder", "gpt2", "falcon", "olmo", "nemotron", "phimoe", "minimax-m2", "bailingmoe2", "deepseek", "dbrx",
-    "qwen", "baichuan", "orion", "xverse", "refact", "codeshell", "mpt", "bloom", "jais", "grok", "arctic", "bitnet", "maincoder",
-    "jais2", "openelm", "pangu-embedded", "plamo", "talkie", "hunyuan_vl", "cogvlm", "deepseek2-ocr",
+    // deci's 0-wide cache layers (llama's cache otherwise)
+    "deci",
     // nemotron_h's and lfm2's hybrid caches (run through the matrix by theirs) under MoE blocks
     "nemotron_h_moe", "lfm2moe",
     // Mamba-1 state (f32 whatever the cache types: the short list checks it in every configuration)
     "mamba", "jamba",
     // gemma2's and cohere2's iSWA caches under MoE blocks, with their own window rules
     "exaone-moe", "afmoe", "laguna", "smallthinker", "mellum", "mimo2", "mimo2-nextn", "step35"]);
+// llama's cache exactly (create_memory's default branch, no window) under other tensors
+// (tests/support/llamacpp_fixtures_plain.cpp): what is new is only that llama.cpp loads them and
+// reads their keys, so 8 configurations each (minimalConfigsFor) check the cells, streams, K and V
+// types and the model buffer.
+const PLAIN = new Set([
+    "mistral3", "exaone", "internlm2", "minicpm", "qwen2vl", "qwen3vl", "qwen3vlmoe", "glm4", "chatglm", "phi2", "stablelm",
+    "gptneox", "starcoder", "gpt2", "falcon", "olmo", "nemotron", "phimoe", "minimax-m2", "bailingmoe2", "deepseek", "dbrx",
+    "qwen", "baichuan", "orion", "xverse", "refact", "codeshell", "mpt", "bloom", "jais", "grok", "arctic", "bitnet", "maincoder",
+    "jais2", "openelm", "pangu-embedded", "plamo", "talkie", "hunyuan_vl", "cogvlm", "deepseek2-ocr"]);
 const TOTALS = [300, 1000, 5000, 16384];  // raw n_ctx handed to llama.cpp: three are not multiples of 256
 const SEQUENCES = [1, 4];
 
@@ -105,7 +111,24 @@ function lightConfigsFor(name, file) {
     return out;
 }
 
+// Two sizes (one not a multiple of 256) at f16 and q8_0 with one and four sequences, node-llama-cpp's
+// own path twice, one refusal and the large context: 8 configurations.
+function minimalConfigsFor(name, file) {
+    const out = [];
+    const add = (c) => out.push({ id: `${name}#${out.length}`, model: file, fixture: name, threads: 1, ...c });
+    add({ nCtx: 300, sequences: 1, typeK: "f16", typeV: "f16", flashAttention: "off" });
+    add({ nCtx: 5000, sequences: 4, typeK: "f16", typeV: "f16", flashAttention: "off" });
+    add({ nCtx: 5000, sequences: 1, typeK: "q8_0", typeV: "q8_0", flashAttention: "on" });
+    add({ nCtx: 16384, sequences: 4, typeK: "q8_0", typeV: "q8_0", flashAttention: "on" });
+    add({ contextSize: 4096, sequences: 1, typeK: "f16", typeV: "f16", flashAttention: "off", peer: true });
+    add({ contextSize: 1000, sequences: 4, typeK: "f16", typeV: "f16", flashAttention: "auto", peer: true });
+    add({ nCtx: 4096, sequences: 1, typeK: "f16", typeV: "q8_0", flashAttention: "off" });
+    add({ nCtx: 65536, sequences: 1, typeK: "f16", typeV: "f16", flashAttention: "off" });
+    return out;
+}
+
 function configsFor(name, file) {
+    if (PLAIN.has(name)) return minimalConfigsFor(name, file);
     if (LIGHT.has(name)) return lightConfigsFor(name, file);
     const out = [];
     const add = (c) => out.push({ id: `${name}#${out.length}`, model: file, fixture: name, threads: 1, ...c });

@@ -588,6 +588,30 @@ GgufWriter deepseek2_ocr() {
   return w;
 }
 
+
+/// deci (Nemotron Super/Ultra): per-layer heads and MLP widths. Layer 0 attention (2 KV heads),
+/// layer 1 a linear replacement (4 heads, 0 KV heads: attn_norm and attn_output only), layer 2 no
+/// attention at all (0 heads), layer 3 attention without an MLP (n_ff 0). llama.cpp's cache still
+/// holds layers 1 and 2, 0 wide.
+GgufWriter deci() {
+  GgufWriter w;
+  common_keys(w, "deci", 4, false);
+  w.add_array_int32("deci.attention.head_count", {4, 4, 0, 4});
+  w.add_array_int32("deci.attention.head_count_kv", {2, 0, 0, 2});
+  w.add_array_int32("deci.feed_forward_length", {static_cast<std::int32_t>(kFf), static_cast<std::int32_t>(kFf),
+                                                 static_cast<std::int32_t>(kFf), 0});
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    if (i == 0 || i == 3) attention(w, i, 32, 2);
+    if (i == 1) {
+      w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+      w.add_tensor(blk(i, "attn_output.weight"), kF32, {kEmbd, kEmbd});
+    }
+    if (i != 3) ffn(w, i);
+  }
+  return w;
+}
+
 }  // namespace
 
 std::vector<FixtureRecipe> plain_attention_recipes() {
@@ -641,6 +665,8 @@ std::vector<FixtureRecipe> plain_attention_recipes() {
       {{"hunyuan_vl", "hunyuan_vl: q/k norms"}, [] { return llama_layers("hunyuan_vl", true, true, false); }},
       {{"cogvlm", "cogvlm: fused qkv, a visual expert per layer"}, [] { return cogvlm(); }},
       {{"deepseek2-ocr", "deepseek2-ocr: no MLA, 1 dense + 3 MoE layers"}, [] { return deepseek2_ocr(); }},
+      {{"deci", "deci: attention, a linear replacement, no attention, attention without MLP (0-wide cache layers)"},
+       [] { return deci(); }},
   };
 }
 

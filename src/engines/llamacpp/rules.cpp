@@ -294,6 +294,15 @@ LlamaCppLayout read_llamacpp_layout(const ModelSpec& model) {
       throw unsupported_architecture("layer " + std::to_string(il),
                                      "cross-attention to image tokens (Llama 3.2 Vision): llama.cpp has no mllama");
     CacheLayer layer{il, spec.kind};
+    if (spec.kind == LayerKind::none && model.file &&
+        std::find(model.file->empty_kv_layers.begin(), model.file->empty_kv_layers.end(), il) !=
+            model.file->empty_kv_layers.end()) {
+      // A layer without KV heads that llama_kv_cache still creates, K and V 0 wide: it counts
+      // among the cache's layers, and with V transposed its V rows take the widest layer's width.
+      layer.kind = LayerKind::full;
+      layers.push_back(layer);
+      continue;
+    }
     if (is_windowed(spec.kind) && ignores_window(model.architecture)) {
       out.window_ignored = true;
       layer.kind = LayerKind::full;

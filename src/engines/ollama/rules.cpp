@@ -285,7 +285,8 @@ OllamaModelView ollama_model_view(const ModelSpec& model, const LlamaCppModelFac
   m.heads_kv_min = std::numeric_limits<std::uint64_t>::max();
   for (const LayerSpec& l : model.layers) {
     if (l.kind == LayerKind::linear || l.kind == LayerKind::none || l.kind == LayerKind::shared)
-      throw Error(fmt::format("the Ollama profile prices attention layers only; {} has {} layers", model.id, to_string(l.kind)),
+      throw Error(fmt::format("the Ollama profile prices attention layers only; {} has {} layers", model.id,
+                              l.kind == LayerKind::none ? "attention-free" : to_string(l.kind)),
                   ExitCode::unsupported_architecture);
     m.heads_kv_max = std::max<std::uint64_t>(m.heads_kv_max, l.kv_heads);
     m.heads_kv_min = std::min<std::uint64_t>(m.heads_kv_min, l.kv_heads);
