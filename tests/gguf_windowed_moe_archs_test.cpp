@@ -127,3 +127,20 @@ TEST_CASE("qwen35's nextn layers keep no cells: the hybrid's attention filter is
   plain.spec.mtp_layers = 1;
   CHECK(windowed_kv_bytes(plain) == plain_trunk + plain_trunk / 4);
 }
+
+TEST_CASE("cohere2moe, granite_swa and plamo3: their own window rules", "[gguf_archs]") {
+  // cohere2moe: a scalar period 4 with dense_first (layer 0 global).
+  const kvplan::GgufModel cohere = kvplan::testing::load_llamacpp_fixture("cohere2moe");
+  CHECK_FALSE(windowed_sliding(cohere, 0));
+  CHECK(windowed_sliding(cohere, 1));
+  CHECK(windowed_kv_bytes(cohere) == 2'097'152 + 589'824);
+  // granite_swa: the array marks layers 0-2.
+  const kvplan::GgufModel granite = kvplan::testing::load_llamacpp_fixture("granite_swa");
+  CHECK(windowed_sliding(granite, 0));
+  CHECK_FALSE(windowed_sliding(granite, 3));
+  CHECK(windowed_kv_bytes(granite) == 2'097'152 + 589'824);
+  // plamo3: period 8 over 4 layers: every layer slides, and the non-SWA cache has none.
+  const kvplan::GgufModel plamo = kvplan::testing::load_llamacpp_fixture("plamo3");
+  CHECK(kvplan::describe_layers(plamo.spec) == "4 sliding(128)");
+  CHECK(windowed_kv_bytes(plamo) == 4ull * 768 * 256);
+}

@@ -29,7 +29,7 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
 /// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
 /// tensors differ, and the sum of the tensors is read whatever they are.
-constexpr std::array<std::string_view, 100> kArchitectures = {
+constexpr std::array<std::string_view, 103> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
@@ -44,7 +44,8 @@ constexpr std::array<std::string_view, 100> kArchitectures = {
     "arctic",     "bitnet",      "maincoder",
     "nemotron_h_moe", "lfm2moe",     "mamba",      "jamba",     "exaone-moe", "afmoe",     "smallthinker",
     "mellum",     "laguna",      "mimo2",      "step35",    "jais2",    "openelm",
-    "pangu-embedded", "plamo",   "talkie",     "hunyuan_vl", "cogvlm",   "deepseek2-ocr", "deci"};
+    "pangu-embedded", "plamo",   "talkie",     "hunyuan_vl", "cogvlm",   "deepseek2-ocr", "deci",
+    "cohere2moe", "granite_swa", "plamo3"};
 
 /// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
 /// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
@@ -52,7 +53,7 @@ struct RequiredKey {
   std::string_view arch;
   std::string_view key;
 };
-constexpr std::array<RequiredKey, 25> kRequiredKeys = {{
+constexpr std::array<RequiredKey, 29> kRequiredKeys = {{
     {"qwen2vl", "rope.dimension_sections"},
     {"qwen3vl", "rope.dimension_sections"},
     {"qwen3vlmoe", "rope.dimension_sections"},
@@ -78,6 +79,10 @@ constexpr std::array<RequiredKey, 25> kRequiredKeys = {{
     {"talkie", "logit_scale"},
     {"deepseek2-ocr", "expert_feed_forward_length"},
     {"deepseek2-ocr", "expert_shared_count"},
+    {"cohere2moe", "logit_scale"},
+    {"cohere2moe", "leading_dense_block_count"},
+    {"cohere2moe", "expert_feed_forward_length"},
+    {"granite_swa", "logit_scale"},
 }};
 
 /// Key suffixes (after "<arch>.") that change what llama.cpp caches. One of them present but not
@@ -469,6 +474,38 @@ void read_required_pattern(KeyReader& r, Hparams& hp) {
   for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.swa[il] = (*pattern)[il];
 }
 
+/// cohere2moe: a required window on a scalar period with the first layer of each global
+/// (set_swa_pattern(p, dense_first)), or one flag per layer; one of the two is required.
+void read_cohere2moe(KeyReader& r, Hparams& hp) {
+  read_required_window(r, hp);
+  const GgufValue* pattern = r.header().find(r.key("attention.sliding_window_pattern"));
+  if (pattern == nullptr)
+    r.fail("attention.sliding_window_pattern", "is missing (llama.cpp requires it for cohere2moe)");
+  if (pattern->is_array()) {
+    const std::vector<bool> flags = *r.per_layer_flags("attention.sliding_window_pattern", hp.n_layer);
+    for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.swa[il] = flags[il];
+    return;
+  }
+  const std::uint32_t period = *r.u32("attention.sliding_window_pattern");
+  set_swa_pattern(hp, period, true);
+  hp.notes.push_back(fmt::format("cohere2moe: the first of every {} layers is global (dense_first)", period));
+}
+
+/// granite_swa: a required window on the layers a required flag array marks (get_arr: any length
+/// up to 512; layers past its end do not slide).
+void read_granite_swa(KeyReader& r, Hparams& hp) {
+  read_required_window(r, hp);
+  const GgufValue* pattern = r.header().find(r.key("attention.sliding_window_pattern"));
+  r.mark_read("attention.sliding_window_pattern");
+  if (pattern == nullptr || !pattern->is_array())
+    r.fail("attention.sliding_window_pattern", "is missing or not an array (llama.cpp requires the array for granite_swa)");
+  if (pattern->count > kLlamaCppMaxLayers)
+    r.fail("attention.sliding_window_pattern", fmt::format("has {} elements, more than llama.cpp's {}", pattern->count,
+                                                            kLlamaCppMaxLayers));
+  const std::vector<bool> flags = *r.header().get_bool_array(r.key("attention.sliding_window_pattern"));
+  for (std::uint32_t il = 0; il < hp.n_layer && il < flags.size(); ++il) hp.swa[il] = flags[il];
+}
+
 /// The per-architecture part of llama.cpp's load_hparams (src/models/<arch>.cpp).
 void read_architecture(KeyReader& r, Hparams& hp) {
   const std::string& arch = r.arch();
@@ -610,6 +647,19 @@ void read_architecture(KeyReader& r, Hparams& hp) {
     read_kimi_linear(r, hp);
   } else if (arch == "deepseek32" || arch == "glm-dsa") {
     read_dsa(r, hp);
+  } else if (arch == "cohere2moe") {
+    read_cohere2moe(r, hp);
+  } else if (arch == "granite_swa") {
+    read_granite_swa(r, hp);
+  } else if (arch == "plamo3") {
+    // PLaMo 3: a window when the key is present and non-zero, then period 8 unless a scalar says.
+    const std::optional<std::uint32_t> window = r.u32("attention.sliding_window");
+    if (window && *window > 0) {
+      hp.n_swa = *window;
+      set_swa_pattern(hp, scalar_swa_period(r, hp, 8));
+    } else {
+      r.mark_read("attention.sliding_window_pattern");
+    }
   } else if (arch == "mimo2" || arch == "step35") {
     read_required_pattern(r, hp);
   } else if (arch == "exaone-moe" || arch == "afmoe" || arch == "laguna" || arch == "smallthinker" ||

@@ -35,7 +35,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const MiB = 1024 * 1024;
 const TYPES = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"];
 const quantized = (t) => !["f32", "f16", "bf16"].includes(t);
-const SWA = new Set(["exaone-moe", "afmoe", "laguna", "smallthinker", "mellum", "mimo2", "mimo2-nextn", "step35", "gemma2", "gemma3", "gemma3-allswa", "lfm2-swa", "gpt-oss", "llama4", "gemma3n", "cohere2", "olmo2-swa", "exaone4-64", "gemma4"]);
+const SWA = new Set(["exaone-moe", "afmoe", "laguna", "smallthinker", "mellum", "mimo2", "mimo2-nextn", "step35", "cohere2moe", "granite_swa", "plamo3", "gemma2", "gemma3", "gemma3-allswa", "lfm2-swa", "gpt-oss", "llama4", "gemma3n", "cohere2", "olmo2-swa", "exaone4-64", "gemma4"]);
 // Architectures whose only new part is how llama.cpp reads their hparams: the type matrix would
 // re-run cache code another fixture already runs through it (llama's plain cache; qwen3next's
 // hybrid for qwen35 and qwen35moe; gemma3n's sliding and shared caches for gemma4; deepseek2's
@@ -50,7 +50,7 @@ const LIGHT = new Set(["gemma4", "kimi-linear", "deepseek32", "glm-dsa", "glm-ds
     // Mamba-1 state (f32 whatever the cache types: the short list checks it in every configuration)
     "mamba", "jamba",
     // gemma2's and cohere2's iSWA caches under MoE blocks, with their own window rules
-    "exaone-moe", "afmoe", "laguna", "smallthinker", "mellum", "mimo2", "mimo2-nextn", "step35"]);
+    "exaone-moe", "afmoe", "laguna", "smallthinker", "mellum", "mimo2", "mimo2-nextn", "step35", "cohere2moe", "granite_swa", "plamo3"]);
 // llama's cache exactly (create_memory's default branch, no window) under other tensors
 // (tests/support/llamacpp_fixtures_plain.cpp): what is new is only that llama.cpp loads them and
 // reads their keys, so 8 configurations each (minimalConfigsFor) check the cells, streams, K and V

@@ -156,6 +156,75 @@ GgufWriter step35() {
   return w;
 }
 
+
+/// cohere2moe: window 128 with a scalar period 4, the first of each global; layer 0 dense, then
+/// experts with a shared one; logit_scale required.
+GgufWriter cohere2moe() {
+  GgufWriter w = windowed_moe_keys("cohere2moe", 128);
+  w.add_uint32("cohere2moe.attention.sliding_window_pattern", 4);
+  w.add_float32("cohere2moe.logit_scale", 0.25f);
+  w.add_uint32("cohere2moe.leading_dense_block_count", 1);
+  w.add_uint32("cohere2moe.expert_shared_count", 1);
+  w.add_uint32("cohere2moe.expert_shared_feed_forward_length", 64);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    if (i == 0) {
+      ffn(w, i, false);
+      continue;
+    }
+    w.add_tensor(blk(i, "ffn_gate_inp.weight"), kF32, {kEmbd, 4});
+    w.add_tensor(blk(i, "ffn_gate_exps.weight"), kF32, {kEmbd, 32, 4});
+    w.add_tensor(blk(i, "ffn_up_exps.weight"), kF32, {kEmbd, 32, 4});
+    w.add_tensor(blk(i, "ffn_down_exps.weight"), kF32, {32, kEmbd, 4});
+    shared_expert_64(w, i);
+  }
+  return w;
+}
+
+/// granite_swa (Granite 4.1 style): window 128 on the layers a required array marks (0, 1, 2),
+/// attention sinks, a dense MLP; logit_scale required.
+GgufWriter granite_swa() {
+  GgufWriter w;
+  common_keys(w, "granite_swa", 4);
+  w.add_uint32("granite_swa.feed_forward_length", kFf);
+  w.add_uint32("granite_swa.attention.head_count_kv", 2);
+  w.add_uint32("granite_swa.attention.sliding_window", 128);
+  w.add_array_bool("granite_swa.attention.sliding_window_pattern", {true, true, true, false});
+  w.add_float32("granite_swa.logit_scale", 8.0f);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    w.add_tensor(blk(i, "attn_sinks.weight"), kF32, {4});
+    ffn(w, i);
+  }
+  return w;
+}
+
+/// plamo3 (PLaMo 3): window 128, llama.cpp's period 8 (4 layers: all sliding); fused qkv, q/k norms,
+/// post-attention and post-FFN norms written without a .weight suffix, fused gate/up.
+GgufWriter plamo3() {
+  GgufWriter w;
+  common_keys(w, "plamo3", 4);
+  w.add_uint32("plamo3.feed_forward_length", kFf);
+  w.add_uint32("plamo3.attention.head_count_kv", 2);
+  w.add_uint32("plamo3.attention.sliding_window", 128);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "attn_qkv.weight"), kF32, {kEmbd, kEmbd + 2 * 64});
+    w.add_tensor(blk(i, "attn_q_norm.weight"), kF32, {32});
+    w.add_tensor(blk(i, "attn_k_norm.weight"), kF32, {32});
+    w.add_tensor(blk(i, "attn_output.weight"), kF32, {kEmbd, kEmbd});
+    w.add_tensor(blk(i, "post_attention_norm"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "ffn_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "post_ffw_norm"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "ffn_up.weight"), kF32, {kEmbd, 2 * kFf});
+    w.add_tensor(blk(i, "ffn_down.weight"), kF32, {kFf, kEmbd});
+  }
+  return w;
+}
+
 }  // namespace
 
 std::vector<FixtureRecipe> windowed_moe_recipes() {
@@ -173,6 +242,11 @@ std::vector<FixtureRecipe> windowed_moe_recipes() {
        [] { return mimo2(true); }},
       {{"step35", "step35: window 128 on layers 0 and 2 by a required pattern, attention gate, experts"},
        [] { return step35(); }},
+      {{"cohere2moe", "cohere2moe: window 128 on layers 1-3 (scalar period, the first global), 1 dense + 3 MoE layers"},
+       [] { return cohere2moe(); }},
+      {{"granite_swa", "granite_swa: window 128 on layers 0-2 by a required array, attention sinks"},
+       [] { return granite_swa(); }},
+      {{"plamo3", "plamo3: window 128, llama.cpp's period 8 (every one of 4 layers sliding)"}, [] { return plamo3(); }},
   };
 }
 
