@@ -144,3 +144,11 @@ TEST_CASE("cohere2moe, granite_swa and plamo3: their own window rules", "[gguf_a
   CHECK(kvplan::describe_layers(plamo.spec) == "4 sliding(128)");
   CHECK(windowed_kv_bytes(plamo) == 4ull * 768 * 256);
 }
+
+TEST_CASE("hy_v3: llama's cache, its nextn layer filtered out", "[gguf_archs]") {
+  const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("hy_v3");
+  CHECK(kvplan::describe_layers(m.spec) == "4 full");
+  CHECK(m.spec.mtp_layers == 1);
+  // 4 layers x 8192 cells x 64 x 2 B x (K + V): the nextn block (il 4) keeps no cells.
+  CHECK(windowed_kv_bytes(m) == 8'388'608);
+}

@@ -29,7 +29,7 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
 /// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
 /// tensors differ, and the sum of the tensors is read whatever they are.
-constexpr std::array<std::string_view, 103> kArchitectures = {
+constexpr std::array<std::string_view, 104> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
@@ -45,7 +45,7 @@ constexpr std::array<std::string_view, 103> kArchitectures = {
     "nemotron_h_moe", "lfm2moe",     "mamba",      "jamba",     "exaone-moe", "afmoe",     "smallthinker",
     "mellum",     "laguna",      "mimo2",      "step35",    "jais2",    "openelm",
     "pangu-embedded", "plamo",   "talkie",     "hunyuan_vl", "cogvlm",   "deepseek2-ocr", "deci",
-    "cohere2moe", "granite_swa", "plamo3"};
+    "cohere2moe", "granite_swa", "plamo3",     "hy_v3"};
 
 /// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
 /// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
@@ -53,7 +53,7 @@ struct RequiredKey {
   std::string_view arch;
   std::string_view key;
 };
-constexpr std::array<RequiredKey, 29> kRequiredKeys = {{
+constexpr std::array<RequiredKey, 30> kRequiredKeys = {{
     {"qwen2vl", "rope.dimension_sections"},
     {"qwen3vl", "rope.dimension_sections"},
     {"qwen3vlmoe", "rope.dimension_sections"},
@@ -83,6 +83,7 @@ constexpr std::array<RequiredKey, 29> kRequiredKeys = {{
     {"cohere2moe", "leading_dense_block_count"},
     {"cohere2moe", "expert_feed_forward_length"},
     {"granite_swa", "logit_scale"},
+    {"hy_v3", "expert_feed_forward_length"},
 }};
 
 /// Key suffixes (after "<arch>.") that change what llama.cpp caches. One of them present but not

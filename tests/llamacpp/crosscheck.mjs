@@ -50,7 +50,7 @@ const LIGHT = new Set(["gemma4", "kimi-linear", "deepseek32", "glm-dsa", "glm-ds
     // Mamba-1 state (f32 whatever the cache types: the short list checks it in every configuration)
     "mamba", "jamba",
     // gemma2's and cohere2's iSWA caches under MoE blocks, with their own window rules
-    "exaone-moe", "afmoe", "laguna", "smallthinker", "mellum", "mimo2", "mimo2-nextn", "step35", "cohere2moe", "granite_swa", "plamo3"]);
+    "exaone-moe", "afmoe", "laguna", "smallthinker", "mellum", "mimo2", "mimo2-nextn", "step35", "cohere2moe", "granite_swa", "plamo3", "hy_v3"]);
 // llama's cache exactly (create_memory's default branch, no window) under other tensors
 // (tests/support/llamacpp_fixtures_plain.cpp): what is new is only that llama.cpp loads them and
 // reads their keys, so 8 configurations each (minimalConfigsFor) check the cells, streams, K and V

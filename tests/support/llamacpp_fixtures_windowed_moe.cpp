@@ -225,6 +225,26 @@ GgufWriter plamo3() {
   return w;
 }
 
+/// hy_v3: no window (its cache is llama's); q/k norms, layer 0 dense, then experts with a
+/// selection bias (`blk.N.exp_probs_b`, no suffix) and a shared expert; a trunk-only nextn layer.
+GgufWriter hy_v3() {
+  GgufWriter w = windowed_moe_keys("hy_v3", 0, 5);
+  w.add_uint32("hy_v3.nextn_predict_layers", 1);
+  w.add_uint32("hy_v3.expert_shared_feed_forward_length", 64);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, true);
+    if (i == 0) {
+      ffn(w, i);
+      continue;
+    }
+    experts(w, i, 32);
+    w.add_tensor(blk(i, "exp_probs_b"), kF32, {4});
+    shared_expert_64(w, i);
+  }
+  return w;
+}
+
 }  // namespace
 
 std::vector<FixtureRecipe> windowed_moe_recipes() {
@@ -247,6 +267,8 @@ std::vector<FixtureRecipe> windowed_moe_recipes() {
       {{"granite_swa", "granite_swa: window 128 on layers 0-2 by a required array, attention sinks"},
        [] { return granite_swa(); }},
       {{"plamo3", "plamo3: window 128, llama.cpp's period 8 (every one of 4 layers sliding)"}, [] { return plamo3(); }},
+      {{"hy_v3", "hy_v3: no window, 1 dense + 3 MoE layers, a trunk-only nextn layer the cache filters out"},
+       [] { return hy_v3(); }},
   };
 }
 

@@ -75,9 +75,10 @@ std::uint64_t tensor_bytes(const GgmlType& type, std::uint64_t row, std::uint64_
 bool filters_nextn_layers(std::string_view arch) {
   // deepseek32 and glm-dsa: create_memory's filter_mla / filter_lid (il < n_layer()) when the file
   // has nextn layers; qwen3next, qwen35 and qwen35moe: the hybrid's filter_attn (il < n_layer());
-  // mimo2 and step35: the main context's filter (il < n_layer()) when the file has nextn layers.
+  // mimo2, step35 and hy_v3: the main context's filter (il < n_layer()) when the file has nextn
+  // layers.
   return arch == "qwen3next" || arch == "qwen35" || arch == "qwen35moe" || arch == "deepseek32" ||
-         arch == "glm-dsa" || arch == "mimo2" || arch == "step35";
+         arch == "glm-dsa" || arch == "mimo2" || arch == "step35" || arch == "hy_v3";
 }
 
 /// The GGUF architectures whose memory is llama_kv_cache_dsa: the GGUF reader marks the layers
