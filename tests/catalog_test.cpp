@@ -190,6 +190,8 @@ const Figures kFigures[] = {
     {"llava-1.5-7b", 524288, 262144, {2147483648ull, 1073741824ull, 17179869184ull, 8589934592ull, 68719476736ull, 34359738368ull}},
     // llava-1.6-mistral-7b: 32 full x 2 x 8 x 128 values (sliding_window null)
     {"llava-1.6-mistral-7b", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
+    // llava-1.6-vicuna-7b: 32 full x 2 x 32 x 128 values (text_config: LlamaConfig defaults, no GQA)
+    {"llava-1.6-vicuna-7b", 524288, 262144, {2147483648ull, 1073741824ull, 17179869184ull, 8589934592ull, 68719476736ull, 34359738368ull}},
     // mimo-v2-flash: 9 full x 4 x (192 K + 128 V) + 39 sliding(128) x 8 x (192 + 128) values
     {"mimo-v2-flash", 222720, 111360, {119930880ull, 59965440ull, 780533760ull, 390266880ull, 3045457920ull, 1522728960ull}},
     // mimo-v2.5: 9 full x 4 x (192 K + 128 V) + 39 sliding(128) x 8 x (192 + 128) values

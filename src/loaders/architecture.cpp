@@ -91,6 +91,10 @@ std::string language_model_type(ConfigFields& fields) {
                                      name + " (an EAGLE draft head of a layout kvplan does not count; it counts "
                                             "LlamaForCausalLMEagle3 and LlamaForCausalLMEagle)");
   }
+  // A wrapper whose text_config states no model_type: the type its config class builds.
+  if (fields.nested() && !fields.text().contains("model_type"))
+    if (const Family* wrapper = find_wrapper(*type); wrapper && !wrapper->wrapper_text_type.empty())
+      return std::string(wrapper->wrapper_text_type);
   return *type;
 }
 

@@ -101,6 +101,9 @@ struct Family {
   /// model_type values of the multimodal wrappers (the top level of config.json) whose towers the
   /// family counts: gemma3, llava, qwen2_vl, ...
   std::vector<std::string_view> wrappers = {};
+  /// The text_config's model_type when a wrapper's config.json leaves it out, as the wrapper's
+  /// config class assumes it (KimiVLConfig builds a DeepseekV3Config from the bare dict).
+  std::string_view wrapper_text_type = {};
   /// The parts beside the language model, counted from vision_config (and audio_config) by the
   /// tensors their modelling code creates; `fields` reads the whole config.json, `layout` is the
   /// language model's. Bytes are filled in by the caller.

@@ -43,3 +43,13 @@ TEST_CASE("cohere2: Command R7B, 3 sliding layers to 1 full from sliding_window_
   // The tensors are Aya Expanse 8B's: the same 8,028,033,024 (tied, one LayerNorm per layer).
   CHECK(model.params == 8'028'033'024ull);
 }
+
+TEST_CASE("cohere2: a real Command R7B config.json (an abliterated copy) counts Hugging Face's R7B total") {
+  // huihui-ai's abliterated R7B: CohereForAI's file with _name_or_path added (and the 8,192
+  // context of R7B's first release). 8,028,033,024 is Hugging Face's count of
+  // CohereForAI/c4ai-command-r7b-12-2024 (llmfit's table, SOURCES.md).
+  const ModelSpec model = hf_model("command-r7b-abliterated");
+  CHECK(model.params == 8'028'033'024ull);
+  CHECK(describe_layers(model) == "24 sliding(4096) + 8 full");
+  CHECK(model.max_context == 8'192);
+}

@@ -32,6 +32,20 @@ TEST_CASE("llava_next: LLaVA 1.6 Mistral 7B, + image_newline") {
   CHECK(model.params + parts_bytes(model) / 2 == 7'566'747'648ull);
 }
 
+TEST_CASE("llava_next: LLaVA 1.6 Vicuna 7B from its verbatim config.json, LlamaConfig's defaults") {
+  // text_config states only vocab_size 32,064 (and the context): LlamaConfig's 4096 / 32 layers /
+  // 32 heads / 11008 fill the rest: 32 x 202,383,360 + 2 x 32,064 x 4,096 + 4,096 = 6,738,939,904;
+  // CLIP ViT-L/336 303,507,456; projector 1024 x 4096 + 4096 x 4096 + biases + image_newline
+  // 20,983,808. = 7,063,431,168, Hugging Face's count of llava-hf/llava-v1.6-vicuna-7b-hf.
+  const ModelSpec model = hf_model("llava-v1.6-vicuna-7b-hf");
+  CHECK(model.params == 6'738'939'904ull);
+  CHECK(part_params(model, "vision tower") == 303'507'456ull);
+  CHECK(part_params(model, "projector") == 20'983'808ull);
+  CHECK(model.params + part_params(model, "vision tower") + part_params(model, "projector") == 7'063'431'168ull);
+  CHECK(describe_layers(model) == "32 full");
+  CHECK(cache_bytes(model).per_token == 32 * 2 * 32 * 128 * 2);  // no GQA: 32 KV heads
+}
+
 TEST_CASE("mistral3: Mistral Small 3.1 24B, Pixtral and a patch merger") {
   const ModelSpec model = hf_model("mistral-small-3.1-24b-instruct");
   CHECK(model.params == 23'572'403'200ull);

@@ -43,7 +43,7 @@ const Family& family_cohere() {
       .name = "cohere",
       .types = {{"cohere", true}, {"cohere2", true}},
       .gguf = "command-r, cohere2",
-      .fixtures = {"command-r-v01", "aya-23-8b", "command-r7b"},
+      .fixtures = {"command-r-v01", "aya-23-8b", "command-r7b", "command-r7b-abliterated"},
       .rules = "cohere: full attention on every layer. cohere2: layer_types, else every sliding_window_pattern-th "
                "(default 4) layer full and the rest sliding over sliding_window (the full layers use no RoPE). "
                "Counted: parallel attention + gated MLP blocks with one weight-only LayerNorm, cohere's optional "

@@ -60,9 +60,12 @@ const Family& family_kimi_vl() {
                "init_pos_emb_width position grid, ViT blocks with biased qkv, output and MLP, a final LayerNorm) and "
                "the projector (LayerNorm, then two biased linears: vision width x merge area -> itself -> text "
                "width).",
-      .unverified = "The fixture is reconstructed (SOURCES.md); the total, 16,407,656,048, is within Hugging Face's "
-                    "rounded 16.4B.",
+      .unverified = "The fixture is transcribed from a machine copy of the Hub file (SOURCES.md); the total, "
+                    "16,407,656,048, is within Hugging Face's rounded 16.4B (no exact count was found).",
       .wrappers = {"kimi_vl"},
+      // The published config.json's text_config has no model_type: KimiVLConfig makes it a
+      // DeepseekV3Config.
+      .wrapper_text_type = "deepseek_v3",
       .towers = towers,
   };
   return family;

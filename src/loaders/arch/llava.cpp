@@ -64,7 +64,8 @@ const Family& family_llava() {
       .name = "llava",
       .types = {},
       .gguf = "the language model's own (llama, mistral3); the tower ships as a separate mmproj file",
-      .fixtures = {"llava-1.5-7b-hf", "llava-v1.6-mistral-7b-hf", "mistral-small-3.1-24b-instruct"},
+      .fixtures = {"llava-1.5-7b-hf", "llava-v1.6-mistral-7b-hf", "llava-v1.6-vicuna-7b-hf",
+                   "mistral-small-3.1-24b-instruct"},
       .rules = "Wrappers only: the cache is the text_config's language model's (a LLaVA text_config states few fields: "
                "LlamaConfig's and MistralConfig's defaults fill the rest). Counted beside it: the CLIP or Pixtral "
                "vision tower and the projector, as their own lines in the weights.",
