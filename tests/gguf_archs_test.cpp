@@ -34,43 +34,17 @@ bool gguf_archs_note(const GgufModel& m, const std::string& text) {
   return false;
 }
 
-/// The harness's CPU run: f16 K and V, flash attention off, no layer offloaded.
+/// The harness's CPU run (f16, flash attention off, every layer on the host).
 LlamaCppResult gguf_archs_plan(const GgufModel& m, std::uint64_t n_ctx, std::uint32_t seqs, std::uint32_t ubatch) {
-  LlamaCppSettings s;
-  s.n_ctx = n_ctx;
-  s.n_parallel = seqs;
-  s.type_k = &kvplan::ggml_type_by_name("f16");
-  s.type_v = &kvplan::ggml_type_by_name("f16");
-  s.flash_attn = LlamaCppFlashAttn::off;
-  s.n_batch = s.n_ubatch = ubatch;
-  s.n_gpu_layers = 0;
-  return kvplan::plan_llamacpp(m.spec, s, kvplan::llamacpp_facts(m.spec));
+  return kvplan::testing::llamacpp_cpu_plan(m, n_ctx, seqs, ubatch);
 }
 
 kvplan::ExitCode gguf_archs_load_code(const kvplan::testing::GgufWriter& w) {
-  kvplan::testing::TempDir dir;
-  const std::string path = dir.file("model.gguf");
-  w.write(path);
-  try {
-    kvplan::load_gguf_model(path);
-  } catch (const kvplan::Error& e) {
-    return e.code();
-  }
-  return kvplan::ExitCode::ok;
+  return kvplan::testing::gguf_load_outcome(w).first;
 }
 
-/// A file with only the keys every architecture reads (4 blocks of 128, 4 heads, 8,192 tokens) and
-/// a token embedding: the start of a file that lacks a key one architecture requires.
-kvplan::testing::GgufWriter gguf_archs_bare(const std::string& arch) {
-  kvplan::testing::GgufWriter w;
-  w.add_string("general.architecture", arch);
-  w.add_uint32(arch + ".block_count", 4);
-  w.add_uint32(arch + ".embedding_length", 128);
-  w.add_uint32(arch + ".context_length", 8192);
-  w.add_uint32(arch + ".attention.head_count", 4);
-  w.add_tensor("token_embd.weight", 0, {128, 8});
-  return w;
-}
+/// A file with only the keys every architecture reads (support/llamacpp_fixture_model.h).
+kvplan::testing::GgufWriter gguf_archs_bare(const std::string& arch) { return kvplan::testing::gguf_bare_file(arch); }
 
 }  // namespace
 

@@ -15,21 +15,12 @@
 #include "support/gguf_writer.h"
 #include "support/llamacpp_fixture_model.h"
 #include "support/llamacpp_fixtures.h"
-#include "support/temp_dir.h"
 
 namespace {
 
 /// n_ctx 8192 over 2 sequences, f16, flash attention off, every layer on the host.
 kvplan::LlamaCppResult hybrid_moe_plan(const kvplan::GgufModel& m) {
-  kvplan::LlamaCppSettings s;
-  s.n_ctx = 8192;
-  s.n_parallel = 2;
-  s.type_k = &kvplan::ggml_type_by_name("f16");
-  s.type_v = &kvplan::ggml_type_by_name("f16");
-  s.flash_attn = kvplan::LlamaCppFlashAttn::off;
-  s.n_batch = s.n_ubatch = 512;
-  s.n_gpu_layers = 0;
-  return kvplan::plan_llamacpp(m.spec, s, kvplan::llamacpp_facts(m.spec));
+  return kvplan::testing::llamacpp_cpu_plan(m, 8192, 2);
 }
 
 }  // namespace
@@ -65,34 +56,11 @@ TEST_CASE("lfm2moe: lfm2's short-conv state and attention, MoE after the first l
   // lfm2moe reads no window: a window key is not understood (exit 3), where lfm2 slides.
   kvplan::testing::GgufWriter w = kvplan::testing::make_llamacpp_fixture("lfm2moe");
   w.add_uint32("lfm2moe.attention.sliding_window", 128);
-  kvplan::testing::TempDir dir;
-  const std::string path = dir.file("model.gguf");
-  w.write(path);
-  try {
-    kvplan::load_gguf_model(path);
-    FAIL("an lfm2moe file with a window loaded");
-  } catch (const kvplan::Error& e) {
-    CHECK(e.code() == kvplan::ExitCode::unsupported_architecture);
-    CHECK_THAT(e.what(), Catch::Contains("lfm2moe.attention.sliding_window"));
-  }
+  const auto [code, message] = kvplan::testing::gguf_load_outcome(w);
+  CHECK(code == kvplan::ExitCode::unsupported_architecture);
+  CHECK_THAT(message, Catch::Contains("lfm2moe.attention.sliding_window"));
 }
 
-namespace {
-
-/// Loading `w`: the exit code and the message (ok and empty when it loads).
-std::pair<kvplan::ExitCode, std::string> mamba1_load(const kvplan::testing::GgufWriter& w) {
-  kvplan::testing::TempDir dir;
-  const std::string path = dir.file("model.gguf");
-  w.write(path);
-  try {
-    kvplan::load_gguf_model(path);
-  } catch (const kvplan::Error& e) {
-    return {e.code(), e.what()};
-  }
-  return {kvplan::ExitCode::ok, ""};
-}
-
-}  // namespace
 
 TEST_CASE("mamba and jamba: Mamba-1 state without groups", "[gguf_archs]") {
   // Per sequence and layer: conv (4 - 1) x 256 = 768 and state 16 x 256 = 4,096 f32 values
@@ -125,10 +93,10 @@ TEST_CASE("mamba and jamba: Mamba-1 state without groups", "[gguf_archs]") {
   narrow.add_uint32("mamba.ssm.state_size", 16);
   narrow.add_uint32("mamba.ssm.time_step_rank", 8);
   narrow.add_tensor("token_embd.weight", 0, {128, 8});
-  CHECK(mamba1_load(narrow).first == kvplan::ExitCode::invalid_input);
-  CHECK_THAT(mamba1_load(narrow).second, Catch::Contains("only an expansion factor of 2 is supported"));
+  CHECK(kvplan::testing::gguf_load_outcome(narrow).first == kvplan::ExitCode::invalid_input);
+  CHECK_THAT(kvplan::testing::gguf_load_outcome(narrow).second, Catch::Contains("only an expansion factor of 2 is supported"));
   kvplan::testing::GgufWriter grouped = kvplan::testing::make_llamacpp_fixture("jamba");
   grouped.add_uint32("jamba.ssm.group_count", 1);
-  CHECK(mamba1_load(grouped).first == kvplan::ExitCode::unsupported_architecture);
-  CHECK_THAT(mamba1_load(grouped).second, Catch::Contains("jamba.ssm.group_count"));
+  CHECK(kvplan::testing::gguf_load_outcome(grouped).first == kvplan::ExitCode::unsupported_architecture);
+  CHECK_THAT(kvplan::testing::gguf_load_outcome(grouped).second, Catch::Contains("jamba.ssm.group_count"));
 }

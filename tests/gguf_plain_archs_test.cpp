@@ -14,7 +14,6 @@
 #include "loaders/gguf_model.h"
 #include "support/llamacpp_fixture_model.h"
 #include "support/llamacpp_fixtures.h"
-#include "support/temp_dir.h"
 
 namespace {
 
@@ -25,37 +24,14 @@ const std::vector<std::string> kPlainArchs = {
     "xverse",   "refact",  "codeshell", "mpt",     "bloom",   "jais",     "grok",       "arctic",
     "bitnet",   "maincoder", "pangu-embedded", "plamo", "talkie",   "hunyuan_vl"};
 
-/// The harness's CPU run: f16 K and V, flash attention off, no layer offloaded, one sequence.
+/// The harness's CPU run with one sequence: the K and V bytes.
 std::uint64_t plain_arch_kv_bytes(const kvplan::GgufModel& m, std::uint64_t n_ctx) {
-  kvplan::LlamaCppSettings s;
-  s.n_ctx = n_ctx;
-  s.n_parallel = 1;
-  s.type_k = &kvplan::ggml_type_by_name("f16");
-  s.type_v = &kvplan::ggml_type_by_name("f16");
-  s.flash_attn = kvplan::LlamaCppFlashAttn::off;
-  s.n_batch = s.n_ubatch = 512;
-  s.n_gpu_layers = 0;
-  return kvplan::plan_llamacpp(m.spec, s, kvplan::llamacpp_facts(m.spec)).kv_bytes;
+  return kvplan::testing::llamacpp_cpu_plan(m, n_ctx, 1).kv_bytes;
 }
 
 /// Loading a file made of the keys every architecture reads and no more: the exit code.
 kvplan::ExitCode plain_arch_bare_code(const std::string& arch) {
-  kvplan::testing::GgufWriter w;
-  w.add_string("general.architecture", arch);
-  w.add_uint32(arch + ".block_count", 4);
-  w.add_uint32(arch + ".embedding_length", 128);
-  w.add_uint32(arch + ".context_length", 8192);
-  w.add_uint32(arch + ".attention.head_count", 4);
-  w.add_tensor("token_embd.weight", 0, {128, 8});
-  kvplan::testing::TempDir dir;
-  const std::string path = dir.file("model.gguf");
-  w.write(path);
-  try {
-    kvplan::load_gguf_model(path);
-  } catch (const kvplan::Error& e) {
-    return e.code();
-  }
-  return kvplan::ExitCode::ok;
+  return kvplan::testing::gguf_load_outcome(kvplan::testing::gguf_bare_file(arch)).first;
 }
 
 }  // namespace

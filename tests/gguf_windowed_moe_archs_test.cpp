@@ -13,37 +13,17 @@
 #include "loaders/gguf_model.h"
 #include "support/gguf_writer.h"
 #include "support/llamacpp_fixture_model.h"
-#include "support/temp_dir.h"
 
 namespace {
 
 /// n_ctx 8192, one sequence, f16, flash attention off, ubatch 512: the non-SWA cache holds 8192
 /// cells, a window of 128 holds pad256(128 + 512) = 768.
 std::uint64_t windowed_kv_bytes(const kvplan::GgufModel& m) {
-  kvplan::LlamaCppSettings s;
-  s.n_ctx = 8192;
-  s.type_k = &kvplan::ggml_type_by_name("f16");
-  s.type_v = &kvplan::ggml_type_by_name("f16");
-  s.flash_attn = kvplan::LlamaCppFlashAttn::off;
-  s.n_batch = s.n_ubatch = 512;
-  s.n_gpu_layers = 0;
-  return kvplan::plan_llamacpp(m.spec, s, kvplan::llamacpp_facts(m.spec)).kv_bytes;
+  return kvplan::testing::llamacpp_cpu_plan(m, 8192, 1).kv_bytes;
 }
 
 bool windowed_sliding(const kvplan::GgufModel& m, std::size_t il) {
   return m.spec.layers.at(il).kind == kvplan::LayerKind::sliding;
-}
-
-kvplan::ExitCode windowed_load_code(const kvplan::testing::GgufWriter& w) {
-  kvplan::testing::TempDir dir;
-  const std::string path = dir.file("model.gguf");
-  w.write(path);
-  try {
-    kvplan::load_gguf_model(path);
-  } catch (const kvplan::Error& e) {
-    return e.code();
-  }
-  return kvplan::ExitCode::ok;
 }
 
 }  // namespace
@@ -86,17 +66,11 @@ TEST_CASE("mellum: a per-layer pattern, required with a window", "[gguf_archs]")
   for (const char* arch : {"mellum", "exaone-moe"}) {
     INFO(arch);
     const std::string a = arch;
-    kvplan::testing::GgufWriter w;
-    w.add_string("general.architecture", a);
-    w.add_uint32(a + ".block_count", 4);
-    w.add_uint32(a + ".embedding_length", 128);
-    w.add_uint32(a + ".context_length", 8192);
-    w.add_uint32(a + ".attention.head_count", 4);
+    kvplan::testing::GgufWriter w = kvplan::testing::gguf_bare_file(a);
     w.add_uint32(a + ".expert_feed_forward_length", 32);
     w.add_uint32(a + ".expert_gating_func", 2);
     if (a == "mellum") w.add_uint32(a + ".attention.sliding_window", 128);
-    w.add_tensor("token_embd.weight", 0, {128, 8});
-    CHECK(windowed_load_code(w) == kvplan::ExitCode::invalid_input);
+    CHECK(kvplan::testing::gguf_load_outcome(w).first == kvplan::ExitCode::invalid_input);
   }
 }
 

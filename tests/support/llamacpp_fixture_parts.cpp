@@ -76,4 +76,20 @@ void experts(GgufWriter& w, std::uint32_t i, std::uint64_t n_ff_exp) {
   w.add_tensor(blk(i, "ffn_down_exps.weight"), kF32, {n_ff_exp, kEmbd, 4});
 }
 
+void shared_expert_64(GgufWriter& w, std::uint32_t i) {
+  w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, 64});
+  w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 64});
+  w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {64, kEmbd});
+}
+
+void dense_first_moe(GgufWriter& w, std::uint32_t i, bool selection_bias) {
+  if (i == 0) {
+    ffn(w, i);
+    return;
+  }
+  experts(w, i, 32);
+  if (selection_bias) w.add_tensor(blk(i, "exp_probs_b.bias"), kF32, {4});
+  shared_expert_64(w, i);
+}
+
 }  // namespace kvplan::testing::fixture_parts

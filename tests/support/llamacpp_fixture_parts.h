@@ -42,6 +42,14 @@ void sandwich_layer(GgufWriter& w, std::uint32_t i, std::uint64_t head, std::uin
 /// ffn_norm, a router over 4 experts and their stacked gate/up/down of `n_ff_exp`.
 void experts(GgufWriter& w, std::uint32_t i, std::uint64_t n_ff_exp);
 
+/// A gated shared expert of 64 (gate, up, down).
+void shared_expert_64(GgufWriter& w, std::uint32_t i);
+
+/// The leading_dense_block_count 1 MoE layout: layer 0 a gated MLP of kFf, the others 4 routed
+/// experts of 32 (and a selection bias, exp_probs_b, when `selection_bias`) and a shared expert
+/// of 64.
+void dense_first_moe(GgufWriter& w, std::uint32_t i, bool selection_bias);
+
 /// A fixture's name and description, and how to write it.
 struct FixtureRecipe {
   LlamaCppFixture fixture;

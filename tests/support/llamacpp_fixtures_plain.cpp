@@ -121,10 +121,10 @@ GgufWriter phi2() {
   return w;
 }
 
-/// stablelm: layer norms with biases, a gated MLP.
-GgufWriter stablelm() {
-  GgufWriter w = plain_keys("stablelm");
-  layer_norm_eps(w, "stablelm");
+/// stablelm and orion: llama's layers with LayerNorms (weights and biases) instead of RMSNorms.
+GgufWriter layer_norm_llama(const std::string& arch) {
+  GgufWriter w = plain_keys(arch);
+  layer_norm_eps(w, arch);
   embeddings(w, true);
   w.add_tensor("output_norm.bias", kF32, {kEmbd});
   for (std::uint32_t i = 0; i < 4; ++i) {
@@ -249,15 +249,7 @@ GgufWriter bailingmoe2() {
     w.add_tensor(blk(i, "attn_output.weight"), kF32, {kEmbd, kEmbd});
     w.add_tensor(blk(i, "attn_q_norm.weight"), kF32, {32});
     w.add_tensor(blk(i, "attn_k_norm.weight"), kF32, {32});
-    if (i == 0) {
-      ffn(w, i);
-      continue;
-    }
-    experts(w, i, 32);
-    w.add_tensor(blk(i, "exp_probs_b.bias"), kF32, {4});
-    w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, 64});
-    w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 64});
-    w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {64, kEmbd});
+    dense_first_moe(w, i, true);
   }
   return w;
 }
@@ -273,14 +265,7 @@ GgufWriter deepseek() {
   embeddings(w, true);
   for (std::uint32_t i = 0; i < 4; ++i) {
     attention(w, i, 32, 2);
-    if (i == 0) {
-      ffn(w, i);
-      continue;
-    }
-    experts(w, i, 32);
-    w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, 64});
-    w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 64});
-    w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {64, kEmbd});
+    dense_first_moe(w, i, false);
   }
   return w;
 }
@@ -319,21 +304,6 @@ GgufWriter qwen1() {
     w.add_tensor(blk(i, "attn_qkv.bias"), kF32, {3 * kEmbd});
     w.add_tensor(blk(i, "attn_output.weight"), kF32, {kEmbd, kEmbd});
     ffn(w, i);
-  }
-  return w;
-}
-
-/// orion: layer norms with biases, a gated MLP.
-GgufWriter orion() {
-  GgufWriter w = plain_keys("orion");
-  layer_norm_eps(w, "orion");
-  embeddings(w, true);
-  w.add_tensor("output_norm.bias", kF32, {kEmbd});
-  for (std::uint32_t i = 0; i < 4; ++i) {
-    attention(w, i, 32, 2);
-    w.add_tensor(blk(i, "attn_norm.bias"), kF32, {kEmbd});
-    ffn(w, i);
-    w.add_tensor(blk(i, "ffn_norm.bias"), kF32, {kEmbd});
   }
   return w;
 }
@@ -576,14 +546,7 @@ GgufWriter deepseek2_ocr() {
   for (std::uint32_t i = 0; i < 4; ++i) {
     w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
     full_attention(w, i);
-    if (i == 0) {
-      ffn(w, i);
-      continue;
-    }
-    experts(w, i, 32);
-    w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, 64});
-    w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 64});
-    w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {64, kEmbd});
+    dense_first_moe(w, i, false);
   }
   return w;
 }
@@ -630,7 +593,7 @@ std::vector<FixtureRecipe> plain_attention_recipes() {
       {{"glm4", "glm4: post-attention and post-FFN norms, fused gate/up"}, [] { return glm4(); }},
       {{"chatglm", "chatglm: q/k/v biases, fused gate/up"}, [] { return chatglm(); }},
       {{"phi2", "phi2: parallel block, biases everywhere"}, [] { return phi2(); }},
-      {{"stablelm", "stablelm: layer norms with biases"}, [] { return stablelm(); }},
+      {{"stablelm", "stablelm: layer norms with biases"}, [] { return layer_norm_llama("stablelm"); }},
       {{"gptneox", "gptneox: fused qkv, parallel residual"}, [] { return fused_qkv_model(FusedArch::gptneox); }},
       {{"starcoder", "starcoder: fused qkv, learned positions"}, [] { return fused_qkv_model(FusedArch::starcoder); }},
       {{"gpt2", "gpt2: fused qkv, learned positions"}, [] { return fused_qkv_model(FusedArch::gpt2); }},
@@ -645,7 +608,7 @@ std::vector<FixtureRecipe> plain_attention_recipes() {
       {{"dbrx", "dbrx: fused qkv, 4 experts of 256"}, [] { return dbrx(); }},
       {{"qwen", "qwen (Qwen 1): fused qkv, no GQA (4 KV heads)"}, [] { return qwen1(); }},
       {{"baichuan", "baichuan: llama's layers, ALiBi"}, [] { return llama_layers("baichuan", true, false, false); }},
-      {{"orion", "orion: layer norms with biases"}, [] { return orion(); }},
+      {{"orion", "orion: layer norms with biases"}, [] { return layer_norm_llama("orion"); }},
       {{"xverse", "xverse: llama's layers"}, [] { return llama_layers("xverse", true, false, false); }},
       {{"refact", "refact: llama's layers, ALiBi, tied output"},
        [] { return llama_layers("refact", false, false, false); }},

@@ -21,13 +21,6 @@ GgufWriter windowed_moe_keys(const std::string& arch, std::uint32_t window, std:
   return w;
 }
 
-/// A shared expert of 64 (gate, up, down).
-void shared_expert_64(GgufWriter& w, std::uint32_t i) {
-  w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, 64});
-  w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 64});
-  w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {64, kEmbd});
-}
-
 /// exaone-moe (K-EXAONE): window 128 required, period 4; q/k norms; layer 0 dense, then experts
 /// with a selection bias and a shared expert.
 GgufWriter exaone_moe() {
@@ -39,13 +32,7 @@ GgufWriter exaone_moe() {
   embeddings(w, true);
   for (std::uint32_t i = 0; i < 4; ++i) {
     attention(w, i, 32, 2, true);
-    if (i == 0) {
-      ffn(w, i);
-      continue;
-    }
-    experts(w, i, 32);
-    w.add_tensor(blk(i, "exp_probs_b.bias"), kF32, {4});
-    shared_expert_64(w, i);
+    dense_first_moe(w, i, true);
   }
   return w;
 }
@@ -85,13 +72,7 @@ GgufWriter laguna() {
   for (std::uint32_t i = 0; i < 4; ++i) {
     attention(w, i, 32, 2, true);
     w.add_tensor(blk(i, "attn_gate.weight"), kF32, {kEmbd, 4});  // one gate per head
-    if (i == 0) {
-      ffn(w, i);
-      continue;
-    }
-    experts(w, i, 32);
-    w.add_tensor(blk(i, "exp_probs_b.bias"), kF32, {4});
-    shared_expert_64(w, i);
+    dense_first_moe(w, i, true);
   }
   return w;
 }
