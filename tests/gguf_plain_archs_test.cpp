@@ -159,3 +159,12 @@ TEST_CASE("deci: layers without KV heads keep a 0-wide cache slot in llama.cpp",
   const kvplan::LlamaCppResult on = kvplan::plan_llamacpp(m.spec, s, kvplan::llamacpp_facts(m.spec));
   CHECK(on.caches[0].v_bytes == 1'048'576);
 }
+
+TEST_CASE("mistral4: deepseek2's class, its MLA cache", "[gguf_archs]") {
+  const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("mistral4");
+  const kvplan::GgufModel ds = kvplan::testing::load_llamacpp_fixture("deepseek2");
+  CHECK(m.spec.layers[0].kind == kvplan::LayerKind::mla);
+  // The same K-only latent rows as deepseek2's fixture (96 latent + 32 rope), to the byte.
+  CHECK(plain_arch_kv_bytes(m, 4096) == plain_arch_kv_bytes(ds, 4096));
+  CHECK(plain_arch_kv_bytes(m, 4096) == 4ull * 4096 * 128 * 2);
+}

@@ -29,7 +29,7 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
 /// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
 /// tensors differ, and the sum of the tensors is read whatever they are.
-constexpr std::array<std::string_view, 104> kArchitectures = {
+constexpr std::array<std::string_view, 105> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
@@ -45,7 +45,7 @@ constexpr std::array<std::string_view, 104> kArchitectures = {
     "nemotron_h_moe", "lfm2moe",     "mamba",      "jamba",     "exaone-moe", "afmoe",     "smallthinker",
     "mellum",     "laguna",      "mimo2",      "step35",    "jais2",    "openelm",
     "pangu-embedded", "plamo",   "talkie",     "hunyuan_vl", "cogvlm",   "deepseek2-ocr", "deci",
-    "cohere2moe", "granite_swa", "plamo3",     "hy_v3"};
+    "cohere2moe", "granite_swa", "plamo3",     "hy_v3",     "mistral4"};
 
 /// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
 /// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
@@ -541,19 +541,23 @@ void read_architecture(KeyReader& r, Hparams& hp) {
       r.mark_read("attention.sliding_window_pattern");
       hp.notes.push_back("gemma3: no (or zero) attention.sliding_window: llama.cpp uses no sliding window at all");
     }
-  } else if (arch == "deepseek2") {
+  } else if (arch == "deepseek2" || arch == "mistral4") {
     // MLA when both _mla head sizes are given (llama_hparams::is_mla): the cache holds K only,
-    // key_length (= kv_lora_rank + rope dims) wide, n_head_kv (1) heads.
-    r.required_u32("attention.kv_lora_rank", "llama.cpp requires it for deepseek2");
+    // key_length (= kv_lora_rank + rope dims) wide, n_head_kv (1) heads. mistral4 is deepseek2's
+    // class ("reuse load_arch_hparams and load_arch_tensors from llama_model_deepseek2").
+    r.required_u32("attention.kv_lora_rank", fmt::format("llama.cpp requires it for {}", arch));
     const std::uint32_t k_mla = r.u32("attention.key_length_mla").value_or(0);
     const std::uint32_t v_mla = r.u32("attention.value_length_mla").value_or(0);
     if ((k_mla == 0) != (v_mla == 0))
       r.fail(k_mla == 0 ? "attention.key_length_mla" : "attention.value_length_mla",
              "is missing or zero while its K/V counterpart is set (llama.cpp asserts both or neither)");
     hp.mla = k_mla != 0;
-    hp.notes.push_back(hp.mla ? "deepseek2: key_length_mla and value_length_mla present: MLA, the cache holds the "
-                                "compressed latent (K only, key_length wide)"
-                              : "deepseek2: no _mla head sizes: llama.cpp caches full K and V per head (pre-MLA file)");
+    hp.notes.push_back(hp.mla ? fmt::format("{}: key_length_mla and value_length_mla present: MLA, the cache holds "
+                                            "the compressed latent (K only, key_length wide)",
+                                            arch)
+                              : fmt::format("{}: no _mla head sizes: llama.cpp caches full K and V per head (pre-MLA "
+                                            "file)",
+                                            arch));
   } else if (arch == "mamba2") {
     read_ssm(r, hp);
     for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.recr[il] = true;

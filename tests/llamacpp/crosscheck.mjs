@@ -43,8 +43,8 @@ const SWA = new Set(["exaone-moe", "afmoe", "laguna", "smallthinker", "mellum", 
 // K rows for deepseek32's and glm-dsa's indexer cache, a K-only row at the K type like MLA's), so
 // they get the short list (lightConfigsFor).
 const LIGHT = new Set(["gemma4", "kimi-linear", "deepseek32", "glm-dsa", "glm-dsa-table", "qwen2moe", "granitemoe", "hunyuan-dense", "dots1", "bailingmoe", "apertus", "arcee", "qwen35", "qwen35moe",
-    // deci's 0-wide cache layers (llama's cache otherwise)
-    "deci",
+    // deci's 0-wide cache layers (llama's cache otherwise); mistral4, deepseek2's class
+    "deci", "mistral4",
     // nemotron_h's and lfm2's hybrid caches (run through the matrix by theirs) under MoE blocks
     "nemotron_h_moe", "lfm2moe",
     // Mamba-1 state (f32 whatever the cache types: the short list checks it in every configuration)

@@ -86,21 +86,21 @@ GgufWriter gemma(int version, std::uint32_t layers, std::optional<std::uint32_t>
   return w;
 }
 
-GgufWriter deepseek2() {
+GgufWriter deepseek2(const std::string& arch = "deepseek2") {
   GgufWriter w;
-  common_keys(w, "deepseek2", 4);
-  w.add_uint32("deepseek2.feed_forward_length", kFf);
-  w.add_uint32("deepseek2.attention.head_count_kv", 1);
-  w.add_uint32("deepseek2.attention.kv_lora_rank", 96);
-  w.add_uint32("deepseek2.attention.q_lora_rank", 0);
-  w.add_uint32("deepseek2.rope.dimension_count", 32);
-  w.add_uint32("deepseek2.attention.key_length", 128);    // kv_lora_rank + rope: the cached row
-  w.add_uint32("deepseek2.attention.value_length", 96);   // kv_lora_rank
-  w.add_uint32("deepseek2.attention.key_length_mla", 64); // nope 32 + rope 32
-  w.add_uint32("deepseek2.attention.value_length_mla", 32);
-  w.add_uint32("deepseek2.leading_dense_block_count", 4);
-  w.add_uint32("deepseek2.expert_feed_forward_length", 32);
-  w.add_uint32("deepseek2.expert_shared_count", 0);
+  common_keys(w, arch, 4);
+  w.add_uint32(arch + ".feed_forward_length", kFf);
+  w.add_uint32(arch + ".attention.head_count_kv", 1);
+  w.add_uint32(arch + ".attention.kv_lora_rank", 96);
+  w.add_uint32(arch + ".attention.q_lora_rank", 0);
+  w.add_uint32(arch + ".rope.dimension_count", 32);
+  w.add_uint32(arch + ".attention.key_length", 128);    // kv_lora_rank + rope: the cached row
+  w.add_uint32(arch + ".attention.value_length", 96);   // kv_lora_rank
+  w.add_uint32(arch + ".attention.key_length_mla", 64); // nope 32 + rope 32
+  w.add_uint32(arch + ".attention.value_length_mla", 32);
+  w.add_uint32(arch + ".leading_dense_block_count", 4);
+  w.add_uint32(arch + ".expert_feed_forward_length", 32);
+  w.add_uint32(arch + ".expert_shared_count", 0);
   embeddings(w, true);
   for (std::uint32_t i = 0; i < 4; ++i) {
     w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
@@ -1182,6 +1182,8 @@ const std::vector<FixtureRecipe>& entries() {
          [] { return mamba1(); }},
         {{"jamba", "jamba: Mamba-1 layers 0, 1, 3 and attention on 2; experts on odd layers"}, [] { return jamba(); }},
         {{"lfm2moe", "lfm2moe (LFM2-8B-A1B): lfm2's mixers, 1 dense + 3 MoE layers"}, [] { return lfm2(false, true); }},
+        {{"mistral4", "mistral4: deepseek2's class (its hparams and tensors), the MLA cache"},
+         [] { return deepseek2("mistral4"); }},
         {{"nemotron_h_moe", "nemotron_h_moe (Nemotron 3): nemotron_h with a MoE block (4 experts, a shared one) for the MLP"},
          [] { return nemotron_h(true); }},
         {{"falcon-h1", "falcon-h1 parallel hybrid: attention and Mamba-2 state in every layer"},
