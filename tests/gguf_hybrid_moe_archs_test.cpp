@@ -100,3 +100,18 @@ TEST_CASE("mamba and jamba: Mamba-1 state without groups", "[gguf_archs]") {
   CHECK(kvplan::testing::gguf_load_outcome(grouped).first == kvplan::ExitCode::unsupported_architecture);
   CHECK_THAT(kvplan::testing::gguf_load_outcome(grouped).second, Catch::Contains("jamba.ssm.group_count"));
 }
+
+TEST_CASE("rwkv6 and rwkv7: a token-shift and a WKV state per layer, no KV cache", "[gguf_archs]") {
+  for (const char* arch : {"rwkv6", "rwkv7"}) {
+    INFO(arch);
+    const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture(arch);
+    CHECK(kvplan::describe_layers(m.spec) == "4 linear");
+    REQUIRE(m.spec.layers[0].state.size() == 2);
+    CHECK(m.spec.layers[0].state[0].elements == 256);    // token_shift_count 2 x n_embd 128
+    CHECK(m.spec.layers[0].state[1].elements == 4'096);  // n_embd 128 x wkv.head_size 32
+    // 4 layers x 2 sequences x 4 B x (256 + 4096) = 139,264, whatever the context.
+    const kvplan::LlamaCppResult r = hybrid_moe_plan(m);
+    CHECK(r.kv_bytes == 0);
+    CHECK(r.recurrent_bytes == 139'264);
+  }
+}

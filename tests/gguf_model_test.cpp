@@ -322,9 +322,9 @@ TEST_CASE("what kvplan does not understand about the cache: exit 3 naming the fi
     CHECK(code == ExitCode::unsupported_architecture);
     CHECK_THAT(message, Catch::Contains(text));
   };
-  GgufWriter rwkv7;
-  rwkv7.add_string("general.architecture", "rwkv7");
-  expect_unsupported(rwkv7, "unsupported architecture: general.architecture = rwkv7 (kvplan reads: llama, qwen2");
+  GgufWriter unread;
+  unread.add_string("general.architecture", "rwkv6qwen2");
+  expect_unsupported(unread, "unsupported architecture: general.architecture = rwkv6qwen2 (kvplan reads: llama, qwen2");
   // Cache keys llama.cpp does not read for the architecture: kvplan will not guess.
   expect_unsupported(minimal_llama("", [](GgufWriter& w) { w.add_uint32("llama.attention.sliding_window_pattern", 2); }),
                      "unsupported architecture: llama.attention.sliding_window_pattern = 2");

@@ -29,7 +29,7 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
 /// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
 /// tensors differ, and the sum of the tensors is read whatever they are.
-constexpr std::array<std::string_view, 105> kArchitectures = {
+constexpr std::array<std::string_view, 107> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
@@ -45,7 +45,8 @@ constexpr std::array<std::string_view, 105> kArchitectures = {
     "nemotron_h_moe", "lfm2moe",     "mamba",      "jamba",     "exaone-moe", "afmoe",     "smallthinker",
     "mellum",     "laguna",      "mimo2",      "step35",    "jais2",    "openelm",
     "pangu-embedded", "plamo",   "talkie",     "hunyuan_vl", "cogvlm",   "deepseek2-ocr", "deci",
-    "cohere2moe", "granite_swa", "plamo3",     "hy_v3",     "mistral4"};
+    "cohere2moe", "granite_swa", "plamo3",     "hy_v3",     "mistral4",
+    "rwkv6",      "rwkv7"};
 
 /// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
 /// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
@@ -53,7 +54,7 @@ struct RequiredKey {
   std::string_view arch;
   std::string_view key;
 };
-constexpr std::array<RequiredKey, 30> kRequiredKeys = {{
+constexpr std::array<RequiredKey, 35> kRequiredKeys = {{
     {"qwen2vl", "rope.dimension_sections"},
     {"qwen3vl", "rope.dimension_sections"},
     {"qwen3vlmoe", "rope.dimension_sections"},
@@ -84,6 +85,11 @@ constexpr std::array<RequiredKey, 30> kRequiredKeys = {{
     {"cohere2moe", "expert_feed_forward_length"},
     {"granite_swa", "logit_scale"},
     {"hy_v3", "expert_feed_forward_length"},
+    {"rwkv6", "time_mix_extra_dim"},
+    {"rwkv6", "time_decay_extra_dim"},
+    {"rwkv7", "attention.decay_lora_rank"},
+    {"rwkv7", "attention.iclr_lora_rank"},
+    {"rwkv7", "attention.value_residual_mix_lora_rank"},
 }};
 
 /// Key suffixes (after "<arch>.") that change what llama.cpp caches. One of them present but not
@@ -558,6 +564,21 @@ void read_architecture(KeyReader& r, Hparams& hp) {
                               : fmt::format("{}: no _mla head sizes: llama.cpp caches full K and V per head (pre-MLA "
                                             "file)",
                                             arch));
+  } else if (arch == "rwkv6" || arch == "rwkv7") {
+    // Every layer recurrent (llm_arch_is_recurrent): a token-shift state of token_shift_count
+    // (default 2) x n_embd and a WKV state of n_embd x wkv.head_size per sequence, f32.
+    const std::uint64_t head = r.required_u32("wkv.head_size", fmt::format("llama.cpp requires it for {}", arch));
+    if (head == 0) r.fail("wkv.head_size", "is 0 (the layers would keep no state)");
+    const std::uint64_t shift = r.u32("token_shift_count").value_or(2);
+    const char* what = "recurrent state";
+    hp.n_embd_r = checked_mul(shift, hp.n_embd, what);
+    hp.n_embd_s = checked_mul(std::uint64_t{hp.n_embd}, head, what);
+    if (hp.n_embd_r > std::numeric_limits<std::uint32_t>::max() || hp.n_embd_s > std::numeric_limits<std::uint32_t>::max())
+      r.fail("wkv.head_size", "makes the recurrent state larger than 2^32 - 1 elements per sequence");
+    for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.recr[il] = true;
+    hp.notes.push_back(fmt::format("{}: every layer recurrent: token shift {} x {} and WKV {} x {} f32 values per "
+                                   "sequence",
+                                   arch, shift, hp.n_embd, hp.n_embd, head));
   } else if (arch == "mamba2") {
     read_ssm(r, hp);
     for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.recr[il] = true;
@@ -979,9 +1000,10 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
         file->token_embd_bytes = t.bytes;
         if (n_vocab == 0 && t.dims.size() >= 2) n_vocab = t.dims[1];
       }
-    } else if (t.name == "rope_freqs.weight" || (arch == "bloom" && starts_with(t.name, "token_embd_norm."))) {
-      // rope_freqs: created with layer 0 (other layers use duplicates of it); bloom's
-      // token_embd_norm: a repeating tensor llama.cpp creates with layer 0 ("do the norms on the
+    } else if (t.name == "rope_freqs.weight" ||
+               ((arch == "bloom" || arch == "rwkv6" || arch == "rwkv7") && starts_with(t.name, "token_embd_norm."))) {
+      // rope_freqs: created with layer 0 (other layers use duplicates of it); bloom's and
+      // rwkv's token_embd_norm: a repeating tensor llama.cpp creates with layer 0 ("do the norms on the
       // first layer"). lfm2's tensor of that name is its output norm (OUTPUT_NORM_LFM2): output.
       placed.layer = 0;
     }

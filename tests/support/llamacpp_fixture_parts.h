@@ -63,4 +63,7 @@ std::vector<FixtureRecipe> plain_attention_recipes();
 /// MoE architectures with an interleaved sliding window (tests/support/llamacpp_fixtures_windowed_moe.cpp).
 std::vector<FixtureRecipe> windowed_moe_recipes();
 
+/// RWKV architectures, recurrent state only (tests/support/llamacpp_fixtures_rwkv.cpp).
+std::vector<FixtureRecipe> rwkv_recipes();
+
 }  // namespace kvplan::testing::fixture_parts

@@ -1213,6 +1213,7 @@ const std::vector<FixtureRecipe>& entries() {
     };
     for (FixtureRecipe& recipe : plain_attention_recipes()) all.push_back(std::move(recipe));
     for (FixtureRecipe& recipe : windowed_moe_recipes()) all.push_back(std::move(recipe));
+    for (FixtureRecipe& recipe : rwkv_recipes()) all.push_back(std::move(recipe));
     return all;
   }();
   return list;
