@@ -115,3 +115,12 @@ TEST_CASE("rwkv6 and rwkv7: a token-shift and a WKV state per layer, no KV cache
     CHECK(r.recurrent_bytes == 139'264);
   }
 }
+
+TEST_CASE("arwkv7: RWKV-7 time mixing on Qwen 2 layers, one token to shift", "[gguf_archs]") {
+  const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("arwkv7");
+  CHECK(kvplan::describe_layers(m.spec) == "4 linear");
+  CHECK(m.spec.layers[0].state[0].elements == 128);    // token_shift_count 1 x n_embd 128
+  CHECK(m.spec.layers[0].state[1].elements == 4'096);  // n_embd 128 x wkv.head_size 32
+  // 4 layers x 2 sequences x 4 B x (128 + 4096) = 135,168.
+  CHECK(hybrid_moe_plan(m).recurrent_bytes == 135'168);
+}

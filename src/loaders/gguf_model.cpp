@@ -29,7 +29,7 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
 /// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
 /// tensors differ, and the sum of the tensors is read whatever they are.
-constexpr std::array<std::string_view, 107> kArchitectures = {
+constexpr std::array<std::string_view, 108> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
@@ -46,7 +46,7 @@ constexpr std::array<std::string_view, 107> kArchitectures = {
     "mellum",     "laguna",      "mimo2",      "step35",    "jais2",    "openelm",
     "pangu-embedded", "plamo",   "talkie",     "hunyuan_vl", "cogvlm",   "deepseek2-ocr", "deci",
     "cohere2moe", "granite_swa", "plamo3",     "hy_v3",     "mistral4",
-    "rwkv6",      "rwkv7"};
+    "rwkv6",      "rwkv7",       "arwkv7"};
 
 /// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
 /// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
@@ -54,7 +54,7 @@ struct RequiredKey {
   std::string_view arch;
   std::string_view key;
 };
-constexpr std::array<RequiredKey, 35> kRequiredKeys = {{
+constexpr std::array<RequiredKey, 38> kRequiredKeys = {{
     {"qwen2vl", "rope.dimension_sections"},
     {"qwen3vl", "rope.dimension_sections"},
     {"qwen3vlmoe", "rope.dimension_sections"},
@@ -90,6 +90,9 @@ constexpr std::array<RequiredKey, 35> kRequiredKeys = {{
     {"rwkv7", "attention.decay_lora_rank"},
     {"rwkv7", "attention.iclr_lora_rank"},
     {"rwkv7", "attention.value_residual_mix_lora_rank"},
+    {"arwkv7", "attention.decay_lora_rank"},
+    {"arwkv7", "attention.iclr_lora_rank"},
+    {"arwkv7", "attention.value_residual_mix_lora_rank"},
 }};
 
 /// Key suffixes (after "<arch>.") that change what llama.cpp caches. One of them present but not
@@ -564,7 +567,7 @@ void read_architecture(KeyReader& r, Hparams& hp) {
                               : fmt::format("{}: no _mla head sizes: llama.cpp caches full K and V per head (pre-MLA "
                                             "file)",
                                             arch));
-  } else if (arch == "rwkv6" || arch == "rwkv7") {
+  } else if (arch == "rwkv6" || arch == "rwkv7" || arch == "arwkv7") {
     // Every layer recurrent (llm_arch_is_recurrent): a token-shift state of token_shift_count
     // (default 2) x n_embd and a WKV state of n_embd x wkv.head_size per sequence, f32.
     const std::uint64_t head = r.required_u32("wkv.head_size", fmt::format("llama.cpp requires it for {}", arch));

@@ -48,7 +48,7 @@ const LIGHT = new Set(["gemma4", "kimi-linear", "deepseek32", "glm-dsa", "glm-ds
     // nemotron_h's and lfm2's hybrid caches (run through the matrix by theirs) under MoE blocks
     "nemotron_h_moe", "lfm2moe",
     // Mamba-1 state (f32 whatever the cache types: the short list checks it in every configuration)
-    "mamba", "jamba", "rwkv6", "rwkv7",
+    "mamba", "jamba", "rwkv6", "rwkv7", "arwkv7",
     // gemma2's and cohere2's iSWA caches under MoE blocks, with their own window rules
     "exaone-moe", "afmoe", "laguna", "smallthinker", "mellum", "mimo2", "mimo2-nextn", "step35", "cohere2moe", "granite_swa", "plamo3", "hy_v3"]);
 // llama's cache exactly (create_memory's default branch, no window) under other tensors

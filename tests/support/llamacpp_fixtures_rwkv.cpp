@@ -1,4 +1,5 @@
-// Fixtures of the RWKV architectures (rwkv6, rwkv7): every layer recurrent, no KV cache. llama.cpp
+// Fixtures of the RWKV architectures (rwkv6, rwkv7, and arwkv7 on Qwen 2's layers): every layer
+// recurrent, no KV cache. llama.cpp
 // v0.4.0 keeps per sequence and layer a token-shift state of token_shift_count x n_embd and a WKV
 // state of n_embd x wkv.head_size, both f32 (llama_hparams::n_embd_r / n_embd_s). The tensors are
 // exactly those src/models/rwkv6.cpp and rwkv7.cpp create: 4 layers of 128, heads of 32.
@@ -91,6 +92,51 @@ GgufWriter rwkv7() {
   return w;
 }
 
+/// A Qwen 2 MLP after an RMSNorm (arwkv7: RWKV time mixing on Qwen 2.5's layers).
+void qwen2_mlp(GgufWriter& w, std::uint32_t i) {
+  w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+  w.add_tensor(blk(i, "time_mix_output.weight"), kF32, {kEmbd, kEmbd});
+  ffn(w, i);
+}
+
+/// The output of the Qwen-based RWKV: an RMSNorm and the head (no embedding norm).
+GgufWriter rwkv_qwen_common(const std::string& arch) {
+  GgufWriter w;
+  common_keys(w, arch, 4, false);
+  w.add_uint32(arch + ".feed_forward_length", kFf);
+  w.add_uint32(arch + ".wkv.head_size", kHead);
+  w.add_uint32(arch + ".token_shift_count", 1);
+  embeddings(w, true);
+  return w;
+}
+
+/// arwkv7 (Qwen 2.5 with RWKV-7 time mixing): one token to shift, a gate (so 6 fused lerps).
+GgufWriter arwkv7() {
+  GgufWriter w = rwkv_qwen_common("arwkv7");
+  w.add_uint32("arwkv7.attention.decay_lora_rank", kLora);
+  w.add_uint32("arwkv7.attention.iclr_lora_rank", kLora);
+  w.add_uint32("arwkv7.attention.value_residual_mix_lora_rank", 8);
+  w.add_uint32("arwkv7.attention.gate_lora_rank", kLora);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    qwen2_mlp(w, i);
+    const std::uint64_t value_rank = i == 0 ? kLora : 8;
+    for (const char* vec : {"time_mix_w0", "time_mix_a0", "time_mix_v0", "time_mix_k_k", "time_mix_k_a", "time_mix_r_k"})
+      w.add_tensor(blk(i, std::string(vec) + ".weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "time_mix_w1.weight"), kF32, {kEmbd, kLora});
+    w.add_tensor(blk(i, "time_mix_w2.weight"), kF32, {kLora, kEmbd});
+    w.add_tensor(blk(i, "time_mix_a1.weight"), kF32, {kEmbd, kLora});
+    w.add_tensor(blk(i, "time_mix_a2.weight"), kF32, {kLora, kEmbd});
+    w.add_tensor(blk(i, "time_mix_v1.weight"), kF32, {kEmbd, value_rank});
+    w.add_tensor(blk(i, "time_mix_v2.weight"), kF32, {value_rank, kEmbd});
+    w.add_tensor(blk(i, "time_mix_g1.weight"), kF32, {kEmbd, kLora});
+    w.add_tensor(blk(i, "time_mix_g2.weight"), kF32, {kLora, kEmbd});
+    w.add_tensor(blk(i, "time_mix_lerp_fused.weight"), kF32, {kEmbd, 1, 1, 6});
+    for (const char* name : {"time_mix_key", "time_mix_value", "time_mix_receptance"})
+      w.add_tensor(blk(i, std::string(name) + ".weight"), kF32, {kEmbd, kEmbd});
+  }
+  return w;
+}
+
 }  // namespace
 
 std::vector<FixtureRecipe> rwkv_recipes() {
@@ -99,6 +145,7 @@ std::vector<FixtureRecipe> rwkv_recipes() {
        [] { return rwkv6(); }},
       {{"rwkv7", "rwkv7: every layer recurrent, token shift 2 x 128 and WKV 128 x 32 per sequence"},
        [] { return rwkv7(); }},
+      {{"arwkv7", "arwkv7: RWKV-7 time mixing on Qwen 2 layers, token shift 1 x 128"}, [] { return arwkv7(); }},
   };
 }
 
