@@ -80,6 +80,11 @@ async function load({ model: modelPath, noMmap }) {
     if (model != null) await model.dispose();
     model = null;
     const started = performance.now();
+    // The model buffer line is what the parent reads from a load: wait for it, not only for a quiet
+    // queue (under load a 64-layer fixture's lines came more than 2 ms apart, and a cross-check run
+    // once read a load with no model buffer at all).
+    sentinel = /^load_tensors:\s+\S+ model buffer size =/;
+    sentinelSeen = false;
     try {
         model = await llama.loadModel({
             modelPath: path.resolve(modelPath),
@@ -92,12 +97,13 @@ async function load({ model: modelPath, noMmap }) {
         return { t: "loaded", ok: false, error: oneLine(err) };
     }
     const loadMs = performance.now() - started;
+    const modelBufferLine = sentinel;
     // node-llama-cpp sizes every new context by first building a throw-away no_alloc copy of it
     // (a second model load plus a second context, logs muted). Use its plain JS estimate instead:
     // memory checks are off anyway, and it is the real context that we measure.
     const insights = model.fileInsights;
     insights.estimateContextResourceRequirementsV2 = async (o) => insights.estimateContextResourceRequirements(o);
-    await drain();
+    await drain(modelBufferLine);
     return {
         t: "loaded",
         ok: true,
