@@ -66,28 +66,40 @@ GgufWriter rwkv6() {
   return w;
 }
 
+/// RWKV-7's low-rank sizes (rwkv7, arwkv7): decay, in-context learning rate and gate of 16, the
+/// value residual of 8.
+void rwkv7_ranks(GgufWriter& w, const std::string& arch) {
+  w.add_uint32(arch + ".attention.decay_lora_rank", kLora);
+  w.add_uint32(arch + ".attention.iclr_lora_rank", kLora);
+  w.add_uint32(arch + ".attention.value_residual_mix_lora_rank", 8);
+  w.add_uint32(arch + ".attention.gate_lora_rank", kLora);
+}
+
+/// RWKV-7's time-mix vectors and low-rank pairs; layer 0's value mix takes the ICLR rank, the
+/// others the value-residual rank; 6 fused lerps (there is a gate).
+void rwkv7_time_mix(GgufWriter& w, std::uint32_t i) {
+  const std::uint64_t value_rank = i == 0 ? kLora : 8;
+  for (const char* vec : {"time_mix_w0", "time_mix_a0", "time_mix_v0", "time_mix_k_k", "time_mix_k_a", "time_mix_r_k"})
+    w.add_tensor(blk(i, std::string(vec) + ".weight"), kF32, {kEmbd});
+  w.add_tensor(blk(i, "time_mix_w1.weight"), kF32, {kEmbd, kLora});
+  w.add_tensor(blk(i, "time_mix_w2.weight"), kF32, {kLora, kEmbd});
+  w.add_tensor(blk(i, "time_mix_a1.weight"), kF32, {kEmbd, kLora});
+  w.add_tensor(blk(i, "time_mix_a2.weight"), kF32, {kLora, kEmbd});
+  w.add_tensor(blk(i, "time_mix_v1.weight"), kF32, {kEmbd, value_rank});
+  w.add_tensor(blk(i, "time_mix_v2.weight"), kF32, {value_rank, kEmbd});
+  w.add_tensor(blk(i, "time_mix_g1.weight"), kF32, {kEmbd, kLora});
+  w.add_tensor(blk(i, "time_mix_g2.weight"), kF32, {kLora, kEmbd});
+  w.add_tensor(blk(i, "time_mix_lerp_fused.weight"), kF32, {kEmbd, 1, 1, 6});
+}
+
 /// rwkv7 (Goose): low-rank decay, in-context learning rate, value residual and gate; the first
 /// layer's value mix takes the ICLR rank.
 GgufWriter rwkv7() {
   GgufWriter w = rwkv_common("rwkv7");
-  w.add_uint32("rwkv7.attention.decay_lora_rank", kLora);
-  w.add_uint32("rwkv7.attention.iclr_lora_rank", kLora);
-  w.add_uint32("rwkv7.attention.value_residual_mix_lora_rank", 8);
-  w.add_uint32("rwkv7.attention.gate_lora_rank", kLora);
+  rwkv7_ranks(w, "rwkv7");
   for (std::uint32_t i = 0; i < 4; ++i) {
     rwkv_block_common(w, i);
-    const std::uint64_t value_rank = i == 0 ? kLora : 8;
-    for (const char* vec : {"time_mix_w0", "time_mix_a0", "time_mix_v0", "time_mix_k_k", "time_mix_k_a", "time_mix_r_k"})
-      w.add_tensor(blk(i, std::string(vec) + ".weight"), kF32, {kEmbd});
-    w.add_tensor(blk(i, "time_mix_w1.weight"), kF32, {kEmbd, kLora});
-    w.add_tensor(blk(i, "time_mix_w2.weight"), kF32, {kLora, kEmbd});
-    w.add_tensor(blk(i, "time_mix_a1.weight"), kF32, {kEmbd, kLora});
-    w.add_tensor(blk(i, "time_mix_a2.weight"), kF32, {kLora, kEmbd});
-    w.add_tensor(blk(i, "time_mix_v1.weight"), kF32, {kEmbd, value_rank});
-    w.add_tensor(blk(i, "time_mix_v2.weight"), kF32, {value_rank, kEmbd});
-    w.add_tensor(blk(i, "time_mix_g1.weight"), kF32, {kEmbd, kLora});
-    w.add_tensor(blk(i, "time_mix_g2.weight"), kF32, {kLora, kEmbd});
-    w.add_tensor(blk(i, "time_mix_lerp_fused.weight"), kF32, {kEmbd, 1, 1, 6});
+    rwkv7_time_mix(w, i);
   }
   return w;
 }
@@ -113,24 +125,10 @@ GgufWriter rwkv_qwen_common(const std::string& arch) {
 /// arwkv7 (Qwen 2.5 with RWKV-7 time mixing): one token to shift, a gate (so 6 fused lerps).
 GgufWriter arwkv7() {
   GgufWriter w = rwkv_qwen_common("arwkv7");
-  w.add_uint32("arwkv7.attention.decay_lora_rank", kLora);
-  w.add_uint32("arwkv7.attention.iclr_lora_rank", kLora);
-  w.add_uint32("arwkv7.attention.value_residual_mix_lora_rank", 8);
-  w.add_uint32("arwkv7.attention.gate_lora_rank", kLora);
+  rwkv7_ranks(w, "arwkv7");
   for (std::uint32_t i = 0; i < 4; ++i) {
     qwen2_mlp(w, i);
-    const std::uint64_t value_rank = i == 0 ? kLora : 8;
-    for (const char* vec : {"time_mix_w0", "time_mix_a0", "time_mix_v0", "time_mix_k_k", "time_mix_k_a", "time_mix_r_k"})
-      w.add_tensor(blk(i, std::string(vec) + ".weight"), kF32, {kEmbd});
-    w.add_tensor(blk(i, "time_mix_w1.weight"), kF32, {kEmbd, kLora});
-    w.add_tensor(blk(i, "time_mix_w2.weight"), kF32, {kLora, kEmbd});
-    w.add_tensor(blk(i, "time_mix_a1.weight"), kF32, {kEmbd, kLora});
-    w.add_tensor(blk(i, "time_mix_a2.weight"), kF32, {kLora, kEmbd});
-    w.add_tensor(blk(i, "time_mix_v1.weight"), kF32, {kEmbd, value_rank});
-    w.add_tensor(blk(i, "time_mix_v2.weight"), kF32, {value_rank, kEmbd});
-    w.add_tensor(blk(i, "time_mix_g1.weight"), kF32, {kEmbd, kLora});
-    w.add_tensor(blk(i, "time_mix_g2.weight"), kF32, {kLora, kEmbd});
-    w.add_tensor(blk(i, "time_mix_lerp_fused.weight"), kF32, {kEmbd, 1, 1, 6});
+    rwkv7_time_mix(w, i);
     for (const char* name : {"time_mix_key", "time_mix_value", "time_mix_receptance"})
       w.add_tensor(blk(i, std::string(name) + ".weight"), kF32, {kEmbd, kEmbd});
   }
