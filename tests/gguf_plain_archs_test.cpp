@@ -22,7 +22,8 @@ const std::vector<std::string> kPlainArchs = {
     "chatglm",  "phi2",    "stablelm",  "gptneox", "starcoder", "gpt2",   "falcon",     "olmo",
     "nemotron", "phimoe",  "minimax-m2", "bailingmoe2", "deepseek", "dbrx",   "baichuan",   "orion",
     "xverse",   "refact",  "codeshell", "mpt",     "bloom",   "jais",     "grok",       "arctic",
-    "bitnet",   "maincoder", "pangu-embedded", "plamo", "talkie",   "hunyuan_vl"};
+    "bitnet",   "maincoder", "pangu-embedded", "plamo", "talkie",   "hunyuan_vl", "paddleocr", "grovemoe",
+    "chameleon"};
 
 /// The harness's CPU run with one sequence: the K and V bytes.
 std::uint64_t plain_arch_kv_bytes(const kvplan::GgufModel& m, std::uint64_t n_ctx) {
@@ -70,15 +71,48 @@ TEST_CASE("plain-attention GGUF architectures: every tensor counted, by hand", "
   CHECK(dbrx.spec.active_params == dbrx.spec.params - 4 * 393'216 + 4 * 196'608);
 }
 
+TEST_CASE("grovemoe's chunk experts, chameleon's vocabulary and plm's expanded latent, by hand", "[gguf_archs]") {
+  // grovemoe: 2,176 outside the layers; a layer: attention 49,280 and q/k norms 64, ffn_norm 128,
+  // router 512, 3 x 128 x 32 x 4 experts = 49,152, 3 x 128 x 16 x 2 chunk experts = 12,288.
+  CHECK(kvplan::testing::load_llamacpp_fixture("grovemoe").spec.params == 2'176 + 4 * 111'424);
+  // chameleon: token_embd 128 x 8,200 (tied) + output_norm 128; a layer: attention 49,280, q/k
+  // norms per head 128 + 64, ffn_norm and gate/up/down 98,432.
+  CHECK(kvplan::testing::load_llamacpp_fixture("chameleon").spec.params == 1'049'728 + 4 * 147'904);
+  // plm: 1,152 outside the layers (tied); a layer: attn_norm 128, q 128 x 192, kv_a_mqa 128 x 48,
+  // kv_a_norm 32, kv_b 32 x 256, o 128 x 128, ffn_norm 128, up and down 2 x 32,768 = 121,120.
+  const kvplan::GgufModel plm = kvplan::testing::load_llamacpp_fixture("plm");
+  CHECK(plm.spec.params == 1'152 + 4 * 121'120);
+  // The cache holds the expanded heads, not the latent: 4 heads of K 48 and V 32.
+  CHECK(plm.spec.layers[0].kv_heads == 4);
+  CHECK(plm.spec.layers[0].k_head_dim == 48);
+  CHECK(plm.spec.layers[0].v_head_dim == 32);
+  CHECK(plain_arch_kv_bytes(plm, 4096) == 4ull * 4096 * 4 * (48 + 32) * 2);
+}
+
+TEST_CASE("plm: llama.cpp aborts with flash attention, so kvplan refuses -fa on and auto", "[gguf_archs]") {
+  const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("plm");
+  kvplan::LlamaCppSettings s;
+  s.n_ctx = 1024;
+  s.type_k = &kvplan::ggml_type_by_name("f16");
+  s.type_v = &kvplan::ggml_type_by_name("f16");
+  for (const kvplan::LlamaCppFlashAttn fa : {kvplan::LlamaCppFlashAttn::on, kvplan::LlamaCppFlashAttn::automatic}) {
+    s.flash_attn = fa;
+    CHECK_THROWS_WITH(kvplan::plan_llamacpp(m.spec, s, kvplan::llamacpp_facts(m.spec)),
+                      Catch::Contains("llama.cpp aborts here: plm's graph fails a GGML_ASSERT"));
+  }
+  s.flash_attn = kvplan::LlamaCppFlashAttn::off;
+  CHECK(kvplan::plan_llamacpp(m.spec, s, kvplan::llamacpp_facts(m.spec)).v_trans);
+}
+
 TEST_CASE("plain-attention GGUF architectures: keys llama.cpp requires are required", "[gguf_archs]") {
   // Each changes no cache, but without it llama.cpp does not load the file.
   for (const char* arch : {"qwen2vl", "qwen3vl", "qwen3vlmoe", "minimax-m2", "bailingmoe2", "deepseek", "dbrx",
-                           "gptneox", "talkie", "deepseek2-ocr"}) {
+                           "gptneox", "talkie", "deepseek2-ocr", "plm", "grovemoe"}) {
     INFO(arch);
     CHECK(plain_arch_bare_code(arch) == kvplan::ExitCode::invalid_input);
   }
   // The others need nothing beyond what every architecture reads.
-  for (const char* arch : {"mistral3", "glm4", "chatglm", "phi2", "olmo"}) {
+  for (const char* arch : {"mistral3", "glm4", "chatglm", "phi2", "olmo", "paddleocr", "chameleon"}) {
     INFO(arch);
     CHECK(plain_arch_bare_code(arch) == kvplan::ExitCode::ok);
   }

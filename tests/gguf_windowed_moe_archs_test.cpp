@@ -119,6 +119,28 @@ TEST_CASE("cohere2moe, granite_swa and plamo3: their own window rules", "[gguf_a
   CHECK(windowed_kv_bytes(plamo) == 4ull * 768 * 256);
 }
 
+TEST_CASE("muse-glimmer: a required pattern, a scalar period with the last layer of each global", "[gguf_archs]") {
+  const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("muse-glimmer");
+  CHECK(windowed_sliding(m, 0));
+  CHECK_FALSE(windowed_sliding(m, 1));
+  CHECK(windowed_sliding(m, 2));
+  CHECK_FALSE(windowed_sliding(m, 3));
+  CHECK(windowed_kv_bytes(m) == 2 * 2'097'152 + 2 * 768 * 256);
+  // The window, the pattern and logit_scale are each required (llama.cpp's get_key and
+  // get_key_or_arr without a default): a file missing any one of them is exit 2.
+  const auto bare = [](bool window, bool pattern, bool logit_scale) {
+    kvplan::testing::GgufWriter w = kvplan::testing::gguf_bare_file("muse-glimmer");
+    if (window) w.add_uint32("muse-glimmer.attention.sliding_window", 128);
+    if (pattern) w.add_uint32("muse-glimmer.attention.sliding_window_pattern", 2);
+    if (logit_scale) w.add_float32("muse-glimmer.logit_scale", 1.0f);
+    return kvplan::testing::gguf_load_outcome(w).first;
+  };
+  CHECK(bare(true, true, true) == kvplan::ExitCode::ok);
+  CHECK(bare(false, true, true) == kvplan::ExitCode::invalid_input);
+  CHECK(bare(true, false, true) == kvplan::ExitCode::invalid_input);
+  CHECK(bare(true, true, false) == kvplan::ExitCode::invalid_input);
+}
+
 TEST_CASE("hy_v3: llama's cache, its nextn layer filtered out", "[gguf_archs]") {
   const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("hy_v3");
   CHECK(kvplan::describe_layers(m.spec) == "4 full");

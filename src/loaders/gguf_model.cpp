@@ -29,7 +29,7 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
 /// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
 /// tensors differ, and the sum of the tensors is read whatever they are.
-constexpr std::array<std::string_view, 108> kArchitectures = {
+constexpr std::array<std::string_view, 113> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
@@ -46,7 +46,8 @@ constexpr std::array<std::string_view, 108> kArchitectures = {
     "mellum",     "laguna",      "mimo2",      "step35",    "jais2",    "openelm",
     "pangu-embedded", "plamo",   "talkie",     "hunyuan_vl", "cogvlm",   "deepseek2-ocr", "deci",
     "cohere2moe", "granite_swa", "plamo3",     "hy_v3",     "mistral4",
-    "rwkv6",      "rwkv7",       "arwkv7"};
+    "rwkv6",      "rwkv7",       "arwkv7",
+    "paddleocr",  "plm",         "grovemoe",   "chameleon", "muse-glimmer"};
 
 /// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
 /// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
@@ -54,7 +55,7 @@ struct RequiredKey {
   std::string_view arch;
   std::string_view key;
 };
-constexpr std::array<RequiredKey, 38> kRequiredKeys = {{
+constexpr std::array<RequiredKey, 42> kRequiredKeys = {{
     {"qwen2vl", "rope.dimension_sections"},
     {"qwen3vl", "rope.dimension_sections"},
     {"qwen3vlmoe", "rope.dimension_sections"},
@@ -93,6 +94,10 @@ constexpr std::array<RequiredKey, 38> kRequiredKeys = {{
     {"arwkv7", "attention.decay_lora_rank"},
     {"arwkv7", "attention.iclr_lora_rank"},
     {"arwkv7", "attention.value_residual_mix_lora_rank"},
+    {"grovemoe", "expert_feed_forward_length"},
+    {"grovemoe", "expert_group_scale"},
+    {"grovemoe", "experts_per_group"},
+    {"muse-glimmer", "logit_scale"},
 }};
 
 /// Key suffixes (after "<arch>.") that change what llama.cpp caches. One of them present but not
@@ -484,21 +489,24 @@ void read_required_pattern(KeyReader& r, Hparams& hp) {
   for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.swa[il] = (*pattern)[il];
 }
 
-/// cohere2moe: a required window on a scalar period with the first layer of each global
-/// (set_swa_pattern(p, dense_first)), or one flag per layer; one of the two is required.
-void read_cohere2moe(KeyReader& r, Hparams& hp) {
+/// cohere2moe and muse-glimmer: a required window, and a required pattern that is either a scalar
+/// period (cohere2moe's first layer of each period global, set_swa_pattern(p, dense_first);
+/// muse-glimmer's last) or one flag per layer.
+void read_period_or_flags(KeyReader& r, Hparams& hp) {
   read_required_window(r, hp);
   const GgufValue* pattern = r.header().find(r.key("attention.sliding_window_pattern"));
   if (pattern == nullptr)
-    r.fail("attention.sliding_window_pattern", "is missing (llama.cpp requires it for cohere2moe)");
+    r.fail("attention.sliding_window_pattern", fmt::format("is missing (llama.cpp requires it for {})", r.arch()));
   if (pattern->is_array()) {
     const std::vector<bool> flags = *r.per_layer_flags("attention.sliding_window_pattern", hp.n_layer);
     for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.swa[il] = flags[il];
     return;
   }
+  const bool dense_first = r.arch() == "cohere2moe";
   const std::uint32_t period = *r.u32("attention.sliding_window_pattern");
-  set_swa_pattern(hp, period, true);
-  hp.notes.push_back(fmt::format("cohere2moe: the first of every {} layers is global (dense_first)", period));
+  set_swa_pattern(hp, period, dense_first);
+  hp.notes.push_back(fmt::format("{}: the {} of every {} layers is global", r.arch(),
+                                 dense_first ? "first (dense_first)" : "last", period));
 }
 
 /// granite_swa: a required window on the layers a required flag array marks (get_arr: any length
@@ -676,8 +684,8 @@ void read_architecture(KeyReader& r, Hparams& hp) {
     read_kimi_linear(r, hp);
   } else if (arch == "deepseek32" || arch == "glm-dsa") {
     read_dsa(r, hp);
-  } else if (arch == "cohere2moe") {
-    read_cohere2moe(r, hp);
+  } else if (arch == "cohere2moe" || arch == "muse-glimmer") {
+    read_period_or_flags(r, hp);
   } else if (arch == "granite_swa") {
     read_granite_swa(r, hp);
   } else if (arch == "plamo3") {
@@ -717,6 +725,12 @@ void read_architecture(KeyReader& r, Hparams& hp) {
                                        "(it slides only at 64 layers): every layer keeps the full context",
                                        hp.n_layer));
     }
+  } else if (arch == "plm") {
+    // llama_model_plm requires the latent rank, but its graph expands the latent to K and V per
+    // head before storing them (src/models/plm.cpp): the cache is llama's, key_length and
+    // value_length wide.
+    r.required_u32("attention.kv_lora_rank", "llama.cpp requires it for plm");
+    hp.notes.push_back("plm: kv_lora_rank compresses the projections only; llama.cpp caches full K and V per head");
   } else if (arch == "minicpm3") {
     // llama_model_minicpm3 requires both low ranks; they shape its projections only. The cache
     // holds full K and V per head (key_length = nope + rope dims, value_length): no latent.

@@ -54,6 +54,7 @@ const MINIMAL = new Set([
     "gptneox", "starcoder", "gpt2", "falcon", "olmo", "nemotron", "phimoe", "minimax-m2", "bailingmoe2", "deepseek", "dbrx",
     "qwen", "baichuan", "orion", "xverse", "refact", "codeshell", "mpt", "bloom", "jais", "grok", "arctic", "bitnet", "maincoder",
     "jais2", "openelm", "pangu-embedded", "plamo", "talkie", "hunyuan_vl", "cogvlm", "deepseek2-ocr",
+    "paddleocr", "plm", "grovemoe", "chameleon",
     // deci's 0-wide cache layers (llama's cache otherwise); mistral4, deepseek2's class
     "deci", "mistral4",
     // nemotron_h's and lfm2's hybrid caches under MoE blocks
@@ -62,7 +63,10 @@ const MINIMAL = new Set([
     "mamba", "jamba", "rwkv6", "rwkv7", "arwkv7",
     // gemma2's and cohere2's iSWA caches under MoE blocks, with their own window rules
     "exaone-moe", "afmoe", "laguna", "smallthinker", "mellum", "mimo2", "mimo2-nextn", "step35", "cohere2moe", "granite_swa",
-    "plamo3", "hy_v3"]);
+    "plamo3", "hy_v3", "muse-glimmer"]);
+// Architectures whose graph llama.cpp v0.4.0 cannot build with flash attention (the process aborts
+// on a GGML_ASSERT); kvplan refuses them with -fa on and auto.
+const FA_ABORTS = new Set(["plm"]);
 const TOTALS = [300, 1000, 5000, 16384];  // raw n_ctx handed to llama.cpp: three are not multiples of 256
 const SEQUENCES = [1, 4];
 
@@ -125,7 +129,9 @@ function minimalConfigsFor(name, file) {
     add({ nCtx: 5000, sequences: 1, typeK: "q8_0", typeV: "q8_0", flashAttention: "on" });
     add({ nCtx: 16384, sequences: 4, typeK: "q8_0", typeV: "q8_0", flashAttention: "on" });
     add({ contextSize: 4096, sequences: 1, typeK: "f16", typeV: "f16", flashAttention: "off", peer: true });
-    add({ contextSize: 1000, sequences: 4, typeK: "f16", typeV: "f16", flashAttention: "auto", peer: true });
+    // node-llama-cpp's path reports nothing when llama.cpp aborts: run it directly where it does
+    if (FA_ABORTS.has(name)) add({ nCtx: 1000, sequences: 4, typeK: "f16", typeV: "f16", flashAttention: "auto" });
+    else add({ contextSize: 1000, sequences: 4, typeK: "f16", typeV: "f16", flashAttention: "auto", peer: true });
     add({ nCtx: 4096, sequences: 1, typeK: "f16", typeV: "q8_0", flashAttention: "off" });
     add({ nCtx: 65536, sequences: 1, typeK: "f16", typeV: "f16", flashAttention: "off" });
     if (SWA.has(name)) add({ contextSize: 4096, sequences: 4, typeK: "f16", typeV: "f16", flashAttention: "off", swaFull: true });
@@ -242,6 +248,14 @@ function llamaServerWords(config, passed) {
     ];
 }
 
+// What node-llama-cpp handed llama.cpp. A process that aborted took that record with it; a direct
+// configuration then stands for itself (its n_ctx, node-llama-cpp's default batch of 512).
+function passedFor(config, result) {
+    const passed = result?.nodeLlamaCpp?.passedToLlamaCpp;
+    if (passed != null) return passed;
+    return result?.crashed && config.nCtx != null ? { contextSize: config.nCtx, batchSize: config.nBatch ?? 512 } : null;
+}
+
 // kvplan's answer for every configuration of a fixture from one process: `kvplan check` reads them
 // as llama-server command lines, one deployment each, and its JSON holds each one's whole
 // `kvplan --format json` document (`plan`) or, for a refused one, the reason (a process per
@@ -249,12 +263,12 @@ function llamaServerWords(config, passed) {
 // also asked of `kvplan --runtime llama.cpp` directly, and its document must equal check's plan.
 // Returns id -> {refused: reason | null, doc}, or {error} for all when check did not answer.
 async function kvplanAnswers(kvplan, workDir, name, configs, results) {
-    const asked = configs.filter((c) => results.get(c.id)?.nodeLlamaCpp?.passedToLlamaCpp != null);
+    const asked = configs.filter((c) => passedFor(c, results.get(c.id)) != null);
     const answers = new Map();
     if (asked.length === 0) return answers;
     const file = path.join(workDir, `deployments-${name}.json`);
     fs.writeFileSync(file, JSON.stringify({
-        deployments: asked.map((c) => ({ name: c.id, gpu: "24GiB", command: llamaServerWords(c, results.get(c.id).nodeLlamaCpp.passedToLlamaCpp) })),
+        deployments: asked.map((c) => ({ name: c.id, gpu: "24GiB", command: llamaServerWords(c, passedFor(c, results.get(c.id))) })),
     }));
     const run = await runKvplan(kvplan, ["check", "--format", "json", file], workDir);
     let report = null;
@@ -270,7 +284,7 @@ async function kvplanAnswers(kvplan, workDir, name, configs, results) {
     // the plain command line, for the first configuration kvplan sized
     const first = asked.find((c) => answers.get(c.id)?.doc != null);
     if (first != null) {
-        const words = llamaServerWords(first, results.get(first.id).nodeLlamaCpp.passedToLlamaCpp).slice(1);
+        const words = llamaServerWords(first, passedFor(first, results.get(first.id))).slice(1);
         const direct = await runKvplan(kvplan, ["--runtime", "llama.cpp", "--gpu", "24GiB", "--format", "json", ...words], workDir);
         const same = direct.code === 0 && JSON.stringify(JSON.parse(direct.stdout)) === JSON.stringify(answers.get(first.id).doc);
         if (!same) answers.get(first.id).directDiffers = `kvplan --runtime llama.cpp (exit ${direct.code}) and kvplan check differ: ${direct.stderr.trim()}`;
@@ -304,6 +318,11 @@ function compare(config, lc, modelReport, kv) {
     if (!lc.ok) {
         // llama.cpp refused: kvplan must refuse (an invalid deployment, exit 2) with llama.cpp's words
         const why = String(lc.error ?? "").replace(/^.*?llama_init_from_model: /, "").trim();
+        if (lc.crashed) {
+            // an abort (a GGML_ASSERT) prints no message of llama.cpp's to quote: kvplan must say so
+            if (kv.refused == null || !kv.refused.includes("llama.cpp aborts")) p(`llama.cpp aborted ("${why}"), kvplan said: ${kv.refused ?? "it fits"}`);
+            return { problems, refused: true };
+        }
         if (kv.refused == null) p(`llama.cpp refused ("${why}") but kvplan sized it`);
         else if (why === "" || !kv.refused.includes(why)) p(`llama.cpp refused with "${why}", kvplan said: ${kv.refused}`);
         return { problems, refused: true };
@@ -447,8 +466,8 @@ async function main() {
     const checked = configs.map((config) => {
         const lc = results.get(config.id);
         if (lc == null) return { config, problems: ["no llama.cpp result"] };
-        const passed = lc.nodeLlamaCpp?.passedToLlamaCpp;
-        if (passed == null) return { config, lc, problems: [`llama.cpp: ${lc.error}`] };
+        // a direct configuration that aborted is still compared: kvplan must refuse it
+        if (passedFor(config, lc) == null) return { config, lc, problems: [`llama.cpp: ${lc.error}`] };
         return { config, lc, ...compare(config, lc, models.get(config.model), answers.get(config.id)) };
     });
 

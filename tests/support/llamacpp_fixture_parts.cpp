@@ -6,15 +6,20 @@ namespace kvplan::testing::fixture_parts {
 
 /// The keys every fixture has: architecture, the smallest workable gpt2 vocabulary, sizes.
 void common_keys(GgufWriter& w, const std::string& arch, std::uint32_t layers, bool heads,
-                 std::uint32_t context) {
+                 std::uint32_t context, std::uint32_t vocab) {
   w.add_string("general.architecture", arch);
   // llama.cpp's vocabulary marks "</s>" when general.name contains "phi3" or "phi-3" (and our
   // 8-token vocabulary has none): the phi3 fixture's name avoids both spellings.
   w.add_string("general.name", "kvplan fixture " + (arch == "phi3" ? std::string("phi three") : arch));
   w.add_string("tokenizer.ggml.model", "gpt2");
   w.add_string("tokenizer.ggml.pre", "default");
-  w.add_array_string("tokenizer.ggml.tokens", {"<|endoftext|>", "a", "b", "c", "d", "e", "f", "\xC4\x8A"});
-  w.add_array_int32("tokenizer.ggml.token_type", {3, 1, 1, 1, 1, 1, 1, 1});
+  std::vector<std::string> tokens = {"<|endoftext|>", "a", "b", "c", "d", "e", "f", "\xC4\x8A"};
+  for (std::uint32_t t = 8; t < vocab; ++t) tokens.push_back(fmt::format("t{}", t));
+  tokens.resize(vocab);
+  std::vector<std::int32_t> types(vocab, 1);
+  types[0] = 3;
+  w.add_array_string("tokenizer.ggml.tokens", std::move(tokens));
+  w.add_array_int32("tokenizer.ggml.token_type", std::move(types));
   w.add_array_string("tokenizer.ggml.merges", {});
   w.add_uint32("tokenizer.ggml.bos_token_id", 0);
   w.add_uint32("tokenizer.ggml.eos_token_id", 0);

@@ -19,9 +19,10 @@ constexpr std::uint64_t kEmbd = 128;
 constexpr std::uint64_t kFf = 256;
 constexpr std::uint64_t kVocab = 8;
 
-/// The keys every fixture has: architecture, the smallest workable gpt2 vocabulary, sizes.
+/// The keys every fixture has: architecture, a gpt2 vocabulary of `vocab` tokens (the smallest
+/// workable is 8, with "\n"), sizes.
 void common_keys(GgufWriter& w, const std::string& arch, std::uint32_t layers, bool heads = true,
-                 std::uint32_t context = 8192);
+                 std::uint32_t context = 8192, std::uint32_t vocab = kVocab);
 
 /// "blk.<i>.<rest>"
 std::string blk(std::uint32_t i, std::string_view rest);

@@ -575,6 +575,70 @@ GgufWriter deci() {
   return w;
 }
 
+/// plm: a latent rank 32 that the graph expands to full K (32 nope + 16 rope dims) and V (32) per
+/// head before the cache, so the cache is llama's (4 KV heads, K 48 and V 32 wide); tied output,
+/// a two-matrix MLP.
+GgufWriter plm() {
+  GgufWriter w = full_heads_keys("plm");
+  w.add_uint32("plm.attention.head_count_kv", 4);
+  w.add_uint32("plm.attention.key_length", 48);
+  w.add_uint32("plm.attention.value_length", 32);
+  w.add_uint32("plm.rope.dimension_count", 16);
+  w.add_uint32("plm.attention.kv_lora_rank", 32);
+  embeddings(w, false);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "attn_q.weight"), kF32, {kEmbd, 4 * 48});
+    w.add_tensor(blk(i, "attn_kv_a_mqa.weight"), kF32, {kEmbd, 32 + 16});
+    w.add_tensor(blk(i, "attn_kv_a_norm.weight"), kF32, {32});
+    w.add_tensor(blk(i, "attn_kv_b.weight"), kF32, {32, 4 * (32 + 32)});
+    w.add_tensor(blk(i, "attn_output.weight"), kF32, {4 * 32, kEmbd});
+    w.add_tensor(blk(i, "ffn_norm.weight"), kF32, {kEmbd});
+    mlp(w, i, false);
+  }
+  return w;
+}
+
+/// grovemoe (GroveMoE): q/k norms, 4 experts of 32 and, per group of 2 experts, a chunk expert
+/// of 16 (2 of them).
+GgufWriter grovemoe() {
+  GgufWriter w = plain_keys("grovemoe");
+  w.add_uint32("grovemoe.expert_count", 4);
+  w.add_uint32("grovemoe.expert_used_count", 2);
+  w.add_uint32("grovemoe.expert_feed_forward_length", 32);
+  w.add_uint32("grovemoe.expert_chunk_feed_forward_length", 16);
+  w.add_float32("grovemoe.expert_group_scale", 0.05f);
+  w.add_uint32("grovemoe.experts_per_group", 2);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, true);
+    experts(w, i, 32);
+    w.add_tensor(blk(i, "ffn_gate_chexps.weight"), kF32, {kEmbd, 16, 2});
+    w.add_tensor(blk(i, "ffn_up_chexps.weight"), kF32, {kEmbd, 16, 2});
+    w.add_tensor(blk(i, "ffn_down_chexps.weight"), kF32, {16, kEmbd, 2});
+  }
+  return w;
+}
+
+/// chameleon: q/k norms per head ({head, heads}), tied output. Its graph writes -inf over the
+/// logits of image tokens 4 to 8,195, so the vocabulary must reach 8,196: 8,200 tokens here.
+GgufWriter chameleon() {
+  constexpr std::uint32_t kChameleonVocab = 8200;
+  GgufWriter w;
+  common_keys(w, "chameleon", 4, true, 8192, kChameleonVocab);
+  w.add_uint32("chameleon.feed_forward_length", kFf);
+  w.add_uint32("chameleon.attention.head_count_kv", 2);
+  w.add_tensor("token_embd.weight", kF32, {kEmbd, kChameleonVocab});
+  w.add_tensor("output_norm.weight", kF32, {kEmbd});
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2);
+    w.add_tensor(blk(i, "attn_q_norm.weight"), kF32, {32, 4});
+    w.add_tensor(blk(i, "attn_k_norm.weight"), kF32, {32, 2});
+    ffn(w, i);
+  }
+  return w;
+}
+
 }  // namespace
 
 std::vector<FixtureRecipe> plain_attention_recipes() {
@@ -628,6 +692,11 @@ std::vector<FixtureRecipe> plain_attention_recipes() {
       {{"hunyuan_vl", "hunyuan_vl: q/k norms"}, [] { return llama_layers("hunyuan_vl", true, true, false); }},
       {{"cogvlm", "cogvlm: fused qkv, a visual expert per layer"}, [] { return cogvlm(); }},
       {{"deepseek2-ocr", "deepseek2-ocr: no MLA, 1 dense + 3 MoE layers"}, [] { return deepseek2_ocr(); }},
+      {{"paddleocr", "paddleocr: ernie4_5's layers, rope sections, tied output"},
+       [] { return llama_layers("paddleocr", false, false, true); }},
+      {{"plm", "plm: a latent rank expanded to full K and V per head before the cache"}, [] { return plm(); }},
+      {{"grovemoe", "grovemoe: q/k norms, 4 experts of 32, 2 chunk experts of 16"}, [] { return grovemoe(); }},
+      {{"chameleon", "chameleon: per-head q/k norms, 8,200 tokens, tied output"}, [] { return chameleon(); }},
       {{"deci", "deci: attention, a linear replacement, no attention, attention without MLP (0-wide cache layers)"},
        [] { return deci(); }},
   };

@@ -1,6 +1,7 @@
-// Fixtures of the 2025-2026 MoE architectures with an interleaved sliding window (exaone-moe,
-// afmoe, laguna, smallthinker, mellum): 4 layers of 2 KV heads of 32, 4 experts of 32. Each writes
-// exactly the tensors its load_arch_tensors creates in llama.cpp v0.4.0 (src/models/<arch>.cpp).
+// Fixtures of the 2025-2026 architectures with an interleaved sliding window, most of them MoE
+// (exaone-moe, afmoe, laguna, smallthinker, mellum, ...; muse-glimmer is dense): 4 layers of 2 KV
+// heads of 32, 4 experts of 32. Each writes exactly the tensors its load_arch_tensors creates in
+// llama.cpp v0.4.0 (src/models/<arch>.cpp).
 
 #include "support/llamacpp_fixture_parts.h"
 
@@ -182,6 +183,28 @@ GgufWriter granite_swa() {
   return w;
 }
 
+/// muse-glimmer: dense, window 128 on a required scalar period 2 (layers 0 and 2 sliding, the last
+/// of each period global); post-attention and post-FFN norms, q/k norms, an attention output
+/// gate; logit_scale required.
+GgufWriter muse_glimmer() {
+  GgufWriter w;
+  common_keys(w, "muse-glimmer", 4);
+  w.add_uint32("muse-glimmer.feed_forward_length", kFf);
+  w.add_uint32("muse-glimmer.attention.head_count_kv", 2);
+  w.add_uint32("muse-glimmer.attention.sliding_window", 128);
+  w.add_uint32("muse-glimmer.attention.sliding_window_pattern", 2);
+  w.add_float32("muse-glimmer.logit_scale", 1.0f);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, true);
+    w.add_tensor(blk(i, "post_attention_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "attn_gate.weight"), kF32, {kEmbd, kEmbd});
+    ffn(w, i);
+    w.add_tensor(blk(i, "post_ffw_norm.weight"), kF32, {kEmbd});
+  }
+  return w;
+}
+
 /// plamo3 (PLaMo 3): window 128, llama.cpp's period 8 (4 layers: all sliding); fused qkv, q/k norms,
 /// post-attention and post-FFN norms written without a .weight suffix, fused gate/up.
 GgufWriter plamo3() {
@@ -247,6 +270,8 @@ std::vector<FixtureRecipe> windowed_moe_recipes() {
        [] { return cohere2moe(); }},
       {{"granite_swa", "granite_swa: window 128 on layers 0-2 by a required array, attention sinks"},
        [] { return granite_swa(); }},
+      {{"muse-glimmer", "muse-glimmer: window 128 on layers 0 and 2 (scalar period 2, the last global), gated attention"},
+       [] { return muse_glimmer(); }},
       {{"plamo3", "plamo3: window 128, llama.cpp's period 8 (every one of 4 layers sliding)"}, [] { return plamo3(); }},
       {{"hy_v3", "hy_v3: no window, 1 dense + 3 MoE layers, a trunk-only nextn layer the cache filters out"},
        [] { return hy_v3(); }},

@@ -474,6 +474,13 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
                                 type_v.name, type_v.block_elements, layer.v_head));
     }
   }
+  // llama.cpp v0.4.0's plm graph hands its attention a V of the wrong shape when flash attention is
+  // on, and "auto" builds that graph to test it: the process aborts on a GGML_ASSERT (seen on the
+  // cross-check's fixture at 1 to 4 sequences; -fa off runs).
+  if (model.architecture == "plm" && fa != LlamaCppFlashAttn::off)
+    throw Error(fmt::format("llama.cpp aborts here: plm's graph fails a GGML_ASSERT with -fa {} in llama.cpp v0.4.0 "
+                            "(seen on kvplan's cross-check fixture); run plm with -fa off",
+                            to_string(fa)));
   // The cache is created before "auto" is resolved, with flash_attn = (type != disabled), so "auto"
   // lays the cache out as flash attention does (llama_context::llama_context, cparams.flash_attn).
   out.flash_attn = fa != LlamaCppFlashAttn::off;
