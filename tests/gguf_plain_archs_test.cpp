@@ -23,7 +23,7 @@ const std::vector<std::string> kPlainArchs = {
     "nemotron", "phimoe",  "minimax-m2", "bailingmoe2", "deepseek", "dbrx",   "baichuan",   "orion",
     "xverse",   "refact",  "codeshell", "mpt",     "bloom",   "jais",     "grok",       "arctic",
     "bitnet",   "maincoder", "pangu-embedded", "plamo", "talkie",   "hunyuan_vl", "paddleocr", "grovemoe",
-    "chameleon"};
+    "chameleon", "nanbeige"};
 
 /// The harness's CPU run with one sequence: the K and V bytes.
 std::uint64_t plain_arch_kv_bytes(const kvplan::GgufModel& m, std::uint64_t n_ctx) {
@@ -87,6 +87,21 @@ TEST_CASE("grovemoe's chunk experts, chameleon's vocabulary and plm's expanded l
   CHECK(plm.spec.layers[0].k_head_dim == 48);
   CHECK(plm.spec.layers[0].v_head_dim == 32);
   CHECK(plain_arch_kv_bytes(plm, 4096) == 4ull * 4096 * 4 * (48 + 32) * 2);
+}
+
+TEST_CASE("nanbeige: every loop keeps cells of its own over one copy of the weights", "[gguf_archs]") {
+  // 2 blocks x num_loops 2: the cache has 4 layers (above), the weights 2: 2,176 + 2 x 147,712.
+  const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("nanbeige");
+  CHECK(m.spec.params == 2'176 + 2 * 147'712);
+  REQUIRE(m.spec.layer_weights_bytes.size() == 4);
+  CHECK(m.spec.layer_weights_bytes[1] == 147'712 * 4);
+  CHECK(m.spec.layer_weights_bytes[2] == 0);  // the second pass over block 0 owns no tensor
+  // num_loops 0 is llama.cpp's assert; 2 blocks x 257 loops is more than its 512 layers.
+  for (const std::uint32_t loops : {0u, 257u}) {
+    kvplan::testing::GgufWriter w = kvplan::testing::gguf_bare_file("nanbeige");
+    w.add_uint32("nanbeige.num_loops", loops);
+    CHECK(kvplan::testing::gguf_load_outcome(w).first == kvplan::ExitCode::invalid_input);
+  }
 }
 
 TEST_CASE("plm: llama.cpp aborts with flash attention, so kvplan refuses -fa on and auto", "[gguf_archs]") {

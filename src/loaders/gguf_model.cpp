@@ -29,7 +29,7 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
 /// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
 /// tensors differ, and the sum of the tensors is read whatever they are.
-constexpr std::array<std::string_view, 113> kArchitectures = {
+constexpr std::array<std::string_view, 114> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
@@ -47,7 +47,7 @@ constexpr std::array<std::string_view, 113> kArchitectures = {
     "pangu-embedded", "plamo",   "talkie",     "hunyuan_vl", "cogvlm",   "deepseek2-ocr", "deci",
     "cohere2moe", "granite_swa", "plamo3",     "hy_v3",     "mistral4",
     "rwkv6",      "rwkv7",       "arwkv7",
-    "paddleocr",  "plm",         "grovemoe",   "chameleon", "muse-glimmer"};
+    "paddleocr",  "plm",         "grovemoe",   "chameleon", "muse-glimmer", "nanbeige"};
 
 /// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
 /// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
@@ -524,6 +524,31 @@ void read_granite_swa(KeyReader& r, Hparams& hp) {
   for (std::uint32_t il = 0; il < hp.n_layer && il < flags.size(); ++il) hp.swa[il] = flags[il];
 }
 
+/// nanbeige: the block_count physical layers run num_loops times (default 1). llama.cpp expands
+/// its layer count before allocating (n_layer_all = blocks x loops): every loop's pass keeps cells
+/// of its own, while the weights exist once (layer i + j x blocks shares layer i's tensors).
+void read_loops(KeyReader& r, Hparams& hp) {
+  const std::uint32_t loops = r.u32("num_loops").value_or(1);
+  r.mark_read("skip_loop_final_norm");  // a norm between loops: no cache, no tensor
+  if (loops == 0) r.fail("num_loops", "is 0 (llama.cpp asserts n_loops >= 1)");
+  const std::uint64_t logical = std::uint64_t{hp.n_layer_all} * loops;
+  if (logical > kLlamaCppMaxLayers)
+    r.fail("num_loops", fmt::format("makes {} x {} = {} layers, more than llama.cpp's {}", hp.n_layer_all, loops,
+                                    logical, kLlamaCppMaxLayers));
+  if (loops == 1) return;
+  const auto tile = [&](std::vector<std::uint32_t>& per_layer) {
+    const std::vector<std::uint32_t> one_pass = per_layer;
+    for (std::uint32_t j = 1; j < loops; ++j) per_layer.insert(per_layer.end(), one_pass.begin(), one_pass.end());
+  };
+  tile(hp.n_ff);
+  tile(hp.n_head);
+  tile(hp.n_head_kv);
+  hp.notes.push_back(fmt::format("nanbeige: {} blocks run {} times: {} cache layers over one copy of the weights",
+                                 hp.n_layer_all, loops, logical));
+  hp.n_layer_all = static_cast<std::uint32_t>(logical);
+  hp.n_layer = hp.n_layer_all - hp.n_nextn;
+}
+
 /// The per-architecture part of llama.cpp's load_hparams (src/models/<arch>.cpp).
 void read_architecture(KeyReader& r, Hparams& hp) {
   const std::string& arch = r.arch();
@@ -907,8 +932,9 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
   }
   hp.head_k_swa = r.u32("attention.key_length_swa").value_or(hp.head_k);
   hp.head_v_swa = r.u32("attention.value_length_swa").value_or(hp.head_v);
-  hp.swa.assign(n_layer_all, false);
-  hp.recr.assign(n_layer_all, false);
+  if (arch == "nanbeige") read_loops(r, hp);
+  hp.swa.assign(hp.n_layer_all, false);
+  hp.recr.assign(hp.n_layer_all, false);
 
   for (const RequiredKey& required : kRequiredKeys)
     if (required.arch == arch && !r.has(required.key))
@@ -920,7 +946,8 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
   if (!any_swa && (r.has("attention.key_length_swa") || r.has("attention.value_length_swa")))
     hp.notes.push_back(fmt::format("{}: the _swa head sizes are unused: no layer is sliding", arch));
   if (hp.n_nextn > 0)
-    hp.notes.push_back(fmt::format("{}: the last {} of {} blocks are nextn (MTP) layers", arch, hp.n_nextn, n_layer_all));
+    hp.notes.push_back(fmt::format("{}: the last {} of {} blocks are nextn (MTP) layers", arch, hp.n_nextn,
+                                   hp.n_layer_all));
 
   GgufModel model;
   ModelSpec& spec = model.spec;

@@ -620,6 +620,22 @@ GgufWriter grovemoe() {
   return w;
 }
 
+/// nanbeige: 2 blocks of llama's layers run twice (num_loops 2): 4 cache layers over 2 layers of
+/// weights.
+GgufWriter nanbeige() {
+  GgufWriter w;
+  common_keys(w, "nanbeige", 2);
+  w.add_uint32("nanbeige.feed_forward_length", kFf);
+  w.add_uint32("nanbeige.attention.head_count_kv", 2);
+  w.add_uint32("nanbeige.num_loops", 2);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 2; ++i) {
+    attention(w, i, 32, 2);
+    ffn(w, i);
+  }
+  return w;
+}
+
 /// chameleon: q/k norms per head ({head, heads}), tied output. Its graph writes -inf over the
 /// logits of image tokens 4 to 8,195, so the vocabulary must reach 8,196: 8,200 tokens here.
 GgufWriter chameleon() {
@@ -697,6 +713,7 @@ std::vector<FixtureRecipe> plain_attention_recipes() {
       {{"plm", "plm: a latent rank expanded to full K and V per head before the cache"}, [] { return plm(); }},
       {{"grovemoe", "grovemoe: q/k norms, 4 experts of 32, 2 chunk experts of 16"}, [] { return grovemoe(); }},
       {{"chameleon", "chameleon: per-head q/k norms, 8,200 tokens, tied output"}, [] { return chameleon(); }},
+      {{"nanbeige", "nanbeige: 2 blocks looped twice (num_loops 2), 4 cache layers"}, [] { return nanbeige(); }},
       {{"deci", "deci: attention, a linear replacement, no attention, attention without MLP (0-wide cache layers)"},
        [] { return deci(); }},
   };
