@@ -104,6 +104,30 @@ TEST_CASE("nanbeige: every loop keeps cells of its own over one copy of the weig
   }
 }
 
+TEST_CASE("graniteswitch: llama.cpp's router layer is a fifth cache layer of 1 KV head", "[gguf_archs]") {
+  const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("graniteswitch");
+  CHECK(kvplan::describe_layers(m.spec) == "5 full");
+  CHECK(m.spec.layers[4].kv_heads == 1);
+  CHECK(m.spec.layers[4].k_head_dim == 32);
+  CHECK(m.spec.layer_weights_bytes[4] == 0);
+  // 2,176 outside the layers; a layer: llama's 147,712 (q/k/v fused) and LoRA pairs of rank 4 over 2
+  // slots: q 2,048, k 1,536, v 1,536, o 2,048, gate, up and down 3,072 each = 16,384.
+  CHECK(m.spec.params == 2'176 + 4 * (147'712 + 16'384));
+  // llama.cpp's log at -c 4096 -fa off: 5 layers, K 2.25 MiB (4 x 64 + 32 wide), V 2.50 MiB (every
+  // V row padded to the widest, 64).
+  CHECK(plain_arch_kv_bytes(m, 4096) == 4096ull * 2 * (4 * 64 + 32) + 4096ull * 2 * 5 * 64);
+  // The adapter id arrays must hold adapters.count ids each, as llama.cpp checks.
+  kvplan::testing::GgufWriter w = kvplan::testing::gguf_bare_file("graniteswitch");
+  w.add_float32("graniteswitch.logit_scale", 1.0f);
+  w.add_uint32("graniteswitch.adapters.count", 2);
+  w.add_uint32("graniteswitch.adapters.lora_rank", 4);
+  w.add_array_int32("graniteswitch.adapters.token_ids_activate", {5, 6});
+  w.add_array_int32("graniteswitch.adapters.token_ids_substitute", {1});
+  const auto [code, message] = kvplan::testing::gguf_load_outcome(w);
+  CHECK(code == kvplan::ExitCode::invalid_input);
+  CHECK_THAT(message, Catch::Contains("adapters.token_ids_substitute"));
+}
+
 TEST_CASE("plm: llama.cpp aborts with flash attention, so kvplan refuses -fa on and auto", "[gguf_archs]") {
   const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("plm");
   kvplan::LlamaCppSettings s;
@@ -122,7 +146,7 @@ TEST_CASE("plm: llama.cpp aborts with flash attention, so kvplan refuses -fa on 
 TEST_CASE("plain-attention GGUF architectures: keys llama.cpp requires are required", "[gguf_archs]") {
   // Each changes no cache, but without it llama.cpp does not load the file.
   for (const char* arch : {"qwen2vl", "qwen3vl", "qwen3vlmoe", "minimax-m2", "bailingmoe2", "deepseek", "dbrx",
-                           "gptneox", "talkie", "deepseek2-ocr", "plm", "grovemoe"}) {
+                           "gptneox", "talkie", "deepseek2-ocr", "plm", "grovemoe", "graniteswitch"}) {
     INFO(arch);
     CHECK(plain_arch_bare_code(arch) == kvplan::ExitCode::invalid_input);
   }

@@ -29,7 +29,7 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
 /// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
 /// tensors differ, and the sum of the tensors is read whatever they are.
-constexpr std::array<std::string_view, 114> kArchitectures = {
+constexpr std::array<std::string_view, 115> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
@@ -47,7 +47,8 @@ constexpr std::array<std::string_view, 114> kArchitectures = {
     "pangu-embedded", "plamo",   "talkie",     "hunyuan_vl", "cogvlm",   "deepseek2-ocr", "deci",
     "cohere2moe", "granite_swa", "plamo3",     "hy_v3",     "mistral4",
     "rwkv6",      "rwkv7",       "arwkv7",
-    "paddleocr",  "plm",         "grovemoe",   "chameleon", "muse-glimmer", "nanbeige"};
+    "paddleocr",  "plm",         "grovemoe",   "chameleon", "muse-glimmer", "nanbeige",
+    "graniteswitch"};
 
 /// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
 /// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
@@ -55,7 +56,7 @@ struct RequiredKey {
   std::string_view arch;
   std::string_view key;
 };
-constexpr std::array<RequiredKey, 42> kRequiredKeys = {{
+constexpr std::array<RequiredKey, 47> kRequiredKeys = {{
     {"qwen2vl", "rope.dimension_sections"},
     {"qwen3vl", "rope.dimension_sections"},
     {"qwen3vlmoe", "rope.dimension_sections"},
@@ -98,6 +99,11 @@ constexpr std::array<RequiredKey, 42> kRequiredKeys = {{
     {"grovemoe", "expert_group_scale"},
     {"grovemoe", "experts_per_group"},
     {"muse-glimmer", "logit_scale"},
+    {"graniteswitch", "logit_scale"},
+    {"graniteswitch", "adapters.count"},
+    {"graniteswitch", "adapters.lora_rank"},
+    {"graniteswitch", "adapters.token_ids_activate"},
+    {"graniteswitch", "adapters.token_ids_substitute"},
 }};
 
 /// Key suffixes (after "<arch>.") that change what llama.cpp caches. One of them present but not
@@ -223,6 +229,7 @@ struct Hparams {
   bool parallel_state = false;  ///< every attention layer also keeps Mamba-2 state (falcon-h1)
   std::uint32_t n_swa = 0;
   bool chunked = false;  ///< swa layers are LLAMA_SWA_TYPE_CHUNKED (llama4), not a sliding window
+  bool router_layer = false;  ///< one more cache layer after the last block, 1 KV head (graniteswitch)
   /// hparams.n_layer_kv_from_start: layers from here on reuse an earlier layer's cells (gemma3n).
   std::optional<std::uint32_t> kv_from_start;
   bool mla = false;
@@ -549,6 +556,33 @@ void read_loops(KeyReader& r, Hparams& hp) {
   hp.n_layer = hp.n_layer_all - hp.n_nextn;
 }
 
+/// graniteswitch (Granite with embedded LoRA adapters): llama.cpp adds a router layer after the
+/// last block (index block_count, 1 head and 1 KV head of the model's head size, no tensors) whose
+/// single causal head reads which adapter is active. It counts as a nextn layer for n_layer(), but
+/// no filter keeps it out of the KV cache: block_count + 1 cache layers.
+void read_granite_switch(KeyReader& r, Hparams& hp) {
+  const std::uint32_t adapters = r.required_u32("adapters.count", "llama.cpp requires it for graniteswitch");
+  const std::uint32_t rank = r.required_u32("adapters.lora_rank", "llama.cpp requires it for graniteswitch");
+  if (adapters > 4096) r.fail("adapters.count", fmt::format("is {} (llama.cpp: \"invalid adapter count\")", adapters));
+  if (rank > 4096) r.fail("adapters.lora_rank", fmt::format("is {} (llama.cpp: \"invalid lora rank\")", rank));
+  for (const char* key : {"adapters.token_ids_activate", "adapters.token_ids_substitute"}) {
+    const GgufValue* ids = r.header().find(r.key(key));
+    if (!ids->is_array() || ids->count != adapters)
+      r.fail(key, fmt::format("must be an array of adapters.count ({}) token ids (llama.cpp: \"adapter token id "
+                              "arrays ... do not match adapter count\")",
+                              adapters));
+  }
+  if (hp.n_nextn > 0)
+    r.fail("nextn_predict_layers", "is set, but llama.cpp takes graniteswitch's nextn slot for its router layer");
+  if (hp.n_layer_all + 1 > kLlamaCppMaxLayers)
+    r.fail("block_count", fmt::format("is {}: with the router layer more than llama.cpp's {}", hp.n_layer_all,
+                                      kLlamaCppMaxLayers));
+  hp.router_layer = true;
+  hp.notes.push_back(fmt::format("graniteswitch: llama.cpp adds a router layer (layer {}: 1 KV head of {}) to the "
+                                 "cache after the {} blocks",
+                                 hp.n_layer_all, hp.head_k, hp.n_layer_all));
+}
+
 /// The per-architecture part of llama.cpp's load_hparams (src/models/<arch>.cpp).
 void read_architecture(KeyReader& r, Hparams& hp) {
   const std::string& arch = r.arch();
@@ -750,6 +784,8 @@ void read_architecture(KeyReader& r, Hparams& hp) {
                                        "(it slides only at 64 layers): every layer keeps the full context",
                                        hp.n_layer));
     }
+  } else if (arch == "graniteswitch") {
+    read_granite_switch(r, hp);
   } else if (arch == "plm") {
     // llama_model_plm requires the latent rank, but its graph expands the latent to K and V per
     // head before storing them (src/models/plm.cpp): the cache is llama's, key_length and
@@ -1002,6 +1038,14 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
     }
     spec.layers.push_back(std::move(layer));
   }
+  if (hp.router_layer) {
+    LayerSpec router;
+    router.kind = LayerKind::full;
+    router.kv_heads = 1;
+    router.k_head_dim = hp.head_k;
+    router.v_head_dim = hp.head_v;
+    spec.layers.push_back(router);
+  }
   // A hybrid's attention layers must be able to hold a token: a recurrent model whose layers all
   // came out recurrent and whose state is empty has nothing llama.cpp would allocate.
   for (const LayerSpec& layer : spec.layers)
@@ -1018,7 +1062,7 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
                                    file->empty_kv_layers.size(), hp.n_layer));
   file->n_ff_max = *std::max_element(hp.n_ff.begin(), hp.n_ff.end());
   std::uint64_t n_vocab = 0;
-  spec.layer_weights_bytes.assign(hp.n_layer, 0);
+  spec.layer_weights_bytes.assign(spec.layers.size(), 0);  // the router layer owns no tensor
   std::uint64_t params = 0;
   std::uint64_t expert_params = 0;
   ExpertTensors experts;

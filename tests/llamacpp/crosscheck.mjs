@@ -54,7 +54,7 @@ const MINIMAL = new Set([
     "gptneox", "starcoder", "gpt2", "falcon", "olmo", "nemotron", "phimoe", "minimax-m2", "bailingmoe2", "deepseek", "dbrx",
     "qwen", "baichuan", "orion", "xverse", "refact", "codeshell", "mpt", "bloom", "jais", "grok", "arctic", "bitnet", "maincoder",
     "jais2", "openelm", "pangu-embedded", "plamo", "talkie", "hunyuan_vl", "cogvlm", "deepseek2-ocr",
-    "paddleocr", "plm", "grovemoe", "chameleon", "nanbeige",
+    "paddleocr", "plm", "grovemoe", "chameleon", "nanbeige", "graniteswitch",
     // deci's 0-wide cache layers (llama's cache otherwise); mistral4, deepseek2's class
     "deci", "mistral4",
     // nemotron_h's and lfm2's hybrid caches under MoE blocks

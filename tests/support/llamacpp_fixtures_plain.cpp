@@ -636,6 +636,37 @@ GgufWriter nanbeige() {
   return w;
 }
 
+/// graniteswitch: fused qkv, one embedded adapter of rank 4 (2 slots, slot 0 the base) with LoRA
+/// pairs on q, k, v, o, gate, up and down; token 5 activates it, token 1 substitutes. llama.cpp adds
+/// a router layer to the cache: 5 cache layers, the fifth 1 KV head of 32.
+GgufWriter granite_switch() {
+  GgufWriter w = plain_keys("graniteswitch");
+  w.add_float32("graniteswitch.logit_scale", 1.0f);
+  w.add_uint32("graniteswitch.adapters.count", 1);
+  w.add_uint32("graniteswitch.adapters.lora_rank", 4);
+  w.add_array_int32("graniteswitch.adapters.token_ids_activate", {5});
+  w.add_array_int32("graniteswitch.adapters.token_ids_substitute", {1});
+  embeddings(w, true);
+  const auto lora = [&w](std::uint32_t i, const std::string& name, std::uint64_t in, std::uint64_t out) {
+    w.add_tensor(blk(i, name + ".lora_a"), kF32, {in, 4, 2});
+    w.add_tensor(blk(i, name + ".lora_b"), kF32, {4, out, 2});
+  };
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    fused_qkv(w, i, false);
+    w.add_tensor(blk(i, "attn_output.weight"), kF32, {kEmbd, kEmbd});
+    ffn(w, i);
+    lora(i, "attn_q", kEmbd, kEmbd);
+    lora(i, "attn_k", kEmbd, kKvWidth);
+    lora(i, "attn_v", kEmbd, kKvWidth);
+    lora(i, "attn_output", kEmbd, kEmbd);
+    lora(i, "ffn_gate", kEmbd, kFf);
+    lora(i, "ffn_up", kEmbd, kFf);
+    lora(i, "ffn_down", kFf, kEmbd);
+  }
+  return w;
+}
+
 /// chameleon: q/k norms per head ({head, heads}), tied output. Its graph writes -inf over the
 /// logits of image tokens 4 to 8,195, so the vocabulary must reach 8,196: 8,200 tokens here.
 GgufWriter chameleon() {
@@ -714,6 +745,8 @@ std::vector<FixtureRecipe> plain_attention_recipes() {
       {{"grovemoe", "grovemoe: q/k norms, 4 experts of 32, 2 chunk experts of 16"}, [] { return grovemoe(); }},
       {{"chameleon", "chameleon: per-head q/k norms, 8,200 tokens, tied output"}, [] { return chameleon(); }},
       {{"nanbeige", "nanbeige: 2 blocks looped twice (num_loops 2), 4 cache layers"}, [] { return nanbeige(); }},
+      {{"graniteswitch", "graniteswitch: one embedded adapter, a router layer of 1 KV head in the cache"},
+       [] { return granite_switch(); }},
       {{"deci", "deci: attention, a linear replacement, no attention, attention without MLP (0-wide cache layers)"},
        [] { return deci(); }},
   };
