@@ -116,11 +116,28 @@ TEST_CASE("rwkv6 and rwkv7: a token-shift and a WKV state per layer, no KV cache
   }
 }
 
-TEST_CASE("arwkv7: RWKV-7 time mixing on Qwen 2 layers, one token to shift", "[gguf_archs]") {
-  const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("arwkv7");
-  CHECK(kvplan::describe_layers(m.spec) == "4 linear");
-  CHECK(m.spec.layers[0].state[0].elements == 128);    // token_shift_count 1 x n_embd 128
-  CHECK(m.spec.layers[0].state[1].elements == 4'096);  // n_embd 128 x wkv.head_size 32
-  // 4 layers x 2 sequences x 4 B x (128 + 4096) = 135,168.
-  CHECK(hybrid_moe_plan(m).recurrent_bytes == 135'168);
+TEST_CASE("arwkv7 and rwkv6qwen2: RWKV time mixing on Qwen 2 layers, one token to shift", "[gguf_archs]") {
+  for (const std::string arch : {"arwkv7", "rwkv6qwen2"}) {
+    INFO(arch);
+    const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture(arch);
+    CHECK(kvplan::describe_layers(m.spec) == "4 linear");
+    CHECK(m.spec.layers[0].state[0].elements == 128);    // token_shift_count 1 x n_embd 128
+    CHECK(m.spec.layers[0].state[1].elements == 4'096);  // n_embd 128 x wkv.head_size 32
+    // 4 layers x 2 sequences x 4 B x (128 + 4096) = 135,168.
+    CHECK(hybrid_moe_plan(m).recurrent_bytes == 135'168);
+    // Their graphs assert n_embd == token_shift_count x n_embd: any other count (absent means 2)
+    // aborts llama.cpp, so kvplan refuses it.
+    kvplan::testing::GgufWriter w = kvplan::testing::gguf_bare_file(arch);
+    w.add_uint32(arch + ".wkv.head_size", 32);
+    w.add_uint32(arch + ".time_mix_extra_dim", 16);
+    w.add_uint32(arch + ".time_decay_extra_dim", 16);
+    w.add_uint32(arch + ".attention.decay_lora_rank", 16);
+    w.add_uint32(arch + ".attention.iclr_lora_rank", 16);
+    w.add_uint32(arch + ".attention.value_residual_mix_lora_rank", 8);
+    const auto [code, message] = kvplan::testing::gguf_load_outcome(w);
+    CHECK(code == kvplan::ExitCode::invalid_input);
+    CHECK_THAT(message, Catch::Contains("token_shift_count"));
+    w.add_uint32(arch + ".token_shift_count", 1);
+    CHECK(kvplan::testing::gguf_load_outcome(w).first == kvplan::ExitCode::ok);
+  }
 }

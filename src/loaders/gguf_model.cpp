@@ -29,7 +29,7 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
 /// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
 /// tensors differ, and the sum of the tensors is read whatever they are.
-constexpr std::array<std::string_view, 115> kArchitectures = {
+constexpr std::array<std::string_view, 116> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
@@ -48,7 +48,7 @@ constexpr std::array<std::string_view, 115> kArchitectures = {
     "cohere2moe", "granite_swa", "plamo3",     "hy_v3",     "mistral4",
     "rwkv6",      "rwkv7",       "arwkv7",
     "paddleocr",  "plm",         "grovemoe",   "chameleon", "muse-glimmer", "nanbeige",
-    "graniteswitch"};
+    "graniteswitch", "rwkv6qwen2"};
 
 /// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
 /// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
@@ -56,7 +56,7 @@ struct RequiredKey {
   std::string_view arch;
   std::string_view key;
 };
-constexpr std::array<RequiredKey, 47> kRequiredKeys = {{
+constexpr std::array<RequiredKey, 49> kRequiredKeys = {{
     {"qwen2vl", "rope.dimension_sections"},
     {"qwen3vl", "rope.dimension_sections"},
     {"qwen3vlmoe", "rope.dimension_sections"},
@@ -89,6 +89,8 @@ constexpr std::array<RequiredKey, 47> kRequiredKeys = {{
     {"hy_v3", "expert_feed_forward_length"},
     {"rwkv6", "time_mix_extra_dim"},
     {"rwkv6", "time_decay_extra_dim"},
+    {"rwkv6qwen2", "time_mix_extra_dim"},
+    {"rwkv6qwen2", "time_decay_extra_dim"},
     {"rwkv7", "attention.decay_lora_rank"},
     {"rwkv7", "attention.iclr_lora_rank"},
     {"rwkv7", "attention.value_residual_mix_lora_rank"},
@@ -634,12 +636,19 @@ void read_architecture(KeyReader& r, Hparams& hp) {
                               : fmt::format("{}: no _mla head sizes: llama.cpp caches full K and V per head (pre-MLA "
                                             "file)",
                                             arch));
-  } else if (arch == "rwkv6" || arch == "rwkv7" || arch == "arwkv7") {
+  } else if (arch == "rwkv6" || arch == "rwkv7" || arch == "arwkv7" || arch == "rwkv6qwen2") {
     // Every layer recurrent (llm_arch_is_recurrent): a token-shift state of token_shift_count
     // (default 2) x n_embd and a WKV state of n_embd x wkv.head_size per sequence, f32.
     const std::uint64_t head = r.required_u32("wkv.head_size", fmt::format("llama.cpp requires it for {}", arch));
     if (head == 0) r.fail("wkv.head_size", "is 0 (the layers would keep no state)");
     const std::uint64_t shift = r.u32("token_shift_count").value_or(2);
+    // The Qwen-based graphs shift one token: they assert n_embd == n_embd_r() (src/models/arwkv7.cpp,
+    // rwkv6qwen2.cpp), and llama.cpp aborts on any other count, the default 2 included.
+    if ((arch == "arwkv7" || arch == "rwkv6qwen2") && shift != 1)
+      r.fail("token_shift_count", fmt::format("is {}{}; llama.cpp's {} graph asserts a token shift of 1 x n_embd (the "
+                                              "process aborts)",
+                                              shift, r.has("token_shift_count") ? "" : " (absent: llama.cpp's default)",
+                                              arch));
     const char* what = "recurrent state";
     hp.n_embd_r = checked_mul(shift, hp.n_embd, what);
     hp.n_embd_s = checked_mul(std::uint64_t{hp.n_embd}, head, what);

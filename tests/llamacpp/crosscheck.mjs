@@ -60,7 +60,7 @@ const MINIMAL = new Set([
     // nemotron_h's and lfm2's hybrid caches under MoE blocks
     "nemotron_h_moe", "lfm2moe",
     // recurrent state, f32 whatever the cache types: Mamba-1 and RWKV
-    "mamba", "jamba", "rwkv6", "rwkv7", "arwkv7",
+    "mamba", "jamba", "rwkv6", "rwkv7", "arwkv7", "rwkv6qwen2",
     // gemma2's and cohere2's iSWA caches under MoE blocks, with their own window rules
     "exaone-moe", "afmoe", "laguna", "smallthinker", "mellum", "mimo2", "mimo2-nextn", "step35", "cohere2moe", "granite_swa",
     "plamo3", "hy_v3", "muse-glimmer"]);

@@ -135,6 +135,30 @@ GgufWriter arwkv7() {
   return w;
 }
 
+/// rwkv6qwen2 (RWKV-6 time mixing on Qwen 2.5's layers): one token to shift, no time_mix_first
+/// (the "qrwkv" path), key and value for 2 KV heads of 32 repeated to the 4 WKV heads.
+GgufWriter rwkv6qwen2() {
+  GgufWriter w = rwkv_qwen_common("rwkv6qwen2");
+  w.add_uint32("rwkv6qwen2.attention.head_count_kv", 2);
+  w.add_uint32("rwkv6qwen2.time_mix_extra_dim", kLora);
+  w.add_uint32("rwkv6qwen2.time_decay_extra_dim", kLora);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    qwen2_mlp(w, i);
+    w.add_tensor(blk(i, "time_mix_w1.weight"), kF32, {kEmbd, kLora * 5});
+    w.add_tensor(blk(i, "time_mix_w2.weight"), kF32, {kLora, kEmbd, 5});
+    w.add_tensor(blk(i, "time_mix_lerp_x.weight"), kF32, {kEmbd, 1, 1});
+    w.add_tensor(blk(i, "time_mix_lerp_fused.weight"), kF32, {kEmbd, 1, 1, 5});
+    w.add_tensor(blk(i, "time_mix_decay.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "time_mix_decay_w1.weight"), kF32, {kEmbd, kLora});
+    w.add_tensor(blk(i, "time_mix_decay_w2.weight"), kF32, {kLora, kEmbd});
+    w.add_tensor(blk(i, "time_mix_key.weight"), kF32, {kEmbd, 2 * kHead});
+    w.add_tensor(blk(i, "time_mix_value.weight"), kF32, {kEmbd, 2 * kHead});
+    w.add_tensor(blk(i, "time_mix_receptance.weight"), kF32, {kEmbd, kEmbd});
+    w.add_tensor(blk(i, "time_mix_gate.weight"), kF32, {kEmbd, kEmbd});
+  }
+  return w;
+}
+
 }  // namespace
 
 std::vector<FixtureRecipe> rwkv_recipes() {
@@ -144,6 +168,8 @@ std::vector<FixtureRecipe> rwkv_recipes() {
       {{"rwkv7", "rwkv7: every layer recurrent, token shift 2 x 128 and WKV 128 x 32 per sequence"},
        [] { return rwkv7(); }},
       {{"arwkv7", "arwkv7: RWKV-7 time mixing on Qwen 2 layers, token shift 1 x 128"}, [] { return arwkv7(); }},
+      {{"rwkv6qwen2", "rwkv6qwen2: RWKV-6 time mixing on Qwen 2 layers, 2 KV heads, token shift 1 x 128"},
+       [] { return rwkv6qwen2(); }},
   };
 }
 
