@@ -1,9 +1,10 @@
-// The MoE variants of two GGUF hybrids: nemotron_h_moe (Nemotron 3) is nemotron_h's class in
-// llama.cpp v0.4.0 and lfm2moe (LFM2-8B-A1B) reads lfm2's short-conv cache; only their
-// feed-forward blocks differ. The same fixtures run through the real llama.cpp in
-// tests/llamacpp/crosscheck.mjs.
+// GGUF hybrids beyond the first ones: the MoE variants nemotron_h_moe (nemotron_h's class in
+// llama.cpp v0.4.0) and lfm2moe (lfm2's short-conv cache), Mamba-1 and RWKV, and the hybrids of
+// create_memory's default branch (plamo2, bailingmoe3, kimi-k3). The same fixtures run through the
+// real llama.cpp in tests/llamacpp/crosscheck.mjs.
 
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include <catch2/catch.hpp>
@@ -140,4 +141,99 @@ TEST_CASE("arwkv7 and rwkv6qwen2: RWKV time mixing on Qwen 2 layers, one token t
     w.add_uint32(arch + ".token_shift_count", 1);
     CHECK(kvplan::testing::gguf_load_outcome(w).first == kvplan::ExitCode::ok);
   }
+}
+
+TEST_CASE("plamo2: Mamba-2 where head_count_kv is 0, attention elsewhere", "[gguf_archs]") {
+  const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("plamo2");
+  CHECK(kvplan::describe_layers(m.spec) == "2 linear + 2 full");
+  CHECK(m.spec.layers[0].kind == kvplan::LayerKind::linear);
+  CHECK(m.spec.layers[1].kind == kvplan::LayerKind::full);
+  // No groups: conv (4 - 1) x inner 128 = 384, state 16 x 128 = 2,048.
+  REQUIRE(m.spec.layers[0].state.size() == 2);
+  CHECK(m.spec.layers[0].state[0].elements == 384);
+  CHECK(m.spec.layers[0].state[1].elements == 2'048);
+  // 2 attention layers x 4096 cells x 2 streams x 2 B x (64 + 64) = 4,194,304; 2 Mamba layers x
+  // 2 cells x 4 B x (384 + 2,048) = 38,912.
+  const kvplan::LlamaCppResult r = hybrid_moe_plan(m);
+  CHECK(r.kv_bytes == 4'194'304);
+  CHECK(r.recurrent_bytes == 38'912);
+  // Its graph asserts n_group == 0: a grouped file would abort llama.cpp.
+  kvplan::testing::GgufWriter grouped = kvplan::testing::gguf_bare_file("plamo2");
+  grouped.add_array_int32("plamo2.attention.head_count_kv", {0, 2, 0, 2});
+  grouped.add_uint32("plamo2.ssm.conv_kernel", 4);
+  grouped.add_uint32("plamo2.ssm.inner_size", 128);
+  grouped.add_uint32("plamo2.ssm.state_size", 16);
+  grouped.add_uint32("plamo2.ssm.time_step_rank", 4);
+  grouped.add_uint32("plamo2.ssm.group_count", 1);
+  const auto [code, message] = kvplan::testing::gguf_load_outcome(grouped);
+  CHECK(code == kvplan::ExitCode::invalid_input);
+  CHECK_THAT(message, Catch::Contains("n_group == 0"));
+}
+
+namespace {
+
+/// A bailingmoe3 or kimi-k3 file of the keys llama.cpp requires and no tensors; `key_length` is
+/// the MLA layer's K row (kv_lora_rank 64 + rope 32 = 96 when it agrees).
+kvplan::testing::GgufWriter kda_mla_bare(const std::string& arch, std::uint32_t key_length) {
+  kvplan::testing::GgufWriter w = kvplan::testing::gguf_bare_file(arch);
+  w.add_array_int32(arch + ".attention.head_count_kv", {0, 0, 0, 1});
+  w.add_uint32(arch + ".attention.kv_lora_rank", 64);
+  w.add_uint32(arch + ".rope.dimension_count", 32);
+  w.add_uint32(arch + ".attention.key_length", key_length);
+  w.add_uint32(arch + ".attention.key_length_mla", 64);
+  w.add_uint32(arch + ".attention.value_length_mla", 32);
+  w.add_uint32(arch + ".ssm.conv_kernel", 4);
+  w.add_uint32(arch + ".kda.head_dim", 32);
+  w.add_uint32(arch + ".expert_feed_forward_length", 32);
+  w.add_uint32(arch + ".expert_shared_count", 1);
+  w.add_uint32(arch + ".leading_dense_block_count", 4);
+  w.add_uint32(arch + ".expert_gating_func", 2);
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("bailingmoe3 and kimi-k3: kimi-linear's KDA state and K-only MLA cache", "[gguf_archs]") {
+  // bailingmoe3's KDA heads are 32 wide: conv 3 x 3 x 4 x 32 = 1,152, state 32 x 32 x 4 = 4,096;
+  // kimi-k3's 16: 576 and 1,024. Both cache layer 3's latent and rope key, 96 wide, K only.
+  for (const auto& [arch, conv, state] : {std::tuple{"bailingmoe3", 1'152u, 4'096u}, {"kimi-k3", 576u, 1'024u}}) {
+    INFO(arch);
+    const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture(arch);
+    CHECK(kvplan::describe_layers(m.spec) == "3 linear + 1 mla");
+    CHECK(m.spec.layers[3].k_head_dim == 96);
+    CHECK(m.spec.layers[0].state[0].elements == conv);
+    CHECK(m.spec.layers[0].state[1].elements == state);
+    // K: 4096 cells x 2 streams x 96 x 2 B = 1,572,864; state: 3 layers x 2 cells x 4 B x (conv + state).
+    const kvplan::LlamaCppResult r = hybrid_moe_plan(m);
+    CHECK(r.kv_bytes == 1'572'864);
+    CHECK(r.recurrent_bytes == 3ull * 2 * 4 * (conv + state));
+  }
+}
+
+TEST_CASE("bailingmoe3 and kimi-k3: what llama.cpp asserts or requires is refused", "[gguf_archs]") {
+  const auto outcome = [](const kvplan::testing::GgufWriter& w) { return kvplan::testing::gguf_load_outcome(w); };
+  // bailingmoe3: the gate's lower bound must be a negative f32, safe_gate true (asserts: aborts).
+  kvplan::testing::GgufWriter ok = kda_mla_bare("bailingmoe3", 96);
+  ok.add_float32("bailingmoe3.kda.gate_lower_bound", -5.0f);
+  CHECK(outcome(ok).first == kvplan::ExitCode::ok);
+  CHECK(outcome(kda_mla_bare("bailingmoe3", 96)).first == kvplan::ExitCode::invalid_input);
+  kvplan::testing::GgufWriter positive = kda_mla_bare("bailingmoe3", 96);
+  positive.add_float32("bailingmoe3.kda.gate_lower_bound", 0.0f);
+  CHECK_THAT(outcome(positive).second, Catch::Contains("kda_gate_lower_bound < 0"));
+  kvplan::testing::GgufWriter unsafe = kda_mla_bare("bailingmoe3", 96);
+  unsafe.add_float32("bailingmoe3.kda.gate_lower_bound", -5.0f);
+  unsafe.add_bool("bailingmoe3.kda.safe_gate", false);
+  CHECK_THAT(outcome(unsafe).second, Catch::Contains("kda_safe_gate"));
+  // A K row that does not hold the latent and the rope key: set_rows aborts in the graph.
+  kvplan::testing::GgufWriter narrow = kda_mla_bare("bailingmoe3", 64);
+  narrow.add_float32("bailingmoe3.kda.gate_lower_bound", -5.0f);
+  CHECK(outcome(narrow).first == kvplan::ExitCode::invalid_input);
+  CHECK_THAT(outcome(narrow).second, Catch::Contains("kv_lora_rank + rope.dimension_count = 96"));
+  // kimi-k3 requires its attention-residual block size and both activation betas.
+  kvplan::testing::GgufWriter k3 = kda_mla_bare("kimi-k3", 96);
+  k3.add_uint32("kimi-k3.attn_res.block_size", 0);
+  k3.add_float32("kimi-k3.activation.situ_beta", 1.0f);
+  CHECK_THAT(outcome(k3).second, Catch::Contains("kimi-k3.activation.situ_linear_beta"));
+  k3.add_float32("kimi-k3.activation.situ_linear_beta", 0.0f);
+  CHECK(outcome(k3).first == kvplan::ExitCode::ok);
 }

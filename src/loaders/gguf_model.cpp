@@ -29,7 +29,7 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
 /// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
 /// tensors differ, and the sum of the tensors is read whatever they are.
-constexpr std::array<std::string_view, 116> kArchitectures = {
+constexpr std::array<std::string_view, 119> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
@@ -48,7 +48,7 @@ constexpr std::array<std::string_view, 116> kArchitectures = {
     "cohere2moe", "granite_swa", "plamo3",     "hy_v3",     "mistral4",
     "rwkv6",      "rwkv7",       "arwkv7",
     "paddleocr",  "plm",         "grovemoe",   "chameleon", "muse-glimmer", "nanbeige",
-    "graniteswitch", "rwkv6qwen2"};
+    "graniteswitch", "rwkv6qwen2", "plamo2", "bailingmoe3", "kimi-k3"};
 
 /// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
 /// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
@@ -56,7 +56,7 @@ struct RequiredKey {
   std::string_view arch;
   std::string_view key;
 };
-constexpr std::array<RequiredKey, 49> kRequiredKeys = {{
+constexpr std::array<RequiredKey, 50> kRequiredKeys = {{
     {"qwen2vl", "rope.dimension_sections"},
     {"qwen3vl", "rope.dimension_sections"},
     {"qwen3vlmoe", "rope.dimension_sections"},
@@ -102,6 +102,7 @@ constexpr std::array<RequiredKey, 49> kRequiredKeys = {{
     {"grovemoe", "experts_per_group"},
     {"muse-glimmer", "logit_scale"},
     {"graniteswitch", "logit_scale"},
+    {"bailingmoe3", "leading_dense_block_count"},
     {"graniteswitch", "adapters.count"},
     {"graniteswitch", "adapters.lora_rank"},
     {"graniteswitch", "adapters.token_ids_activate"},
@@ -344,14 +345,66 @@ void read_gemma4(KeyReader& r, Hparams& hp) {
                                  shared, *hp.kv_from_start - 2, *hp.kv_from_start - 1));
 }
 
+/// plamo2 (PLaMo 2): Mamba-2 layers where head_count_kv is 0, attention elsewhere, in
+/// create_memory's default hybrid branch. Its converter writes head_count as an array with 0 on the
+/// Mamba layers, so layer 0 has no heads and the common code skips the head sizes; plamo2 reads
+/// key_length and value_length itself. Its graph asserts ssm.group_count == 0 (no groups in the
+/// conv state).
+void read_plamo2(KeyReader& r, Hparams& hp) {
+  read_ssm(r, hp);
+  if (*r.u32("ssm.group_count") != 0)
+    r.fail("ssm.group_count", "must be 0 (llama.cpp's plamo2 graph asserts n_group == 0: it aborts)");
+  if (hp.n_head[0] == 0) {
+    hp.head_k = r.u32("attention.key_length").value_or(0);
+    hp.head_v = r.u32("attention.value_length").value_or(0);
+    hp.head_k_swa = hp.head_k;
+    hp.head_v_swa = hp.head_v;
+  }
+  for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.recr[il] = hp.n_head_kv[il] == 0;
+  hp.notes.push_back("plamo2: a layer is Mamba-2 where head_count_kv is 0, attention elsewhere");
+}
+
+/// bailingmoe3's gate keys: the lower bound is required and asserted negative, safe_gate (default
+/// true) asserted true; either assert aborts llama.cpp, so kvplan refuses the file.
+void read_bailingmoe3_gate(KeyReader& r, std::string_view why) {
+  const GgufValue* bound = r.header().find(r.key("kda.gate_lower_bound"));
+  if (bound == nullptr) r.fail("kda.gate_lower_bound", fmt::format("is missing ({})", why));
+  r.mark_read("kda.gate_lower_bound");
+  if (bound->type != GgufType::float32 || !(bound->float_value < 0.0))
+    r.fail("kda.gate_lower_bound", "must be a negative f32 (llama.cpp asserts kda_gate_lower_bound < 0: it aborts)");
+  if (const GgufValue* safe = r.header().find(r.key("kda.safe_gate"))) {
+    r.mark_read("kda.safe_gate");
+    if (safe->type != GgufType::boolean || safe->uint_value == 0)
+      r.fail("kda.safe_gate", "must be true (llama.cpp asserts kda_safe_gate: it aborts)");
+  }
+}
+
+/// The MLA layers of bailingmoe3 and kimi-k3 write the latent and the rope key (kv_lora_rank +
+/// rope.dimension_count values) into a K row of key_length x head_count_kv: llama.cpp's
+/// ggml_set_rows aborts unless the two agree, with one KV head.
+void require_latent_row(KeyReader& r, const Hparams& hp) {
+  const std::uint64_t latent = std::uint64_t{*r.u32("attention.kv_lora_rank")} + hp.n_rot;
+  for (std::uint32_t il = 0; il < hp.n_layer; ++il) {
+    if (hp.recr[il]) continue;
+    if (hp.n_head_kv[il] != 1 || hp.head_k != latent)
+      r.fail(hp.n_head_kv[il] != 1 ? "attention.head_count_kv" : "attention.key_length",
+             fmt::format("gives layer {} a K row of {} x {}, not kv_lora_rank + rope.dimension_count = {} (llama.cpp's "
+                         "{} graph aborts writing the latent)",
+                         il, hp.n_head_kv[il], hp.head_k, latent, r.arch()));
+  }
+}
+
 /// llama_model_kimi_linear::load_arch_hparams: a layer whose head_count_kv is 0 is Kimi Delta
 /// Attention (recurrent), every other layer MLA. Its state per sequence, from
 /// llama_hparams::n_embd_r() / n_embd_s() (the n_embd_head_kda branch, in uint32_t):
 ///   conv: 3 (Q, K and V) x (d_conv - 1, or 3 when d_conv is 0) x n_head x kda.head_dim
 ///   recurrent: kda.head_dim^2 x n_head
 /// The MLA layers cache K only, key_length (kv_lora_rank + rope) wide, as deepseek2's MLA.
+/// bailingmoe3 (Ling 3) and kimi-k3 keep the same two caches by the same rules (create_memory's
+/// default hybrid branch); they differ in the keys llama.cpp requires and asserts on.
 void read_kimi_linear(KeyReader& r, Hparams& hp) {
-  const std::string_view why = "llama.cpp requires it for kimi-linear";
+  const std::string& arch = r.arch();
+  const std::string why = fmt::format("llama.cpp requires it for {}", arch);
   r.required_u32("attention.kv_lora_rank", why);
   const std::uint32_t k_mla = r.required_u32("attention.key_length_mla", why);
   const std::uint32_t v_mla = r.required_u32("attention.value_length_mla", why);
@@ -359,14 +412,21 @@ void read_kimi_linear(KeyReader& r, Hparams& hp) {
   // then read a cache llama.cpp never created; kvplan does not model that file.
   if (k_mla == 0 || v_mla == 0)
     throw unsupported_architecture(r.key(k_mla == 0 ? "attention.key_length_mla" : "attention.value_length_mla"),
-                                   "0 (kimi-linear without MLA head sizes: llama.cpp's graph expects the MLA cache; "
-                                   "kvplan will not guess its layout)");
+                                   fmt::format("0 ({} without MLA head sizes: llama.cpp's graph expects the MLA cache; "
+                                               "kvplan will not guess its layout)",
+                                               arch));
   const std::uint64_t d_conv = r.required_u32("ssm.conv_kernel", why);
   const std::uint64_t head = r.required_u32("kda.head_dim", why);
   if (head == 0) r.fail("kda.head_dim", "is 0 (KDA layers would keep no state)");
   // Keys llama.cpp requires that change no cache: without them it does not load the file.
   for (const std::string_view key : {"expert_feed_forward_length", "expert_shared_count", "expert_gating_func"})
     if (!r.has(key)) r.fail(key, fmt::format("is missing ({})", why));
+  if (arch == "bailingmoe3") read_bailingmoe3_gate(r, why);
+  if (arch == "kimi-k3") {
+    for (const std::string_view key : {"attn_res.block_size", "activation.situ_beta", "activation.situ_linear_beta"})
+      if (!r.has(key)) r.fail(key, fmt::format("is missing ({})", why));
+    r.mark_read("kda.gate_lower_bound");  // optional here: it picks the gate's function, no state
+  }
   const std::uint64_t n_head = hp.n_head[0];  // hparams.n_head(): layer 0's
   if (n_head == 0) r.fail("attention.head_count", "is 0 (KDA and MLA layers need heads)");
   const char* what = "recurrent state";
@@ -376,10 +436,11 @@ void read_kimi_linear(KeyReader& r, Hparams& hp) {
   if (hp.n_embd_r > std::numeric_limits<std::uint32_t>::max() || hp.n_embd_s > std::numeric_limits<std::uint32_t>::max())
     r.fail("kda.head_dim", "makes the recurrent state larger than 2^32 - 1 elements per sequence");
   for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.recr[il] = hp.n_head_kv[il] == 0;
+  if (arch != "kimi-linear") require_latent_row(r, hp);
   hp.mla = true;
-  hp.notes.push_back(fmt::format("kimi-linear: layers with head_count_kv 0 are KDA: conv 3 x {} x {} x {} and state "
+  hp.notes.push_back(fmt::format("{}: layers with head_count_kv 0 are KDA: conv 3 x {} x {} x {} and state "
                                  "{} x {} x {} f32 per sequence; the others MLA (K only, key_length wide)",
-                                 conv_rows, n_head, head, head, head, n_head));
+                                 arch, conv_rows, n_head, head, head, head, n_head));
 }
 
 /// llama_model_deepseek32 / llama_model_glm_dsa::load_arch_hparams and load_arch_tensors: MLA is
@@ -674,6 +735,8 @@ void read_architecture(KeyReader& r, Hparams& hp) {
     // Mamba-1 layers where head_count_kv is 0, attention elsewhere (load_arch_hparams).
     read_ssm(r, hp, false);
     for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.recr[il] = hp.n_head_kv[il] == 0;
+  } else if (arch == "plamo2") {
+    read_plamo2(r, hp);
   } else if (arch == "granitehybrid") {
     read_ssm(r, hp);
     // "A layer is recurrent IFF the n_head_kv value is set to 0"
@@ -748,7 +811,7 @@ void read_architecture(KeyReader& r, Hparams& hp) {
                                      hp.n_layer - 1));
   } else if (arch == "gemma4") {
     read_gemma4(r, hp);
-  } else if (arch == "kimi-linear") {
+  } else if (arch == "kimi-linear" || arch == "bailingmoe3" || arch == "kimi-k3") {
     read_kimi_linear(r, hp);
   } else if (arch == "deepseek32" || arch == "glm-dsa") {
     read_dsa(r, hp);

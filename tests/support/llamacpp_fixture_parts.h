@@ -66,5 +66,8 @@ std::vector<FixtureRecipe> windowed_moe_recipes();
 
 /// RWKV architectures, recurrent state only (tests/support/llamacpp_fixtures_rwkv.cpp).
 std::vector<FixtureRecipe> rwkv_recipes();
+/// Hybrids in create_memory's default branch: plamo2 (Mamba-2), bailingmoe3 and kimi-k3 (KDA and
+/// MLA) (tests/support/llamacpp_fixtures_hybrid.cpp).
+std::vector<FixtureRecipe> hybrid_recipes();
 
 }  // namespace kvplan::testing::fixture_parts

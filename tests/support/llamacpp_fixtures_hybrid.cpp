@@ -1,0 +1,162 @@
+// Fixtures of the hybrid architectures that create_memory's default branch gives a
+// llama_memory_hybrid with its default filters: a layer whose head_count_kv is 0 keeps recurrent
+// state (f32), every other layer KV cells. plamo2's recurrent layers are Mamba-2; bailingmoe3's and
+// kimi-k3's are Kimi Delta Attention beside MLA layers (kimi-linear's caches). Each writes exactly
+// the tensors its load_arch_tensors creates in llama.cpp v0.4.0 (src/models/<arch>.cpp).
+
+#include "support/llamacpp_fixture_parts.h"
+
+namespace kvplan::testing::fixture_parts {
+
+namespace {
+
+/// plamo2: layers 0 and 2 Mamba-2 (inner 128 in 4 heads, state 16, conv 4, no groups), 1 and 3
+/// attention (2 KV heads of 32, fused qkv, per-head q/k norms); llama.cpp's dt width is
+/// max(64, n_embd / 16) = 64. Several norms are written without a .weight suffix, as its converter
+/// names them.
+GgufWriter plamo2() {
+  GgufWriter w;
+  common_keys(w, "plamo2", 4);
+  w.add_uint32("plamo2.feed_forward_length", kFf);
+  w.add_array_int32("plamo2.attention.head_count_kv", {0, 2, 0, 2});
+  w.add_uint32("plamo2.ssm.conv_kernel", 4);
+  w.add_uint32("plamo2.ssm.inner_size", 128);
+  w.add_uint32("plamo2.ssm.state_size", 16);
+  w.add_uint32("plamo2.ssm.time_step_rank", 4);
+  w.add_uint32("plamo2.ssm.group_count", 0);
+  embeddings(w, false);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    if (i % 2 == 0) {
+      w.add_tensor(blk(i, "ssm_in.weight"), kF32, {kEmbd, 256});
+      w.add_tensor(blk(i, "ssm_conv1d.weight"), kF32, {4, 128});
+      w.add_tensor(blk(i, "ssm_x.weight"), kF32, {128, 64 + 2 * 16});
+      w.add_tensor(blk(i, "ssm_dt.weight"), kF32, {64, 4});
+      w.add_tensor(blk(i, "ssm_dt.bias"), kF32, {4});
+      w.add_tensor(blk(i, "ssm_a"), kF32, {4});
+      w.add_tensor(blk(i, "ssm_d"), kF32, {4});
+      w.add_tensor(blk(i, "ssm_out.weight"), kF32, {128, kEmbd});
+      w.add_tensor(blk(i, "ssm_dt_norm"), kF32, {64});
+      w.add_tensor(blk(i, "ssm_b_norm"), kF32, {16});
+      w.add_tensor(blk(i, "ssm_c_norm"), kF32, {16});
+    } else {
+      w.add_tensor(blk(i, "attn_qkv.weight"), kF32, {kEmbd, kEmbd + 2 * 64});
+      w.add_tensor(blk(i, "attn_q_norm.weight"), kF32, {32, 4});
+      w.add_tensor(blk(i, "attn_k_norm.weight"), kF32, {32, 2});
+      w.add_tensor(blk(i, "attn_output.weight"), kF32, {kEmbd, kEmbd});
+    }
+    w.add_tensor(blk(i, "post_attention_norm"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "ffn_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "ffn_down.weight"), kF32, {kFf, kEmbd});
+    w.add_tensor(blk(i, "ffn_up.weight"), kF32, {kEmbd, 2 * kFf});
+    w.add_tensor(blk(i, "post_ffw_norm"), kF32, {kEmbd});
+  }
+  return w;
+}
+
+/// The keys bailingmoe3 and kimi-k3 share with kimi-linear: layers 0-2 KDA (4 heads of `kda_head`),
+/// layer 3 MLA (a latent of 64 and a rope key of 32 cached, K only, one KV head), every layer dense
+/// (leading_dense_block_count 4, no experts).
+GgufWriter kda_mla_keys(const std::string& arch, std::uint32_t kda_head) {
+  GgufWriter w;
+  common_keys(w, arch, 4);
+  w.add_uint32(arch + ".feed_forward_length", kFf);
+  w.add_array_int32(arch + ".attention.head_count_kv", {0, 0, 0, 1});
+  w.add_uint32(arch + ".attention.kv_lora_rank", 64);
+  w.add_uint32(arch + ".rope.dimension_count", 32);
+  w.add_uint32(arch + ".attention.key_length", 96);
+  w.add_uint32(arch + ".attention.key_length_mla", 64);  // nope 32 + rope 32
+  w.add_uint32(arch + ".attention.value_length_mla", 32);
+  w.add_uint32(arch + ".ssm.conv_kernel", 4);
+  w.add_uint32(arch + ".kda.head_dim", kda_head);
+  w.add_uint32(arch + ".expert_feed_forward_length", 32);
+  w.add_uint32(arch + ".expert_shared_count", 1);
+  w.add_uint32(arch + ".leading_dense_block_count", 4);
+  w.add_uint32(arch + ".expert_gating_func", 2);  // sigmoid
+  w.add_float32(arch + ".kda.gate_lower_bound", -5.0f);
+  embeddings(w, true);
+  return w;
+}
+
+/// A KDA layer's tensors both share (q/k/v convolutions and projections, beta, A, dt bias, the
+/// output norm and projection), with A of `a_dims`.
+void kda_common(GgufWriter& w, std::uint32_t i, std::uint64_t d_inner, std::uint64_t head,
+                const std::vector<std::uint64_t>& a_dims) {
+  for (const char* conv : {"ssm_conv1d_q.weight", "ssm_conv1d_k.weight", "ssm_conv1d_v.weight"})
+    w.add_tensor(blk(i, conv), kF32, {4, 1, d_inner});
+  w.add_tensor(blk(i, "attn_q.weight"), kF32, {kEmbd, d_inner});
+  w.add_tensor(blk(i, "attn_k.weight"), kF32, {kEmbd, d_inner});
+  w.add_tensor(blk(i, "attn_v.weight"), kF32, {kEmbd, d_inner});
+  w.add_tensor(blk(i, "ssm_beta.weight"), kF32, {kEmbd, 4});
+  w.add_tensor(blk(i, "ssm_a"), kF32, a_dims);
+  w.add_tensor(blk(i, "ssm_dt.bias"), kF32, {d_inner});
+  w.add_tensor(blk(i, "ssm_norm.weight"), kF32, {head});
+  w.add_tensor(blk(i, "attn_output.weight"), kF32, {d_inner, kEmbd});
+}
+
+/// The MLA layer both share: a plain q of 4 heads of 64, the latent and rope key (64 + 32), the
+/// absorbed k_b / v_b, a head gate of `gate_width`, an output of 4 heads of 32.
+void mla_layer(GgufWriter& w, std::uint32_t i, std::uint64_t gate_width) {
+  w.add_tensor(blk(i, "attn_q.weight"), kF32, {kEmbd, 4 * 64});
+  w.add_tensor(blk(i, "attn_kv_a_mqa.weight"), kF32, {kEmbd, 64 + 32});
+  w.add_tensor(blk(i, "attn_kv_a_norm.weight"), kF32, {64});
+  w.add_tensor(blk(i, "attn_k_b.weight"), kF32, {32, 64, 4});
+  w.add_tensor(blk(i, "attn_v_b.weight"), kF32, {64, 32, 4});
+  w.add_tensor(blk(i, "attn_gate.weight"), kF32, {kEmbd, gate_width});
+  w.add_tensor(blk(i, "attn_output.weight"), kF32, {4 * 32, kEmbd});
+}
+
+/// bailingmoe3 (Ling 3): KDA heads of 32 with full-rank f and g gates, A as {1, heads}; the MLA
+/// layer's gate is one value per head.
+GgufWriter bailingmoe3() {
+  GgufWriter w = kda_mla_keys("bailingmoe3", 32);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    if (i < 3) {
+      kda_common(w, i, 128, 32, {1, 4});
+      w.add_tensor(blk(i, "ssm_f_a.weight"), kF32, {kEmbd, 128});
+      w.add_tensor(blk(i, "ssm_g_a.weight"), kF32, {kEmbd, 128});
+    } else {
+      mla_layer(w, i, 4);
+    }
+    ffn(w, i);
+  }
+  return w;
+}
+
+/// kimi-k3: KDA heads of 16 with a low-rank f gate and a full-rank g, A as {heads}; the MLA layer's
+/// gate covers every value head; no attention residual scores (attn_res.block_size 0).
+GgufWriter kimi_k3() {
+  GgufWriter w = kda_mla_keys("kimi-k3", 16);
+  w.add_uint32("kimi-k3.attn_res.block_size", 0);
+  w.add_float32("kimi-k3.activation.situ_beta", 1.0f);
+  w.add_float32("kimi-k3.activation.situ_linear_beta", 0.0f);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    if (i < 3) {
+      kda_common(w, i, 64, 16, {4});
+      w.add_tensor(blk(i, "ssm_f_a.weight"), kF32, {kEmbd, 16});
+      w.add_tensor(blk(i, "ssm_f_b.weight"), kF32, {16, 64});
+      w.add_tensor(blk(i, "ssm_g.weight"), kF32, {kEmbd, 64});
+    } else {
+      mla_layer(w, i, 4 * 32);
+    }
+    ffn(w, i);
+  }
+  return w;
+}
+
+}  // namespace
+
+std::vector<FixtureRecipe> hybrid_recipes() {
+  return {
+      {{"plamo2", "plamo2: Mamba-2 on layers 0 and 2 (no groups), attention with 2 KV heads on 1 and 3"},
+       [] { return plamo2(); }},
+      {{"bailingmoe3", "bailingmoe3: KDA on layers 0-2 (heads of 32), MLA on layer 3 (K only, 96 wide)"},
+       [] { return bailingmoe3(); }},
+      {{"kimi-k3", "kimi-k3: KDA on layers 0-2 (heads of 16), MLA on layer 3 (K only, 96 wide)"},
+       [] { return kimi_k3(); }},
+  };
+}
+
+}  // namespace kvplan::testing::fixture_parts
