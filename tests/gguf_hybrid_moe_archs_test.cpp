@@ -237,3 +237,33 @@ TEST_CASE("bailingmoe3 and kimi-k3: what llama.cpp asserts or requires is refuse
   k3.add_float32("kimi-k3.activation.situ_linear_beta", 0.0f);
   CHECK(outcome(k3).first == kvplan::ExitCode::ok);
 }
+
+TEST_CASE("minimax-01: lightning-attention state, no conv rows, softmax layers as llama's", "[gguf_archs]") {
+  const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("minimax-01");
+  // full_attention_interval 2: layers 1 and 3 softmax, 0 and 2 lightning.
+  CHECK(kvplan::describe_layers(m.spec) == "2 linear + 2 full");
+  REQUIRE(m.spec.layers[0].state.size() == 1);  // n_embd_r() is 0: the R tensors hold nothing
+  CHECK(m.spec.layers[0].state[0].elements == 32 * 32 * 4);
+  // 2 softmax layers x 4096 cells x 2 streams x 2 B x (64 + 64) = 4,194,304; 2 lightning layers x
+  // 2 cells x 4 B x 4,096 = 65,536.
+  const kvplan::LlamaCppResult r = hybrid_moe_plan(m);
+  CHECK(r.kv_bytes == 4'194'304);
+  CHECK(r.recurrent_bytes == 65'536);
+  // Without full_attention_interval llama.cpp's default is 8: every one of 4 layers lightning.
+  // Its graph asserts key_length == value_length.
+  const auto bare = [](std::uint32_t value_length, bool interval) {
+    kvplan::testing::GgufWriter w = kvplan::testing::gguf_bare_file("minimax-01");
+    w.add_float32("minimax-01.residual_scale", 1.0f);
+    w.add_uint32("minimax-01.attention.value_length", value_length);
+    if (interval) w.add_uint32("minimax-01.full_attention_interval", 2);
+    return kvplan::testing::gguf_load_outcome(w);
+  };
+  CHECK(bare(32, true).first == kvplan::ExitCode::ok);
+  kvplan::testing::GgufWriter no_interval = kvplan::testing::gguf_bare_file("minimax-01");
+  no_interval.add_float32("minimax-01.residual_scale", 1.0f);
+  kvplan::testing::TempDir dir;
+  no_interval.write(dir.file("model.gguf"));
+  CHECK(kvplan::describe_layers(kvplan::load_gguf_model(dir.file("model.gguf")).spec) == "4 linear");
+  CHECK(bare(64, true).first == kvplan::ExitCode::invalid_input);
+  CHECK_THAT(bare(64, true).second, Catch::Contains("asserts they are equal"));
+}

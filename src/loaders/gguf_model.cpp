@@ -29,7 +29,7 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
 /// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
 /// tensors differ, and the sum of the tensors is read whatever they are.
-constexpr std::array<std::string_view, 119> kArchitectures = {
+constexpr std::array<std::string_view, 120> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
@@ -48,7 +48,7 @@ constexpr std::array<std::string_view, 119> kArchitectures = {
     "cohere2moe", "granite_swa", "plamo3",     "hy_v3",     "mistral4",
     "rwkv6",      "rwkv7",       "arwkv7",
     "paddleocr",  "plm",         "grovemoe",   "chameleon", "muse-glimmer", "nanbeige",
-    "graniteswitch", "rwkv6qwen2", "plamo2", "bailingmoe3", "kimi-k3"};
+    "graniteswitch", "rwkv6qwen2", "plamo2", "bailingmoe3", "kimi-k3", "minimax-01"};
 
 /// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
 /// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
@@ -56,7 +56,7 @@ struct RequiredKey {
   std::string_view arch;
   std::string_view key;
 };
-constexpr std::array<RequiredKey, 50> kRequiredKeys = {{
+constexpr std::array<RequiredKey, 51> kRequiredKeys = {{
     {"qwen2vl", "rope.dimension_sections"},
     {"qwen3vl", "rope.dimension_sections"},
     {"qwen3vlmoe", "rope.dimension_sections"},
@@ -103,6 +103,7 @@ constexpr std::array<RequiredKey, 50> kRequiredKeys = {{
     {"muse-glimmer", "logit_scale"},
     {"graniteswitch", "logit_scale"},
     {"bailingmoe3", "leading_dense_block_count"},
+    {"minimax-01", "residual_scale"},
     {"graniteswitch", "adapters.count"},
     {"graniteswitch", "adapters.lora_rank"},
     {"graniteswitch", "adapters.token_ids_activate"},
@@ -343,6 +344,43 @@ void read_gemma4(KeyReader& r, Hparams& hp) {
   hp.notes.push_back(fmt::format("gemma4: the last {} layers keep no cells: sliding ones read layer {}, global ones "
                                  "layer {}",
                                  shared, *hp.kv_from_start - 2, *hp.kv_from_start - 1));
+}
+
+/// Which layers are recurrent in qwen3next's family and minimax-01: attention.recurrent_layers (one
+/// flag per layer, nextn layers included), else every layer but each `interval`-th
+/// (full_attention_interval, llama.cpp's default per architecture).
+void read_recurrent_layers(KeyReader& r, Hparams& hp, std::uint32_t default_interval) {
+  if (std::optional<std::vector<bool>> recurrent = r.per_layer_flags("attention.recurrent_layers", hp.n_layer_all)) {
+    hp.recr = *recurrent;
+    return;
+  }
+  const std::uint32_t interval = r.u32("full_attention_interval").value_or(default_interval);
+  if (interval == 0) r.fail("full_attention_interval", "is 0 (llama.cpp divides by it)");
+  for (std::uint32_t il = 0; il < hp.n_layer_all; ++il) hp.recr[il] = il < hp.n_layer && (il + 1) % interval != 0;
+  hp.notes.push_back(fmt::format("{}: layer il is full attention iff (il + 1) % {} == 0{}", r.arch(), interval,
+                                 r.has("full_attention_interval")
+                                     ? ""
+                                     : fmt::format(" (llama.cpp's default interval {})", default_interval)));
+}
+
+/// minimax-01 (MiniMax-Text-01): lightning-attention layers keep a state of head_k x head_k per
+/// head and sequence (llama_hparams::n_embd_s() for n_embd_head_la, f32) and no conv rows (n_embd_r()
+/// is 0: llama.cpp creates 0-byte R tensors); the softmax layers keep K and V as llama's. Its graph
+/// asserts key_length == value_length; residual_scale is required (kRequiredKeys).
+void read_lightning(KeyReader& r, Hparams& hp) {
+  if (hp.n_head[0] == 0 || hp.head_k == 0) r.fail("attention.head_count", "is 0 (lightning layers need heads)");
+  if (hp.head_k != hp.head_v)
+    r.fail("attention.value_length", fmt::format("is {}, not key_length {} (llama.cpp's minimax-01 graph asserts "
+                                                 "they are equal: it aborts)",
+                                                 hp.head_v, hp.head_k));
+  hp.n_embd_r = 0;
+  hp.n_embd_s = (Checked(hp.head_k, "recurrent state") * hp.head_k * hp.n_head[0]).value();
+  if (hp.n_embd_s > std::numeric_limits<std::uint32_t>::max())
+    r.fail("attention.key_length", "makes the lightning state larger than 2^32 - 1 elements per sequence");
+  read_recurrent_layers(r, hp, 8);
+  hp.notes.push_back(fmt::format("minimax-01: lightning layers keep {} x {} x {} f32 per sequence (no conv rows); the "
+                                 "others K and V",
+                                 hp.head_k, hp.head_k, hp.n_head[0]));
 }
 
 /// plamo2 (PLaMo 2): Mamba-2 layers where head_count_kv is 0, attention elsewhere, in
@@ -763,15 +801,9 @@ void read_architecture(KeyReader& r, Hparams& hp) {
     if (arch != "qwen3next" && !r.has("rope.dimension_sections"))
       r.fail("rope.dimension_sections", fmt::format("is missing (llama.cpp requires it for {})", arch));
     read_ssm(r, hp);
-    if (std::optional<std::vector<bool>> recurrent = r.per_layer_flags("attention.recurrent_layers", hp.n_layer_all)) {
-      hp.recr = *recurrent;
-    } else {
-      const std::uint32_t interval = r.u32("full_attention_interval").value_or(4);
-      if (interval == 0) r.fail("full_attention_interval", "is 0 (llama.cpp divides by it)");
-      for (std::uint32_t il = 0; il < hp.n_layer_all; ++il) hp.recr[il] = il < hp.n_layer && (il + 1) % interval != 0;
-      hp.notes.push_back(fmt::format("{}: layer il is full attention iff (il + 1) % {} == 0{}", arch, interval,
-                                     r.has("full_attention_interval") ? "" : " (llama.cpp's default interval 4)"));
-    }
+    read_recurrent_layers(r, hp, 4);
+  } else if (arch == "minimax-01") {
+    read_lightning(r, hp);
   } else if (arch == "nemotron_h" || arch == "nemotron_h_moe") {
     // nemotron_h_moe is nemotron_h's class (the same load_arch_hparams and memory filters); its
     // feed-forward layers are MoE blocks.

@@ -62,7 +62,7 @@ const MINIMAL = new Set([
     // recurrent state, f32 whatever the cache types: Mamba-1 and RWKV
     "mamba", "jamba", "rwkv6", "rwkv7", "arwkv7", "rwkv6qwen2",
     // hybrids in create_memory's default branch: Mamba-2 beside attention; KDA beside MLA
-    "plamo2", "bailingmoe3", "kimi-k3",
+    "plamo2", "bailingmoe3", "kimi-k3", "minimax-01",
     // gemma2's and cohere2's iSWA caches under MoE blocks, with their own window rules
     "exaone-moe", "afmoe", "laguna", "smallthinker", "mellum", "mimo2", "mimo2-nextn", "step35", "cohere2moe", "granite_swa",
     "plamo3", "hy_v3", "muse-glimmer"]);

@@ -1,7 +1,7 @@
 // Fixtures of the hybrid architectures that create_memory's default branch gives a
-// llama_memory_hybrid with its default filters: a layer whose head_count_kv is 0 keeps recurrent
-// state (f32), every other layer KV cells. plamo2's recurrent layers are Mamba-2; bailingmoe3's and
-// kimi-k3's are Kimi Delta Attention beside MLA layers (kimi-linear's caches). Each writes exactly
+// llama_memory_hybrid: recurrent layers keep state (f32), the others KV cells. plamo2's recurrent
+// layers (head_count_kv 0) are Mamba-2; bailingmoe3's and kimi-k3's are Kimi Delta Attention beside
+// MLA layers (kimi-linear's caches); minimax-01's are lightning attention (full_attention_interval). Each writes exactly
 // the tensors its load_arch_tensors creates in llama.cpp v0.4.0 (src/models/<arch>.cpp).
 
 #include "support/llamacpp_fixture_parts.h"
@@ -10,14 +10,20 @@ namespace kvplan::testing::fixture_parts {
 
 namespace {
 
+/// The keys every layer layout here starts from: 4 layers, 4 query heads, n_ff.
+GgufWriter plain_keys_without_layers(const std::string& arch) {
+  GgufWriter w;
+  common_keys(w, arch, 4);
+  w.add_uint32(arch + ".feed_forward_length", kFf);
+  return w;
+}
+
 /// plamo2: layers 0 and 2 Mamba-2 (inner 128 in 4 heads, state 16, conv 4, no groups), 1 and 3
 /// attention (2 KV heads of 32, fused qkv, per-head q/k norms); llama.cpp's dt width is
 /// max(64, n_embd / 16) = 64. Several norms are written without a .weight suffix, as its converter
 /// names them.
 GgufWriter plamo2() {
-  GgufWriter w;
-  common_keys(w, "plamo2", 4);
-  w.add_uint32("plamo2.feed_forward_length", kFf);
+  GgufWriter w = plain_keys_without_layers("plamo2");
   w.add_array_int32("plamo2.attention.head_count_kv", {0, 2, 0, 2});
   w.add_uint32("plamo2.ssm.conv_kernel", 4);
   w.add_uint32("plamo2.ssm.inner_size", 128);
@@ -58,9 +64,7 @@ GgufWriter plamo2() {
 /// layer 3 MLA (a latent of 64 and a rope key of 32 cached, K only, one KV head), every layer dense
 /// (leading_dense_block_count 4, no experts).
 GgufWriter kda_mla_keys(const std::string& arch, std::uint32_t kda_head) {
-  GgufWriter w;
-  common_keys(w, arch, 4);
-  w.add_uint32(arch + ".feed_forward_length", kFf);
+  GgufWriter w = plain_keys_without_layers(arch);
   w.add_array_int32(arch + ".attention.head_count_kv", {0, 0, 0, 1});
   w.add_uint32(arch + ".attention.kv_lora_rank", 64);
   w.add_uint32(arch + ".rope.dimension_count", 32);
@@ -146,6 +150,38 @@ GgufWriter kimi_k3() {
   return w;
 }
 
+/// minimax-01 (MiniMax-Text-01): full_attention_interval 2, so layers 0 and 2 are lightning
+/// attention (fused qkv, a gate, a norm over the heads) and 1 and 3 softmax (2 KV heads of 32);
+/// every layer 2 experts of n_ff.
+GgufWriter minimax_01() {
+  GgufWriter w = plain_keys_without_layers("minimax-01");
+  w.add_uint32("minimax-01.attention.head_count_kv", 2);
+  w.add_float32("minimax-01.residual_scale", 1.0f);
+  w.add_uint32("minimax-01.expert_count", 2);
+  w.add_uint32("minimax-01.expert_used_count", 1);
+  w.add_uint32("minimax-01.full_attention_interval", 2);
+  embeddings(w, false);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    if (i % 2 == 0) {
+      w.add_tensor(blk(i, "attn_norm_2.weight"), kF32, {kEmbd});
+      w.add_tensor(blk(i, "attn_qkv.weight"), kF32, {kEmbd, 3 * kEmbd});
+      w.add_tensor(blk(i, "attn_gate.weight"), kF32, {kEmbd, kEmbd});
+    } else {
+      w.add_tensor(blk(i, "attn_q.weight"), kF32, {kEmbd, kEmbd});
+      w.add_tensor(blk(i, "attn_k.weight"), kF32, {kEmbd, 64});
+      w.add_tensor(blk(i, "attn_v.weight"), kF32, {kEmbd, 64});
+    }
+    w.add_tensor(blk(i, "attn_output.weight"), kF32, {kEmbd, kEmbd});
+    w.add_tensor(blk(i, "ffn_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "ffn_gate_inp.weight"), kF32, {kEmbd, 2});
+    w.add_tensor(blk(i, "ffn_gate_exps.weight"), kF32, {kEmbd, kFf, 2});
+    w.add_tensor(blk(i, "ffn_down_exps.weight"), kF32, {kFf, kEmbd, 2});
+    w.add_tensor(blk(i, "ffn_up_exps.weight"), kF32, {kEmbd, kFf, 2});
+  }
+  return w;
+}
+
 }  // namespace
 
 std::vector<FixtureRecipe> hybrid_recipes() {
@@ -156,6 +192,8 @@ std::vector<FixtureRecipe> hybrid_recipes() {
        [] { return bailingmoe3(); }},
       {{"kimi-k3", "kimi-k3: KDA on layers 0-2 (heads of 16), MLA on layer 3 (K only, 96 wide)"},
        [] { return kimi_k3(); }},
+      {{"minimax-01", "minimax-01: lightning attention on layers 0 and 2 (state 32 x 32 x 4), softmax on 1 and 3"},
+       [] { return minimax_01(); }},
   };
 }
 
