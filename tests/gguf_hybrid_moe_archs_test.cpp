@@ -267,3 +267,36 @@ TEST_CASE("minimax-01: lightning-attention state, no conv rows, softmax layers a
   CHECK(bare(64, true).first == kvplan::ExitCode::invalid_input);
   CHECK_THAT(bare(64, true).second, Catch::Contains("asserts they are equal"));
 }
+
+TEST_CASE("minimax-m3: llama_kv_cache_msa's indexer cache keeps a V of one head", "[gguf_archs]") {
+  const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("minimax-m3");
+  CHECK(kvplan::describe_layers(m.spec) == "1 full + 3 full+indexer(64)");
+  // The main cache: 4 layers x 4096 cells x 2 streams x 2 B x (64 + 64) = 8,388,608. The indexer
+  // cache on layers 1-3: 3 x 4096 x 2 x 2 B x (key 64 + V 32) = 4,718,592.
+  const kvplan::LlamaCppResult r = hybrid_moe_plan(m);
+  REQUIRE(r.caches.size() == 2);
+  CHECK(r.caches[0].role == "main KV");
+  CHECK(r.caches[0].k_bytes + r.caches[0].v_bytes == 8'388'608);
+  CHECK(r.caches[1].role == "indexer KV");
+  CHECK(r.caches[1].layers == 3);
+  CHECK(r.caches[1].k_bytes == 3ull * 4096 * 2 * 2 * 64);
+  CHECK(r.caches[1].v_bytes == 3ull * 4096 * 2 * 2 * 32);
+  CHECK(r.kv_bytes == 8'388'608 + 4'718'592);
+  // The sparse path asserts indexer.head_count == head_count_kv; block_size 0 is an assert too.
+  const auto bare = [](std::uint32_t indexer_heads, std::uint32_t block_size) {
+    kvplan::testing::GgufWriter w = kvplan::testing::gguf_bare_file("minimax-m3");
+    w.add_uint32("minimax-m3.attention.head_count_kv", 2);
+    w.add_uint32("minimax-m3.expert_feed_forward_length", 64);
+    w.add_uint32("minimax-m3.expert_shared_count", 1);
+    w.add_uint32("minimax-m3.expert_gating_func", 2);
+    w.add_uint32("minimax-m3.attention.indexer.head_count", indexer_heads);
+    w.add_uint32("minimax-m3.attention.indexer.key_length", 64);
+    w.add_uint32("minimax-m3.attention.indexer.top_k", 4);
+    w.add_uint32("minimax-m3.attention.indexer.block_size", block_size);
+    w.add_uint32("minimax-m3.attention.indexer.local_blocks", 1);
+    return kvplan::testing::gguf_load_outcome(w);
+  };
+  CHECK(bare(2, 16).first == kvplan::ExitCode::ok);
+  CHECK_THAT(bare(4, 16).second, Catch::Contains("sparse attention asserts they are equal"));
+  CHECK_THAT(bare(2, 0).second, Catch::Contains("block_size"));
+}

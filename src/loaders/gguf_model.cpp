@@ -29,7 +29,7 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
 /// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
 /// tensors differ, and the sum of the tensors is read whatever they are.
-constexpr std::array<std::string_view, 120> kArchitectures = {
+constexpr std::array<std::string_view, 121> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
@@ -48,7 +48,8 @@ constexpr std::array<std::string_view, 120> kArchitectures = {
     "cohere2moe", "granite_swa", "plamo3",     "hy_v3",     "mistral4",
     "rwkv6",      "rwkv7",       "arwkv7",
     "paddleocr",  "plm",         "grovemoe",   "chameleon", "muse-glimmer", "nanbeige",
-    "graniteswitch", "rwkv6qwen2", "plamo2", "bailingmoe3", "kimi-k3", "minimax-01"};
+    "graniteswitch", "rwkv6qwen2", "plamo2", "bailingmoe3", "kimi-k3", "minimax-01",
+    "minimax-m3"};
 
 /// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
 /// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
@@ -344,6 +345,41 @@ void read_gemma4(KeyReader& r, Hparams& hp) {
   hp.notes.push_back(fmt::format("gemma4: the last {} layers keep no cells: sliding ones read layer {}, global ones "
                                  "layer {}",
                                  shared, *hp.kv_from_start - 2, *hp.kv_from_start - 1));
+}
+
+/// minimax-m3 (MiniMax Sparse Attention): llama_kv_cache_msa keeps a plain K/V cache on every layer
+/// and a second cache on the layers from leading_dense_block_count on, holding the indexer's key
+/// (one head of indexer.key_length) and, since the model is not MLA, a V of one head of
+/// value_length that nothing writes (llama-kv-cache-msa.cpp copies the hparams and overrides the key
+/// only). The sparse path (flash attention) asserts indexer.head_count == head_count_kv, so a file
+/// where they differ would abort llama.cpp: refused.
+void read_msa(KeyReader& r, Hparams& hp) {
+  const std::string_view why = "llama.cpp requires it for minimax-m3";
+  for (const std::string_view key : {"expert_feed_forward_length", "expert_shared_count", "expert_gating_func"})
+    if (!r.has(key)) r.fail(key, fmt::format("is missing ({})", why));
+  const std::uint32_t heads = r.required_u32("attention.indexer.head_count", why);
+  const std::uint32_t width = r.required_u32("attention.indexer.key_length", why);
+  r.required_u32("attention.indexer.top_k", why);
+  r.required_u32("attention.indexer.local_blocks", why);
+  if (r.required_u32("attention.indexer.block_size", why) == 0)
+    r.fail("attention.indexer.block_size", "is 0 (llama.cpp asserts it is positive: it aborts)");
+  if (width == 0) r.fail("attention.indexer.key_length", "is 0 (the indexer cache would hold nothing)");
+  for (std::uint32_t il = 0; il < hp.n_layer; ++il)
+    if (hp.n_head_kv[il] != heads)
+      r.fail("attention.indexer.head_count",
+             fmt::format("is {}, not head_count_kv {} (llama.cpp's sparse attention asserts they are equal: it aborts)",
+                         heads, hp.n_head_kv[il]));
+  if (hp.head_k != hp.head_v)
+    r.fail("attention.value_length", fmt::format("is {}, not key_length {} (llama.cpp's minimax-m3 graph asserts they "
+                                                 "are equal: it aborts)",
+                                                 hp.head_v, hp.head_k));
+  const std::uint32_t lead = r.u32("leading_dense_block_count").value_or(0);
+  hp.indexer_head = width;
+  hp.indexer.assign(hp.n_layer, false);
+  for (std::uint32_t il = lead; il < hp.n_layer; ++il) hp.indexer[il] = true;
+  hp.notes.push_back(fmt::format("minimax-m3: a second cache holds the indexer's key ({} wide) and an unused V of one "
+                                 "head on layers {} to {} (llama_kv_cache_msa)",
+                                 width, lead, hp.n_layer - 1));
 }
 
 /// Which layers are recurrent in qwen3next's family and minimax-01: attention.recurrent_layers (one
@@ -804,6 +840,8 @@ void read_architecture(KeyReader& r, Hparams& hp) {
     read_recurrent_layers(r, hp, 4);
   } else if (arch == "minimax-01") {
     read_lightning(r, hp);
+  } else if (arch == "minimax-m3") {
+    read_msa(r, hp);
   } else if (arch == "nemotron_h" || arch == "nemotron_h_moe") {
     // nemotron_h_moe is nemotron_h's class (the same load_arch_hparams and memory filters); its
     // feed-forward layers are MoE blocks.
@@ -1133,6 +1171,7 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
       layer.k_head_dim = hp.swa[il] ? hp.head_k_swa : hp.head_k;
       layer.v_head_dim = hp.swa[il] ? hp.head_v_swa : hp.head_v;
       if (hp.swa[il]) layer.window = hp.n_swa;
+      if (!hp.indexer.empty() && hp.indexer[il]) layer.index_head_dim = hp.indexer_head;  // minimax-m3
       if (hp.parallel_state) {
         if (hp.n_embd_r) layer.state.push_back({"conv", hp.n_embd_r, &fp32});
         if (hp.n_embd_s) layer.state.push_back({"ssm", hp.n_embd_s, &fp32});

@@ -182,6 +182,48 @@ GgufWriter minimax_01() {
   return w;
 }
 
+/// minimax-m3 (MiniMax Sparse Attention): 2 KV heads of 32 with q/k norms on every layer; layer 0
+/// dense, 1-3 MoE (2 experts of 64, a shared one) with the indexer's projections (2 heads of 64,
+/// as many as the KV heads: the sparse path asserts it). The output head is required.
+GgufWriter minimax_m3() {
+  GgufWriter w = plain_keys_without_layers("minimax-m3");
+  w.add_uint32("minimax-m3.attention.head_count_kv", 2);
+  w.add_uint32("minimax-m3.rope.dimension_count", 16);
+  w.add_uint32("minimax-m3.leading_dense_block_count", 1);
+  w.add_uint32("minimax-m3.expert_count", 2);
+  w.add_uint32("minimax-m3.expert_used_count", 1);
+  w.add_uint32("minimax-m3.expert_feed_forward_length", 64);
+  w.add_uint32("minimax-m3.expert_shared_count", 1);
+  w.add_uint32("minimax-m3.expert_gating_func", 2);
+  w.add_uint32("minimax-m3.attention.indexer.head_count", 2);
+  w.add_uint32("minimax-m3.attention.indexer.key_length", 64);
+  w.add_uint32("minimax-m3.attention.indexer.top_k", 4);
+  w.add_uint32("minimax-m3.attention.indexer.block_size", 16);
+  w.add_uint32("minimax-m3.attention.indexer.local_blocks", 1);
+  embeddings(w, true);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    attention(w, i, 32, 2, true);
+    w.add_tensor(blk(i, "ffn_norm.weight"), kF32, {kEmbd});
+    if (i == 0) {
+      ffn(w, i, false);
+      continue;
+    }
+    w.add_tensor(blk(i, "ffn_gate_inp.weight"), kF32, {kEmbd, 2});
+    w.add_tensor(blk(i, "exp_probs_b.bias"), kF32, {2});
+    w.add_tensor(blk(i, "ffn_gate_exps.weight"), kF32, {kEmbd, 64, 2});
+    w.add_tensor(blk(i, "ffn_down_exps.weight"), kF32, {64, kEmbd, 2});
+    w.add_tensor(blk(i, "ffn_up_exps.weight"), kF32, {kEmbd, 64, 2});
+    w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {64, kEmbd});
+    w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "indexer.q_proj.weight"), kF32, {kEmbd, 2 * 64});
+    w.add_tensor(blk(i, "indexer.k_proj.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "indexer.q_norm.weight"), kF32, {64});
+    w.add_tensor(blk(i, "indexer.k_norm.weight"), kF32, {64});
+  }
+  return w;
+}
+
 }  // namespace
 
 std::vector<FixtureRecipe> hybrid_recipes() {
@@ -194,6 +236,8 @@ std::vector<FixtureRecipe> hybrid_recipes() {
        [] { return kimi_k3(); }},
       {{"minimax-01", "minimax-01: lightning attention on layers 0 and 2 (state 32 x 32 x 4), softmax on 1 and 3"},
        [] { return minimax_01(); }},
+      {{"minimax-m3", "minimax-m3: K/V on 4 layers, an indexer cache (key 64, V 32) on layers 1-3"},
+       [] { return minimax_m3(); }},
   };
 }
 

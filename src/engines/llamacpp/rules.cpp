@@ -86,6 +86,10 @@ bool filters_nextn_layers(std::string_view arch) {
 /// Hugging Face rule, which for GLM is not llama.cpp's table: it stays refused.
 bool reads_dsa_indexer(std::string_view arch) { return arch == "deepseek32" || arch == "glm-dsa"; }
 
+/// minimax-m3's indexer cache (llama_kv_cache_msa): the indexer key and a V of one head on plain
+/// attention layers.
+bool reads_msa_indexer(std::string_view arch) { return arch == "minimax-m3"; }
+
 /// Sliding layers of these architectures are full attention in llama.cpp (it ignores or disables
 /// their window): Hugging Face model types that llama.cpp converts to such archs, and the GGUF ones.
 bool ignores_window(std::string_view arch) {
@@ -320,13 +324,15 @@ LlamaCppLayout read_llamacpp_layout(const ModelSpec& model) {
       row = sum_checked(row, state.elements, "state size");
     }
     if (spec.index_head_dim != 0) {
-      if (!reads_dsa_indexer(model.architecture) || spec.kind != LayerKind::mla)
+      const bool msa = reads_msa_indexer(model.architecture) && spec.kind == LayerKind::full;
+      if (!msa && (!reads_dsa_indexer(model.architecture) || spec.kind != LayerKind::mla))
         throw unsupported_architecture(
             "layer " + std::to_string(il) + " index_head_dim",
             std::to_string(spec.index_head_dim) +
                 " (a DSA lightning-indexer cache: kvplan's llama.cpp profile reads it from a deepseek32 or glm-dsa "
                 "GGUF file, whose keys say which layers llama.cpp gives one; give the GGUF file)");
       layer.indexer_row = spec.index_head_dim;  // hparams_lid: one key head of indexer_head_size
+      if (msa) layer.indexer_v_row = spec.v_head_dim;  // hparams_idx: value_length, one head
       out.any_indexer = true;
     }
     layer.has_state = spec.kind == LayerKind::linear || !spec.state.empty();
@@ -384,12 +390,14 @@ LlamaCppLayout read_llamacpp_layout(const ModelSpec& model) {
   add_runs(out.runs[LlamaCppLayout::every_cache_layer], [](const CacheLayer&) { return true; });
   add_runs(out.runs[LlamaCppLayout::non_swa], [](const CacheLayer& l) { return !is_windowed(l.kind); });
   add_runs(out.runs[LlamaCppLayout::swa], [](const CacheLayer& l) { return is_windowed(l.kind); });
-  // llama_kv_cache_dsa's indexer cache: its rows are the indexer key, K only (hparams_lid keeps is_mla).
+  // llama_kv_cache_dsa's indexer cache: its rows are the indexer key, K only (hparams_lid keeps is_mla);
+  // llama_kv_cache_msa's adds a V row of one head.
   std::vector<LlamaCppLayout::Run>& indexer_runs = out.runs[LlamaCppLayout::indexer];
   for (const CacheLayer& layer : layers) {
     if (layer.indexer_row == 0) continue;
-    if (indexer_runs.empty() || indexer_runs.back().k_row != layer.indexer_row)
-      indexer_runs.push_back({layer.indexer_row, 0, static_cast<std::uint32_t>(out.ils.size()), 0});
+    if (indexer_runs.empty() || indexer_runs.back().k_row != layer.indexer_row ||
+        indexer_runs.back().v_row != layer.indexer_v_row)
+      indexer_runs.push_back({layer.indexer_row, layer.indexer_v_row, static_cast<std::uint32_t>(out.ils.size()), 0});
     out.ils.push_back(layer.il);
     ++indexer_runs.back().count;
   }
@@ -664,9 +672,11 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   struct RunBytes {
     std::uint64_t k = 0, v = 0, v_row = 0;
   };
-  const auto run_bytes = [&](const LlamaCppLayout::Run& run, std::uint64_t cells) {
+  // `indexer`: a run of the indexer cache, whose V rows (llama_kv_cache_msa's, all one head wide)
+  // are padded among themselves, not to the main cache's widest.
+  const auto run_bytes = [&](const LlamaCppLayout::Run& run, std::uint64_t cells, bool indexer) {
     RunBytes out_run;
-    out_run.v_row = any_mla ? 0 : out.v_trans ? v_row_max : run.v_row;
+    out_run.v_row = any_mla ? 0 : out.v_trans && !indexer ? v_row_max : run.v_row;
     out_run.k = tensor_bytes(type_k, run.k_row, cells, streams, "K");
     out_run.v = any_mla ? 0 : tensor_bytes(type_v, out_run.v_row, cells, streams, "V");
     return out_run;
@@ -677,7 +687,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   // a later run is sized) false sends the cache, untouched, to the layer loop, which throws the
   // same OverflowError at the same layer. The loop's sums only grow, so a total that fits means
   // none of its partial sums overflowed.
-  const auto sum_runs = [&](LlamaCppKvCache& cache, const std::vector<LlamaCppLayout::Run>& runs) {
+  const auto sum_runs = [&](LlamaCppKvCache& cache, const std::vector<LlamaCppLayout::Run>& runs, bool indexer) {
     LlamaCppDevice& device = out.devices.front();
     u128 k_sum = 0, v_sum = 0, gpu = 0, host = 0, on_device = device.cache_bytes;
     std::uint64_t widest_v = cache.v_row;
@@ -685,7 +695,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     const auto fit = [&] { return std::max({k_sum, v_sum, gpu, host, on_device}) <= u128{UINT64_MAX}; };
     for (const LlamaCppLayout::Run& run : runs) {
       if (!fit()) return false;
-      const auto [k, v, v_row] = run_bytes(run, cache.cells);
+      const auto [k, v, v_row] = run_bytes(run, cache.cells, indexer);
       widest_v = std::max(widest_v, v_row);
       const std::uint32_t* ils = layout.ils.data() + run.first;
       const std::uint32_t* first_on_gpu = std::lower_bound(
@@ -721,12 +731,13 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     cache.seqs = n_seq;
     cache.k_type = std::string(type_k.name);
     cache.v_type = std::string(type_v.name);
-    if (one_device && sum_runs(cache, runs)) {
+    const bool indexer = which == LlamaCppLayout::indexer;
+    if (one_device && sum_runs(cache, runs, indexer)) {
       // Each layer's load, added only once the whole cache is known to fit 64 bits (the layer loop
       // below adds them itself).
       if (loads)
         for (const LlamaCppLayout::Run& run : runs) {
-          const RunBytes bytes = run_bytes(run, cells);
+          const RunBytes bytes = run_bytes(run, cells, indexer);
           for (std::uint32_t i = run.first; i < run.first + run.count; ++i) load(layout.ils[i], bytes.k + bytes.v);
         }
       return cache;
@@ -734,7 +745,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     // A layer's K and V follow from its row widths alone: sized once per run of one shape (a layer
     // that would throw throws at its run's first).
     for (const LlamaCppLayout::Run& run : runs) {
-      const auto [k, v, v_row] = run_bytes(run, cells);
+      const auto [k, v, v_row] = run_bytes(run, cells, indexer);
       cache.v_row = std::max(cache.v_row, v_row);
       for (std::uint32_t i = run.first; i < run.first + run.count; ++i) {
         const std::uint32_t il = layout.ils[i];
@@ -783,8 +794,13 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   if (layout.any_indexer) {
     // llama_kv_cache_dsa creates the indexer's cache second, with the same cells, streams and K type.
     out.caches.push_back(make_cache("indexer KV", out.n_ctx_seq, LlamaCppLayout::indexer));
-    say.text("DSA: a second K-only cache holds the lightning indexer's key (one head) per cell on the indexed "
-             "layers, at the K cache type (llama_kv_cache_dsa)");
+    if (reads_msa_indexer(model.architecture))
+      say.text("MSA: a second cache holds the sparse-attention indexer's key (one head) and a V of one head that "
+               "nothing writes, per cell on the layers after the leading dense ones, at the K and V cache types "
+               "(llama_kv_cache_msa)");
+    else
+      say.text("DSA: a second K-only cache holds the lightning indexer's key (one head) per cell on the indexed "
+               "layers, at the K cache type (llama_kv_cache_dsa)");
   }
   if (any_mla) say.text("MLA: the cache stores K only (the compressed latent with its rope part); V is 0 bytes");
   for (const LlamaCppKvCache& cache : out.caches)

@@ -64,6 +64,9 @@ struct LlamaCppCacheLayer {
   /// The DSA lightning indexer's key per cell (its one head's width) in llama_kv_cache_dsa's second
   /// cache; 0 = the layer has no indexer key.
   std::uint64_t indexer_row = 0;
+  /// The V row beside it: 0 for DSA (an MLA model's indexer cache is K only); one head of the
+  /// model's value_length for llama_kv_cache_msa (minimax-m3), allocated though nothing writes it.
+  std::uint64_t indexer_v_row = 0;
   /// Gets recurrent state: a linear layer, or an attention layer of a parallel hybrid (Falcon-H1,
   /// whose create_memory filters put every layer in both the KV cache and the recurrent memory).
   bool has_state = false;

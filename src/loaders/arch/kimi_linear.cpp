@@ -128,7 +128,7 @@ const Family& family_kimi_linear() {
   static const Family family{
       .name = "kimi_linear",
       .types = {{"kimi_linear"}},
-      .gguf = "kimi-linear",
+      .gguf = "kimi-linear, kimi-k3",
       .fixtures = {"kimi-linear-48b-a3b", "kimi-k3"},
       .rules = "linear_attn_config.full_attn_layers (MLA, counted from 1) and kda_layers (Kimi Delta Attention): MLA "
                "layers cache the latent, KDA layers keep a conv state at the model dtype and an H x D x D recurrent "

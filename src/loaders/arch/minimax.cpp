@@ -52,7 +52,7 @@ const Family& family_minimax() {
   static const Family family{
       .name = "minimax",
       .types = {{"minimax_m2"}, {"minimax", false, "", true}, {"minimax_text_01", false, "", true}, {"minimax_m1", false, "", true}},
-      .gguf = "minimax-m2",
+      .gguf = "minimax-m2, minimax-01",
       .fixtures = {"minimax-m2.7"},
       .rules = "attn_type_list: 1 = softmax attention (K and V cached), 0 = lightning attention (a heads x head_dim x "
                "head_dim state at the model dtype); MTP: num_mtp_modules x mtp_transformer_layers when use_mtp. "
