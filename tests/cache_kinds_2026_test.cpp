@@ -229,7 +229,7 @@ TEST_CASE("the --mtp-layers flag counts the MTP layers and the output says wheth
   REQUIRE(plain.exit_code == 0);
   CHECK_THAT(plain.out, Catch::Contains("MTP     1 next-token prediction layer not cached") &&
                             Catch::Contains("--mtp-layers counts it"));
-  CHECK_THAT(plain.out, Catch::Contains("vLLM stores fp8 values + an fp32 scale instead, 132 B per token per layer"));
+  CHECK_THAT(plain.out, Catch::Contains("vLLM stores DSA's as fp8 values + an fp32 scale, 132 B per token per layer"));
 
   const auto counted = run_kvplan("--model deepseek-v3.2 --ctx 128k --gpu h200 --kv-dtype fp16 --mtp-layers 1 --format json");
   REQUIRE(counted.exit_code == 0);

@@ -300,3 +300,41 @@ TEST_CASE("minimax-m3: llama_kv_cache_msa's indexer cache keeps a V of one head"
   CHECK_THAT(bare(4, 16).second, Catch::Contains("sparse attention asserts they are equal"));
   CHECK_THAT(bare(2, 0).second, Catch::Contains("block_size"));
 }
+
+TEST_CASE("qwen4exp: Qwen3.5's hybrid with a third cache for the indexer", "[gguf_archs]") {
+  const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("qwen4exp");
+  CHECK(kvplan::describe_layers(m.spec) == "2 linear + 2 full+indexer(64)");
+  // Gated DeltaNet state: conv (4 - 1) x (128 + 2 x 2 x 32) = 768, state 32 x 128 = 4,096.
+  CHECK(m.spec.layers[0].state[0].elements == 768);
+  CHECK(m.spec.layers[0].state[1].elements == 4'096);
+  // n_ctx 8192, 2 sequences: attention 2 layers x 4096 x 2 x 2 B x (64 + 64) = 4,194,304; the
+  // indexer 2 x 4096 x 2 x 2 B x (64 + 32) = 3,145,728; state 2 layers x 2 cells x 4 B x 4,864.
+  const kvplan::LlamaCppResult r = hybrid_moe_plan(m);
+  REQUIRE(r.caches.size() == 2);
+  CHECK(r.caches[0].k_bytes + r.caches[0].v_bytes == 4'194'304);
+  CHECK(r.caches[1].k_bytes + r.caches[1].v_bytes == 3'145'728);
+  CHECK(r.recurrent_bytes == 2ull * 2 * 4 * 4'864);
+  // Its loader refuses a single hyper-connection; its graph asserts inner = state x heads.
+  const auto bare = [](std::uint32_t hc, std::uint32_t inner) {
+    kvplan::testing::GgufWriter w = kvplan::testing::gguf_bare_file("qwen4exp");
+    w.add_array_int32("qwen4exp.rope.dimension_sections", {6, 5, 5, 0});
+    w.add_uint32("qwen4exp.ssm.conv_kernel", 4);
+    w.add_uint32("qwen4exp.ssm.inner_size", inner);
+    w.add_uint32("qwen4exp.ssm.state_size", 32);
+    w.add_uint32("qwen4exp.ssm.time_step_rank", 4);
+    w.add_uint32("qwen4exp.ssm.group_count", 2);
+    w.add_uint32("qwen4exp.hyper_connection.count", hc);
+    w.add_uint32("qwen4exp.hyper_connection.low_rank", 4);
+    w.add_uint32("qwen4exp.attention.indexer.head_count", 2);
+    w.add_uint32("qwen4exp.attention.indexer.key_length", 64);
+    w.add_uint32("qwen4exp.attention.indexer.top_k", 4);
+    return kvplan::testing::gguf_load_outcome(w);
+  };
+  CHECK(bare(2, 128).first == kvplan::ExitCode::ok);
+  CHECK_THAT(bare(1, 128).second, Catch::Contains("hyper_connection.count"));
+  CHECK_THAT(bare(2, 96).second, Catch::Contains("state_size x time_step_rank = 128"));
+  // PLE adds a state row kvplan does not model: its keys stay unread, exit 3.
+  kvplan::testing::GgufWriter ple = kvplan::testing::make_llamacpp_fixture("qwen4exp");
+  ple.add_array_int32("qwen4exp.ple.layers", {0, 0, 1, 0});
+  CHECK(kvplan::testing::gguf_load_outcome(ple).first == kvplan::ExitCode::unsupported_architecture);
+}

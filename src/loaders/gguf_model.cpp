@@ -29,7 +29,7 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
 /// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
 /// tensors differ, and the sum of the tensors is read whatever they are.
-constexpr std::array<std::string_view, 121> kArchitectures = {
+constexpr std::array<std::string_view, 122> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
@@ -49,7 +49,7 @@ constexpr std::array<std::string_view, 121> kArchitectures = {
     "rwkv6",      "rwkv7",       "arwkv7",
     "paddleocr",  "plm",         "grovemoe",   "chameleon", "muse-glimmer", "nanbeige",
     "graniteswitch", "rwkv6qwen2", "plamo2", "bailingmoe3", "kimi-k3", "minimax-01",
-    "minimax-m3"};
+    "minimax-m3", "qwen4exp"};
 
 /// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
 /// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
@@ -397,6 +397,48 @@ void read_recurrent_layers(KeyReader& r, Hparams& hp, std::uint32_t default_inte
                                  r.has("full_attention_interval")
                                      ? ""
                                      : fmt::format(" (llama.cpp's default interval {})", default_interval)));
+}
+
+/// qwen4exp: Qwen3.5's hybrid (Gated DeltaNet state where recurrent, gated attention elsewhere)
+/// with hyper-connections (weights only) and a sparse-attention indexer whose cache
+/// (llama_memory_hybrid_idx, "idx_" tensors) is minimax-m3's: one head of indexer.key_length and an
+/// unused V of one head of value_length on every attention layer. Its load_arch_hparams throws on a
+/// zero SSM size, indexer size or low rank, and on fewer than 2 hyper-connections; its graph asserts
+/// key_length == value_length and inner_size == state_size x time_step_rank. PLE (ple.*) adds a
+/// third state row kvplan does not model: those keys stay unread (exit 3).
+void read_qwen4exp(KeyReader& r, Hparams& hp) {
+  const std::string_view why = "llama.cpp requires it for qwen4exp";
+  const GgufValue* sections = r.header().find(r.key("rope.dimension_sections"));
+  if (sections == nullptr || !sections->is_array() || sections->count != 4)
+    r.fail("rope.dimension_sections", "must be an array of 4 (llama.cpp requires it for qwen4exp)");
+  read_ssm(r, hp);
+  for (const std::string_view key : {"ssm.conv_kernel", "ssm.inner_size", "ssm.state_size", "ssm.time_step_rank",
+                                     "ssm.group_count", "hyper_connection.low_rank", "attention.indexer.head_count",
+                                     "attention.indexer.key_length", "attention.indexer.top_k"})
+    if (r.required_u32(key, why) == 0) r.fail(key, "is 0 (llama.cpp's qwen4exp loader refuses it)");
+  if (r.required_u32("hyper_connection.count", why) <= 1)
+    r.fail("hyper_connection.count", "must be greater than one (llama.cpp's qwen4exp loader refuses it)");
+  const std::uint64_t d_inner = *r.u32("ssm.inner_size"), d_state = *r.u32("ssm.state_size");
+  const std::uint32_t dt_rank = *r.u32("ssm.time_step_rank"), n_group = *r.u32("ssm.group_count");
+  if (d_inner != d_state * dt_rank)
+    r.fail("ssm.inner_size", fmt::format("is {}, not state_size x time_step_rank = {} (llama.cpp's graph asserts it: "
+                                         "it aborts)",
+                                         d_inner, d_state * dt_rank));
+  if (dt_rank % n_group != 0)
+    r.fail("ssm.group_count", fmt::format("does not divide time_step_rank {} (the delta net asserts it: it aborts)",
+                                          dt_rank));
+  if (hp.head_k != hp.head_v)
+    r.fail("attention.value_length", fmt::format("is {}, not key_length {} (llama.cpp's qwen4exp graph asserts they "
+                                                 "are equal: it aborts)",
+                                                 hp.head_v, hp.head_k));
+  r.mark_read("attention.compress_ratios");  // QSA's pooled keys live in the graph, not the cache
+  read_recurrent_layers(r, hp, 4);
+  hp.indexer_head = *r.u32("attention.indexer.key_length");
+  hp.indexer.assign(hp.n_layer, false);
+  for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.indexer[il] = !hp.recr[il];
+  hp.notes.push_back(fmt::format("qwen4exp: a third cache holds the indexer's key ({} wide) and an unused V of one head "
+                                 "on every attention layer (llama_memory_hybrid_idx)",
+                                 hp.indexer_head));
 }
 
 /// minimax-01 (MiniMax-Text-01): lightning-attention layers keep a state of head_k x head_k per
@@ -842,6 +884,8 @@ void read_architecture(KeyReader& r, Hparams& hp) {
     read_lightning(r, hp);
   } else if (arch == "minimax-m3") {
     read_msa(r, hp);
+  } else if (arch == "qwen4exp") {
+    read_qwen4exp(r, hp);
   } else if (arch == "nemotron_h" || arch == "nemotron_h_moe") {
     // nemotron_h_moe is nemotron_h's class (the same load_arch_hparams and memory filters); its
     // feed-forward layers are MoE blocks.

@@ -24,12 +24,13 @@ std::string describe_state(const CacheFacts& facts) {
                      facts.state_layers == 1 ? "" : "s", tensors, format_bytes_compact(facts.state_bytes_per_sequence));
 }
 
-/// "21 of 78 layers keep one 128-value key per token at the cache dtype ...": the DSA indexer
-/// cache and how vLLM stores it instead (fp8 values and an fp32 scale per 128 values).
+/// "21 of 78 layers keep one 128-value key per token at the cache dtype ...": a sparse-attention
+/// indexer's cache (DSA's lightning indexer, MiniMax's and Qwen's) and how vLLM stores DSA's instead
+/// (fp8 values and an fp32 scale per 128 values).
 std::string describe_indexer(const CacheFacts& facts, std::uint32_t layers) {
   if (facts.indexer_layers == 0) return "";
-  return fmt::format("DSA lightning indexer on {} of {} layers: one {}-value key per token at the K cache dtype "
-                     "(generic, as llama.cpp); vLLM stores fp8 values + an fp32 scale instead, {} B per token per layer",
+  return fmt::format("{} of {} layers keep a sparse-attention indexer's key: {} values per token at the K cache dtype "
+                     "(generic, as llama.cpp); vLLM stores DSA's as fp8 values + an fp32 scale, {} B per token per layer",
                      facts.indexer_layers, layers, facts.indexer_head_dim, facts.vllm_indexer_bytes_per_token);
 }
 

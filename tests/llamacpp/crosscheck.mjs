@@ -64,7 +64,7 @@ const MINIMAL = new Set([
     // hybrids in create_memory's default branch: Mamba-2 beside attention; KDA beside MLA
     "plamo2", "bailingmoe3", "kimi-k3", "minimax-01",
     // minimax-m3's second cache (llama_kv_cache_msa): the indexer key and an unused V of one head
-    "minimax-m3",
+    "minimax-m3", "qwen4exp",
     // gemma2's and cohere2's iSWA caches under MoE blocks, with their own window rules
     "exaone-moe", "afmoe", "laguna", "smallthinker", "mellum", "mimo2", "mimo2-nextn", "step35", "cohere2moe", "granite_swa",
     "plamo3", "hy_v3", "muse-glimmer"]);

@@ -224,6 +224,76 @@ GgufWriter minimax_m3() {
   return w;
 }
 
+/// qwen4exp: full_attention_interval 2 (layers 0 and 2 Gated DeltaNet: 2 key groups and 4 value
+/// heads of 32, conv 4; 1 and 3 gated attention with q/k norms and the indexer's projections, 2
+/// heads of 64), 2 hyper-connections of rank 4 around every block and the output, 2 experts of 64
+/// and a gated shared expert on every layer; tied output, no output norm.
+GgufWriter qwen4exp() {
+  GgufWriter w = plain_keys_without_layers("qwen4exp");
+  w.add_uint32("qwen4exp.attention.head_count_kv", 2);
+  w.add_array_int32("qwen4exp.rope.dimension_sections", {6, 5, 5, 0});
+  w.add_uint32("qwen4exp.ssm.conv_kernel", 4);
+  w.add_uint32("qwen4exp.ssm.inner_size", 128);
+  w.add_uint32("qwen4exp.ssm.state_size", 32);
+  w.add_uint32("qwen4exp.ssm.time_step_rank", 4);
+  w.add_uint32("qwen4exp.ssm.group_count", 2);
+  w.add_uint32("qwen4exp.hyper_connection.count", 2);
+  w.add_uint32("qwen4exp.hyper_connection.low_rank", 4);
+  w.add_uint32("qwen4exp.attention.indexer.head_count", 2);
+  w.add_uint32("qwen4exp.attention.indexer.key_length", 64);
+  w.add_uint32("qwen4exp.attention.indexer.top_k", 4);
+  w.add_uint32("qwen4exp.expert_count", 2);
+  w.add_uint32("qwen4exp.expert_used_count", 1);
+  w.add_uint32("qwen4exp.expert_feed_forward_length", 64);
+  w.add_uint32("qwen4exp.expert_shared_feed_forward_length", 64);
+  w.add_uint32("qwen4exp.full_attention_interval", 2);
+  constexpr std::uint64_t hc_dim = 2 * kEmbd;
+  const auto hyper_connection = [&w](const std::string& prefix) {
+    w.add_tensor(prefix + "_norm.weight", kF32, {hc_dim});
+    w.add_tensor(prefix + "_down.weight", kF32, {hc_dim, 4});
+    w.add_tensor(prefix + "_up.weight", kF32, {4, hc_dim});
+  };
+  w.add_tensor("token_embd.weight", kF32, {kEmbd, kVocab});
+  hyper_connection("output_hc");
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    for (const char* part : {"hc_attn", "hc_ffn"}) {
+      hyper_connection(blk(i, part));
+      w.add_tensor(blk(i, std::string(part) + "_inject.weight"), kF32, {hc_dim, 2});
+    }
+    w.add_tensor(blk(i, "ffn_gate_inp.weight"), kF32, {kEmbd, 2});
+    w.add_tensor(blk(i, "ffn_down_exps.weight"), kF32, {64, kEmbd, 2});
+    w.add_tensor(blk(i, "ffn_gate_exps.weight"), kF32, {kEmbd, 64, 2});
+    w.add_tensor(blk(i, "ffn_up_exps.weight"), kF32, {kEmbd, 64, 2});
+    w.add_tensor(blk(i, "ffn_gate_inp_shexp.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {64, kEmbd});
+    if (i % 2 == 1) {
+      w.add_tensor(blk(i, "attn_q.weight"), kF32, {kEmbd, 2 * kEmbd});  // the query and its gate
+      w.add_tensor(blk(i, "attn_k.weight"), kF32, {kEmbd, 64});
+      w.add_tensor(blk(i, "attn_v.weight"), kF32, {kEmbd, 64});
+      w.add_tensor(blk(i, "attn_output.weight"), kF32, {kEmbd, kEmbd});
+      w.add_tensor(blk(i, "attn_q_norm.weight"), kF32, {32});
+      w.add_tensor(blk(i, "attn_k_norm.weight"), kF32, {32});
+      w.add_tensor(blk(i, "indexer.q_proj.weight"), kF32, {kEmbd, 2 * 64});
+      w.add_tensor(blk(i, "indexer.k_proj.weight"), kF32, {kEmbd, 64});
+      w.add_tensor(blk(i, "indexer.q_norm.weight"), kF32, {64});
+      w.add_tensor(blk(i, "indexer.k_norm.weight"), kF32, {64});
+    } else {
+      w.add_tensor(blk(i, "attn_qkv.weight"), kF32, {kEmbd, 2 * 64 + 128});  // 2 key groups x 32 twice, values 128
+      w.add_tensor(blk(i, "attn_gate.weight"), kF32, {kEmbd, 128});
+      w.add_tensor(blk(i, "ssm_conv1d.weight"), kF32, {4, 256});
+      w.add_tensor(blk(i, "ssm_dt.bias"), kF32, {4});
+      w.add_tensor(blk(i, "ssm_a"), kF32, {4});
+      w.add_tensor(blk(i, "ssm_beta.weight"), kF32, {kEmbd, 4});
+      w.add_tensor(blk(i, "ssm_alpha.weight"), kF32, {kEmbd, 4});
+      w.add_tensor(blk(i, "ssm_norm.weight"), kF32, {32});
+      w.add_tensor(blk(i, "ssm_out.weight"), kF32, {128, kEmbd});
+    }
+  }
+  return w;
+}
+
 }  // namespace
 
 std::vector<FixtureRecipe> hybrid_recipes() {
@@ -238,6 +308,8 @@ std::vector<FixtureRecipe> hybrid_recipes() {
        [] { return minimax_01(); }},
       {{"minimax-m3", "minimax-m3: K/V on 4 layers, an indexer cache (key 64, V 32) on layers 1-3"},
        [] { return minimax_m3(); }},
+      {{"qwen4exp", "qwen4exp: Gated DeltaNet on layers 0 and 2, attention and an indexer cache on 1 and 3"},
+       [] { return qwen4exp(); }},
   };
 }
 

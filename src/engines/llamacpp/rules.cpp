@@ -86,9 +86,9 @@ bool filters_nextn_layers(std::string_view arch) {
 /// Hugging Face rule, which for GLM is not llama.cpp's table: it stays refused.
 bool reads_dsa_indexer(std::string_view arch) { return arch == "deepseek32" || arch == "glm-dsa"; }
 
-/// minimax-m3's indexer cache (llama_kv_cache_msa): the indexer key and a V of one head on plain
-/// attention layers.
-bool reads_msa_indexer(std::string_view arch) { return arch == "minimax-m3"; }
+/// minimax-m3's indexer cache (llama_kv_cache_msa) and qwen4exp's (llama_memory_hybrid_idx): the
+/// indexer key and a V of one head on plain attention layers.
+bool reads_msa_indexer(std::string_view arch) { return arch == "minimax-m3" || arch == "qwen4exp"; }
 
 /// Sliding layers of these architectures are full attention in llama.cpp (it ignores or disables
 /// their window): Hugging Face model types that llama.cpp converts to such archs, and the GGUF ones.
@@ -795,9 +795,9 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     // llama_kv_cache_dsa creates the indexer's cache second, with the same cells, streams and K type.
     out.caches.push_back(make_cache("indexer KV", out.n_ctx_seq, LlamaCppLayout::indexer));
     if (reads_msa_indexer(model.architecture))
-      say.text("MSA: a second cache holds the sparse-attention indexer's key (one head) and a V of one head that "
-               "nothing writes, per cell on the layers after the leading dense ones, at the K and V cache types "
-               "(llama_kv_cache_msa)");
+      say.text("indexer: a cache of its own holds the sparse-attention indexer's key (one head) and a V of one head "
+               "that nothing writes, per cell on the indexed attention layers, at the K and V cache types "
+               "(llama_kv_cache_msa, llama_memory_hybrid_idx)");
     else
       say.text("DSA: a second K-only cache holds the lightning indexer's key (one head) per cell on the indexed "
                "layers, at the K cache type (llama_kv_cache_dsa)");
