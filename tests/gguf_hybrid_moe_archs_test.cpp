@@ -338,3 +338,48 @@ TEST_CASE("qwen4exp: Qwen3.5's hybrid with a third cache for the indexer", "[ggu
   ple.add_array_int32("qwen4exp.ple.layers", {0, 0, 1, 0});
   CHECK(kvplan::testing::gguf_load_outcome(ple).first == kvplan::ExitCode::unsupported_architecture);
 }
+
+TEST_CASE("dots3note: DSA's caches on the full layers, a K-only sliding MLA cache", "[gguf_archs]") {
+  const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("dots3note");
+  CHECK(kvplan::describe_layers(m.spec) == "2 mla+indexer(64) + 2 sliding(128)");
+  CHECK(m.spec.layers[1].k_head_dim == 48);  // the sliding latent 32 + the rope key 16
+  CHECK(m.spec.layers[1].v_head_dim == 0);
+  // n_ctx 8192 over 2 sequences: main 2 layers x 4096 x 2 x 2 B x 80 = 2,621,440; indexer 2 x 4096
+  // x 2 x 2 B x 64 = 2,097,152; sliding pad256(128 + 512) = 768 cells: 2 x 768 x 2 x 2 B x 48.
+  const kvplan::LlamaCppResult r = hybrid_moe_plan(m);
+  REQUIRE(r.caches.size() == 3);
+  CHECK(r.caches[0].role == "main KV");
+  CHECK(r.caches[0].k_bytes == 2'621'440);
+  CHECK(r.caches[1].role == "indexer KV");
+  CHECK(r.caches[1].k_bytes == 2'097'152);
+  CHECK(r.caches[2].role == "SWA KV");
+  CHECK(r.caches[2].cells == 768);
+  CHECK(r.caches[2].k_bytes == 2ull * 768 * 2 * 2 * 48);
+  CHECK(r.kv_bytes == 2'621'440 + 2'097'152 + 294'912);
+  // What its graph asserts: the indexer on exactly the full layers, a power-of-two indexer key.
+  const auto bare = [](std::vector<std::uint32_t> types, std::uint32_t indexer_width) {
+    kvplan::testing::GgufWriter w = kvplan::testing::gguf_bare_file("dots3note");
+    for (const char* key : {"expert_feed_forward_length", "expert_shared_count", "expert_gating_func",
+                            "leading_dense_block_count", "attention.q_lora_rank"})
+      w.add_uint32(std::string("dots3note.") + key, 1);
+    w.add_float32("dots3note.rope.freq_base_swa", 10000.0f);
+    w.add_uint32("dots3note.attention.head_count_kv", 1);
+    w.add_uint32("dots3note.attention.key_length", 80);
+    w.add_uint32("dots3note.attention.key_length_swa", 48);
+    w.add_uint32("dots3note.rope.dimension_count", 16);
+    w.add_uint32("dots3note.attention.kv_lora_rank", 64);
+    w.add_uint32("dots3note.attention.kv_lora_rank_swa", 32);
+    for (const char* key : {"key_length_mla", "value_length_mla", "key_length_mla_swa", "value_length_mla_swa"})
+      w.add_uint32(std::string("dots3note.attention.") + key, 32);
+    w.add_uint32("dots3note.attention.sliding_window", 128);
+    w.add_array_uint32("dots3note.attention.sliding_window_pattern", {0, 1, 0, 1});
+    w.add_uint32("dots3note.attention.indexer.head_count", 4);
+    w.add_uint32("dots3note.attention.indexer.key_length", indexer_width);
+    w.add_uint32("dots3note.attention.indexer.top_k", 8);
+    w.add_array_uint32("dots3note.attention.indexer.types", std::move(types));
+    return kvplan::testing::gguf_load_outcome(w);
+  };
+  CHECK(bare({1, 0, 1, 0}, 64).first == kvplan::ExitCode::ok);
+  CHECK_THAT(bare({1, 1, 1, 0}, 64).second, Catch::Contains("full though it slides"));
+  CHECK_THAT(bare({1, 0, 1, 0}, 96).second, Catch::Contains("Hadamard"));
+}

@@ -29,7 +29,7 @@ constexpr std::uint64_t kLlamaCppMaxLayers = 512;
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
 /// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
 /// tensors differ, and the sum of the tensors is read whatever they are.
-constexpr std::array<std::string_view, 122> kArchitectures = {
+constexpr std::array<std::string_view, 123> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
@@ -49,7 +49,7 @@ constexpr std::array<std::string_view, 122> kArchitectures = {
     "rwkv6",      "rwkv7",       "arwkv7",
     "paddleocr",  "plm",         "grovemoe",   "chameleon", "muse-glimmer", "nanbeige",
     "graniteswitch", "rwkv6qwen2", "plamo2", "bailingmoe3", "kimi-k3", "minimax-01",
-    "minimax-m3", "qwen4exp"};
+    "minimax-m3", "qwen4exp", "dots3note"};
 
 /// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
 /// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
@@ -380,6 +380,70 @@ void read_msa(KeyReader& r, Hparams& hp) {
   hp.notes.push_back(fmt::format("minimax-m3: a second cache holds the indexer's key ({} wide) and an unused V of one "
                                  "head on layers {} to {} (llama_kv_cache_msa)",
                                  width, lead, hp.n_layer - 1));
+}
+
+/// dots3note: MLA on every layer, with a latent of its own on the sliding ones (kv_lora_rank_swa),
+/// and DSA's lightning indexer on the full ones. llama_kv_cache_dsa_iswa keeps DSA's two K-only
+/// caches (the latent, key_length wide, and the indexer key) on the non-sliding trunk layers and a
+/// third K-only cache of key_length_swa on the sliding ones, sized as llama_kv_cache_iswa's. The
+/// pattern and the indexer types are required arrays (get_arr: 1 = sliding, 1 = full indexer); the
+/// graph runs the indexer on exactly the non-sliding layers, writes a one-head K row of the latent
+/// and the rope key, and rotates the indexer key by a Hadamard matrix of its width (a power of two
+/// from 64); files that break any of these would abort llama.cpp: exit 2.
+void read_dots3note(KeyReader& r, Hparams& hp) {
+  const std::string_view why = "llama.cpp requires it for dots3note";
+  for (const std::string_view key : {"expert_feed_forward_length", "expert_shared_count", "expert_gating_func",
+                                     "leading_dense_block_count", "rope.freq_base_swa"})
+    if (!r.has(key)) r.fail(key, fmt::format("is missing ({})", why));
+  r.required_u32("attention.q_lora_rank", why);
+  const std::uint64_t rank = r.required_u32("attention.kv_lora_rank", why);
+  const std::uint64_t rank_swa = r.required_u32("attention.kv_lora_rank_swa", why);
+  for (const std::string_view key : {"attention.key_length_mla", "attention.value_length_mla",
+                                     "attention.key_length_mla_swa", "attention.value_length_mla_swa"})
+    if (r.required_u32(key, why) == 0) r.fail(key, "is 0 (llama.cpp: \"DOTS3NOTE architecture requires MLA\")");
+  read_required_window(r, hp);
+  const std::uint32_t width = r.required_u32("attention.indexer.key_length", why);
+  r.required_u32("attention.indexer.head_count", why);
+  r.required_u32("attention.indexer.top_k", why);
+  if (width < 64 || (width & (width - 1)) != 0)
+    r.fail("attention.indexer.key_length", fmt::format("is {}; llama.cpp rotates the indexer key by a Hadamard matrix "
+                                                       "of a power of two from 64 and its graph aborts otherwise",
+                                                       width));
+  if (hp.n_rot > width)
+    r.fail("rope.dimension_count", fmt::format("is {}, more than indexer.key_length {} (llama.cpp asserts it)",
+                                               hp.n_rot, width));
+  const auto flags = [&](std::string_view key) {
+    const GgufValue* value = r.header().find(r.key(key));
+    r.mark_read(key);
+    if (value == nullptr || !value->is_array()) r.fail(key, fmt::format("is missing or not an array ({})", why));
+    std::vector<bool> out = *r.header().get_bool_array(r.key(key));
+    out.resize(hp.n_layer, false);  // get_arr leaves the rest of llama.cpp's array 0
+    return out;
+  };
+  const std::vector<bool> sliding = flags("attention.sliding_window_pattern");
+  const std::vector<bool> full_indexer = flags("attention.indexer.types");
+  for (std::uint32_t il = 0; il < hp.n_layer; ++il) {
+    if (full_indexer[il] == sliding[il])
+      r.fail("attention.indexer.types",
+             fmt::format("marks layer {} {}; llama.cpp's graph runs the indexer on exactly the non-sliding layers", il,
+                         sliding[il] ? "full though it slides" : "shared though it does not slide"));
+    const std::uint64_t latent = (sliding[il] ? rank_swa : rank) + hp.n_rot;
+    const std::uint64_t row = sliding[il] ? hp.head_k_swa : hp.head_k;
+    if (hp.n_head_kv[il] != 1 || row != latent)
+      r.fail(sliding[il] ? "attention.key_length_swa" : "attention.key_length",
+             fmt::format("gives layer {} a K row of {} x {}, not the latent and rope key, {} (llama.cpp's graph "
+                         "aborts writing it)",
+                         il, hp.n_head_kv[il], row, latent));
+    hp.swa[il] = sliding[il];
+  }
+  hp.mla = true;
+  hp.head_v_swa = 0;  // the sliding layers' cache is K only too (MLA)
+  hp.indexer_head = width;
+  hp.indexer.assign(hp.n_layer, false);
+  for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.indexer[il] = !sliding[il];
+  hp.notes.push_back(fmt::format("dots3note: MLA (K only) on every layer, {} wide on the full ones beside the lightning "
+                                 "indexer's key ({} wide), {} wide on the sliding ones (llama_kv_cache_dsa_iswa)",
+                                 hp.head_k, width, hp.head_k_swa));
 }
 
 /// Which layers are recurrent in qwen3next's family and minimax-01: attention.recurrent_layers (one
@@ -886,6 +950,8 @@ void read_architecture(KeyReader& r, Hparams& hp) {
     read_msa(r, hp);
   } else if (arch == "qwen4exp") {
     read_qwen4exp(r, hp);
+  } else if (arch == "dots3note") {
+    read_dots3note(r, hp);
   } else if (arch == "nemotron_h" || arch == "nemotron_h_moe") {
     // nemotron_h_moe is nemotron_h's class (the same load_arch_hparams and memory filters); its
     // feed-forward layers are MoE blocks.
@@ -1203,7 +1269,7 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
     } else if (hp.n_head_kv[il] == 0) {
       throw unsupported_architecture(r.key("attention.head_count_kv"),
                                      fmt::format("0 for layer {} of a {} model (a layer without KV heads)", il, arch));
-    } else if (hp.mla) {
+    } else if (hp.mla && !hp.swa[il]) {  // dots3note's sliding MLA layers are K-only sliding layers below
       layer.kind = LayerKind::mla;
       layer.kv_heads = hp.n_head_kv[il];
       layer.k_head_dim = hp.head_k;

@@ -35,14 +35,16 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const MiB = 1024 * 1024;
 const TYPES = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"];
 const quantized = (t) => !["f32", "f16", "bf16"].includes(t);
-const SWA = new Set(["exaone-moe", "afmoe", "laguna", "smallthinker", "mellum", "mimo2", "mimo2-nextn", "step35", "cohere2moe", "granite_swa", "plamo3", "gemma2", "gemma3", "gemma3-allswa", "lfm2-swa", "gpt-oss", "llama4", "gemma3n", "cohere2", "olmo2-swa", "exaone4-64", "gemma4"]);
+const SWA = new Set(["exaone-moe", "afmoe", "laguna", "smallthinker", "mellum", "mimo2", "mimo2-nextn", "step35", "cohere2moe", "granite_swa", "plamo3", "gemma2", "gemma3", "gemma3-allswa", "lfm2-swa", "gpt-oss", "llama4", "gemma3n", "cohere2", "olmo2-swa", "exaone4-64", "gemma4", "muse-glimmer", "dots3note"]);
 // Architectures whose only new part is how llama.cpp reads their hparams: the type matrix would
 // re-run cache code another fixture already runs through it (llama's plain cache; qwen3next's
 // hybrid for qwen35 and qwen35moe; gemma3n's sliding and shared caches for gemma4; deepseek2's
 // K-only MLA rows and qwen3next's f32 state, which no cache type changes, for kimi-linear; deepseek2's
 // K rows for deepseek32's and glm-dsa's indexer cache, a K-only row at the K type like MLA's), so
 // they get the short list (lightConfigsFor).
-const LIGHT = new Set(["gemma4", "kimi-linear", "deepseek32", "glm-dsa", "glm-dsa-table", "qwen2moe", "granitemoe", "hunyuan-dense", "dots1", "bailingmoe", "apertus", "arcee", "qwen35", "qwen35moe"]);
+const LIGHT = new Set(["gemma4", "kimi-linear", "deepseek32", "glm-dsa", "glm-dsa-table", "qwen2moe", "granitemoe", "hunyuan-dense", "dots1", "bailingmoe", "apertus", "arcee", "qwen35", "qwen35moe",
+    // llama_kv_cache_dsa_iswa: DSA's two caches on the full layers beside a K-only sliding cache
+    "dots3note"]);
 // Architectures added since, each on cache code a fixture above already runs through the matrix,
 // so what is new is only that llama.cpp loads them, reads their keys and applies their layer
 // rules: 8 configurations each (minimalConfigsFor; 9 with a window), which check the cells,

@@ -294,6 +294,76 @@ GgufWriter qwen4exp() {
   return w;
 }
 
+/// dots3note: MLA with one KV head on every layer; layers 0 and 2 full (a latent of 64 + a rope key
+/// of 16 = key_length 80, and DSA's lightning indexer: 4 heads of 64), 1 and 3 sliding over 128
+/// tokens (a latent of 32: key_length_swa 48); layer 0 dense, 1-3 MoE (2 experts of 64, a shared
+/// one).
+GgufWriter dots3note() {
+  GgufWriter w = plain_keys_without_layers("dots3note");
+  w.add_uint32("dots3note.attention.head_count_kv", 1);
+  w.add_uint32("dots3note.attention.key_length", 80);
+  w.add_uint32("dots3note.attention.value_length", 64);
+  w.add_uint32("dots3note.attention.key_length_swa", 48);
+  w.add_uint32("dots3note.attention.value_length_swa", 32);
+  w.add_uint32("dots3note.rope.dimension_count", 16);
+  w.add_uint32("dots3note.expert_count", 2);
+  w.add_uint32("dots3note.expert_used_count", 1);
+  w.add_uint32("dots3note.expert_shared_count", 1);
+  w.add_uint32("dots3note.expert_feed_forward_length", 64);
+  w.add_uint32("dots3note.leading_dense_block_count", 1);
+  w.add_uint32("dots3note.expert_gating_func", 2);
+  w.add_uint32("dots3note.attention.q_lora_rank", 64);
+  w.add_uint32("dots3note.attention.kv_lora_rank", 64);
+  w.add_uint32("dots3note.attention.key_length_mla", 48);
+  w.add_uint32("dots3note.attention.value_length_mla", 32);
+  w.add_uint32("dots3note.attention.kv_lora_rank_swa", 32);
+  w.add_uint32("dots3note.attention.key_length_mla_swa", 48);
+  w.add_uint32("dots3note.attention.value_length_mla_swa", 32);
+  w.add_uint32("dots3note.attention.sliding_window", 128);
+  w.add_float32("dots3note.rope.freq_base_swa", 10000.0f);
+  w.add_array_uint32("dots3note.attention.sliding_window_pattern", {0, 1, 0, 1});
+  w.add_uint32("dots3note.attention.indexer.head_count", 4);
+  w.add_uint32("dots3note.attention.indexer.key_length", 64);
+  w.add_uint32("dots3note.attention.indexer.top_k", 8);
+  w.add_array_uint32("dots3note.attention.indexer.types", {1, 0, 1, 0});
+  embeddings(w, false);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    const std::uint64_t latent = i % 2 == 0 ? 64 : 32;
+    w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
+    w.add_tensor(blk(i, "attn_q_a_norm.weight"), kF32, {64});
+    w.add_tensor(blk(i, "attn_kv_a_norm.weight"), kF32, {latent});
+    w.add_tensor(blk(i, "attn_k_norm.weight"), kF32, {16});
+    w.add_tensor(blk(i, "attn_q_a.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "attn_q_b.weight"), kF32, {64, 4 * 48});
+    w.add_tensor(blk(i, "attn_kv_a_mqa.weight"), kF32, {kEmbd, latent + 16});
+    w.add_tensor(blk(i, "attn_k_b.weight"), kF32, {32, latent, 4});
+    w.add_tensor(blk(i, "attn_v_b.weight"), kF32, {latent, 32, 4});
+    w.add_tensor(blk(i, "attn_output.weight"), kF32, {4 * 32, kEmbd});
+    w.add_tensor(blk(i, "attn_gate.weight"), kF32, {kEmbd, 4});
+    w.add_tensor(blk(i, "ffn_norm.weight"), kF32, {kEmbd});
+    if (i % 2 == 0) {
+      w.add_tensor(blk(i, "indexer.k_norm.weight"), kF32, {64});
+      w.add_tensor(blk(i, "indexer.k_norm.bias"), kF32, {64});
+      w.add_tensor(blk(i, "indexer.proj.weight"), kF32, {kEmbd, 4});
+      w.add_tensor(blk(i, "indexer.attn_k.weight"), kF32, {kEmbd, 64});
+      w.add_tensor(blk(i, "indexer.attn_q_b.weight"), kF32, {64, 4 * 64});
+    }
+    if (i == 0) {
+      ffn(w, i, false);
+      continue;
+    }
+    w.add_tensor(blk(i, "ffn_gate_inp.weight"), kF32, {kEmbd, 2});
+    w.add_tensor(blk(i, "exp_probs_b.bias"), kF32, {2});
+    w.add_tensor(blk(i, "ffn_gate_exps.weight"), kF32, {kEmbd, 64, 2});
+    w.add_tensor(blk(i, "ffn_down_exps.weight"), kF32, {64, kEmbd, 2});
+    w.add_tensor(blk(i, "ffn_up_exps.weight"), kF32, {kEmbd, 64, 2});
+    w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, 64});
+    w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {64, kEmbd});
+    w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 64});
+  }
+  return w;
+}
+
 }  // namespace
 
 std::vector<FixtureRecipe> hybrid_recipes() {
@@ -310,6 +380,8 @@ std::vector<FixtureRecipe> hybrid_recipes() {
        [] { return minimax_m3(); }},
       {{"qwen4exp", "qwen4exp: Gated DeltaNet on layers 0 and 2, attention and an indexer cache on 1 and 3"},
        [] { return qwen4exp(); }},
+      {{"dots3note", "dots3note: MLA and DSA's indexer on layers 0 and 2, K-only sliding MLA on 1 and 3"},
+       [] { return dots3note(); }},
   };
 }
 

@@ -76,15 +76,23 @@ bool filters_nextn_layers(std::string_view arch) {
   // deepseek32 and glm-dsa: create_memory's filter_mla / filter_lid (il < n_layer()) when the file
   // has nextn layers; qwen3next, qwen35 and qwen35moe: the hybrid's filter_attn (il < n_layer());
   // mimo2, step35 and hy_v3: the main context's filter (il < n_layer()) when the file has nextn
-  // layers.
+  // layers; qwen4exp and minimax-01: the hybrid's filter_attn, as qwen3next's; dots3note:
+  // llama_kv_cache_dsa_iswa's filter_mla.
   return arch == "qwen3next" || arch == "qwen35" || arch == "qwen35moe" || arch == "deepseek32" ||
-         arch == "glm-dsa" || arch == "mimo2" || arch == "step35" || arch == "hy_v3";
+         arch == "glm-dsa" || arch == "mimo2" || arch == "step35" || arch == "hy_v3" || arch == "qwen4exp" ||
+         arch == "minimax-01" || arch == "dots3note";
 }
 
 /// The GGUF architectures whose memory is llama_kv_cache_dsa: the GGUF reader marks the layers
 /// llama.cpp gives an indexer key. A config.json's indexer (deepseek_v32, glm_moe_dsa) follows the
 /// Hugging Face rule, which for GLM is not llama.cpp's table: it stays refused.
-bool reads_dsa_indexer(std::string_view arch) { return arch == "deepseek32" || arch == "glm-dsa"; }
+bool reads_dsa_indexer(std::string_view arch) {
+  return arch == "deepseek32" || arch == "glm-dsa" || arch == "dots3note";
+}
+
+/// dots3note's llama_kv_cache_dsa_iswa: DSA's two caches on the non-sliding layers, then a K-only
+/// sliding cache (its sliding layers are MLA too: K rows only).
+bool dsa_beside_window(std::string_view arch) { return arch == "dots3note"; }
 
 /// minimax-m3's indexer cache (llama_kv_cache_msa) and qwen4exp's (llama_memory_hybrid_idx): the
 /// indexer key and a V of one head on plain attention layers.
@@ -317,7 +325,9 @@ LlamaCppLayout read_llamacpp_layout(const ModelSpec& model) {
       layer.v_head = spec.kind == LayerKind::mla ? 0 : spec.v_head_dim;
       layer.k_row = std::uint64_t{spec.kv_heads} * spec.k_head_dim;
       layer.v_row = std::uint64_t{spec.kv_heads} * layer.v_head;
-      (spec.kind == LayerKind::mla ? out.any_mla : any_plain) = true;
+      // dots3note's sliding layers are MLA's K rows under a window (no V): not plain attention.
+      const bool k_only = spec.kind == LayerKind::mla || (dsa_beside_window(model.architecture) && layer.v_head == 0);
+      (k_only ? out.any_mla : any_plain) = true;
     }
     for (const StateTensor& state : spec.state) {
       std::uint64_t& row = state.name == "conv" ? layer.r_row : layer.s_row;
@@ -365,7 +375,7 @@ LlamaCppLayout read_llamacpp_layout(const ModelSpec& model) {
     out.n_swa = window;
   }
   if (out.any_sliding && out.any_chunked) throw unsupported_architecture("layers", "sliding mixed with chunked attention");
-  if (out.any_indexer && (out.any_sliding || out.any_chunked))
+  if (out.any_indexer && (out.any_sliding || out.any_chunked) && !dsa_beside_window(model.architecture))
     throw unsupported_architecture("layers", "a DSA indexer beside sliding layers (llama_kv_cache_dsa_iswa: not modelled)");
 
   // V rows: [TAG_V_CACHE_VARIABLE] in llama-kv-cache.cpp.
@@ -766,7 +776,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     return cache;
   };
   const bool any_attention = layout.any_attention;
-  out.caches.reserve(iswa || layout.any_indexer ? 2 : 1);
+  out.caches.reserve(1 + (iswa ? 1 : 0) + (layout.any_indexer ? 1 : 0));
   if (iswa) {
     // Saturating: a window near 2^64 holds the whole context (a wrapped product held almost none).
     const std::uint64_t swa_span = n_swa > (UINT64_MAX - out.n_ubatch) / (settings.kv_unified ? n_seq : 1)
@@ -783,7 +793,9 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
           any_chunked ? "chunked" : "sliding", out.n_ctx_seq, n_swa, settings.kv_unified ? n_seq : 1, out.n_ubatch,
           swa_cells);
     }
-    out.caches.push_back(make_cache("non-SWA KV", out.n_ctx_seq, LlamaCppLayout::non_swa));
+    // llama_kv_cache_dsa_iswa (dots3note) creates DSA's two caches before the sliding one.
+    out.caches.push_back(make_cache(layout.any_indexer ? "main KV" : "non-SWA KV", out.n_ctx_seq, LlamaCppLayout::non_swa));
+    if (layout.any_indexer) out.caches.push_back(make_cache("indexer KV", out.n_ctx_seq, LlamaCppLayout::indexer));
     out.caches.push_back(make_cache("SWA KV", swa_cells, LlamaCppLayout::swa));
     if (out.caches.front().layers == 0)
       say.text("every attention layer is sliding: the non-SWA cache is still created, with 0 layers and 0 bytes");
@@ -792,8 +804,9 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     out.caches.push_back(make_cache(layout.any_indexer ? "main KV" : "KV", out.n_ctx_seq, LlamaCppLayout::every_cache_layer));
   }
   if (layout.any_indexer) {
-    // llama_kv_cache_dsa creates the indexer's cache second, with the same cells, streams and K type.
-    out.caches.push_back(make_cache("indexer KV", out.n_ctx_seq, LlamaCppLayout::indexer));
+    // llama_kv_cache_dsa creates the indexer's cache second, with the same cells, streams and K type
+    // (under a window it is already in, above).
+    if (!iswa) out.caches.push_back(make_cache("indexer KV", out.n_ctx_seq, LlamaCppLayout::indexer));
     if (reads_msa_indexer(model.architecture))
       say.text("indexer: a cache of its own holds the sparse-attention indexer's key (one head) and a V of one head "
                "that nothing writes, per cell on the indexed attention layers, at the K and V cache types "
