@@ -123,8 +123,9 @@ struct Hparams {
   /// hparams.n_layer_kv_from_start: layers from here on reuse an earlier layer's cells (gemma3n).
   std::optional<std::uint32_t> kv_from_start;
   bool mla = false;
-  /// The DSA lightning indexer's key width (attention.indexer.key_length) and the trunk layers
-  /// whose keys llama_kv_cache_dsa's second cache holds; 0 and empty without an indexer.
+  /// A sparse-attention indexer's key width (attention.indexer.key_length) and the trunk layers
+  /// whose keys its cache holds (llama_kv_cache_dsa's second cache; minimax-m3's and qwen4exp's,
+  /// which add a V of one head); 0 and empty without an indexer.
   std::uint32_t indexer_head = 0;
   std::vector<bool> indexer;
   std::uint64_t n_embd_r = 0, n_embd_s = 0;
@@ -133,7 +134,8 @@ struct Hparams {
   std::vector<std::string> notes;
 };
 
-/// nanbeige's num_loops: the block_count layers run that many times, each pass with cells of its own.
+/// nanbeige's num_loops: the block_count layers run that many times, each pass with cells of its
+/// own.
 void read_loops(KeyReader& r, Hparams& hp);
 
 /// The per-architecture part of llama.cpp's load_hparams: layer kinds, windows, state and
