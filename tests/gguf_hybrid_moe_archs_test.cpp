@@ -383,3 +383,14 @@ TEST_CASE("dots3note: DSA's caches on the full layers, a K-only sliding MLA cach
   CHECK_THAT(bare({1, 1, 1, 0}, 64).second, Catch::Contains("full though it slides"));
   CHECK_THAT(bare({1, 0, 1, 0}, 96).second, Catch::Contains("Hadamard"));
 }
+
+TEST_CASE("bailingmoe3: the hybrid's default filter gives a nextn layer K cells too", "[gguf_archs]") {
+  // A trunk-only file with one nextn layer: llama.cpp logs 2 cache layers (the MLA layer and the
+  // nextn one, both 96 wide), 1.50 MiB at -c 4096, where Qwen3.5's filter would keep 1.
+  const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("bailingmoe3-nextn");
+  CHECK(m.spec.mtp_layers == 1);
+  const kvplan::LlamaCppResult r = kvplan::testing::llamacpp_cpu_plan(m, 4096, 1);
+  REQUIRE(r.caches.size() == 1);
+  CHECK(r.caches[0].layers == 2);
+  CHECK(r.kv_bytes == 2ull * 4096 * 96 * 2);
+}

@@ -64,7 +64,7 @@ const MINIMAL = new Set([
     // recurrent state, f32 whatever the cache types: Mamba-1 and RWKV
     "mamba", "jamba", "rwkv6", "rwkv7", "arwkv7", "rwkv6qwen2",
     // hybrids in create_memory's default branch: Mamba-2 beside attention; KDA beside MLA
-    "plamo2", "bailingmoe3", "kimi-k3", "minimax-01",
+    "plamo2", "bailingmoe3", "bailingmoe3-nextn", "kimi-k3", "minimax-01",
     // minimax-m3's second cache (llama_kv_cache_msa): the indexer key and an unused V of one head
     "minimax-m3", "qwen4exp",
     // gemma2's and cohere2's iSWA caches under MoE blocks, with their own window rules

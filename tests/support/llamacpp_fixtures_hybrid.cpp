@@ -10,10 +10,10 @@ namespace kvplan::testing::fixture_parts {
 
 namespace {
 
-/// The keys every layer layout here starts from: 4 layers, 4 query heads, n_ff.
-GgufWriter plain_keys_without_layers(const std::string& arch) {
+/// The keys every layer layout here starts from: `blocks` layers (4), 4 query heads, n_ff.
+GgufWriter plain_keys_without_layers(const std::string& arch, std::uint32_t blocks = 4) {
   GgufWriter w;
-  common_keys(w, arch, 4);
+  common_keys(w, arch, blocks);
   w.add_uint32(arch + ".feed_forward_length", kFf);
   return w;
 }
@@ -62,10 +62,16 @@ GgufWriter plamo2() {
 
 /// The keys bailingmoe3 and kimi-k3 share with kimi-linear: layers 0-2 KDA (4 heads of `kda_head`),
 /// layer 3 MLA (a latent of 64 and a rope key of 32 cached, K only, one KV head), every layer dense
-/// (leading_dense_block_count 4, no experts).
-GgufWriter kda_mla_keys(const std::string& arch, std::uint32_t kda_head) {
-  GgufWriter w = plain_keys_without_layers(arch);
-  w.add_array_int32(arch + ".attention.head_count_kv", {0, 0, 0, 1});
+/// (leading_dense_block_count 4, no experts). With `nextn`, a fifth block is a nextn (MTP) layer of
+/// one KV head that the file leaves out (a trunk-only file, as llama.cpp loads without MTP).
+GgufWriter kda_mla_keys(const std::string& arch, std::uint32_t kda_head, bool nextn = false) {
+  GgufWriter w = plain_keys_without_layers(arch, nextn ? 5 : 4);
+  if (nextn) {
+    w.add_uint32(arch + ".nextn_predict_layers", 1);
+    w.add_array_int32(arch + ".attention.head_count_kv", {0, 0, 0, 1, 1});
+  } else {
+    w.add_array_int32(arch + ".attention.head_count_kv", {0, 0, 0, 1});
+  }
   w.add_uint32(arch + ".attention.kv_lora_rank", 64);
   w.add_uint32(arch + ".rope.dimension_count", 32);
   w.add_uint32(arch + ".attention.key_length", 96);
@@ -111,9 +117,10 @@ void mla_layer(GgufWriter& w, std::uint32_t i, std::uint64_t gate_width) {
 }
 
 /// bailingmoe3 (Ling 3): KDA heads of 32 with full-rank f and g gates, A as {1, heads}; the MLA
-/// layer's gate is one value per head.
-GgufWriter bailingmoe3() {
-  GgufWriter w = kda_mla_keys("bailingmoe3", 32);
+/// layer's gate is one value per head. `nextn`: a trunk-only file with one nextn layer, to which
+/// the hybrid's default filter still gives K cells.
+GgufWriter bailingmoe3(bool nextn) {
+  GgufWriter w = kda_mla_keys("bailingmoe3", 32, nextn);
   for (std::uint32_t i = 0; i < 4; ++i) {
     w.add_tensor(blk(i, "attn_norm.weight"), kF32, {kEmbd});
     if (i < 3) {
@@ -370,7 +377,9 @@ std::vector<FixtureRecipe> hybrid_recipes() {
       {{"plamo2", "plamo2: Mamba-2 on layers 0 and 2 (no groups), attention with 2 KV heads on 1 and 3"},
        [] { return plamo2(); }},
       {{"bailingmoe3", "bailingmoe3: KDA on layers 0-2 (heads of 32), MLA on layer 3 (K only, 96 wide)"},
-       [] { return bailingmoe3(); }},
+       [] { return bailingmoe3(false); }},
+      {{"bailingmoe3-nextn", "bailingmoe3: a trunk-only file with a nextn layer, which keeps K cells too"},
+       [] { return bailingmoe3(true); }},
       {{"kimi-k3", "kimi-k3: KDA on layers 0-2 (heads of 16), MLA on layer 3 (K only, 96 wide)"},
        [] { return kimi_k3(); }},
       {{"minimax-01", "minimax-01: lightning attention on layers 0 and 2 (state 32 x 32 x 4), softmax on 1 and 3"},
