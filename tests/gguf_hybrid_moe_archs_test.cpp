@@ -382,6 +382,10 @@ TEST_CASE("dots3note: DSA's caches on the full layers, a K-only sliding MLA cach
   CHECK(bare({1, 0, 1, 0}, 64).first == kvplan::ExitCode::ok);
   CHECK_THAT(bare({1, 1, 1, 0}, 64).second, Catch::Contains("full though it slides"));
   CHECK_THAT(bare({1, 0, 1, 0}, 96).second, Catch::Contains("Hadamard"));
+  // get_arr reads the arrays into LLAMA_MAX_LAYERS flags: a longer one is refused, as granite_swa's.
+  std::vector<std::uint32_t> long_types(513, 0);
+  long_types[0] = long_types[2] = 1;
+  CHECK_THAT(bare(long_types, 64).second, Catch::Contains("has 513 elements, more than llama.cpp's 512"));
 }
 
 TEST_CASE("bailingmoe3: the hybrid's default filter gives a nextn layer K cells too", "[gguf_archs]") {

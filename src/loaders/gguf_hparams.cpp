@@ -135,6 +135,28 @@ void read_gemma4(KeyReader& r, Hparams& hp) {
                                  shared, *hp.kv_from_start - 2, *hp.kv_from_start - 1));
 }
 
+/// minimax-01's, minimax-m3's and qwen4exp's graphs assert n_embd_head_v == n_embd_head_k: a file
+/// whose value_length differs from its key_length would abort llama.cpp.
+void require_equal_head_sizes(KeyReader& r, const Hparams& hp) {
+  if (hp.head_k != hp.head_v)
+    r.fail("attention.value_length", fmt::format("is {}, not key_length {} (llama.cpp's {} graph asserts they are "
+                                                 "equal: it aborts)",
+                                                 hp.head_v, hp.head_k, r.arch()));
+}
+
+/// A flag array llama.cpp reads with get_arr into a std::array of LLAMA_MAX_LAYERS (required here):
+/// a longer one is refused, a shorter one leaves the later layers 0. One flag per trunk layer.
+std::vector<bool> required_flag_array(KeyReader& r, const Hparams& hp, std::string_view key, std::string_view why) {
+  const GgufValue* value = r.header().find(r.key(key));
+  r.mark_read(key);
+  if (value == nullptr || !value->is_array()) r.fail(key, fmt::format("is missing or not an array ({})", why));
+  if (value->count > kLlamaCppMaxLayers)
+    r.fail(key, fmt::format("has {} elements, more than llama.cpp's {}", value->count, kLlamaCppMaxLayers));
+  std::vector<bool> flags = *r.header().get_bool_array(r.key(key));
+  flags.resize(hp.n_layer, false);
+  return flags;
+}
+
 /// minimax-m3 (MiniMax Sparse Attention): llama_kv_cache_msa keeps a plain K/V cache on every layer
 /// and a second cache on the layers from leading_dense_block_count on, holding the indexer's key
 /// (one head of indexer.key_length) and, since the model is not MLA, a V of one head of
@@ -143,8 +165,6 @@ void read_gemma4(KeyReader& r, Hparams& hp) {
 /// where they differ would abort llama.cpp: refused.
 void read_msa(KeyReader& r, Hparams& hp) {
   const std::string_view why = "llama.cpp requires it for minimax-m3";
-  for (const std::string_view key : {"expert_feed_forward_length", "expert_shared_count", "expert_gating_func"})
-    if (!r.has(key)) r.fail(key, fmt::format("is missing ({})", why));
   const std::uint32_t heads = r.required_u32("attention.indexer.head_count", why);
   const std::uint32_t width = r.required_u32("attention.indexer.key_length", why);
   r.required_u32("attention.indexer.top_k", why);
@@ -157,10 +177,7 @@ void read_msa(KeyReader& r, Hparams& hp) {
       r.fail("attention.indexer.head_count",
              fmt::format("is {}, not head_count_kv {} (llama.cpp's sparse attention asserts they are equal: it aborts)",
                          heads, hp.n_head_kv[il]));
-  if (hp.head_k != hp.head_v)
-    r.fail("attention.value_length", fmt::format("is {}, not key_length {} (llama.cpp's minimax-m3 graph asserts they "
-                                                 "are equal: it aborts)",
-                                                 hp.head_v, hp.head_k));
+  require_equal_head_sizes(r, hp);
   const std::uint32_t lead = r.u32("leading_dense_block_count").value_or(0);
   hp.indexer_head = width;
   hp.indexer.assign(hp.n_layer, false);
@@ -180,9 +197,6 @@ void read_msa(KeyReader& r, Hparams& hp) {
 /// from 64); files that break any of these would abort llama.cpp: exit 2.
 void read_dots3note(KeyReader& r, Hparams& hp) {
   const std::string_view why = "llama.cpp requires it for dots3note";
-  for (const std::string_view key : {"expert_feed_forward_length", "expert_shared_count", "expert_gating_func",
-                                     "leading_dense_block_count", "rope.freq_base_swa"})
-    if (!r.has(key)) r.fail(key, fmt::format("is missing ({})", why));
   r.required_u32("attention.q_lora_rank", why);
   const std::uint64_t rank = r.required_u32("attention.kv_lora_rank", why);
   const std::uint64_t rank_swa = r.required_u32("attention.kv_lora_rank_swa", why);
@@ -200,16 +214,8 @@ void read_dots3note(KeyReader& r, Hparams& hp) {
   if (hp.n_rot > width)
     r.fail("rope.dimension_count", fmt::format("is {}, more than indexer.key_length {} (llama.cpp asserts it)",
                                                hp.n_rot, width));
-  const auto flags = [&](std::string_view key) {
-    const GgufValue* value = r.header().find(r.key(key));
-    r.mark_read(key);
-    if (value == nullptr || !value->is_array()) r.fail(key, fmt::format("is missing or not an array ({})", why));
-    std::vector<bool> out = *r.header().get_bool_array(r.key(key));
-    out.resize(hp.n_layer, false);  // get_arr leaves the rest of llama.cpp's array 0
-    return out;
-  };
-  const std::vector<bool> sliding = flags("attention.sliding_window_pattern");
-  const std::vector<bool> full_indexer = flags("attention.indexer.types");
+  const std::vector<bool> sliding = required_flag_array(r, hp, "attention.sliding_window_pattern", why);
+  const std::vector<bool> full_indexer = required_flag_array(r, hp, "attention.indexer.types", why);
   for (std::uint32_t il = 0; il < hp.n_layer; ++il) {
     if (full_indexer[il] == sliding[il])
       r.fail("attention.indexer.types",
@@ -279,10 +285,7 @@ void read_qwen4exp(KeyReader& r, Hparams& hp) {
   if (dt_rank % n_group != 0)
     r.fail("ssm.group_count", fmt::format("does not divide time_step_rank {} (the delta net asserts it: it aborts)",
                                           dt_rank));
-  if (hp.head_k != hp.head_v)
-    r.fail("attention.value_length", fmt::format("is {}, not key_length {} (llama.cpp's qwen4exp graph asserts they "
-                                                 "are equal: it aborts)",
-                                                 hp.head_v, hp.head_k));
+  require_equal_head_sizes(r, hp);
   r.mark_read("attention.compress_ratios");  // QSA's pooled keys live in the graph, not the cache
   read_recurrent_layers(r, hp, 4);
   hp.indexer_head = *r.u32("attention.indexer.key_length");
@@ -299,10 +302,7 @@ void read_qwen4exp(KeyReader& r, Hparams& hp) {
 /// asserts key_length == value_length; residual_scale is required (kRequiredKeys).
 void read_lightning(KeyReader& r, Hparams& hp) {
   if (hp.n_head[0] == 0 || hp.head_k == 0) r.fail("attention.head_count", "is 0 (lightning layers need heads)");
-  if (hp.head_k != hp.head_v)
-    r.fail("attention.value_length", fmt::format("is {}, not key_length {} (llama.cpp's minimax-01 graph asserts "
-                                                 "they are equal: it aborts)",
-                                                 hp.head_v, hp.head_k));
+  require_equal_head_sizes(r, hp);
   hp.n_embd_r = 0;
   hp.n_embd_s = (Checked(hp.head_k, "recurrent state") * hp.head_k * hp.n_head[0]).value();
   if (hp.n_embd_s > std::numeric_limits<std::uint32_t>::max())
@@ -551,15 +551,9 @@ void read_period_or_flags(KeyReader& r, Hparams& hp) {
 /// up to 512; layers past its end do not slide).
 void read_granite_swa(KeyReader& r, Hparams& hp) {
   read_required_window(r, hp);
-  const GgufValue* pattern = r.header().find(r.key("attention.sliding_window_pattern"));
-  r.mark_read("attention.sliding_window_pattern");
-  if (pattern == nullptr || !pattern->is_array())
-    r.fail("attention.sliding_window_pattern", "is missing or not an array (llama.cpp requires the array for granite_swa)");
-  if (pattern->count > kLlamaCppMaxLayers)
-    r.fail("attention.sliding_window_pattern", fmt::format("has {} elements, more than llama.cpp's {}", pattern->count,
-                                                            kLlamaCppMaxLayers));
-  const std::vector<bool> flags = *r.header().get_bool_array(r.key("attention.sliding_window_pattern"));
-  for (std::uint32_t il = 0; il < hp.n_layer && il < flags.size(); ++il) hp.swa[il] = flags[il];
+  const std::vector<bool> flags =
+      required_flag_array(r, hp, "attention.sliding_window_pattern", "llama.cpp requires the array for granite_swa");
+  for (std::uint32_t il = 0; il < hp.n_layer; ++il) hp.swa[il] = flags[il];
 }
 
 /// graniteswitch (Granite with embedded LoRA adapters): llama.cpp adds a router layer after the

@@ -60,7 +60,7 @@ struct RequiredKey {
   std::string_view arch;
   std::string_view key;
 };
-constexpr std::array<RequiredKey, 51> kRequiredKeys = {{
+constexpr std::array<RequiredKey, 59> kRequiredKeys = {{
     {"qwen2vl", "rope.dimension_sections"},
     {"qwen3vl", "rope.dimension_sections"},
     {"qwen3vlmoe", "rope.dimension_sections"},
@@ -108,6 +108,14 @@ constexpr std::array<RequiredKey, 51> kRequiredKeys = {{
     {"graniteswitch", "logit_scale"},
     {"bailingmoe3", "leading_dense_block_count"},
     {"minimax-01", "residual_scale"},
+    {"minimax-m3", "expert_feed_forward_length"},
+    {"minimax-m3", "expert_shared_count"},
+    {"minimax-m3", "expert_gating_func"},
+    {"dots3note", "expert_feed_forward_length"},
+    {"dots3note", "expert_shared_count"},
+    {"dots3note", "expert_gating_func"},
+    {"dots3note", "leading_dense_block_count"},
+    {"dots3note", "rope.freq_base_swa"},
     {"graniteswitch", "adapters.count"},
     {"graniteswitch", "adapters.lora_rank"},
     {"graniteswitch", "adapters.token_ids_activate"},
