@@ -44,6 +44,19 @@ void rwkv_block_common(GgufWriter& w, std::uint32_t i) {
   w.add_tensor(blk(i, "channel_mix_value.weight"), kF32, {kFf, kEmbd});
 }
 
+/// RWKV-6's data-dependent token shift (lerp with a low-rank mix of 5) and decay (a low-rank
+/// pair), with the bonus time_mix_first where `first` (rwkv6qwen2 has none: the "qrwkv" path).
+void rwkv6_data_dependent_mix(GgufWriter& w, std::uint32_t i, bool first) {
+  w.add_tensor(blk(i, "time_mix_w1.weight"), kF32, {kEmbd, kLora * 5});
+  w.add_tensor(blk(i, "time_mix_w2.weight"), kF32, {kLora, kEmbd, 5});
+  w.add_tensor(blk(i, "time_mix_lerp_x.weight"), kF32, {kEmbd, 1, 1});
+  w.add_tensor(blk(i, "time_mix_lerp_fused.weight"), kF32, {kEmbd, 1, 1, 5});
+  if (first) w.add_tensor(blk(i, "time_mix_first.weight"), kF32, {kHead, kEmbd / kHead});
+  w.add_tensor(blk(i, "time_mix_decay.weight"), kF32, {kEmbd});
+  w.add_tensor(blk(i, "time_mix_decay_w1.weight"), kF32, {kEmbd, kLora});
+  w.add_tensor(blk(i, "time_mix_decay_w2.weight"), kF32, {kLora, kEmbd});
+}
+
 /// rwkv6 (Finch): data-dependent token shift (lerp with a low-rank mix of 5) and decay.
 GgufWriter rwkv6() {
   GgufWriter w = rwkv_common("rwkv6");
@@ -51,14 +64,7 @@ GgufWriter rwkv6() {
   w.add_uint32("rwkv6.time_decay_extra_dim", kLora);
   for (std::uint32_t i = 0; i < 4; ++i) {
     rwkv_block_common(w, i);
-    w.add_tensor(blk(i, "time_mix_w1.weight"), kF32, {kEmbd, kLora * 5});
-    w.add_tensor(blk(i, "time_mix_w2.weight"), kF32, {kLora, kEmbd, 5});
-    w.add_tensor(blk(i, "time_mix_lerp_x.weight"), kF32, {kEmbd, 1, 1});
-    w.add_tensor(blk(i, "time_mix_lerp_fused.weight"), kF32, {kEmbd, 1, 1, 5});
-    w.add_tensor(blk(i, "time_mix_first.weight"), kF32, {kHead, kEmbd / kHead});
-    w.add_tensor(blk(i, "time_mix_decay.weight"), kF32, {kEmbd});
-    w.add_tensor(blk(i, "time_mix_decay_w1.weight"), kF32, {kEmbd, kLora});
-    w.add_tensor(blk(i, "time_mix_decay_w2.weight"), kF32, {kLora, kEmbd});
+    rwkv6_data_dependent_mix(w, i, true);
     w.add_tensor(blk(i, "time_mix_gate.weight"), kF32, {kEmbd, kEmbd});
     w.add_tensor(blk(i, "channel_mix_lerp_r.weight"), kF32, {kEmbd, 1, 1});
     w.add_tensor(blk(i, "channel_mix_receptance.weight"), kF32, {kEmbd, kEmbd});
@@ -144,13 +150,7 @@ GgufWriter rwkv6qwen2() {
   w.add_uint32("rwkv6qwen2.time_decay_extra_dim", kLora);
   for (std::uint32_t i = 0; i < 4; ++i) {
     qwen2_mlp(w, i);
-    w.add_tensor(blk(i, "time_mix_w1.weight"), kF32, {kEmbd, kLora * 5});
-    w.add_tensor(blk(i, "time_mix_w2.weight"), kF32, {kLora, kEmbd, 5});
-    w.add_tensor(blk(i, "time_mix_lerp_x.weight"), kF32, {kEmbd, 1, 1});
-    w.add_tensor(blk(i, "time_mix_lerp_fused.weight"), kF32, {kEmbd, 1, 1, 5});
-    w.add_tensor(blk(i, "time_mix_decay.weight"), kF32, {kEmbd});
-    w.add_tensor(blk(i, "time_mix_decay_w1.weight"), kF32, {kEmbd, kLora});
-    w.add_tensor(blk(i, "time_mix_decay_w2.weight"), kF32, {kLora, kEmbd});
+    rwkv6_data_dependent_mix(w, i, false);
     w.add_tensor(blk(i, "time_mix_key.weight"), kF32, {kEmbd, 2 * kHead});
     w.add_tensor(blk(i, "time_mix_value.weight"), kF32, {kEmbd, 2 * kHead});
     w.add_tensor(blk(i, "time_mix_receptance.weight"), kF32, {kEmbd, kEmbd});
