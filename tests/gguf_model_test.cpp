@@ -323,8 +323,8 @@ TEST_CASE("what kvplan does not understand about the cache: exit 3 naming the fi
     CHECK_THAT(message, Catch::Contains(text));
   };
   GgufWriter unread;
-  unread.add_string("general.architecture", "deepseek4");
-  expect_unsupported(unread, "unsupported architecture: general.architecture = deepseek4 (kvplan reads: llama, qwen2");
+  unread.add_string("general.architecture", "gptj");  // llama.cpp loads it; kvplan has not read its rules
+  expect_unsupported(unread, "unsupported architecture: general.architecture = gptj (kvplan reads: llama, qwen2");
   // Cache keys llama.cpp does not read for the architecture: kvplan will not guess.
   expect_unsupported(minimal_llama("", [](GgufWriter& w) { w.add_uint32("llama.attention.sliding_window_pattern", 2); }),
                      "unsupported architecture: llama.attention.sliding_window_pattern = 2");

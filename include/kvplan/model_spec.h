@@ -56,6 +56,10 @@ struct LayerSpec {
   /// DSA lightning indexer (DeepSeek-V3.2, GLM-5): one key of this many values per token beside
   /// the layer's own cache, stored at the K cache dtype in the generic profile; 0 = no indexer.
   std::uint32_t index_head_dim = 0;
+  /// DeepSeek-V4 (llama.cpp's deepseek4): besides its window, the layer keeps one K entry per this
+  /// many tokens of the whole context: 4 (CSA, whose layers carry the indexer key above at the same
+  /// ratio) or 128 (HCA); 0 = no compressed cache. Only the llama.cpp profile sizes it.
+  std::uint32_t compress_ratio = 0;
   /// Tokens held by a sliding or chunked layer; the image tokens a cross layer holds.
   std::uint64_t window = 0;
   /// Fixed state of a linear layer; also of an attention layer in a parallel hybrid (Falcon-H1).

@@ -125,6 +125,9 @@ struct KvBreakdownItem {
   std::uint32_t indexer_layers = 0;  ///< layers of the group that keep a DSA indexer key too
   std::uint64_t indexer_bytes = 0;   ///< the indexer keys' part of `bytes`
   bool mtp = false;                  ///< MTP layers counted as cached (--mtp-layers)
+  /// A compressed cache (DeepSeek-V4's CSA or HCA under llama.cpp): one entry per this many tokens,
+  /// tokens_held counting entries, `bytes` including its compressor state; 0 for any other item.
+  std::uint32_t compress_ratio = 0;
 };
 
 /// The figures every engine has in some form, so a dashboard can plot one field across engines.
@@ -237,6 +240,7 @@ struct CacheFacts {
   std::uint32_t indexer_layers = 0;         ///< layers with a DSA indexer key
   std::uint32_t indexer_head_dim = 0;
   std::uint32_t vllm_indexer_bytes_per_token = 0;  ///< fp8 values + an fp32 scale per 128 values
+  std::uint32_t indexer_compress_ratio = 0;  ///< DeepSeek-V4: one indexer key per this many tokens (0: per token)
   std::uint32_t shared_layers = 0;          ///< layers reading an earlier layer's cache
   const LayerSpec* mtp_like = nullptr;      ///< the layer an MTP layer is priced as
 };

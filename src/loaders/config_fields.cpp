@@ -207,6 +207,10 @@ void ConfigFields::reject_unread_cache_fields() const {
       if (lower.find(word) != std::string::npos) {
         std::string shown = value.dump();
         if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
+        // The one such field kvplan sizes from another input: say which.
+        if (key == "compress_ratios")
+          shown += " (DeepSeek-V4's compressed caches: kvplan sizes them from a deepseek4 GGUF file under the "
+                   "llama.cpp profile only)";
         throw unsupported_architecture(fmt::format("{}: {}", origin_, key), shown);
       }
   }

@@ -240,6 +240,101 @@ void read_dots3note(KeyReader& r, Hparams& hp) {
                                  hp.head_k, width, hp.head_k_swa));
 }
 
+/// deepseek4 (llama_kv_cache_dsv4): every trunk layer slides (set_swa_pattern(0)) over a K-only
+/// latent of one head; attention.compress_ratios adds, per layer, a cache of one entry per 4 tokens
+/// (CSA, beside the lightning indexer's key) or per 128 (HCA), each with compressor state. What the
+/// loader throws on and what the graph asserts (llama.cpp aborts) are refused here.
+void read_deepseek4(KeyReader& r, Hparams& hp) {
+  const std::string_view why = "llama.cpp requires it for deepseek4";
+  if (hp.n_nextn > 0)
+    throw unsupported_architecture(r.key("nextn_predict_layers"),
+                                   fmt::format("{} (deepseek4's MTP layers share its compressed caches but not their "
+                                               "compressor state; kvplan does not model them: the converter writes "
+                                               "them to a file of their own)",
+                                               hp.n_nextn));
+  read_required_window(r, hp);
+  r.required_u32("attention.q_lora_rank", why);
+  if (r.required_u32("expert_shared_count", why) == 0)
+    r.fail("expert_shared_count", "is 0 (deepseek4's shared expert tensors would have a 0 dimension)");
+  if (hp.n_expert == 0 || hp.n_expert_used == 0)
+    r.fail(hp.n_expert == 0 ? "expert_count" : "expert_used_count",
+           "is missing or 0 (every deepseek4 layer is a MoE block)");
+  if (r.required_u32("expert_gating_func", why) != 4)
+    r.fail("expert_gating_func", "is not 4 (llama.cpp: \"DeepSeek-V4 loader currently expects sqrtsoftplus MoE "
+                                 "scoring\")");
+  if (r.required_u32("hyper_connection.count", why) != 4)
+    r.fail("hyper_connection.count", "is not 4 (llama.cpp's hyper-connection kernels assert 4: it aborts)");
+  if (r.required_u32("hyper_connection.sinkhorn_iterations", why) == 0)
+    r.fail("hyper_connection.sinkhorn_iterations", "is 0 (llama.cpp's kernel asserts at least 1: it aborts)");
+  r.required_u32("hash_layer_count", why);
+  const std::uint32_t groups = r.required_u32("attention.output_group_count", why);
+  r.required_u32("attention.output_lora_rank", why);
+  if (groups == 0 || hp.n_head[0] % groups != 0)
+    r.fail("attention.output_group_count", fmt::format("is {}, which does not divide head_count {} (llama.cpp's "
+                                                       "graph asserts it: it aborts)",
+                                                       groups, hp.n_head[0]));
+  r.required_u32("attention.indexer.head_count", why);
+  r.required_u32("attention.indexer.top_k", why);
+  const std::uint32_t width = r.required_u32("attention.indexer.key_length", why);
+  if (width == 0 || width % 64 != 0)
+    r.fail("attention.indexer.key_length", fmt::format("is {}; llama.cpp rotates the indexer key by Hadamard "
+                                                       "matrices of 64 or more and aborts unless 64 divides it",
+                                                       width));
+  // Every layer slides, so the _swa head sizes are the cache's (they default to key_length).
+  const std::uint32_t head = hp.head_k_swa;
+  if (head == 0 || head != hp.head_v_swa)
+    r.fail("attention.value_length", fmt::format("gives a K head of {} and a V head of {}; deepseek4's graph asserts "
+                                                 "they are equal (it aborts)",
+                                                 head, hp.head_v_swa));
+  if (hp.n_rot > head || hp.n_rot > width)
+    r.fail("rope.dimension_count", fmt::format("is {}, more than the K head {} or the indexer key {} (llama.cpp "
+                                               "asserts it)",
+                                               hp.n_rot, head, width));
+  for (std::uint32_t il = 0; il < hp.n_layer; ++il)
+    if (hp.n_head_kv[il] != 1)
+      r.fail("attention.head_count_kv", fmt::format("is {} for layer {}; deepseek4's graph writes one K head per "
+                                                    "token and aborts on any other count",
+                                                    hp.n_head_kv[il], il));
+  const GgufValue* ratios = r.header().find(r.key("attention.compress_ratios"));
+  r.mark_read("attention.compress_ratios");
+  r.mark_read("attention.compress_rope_freq_base");  // the compressed keys' rope: no cache
+  if (ratios == nullptr || !ratios->is_array()) r.fail("attention.compress_ratios", "is missing or not an array (" + std::string(why) + ")");
+  if (ratios->count < hp.n_layer_all)
+    r.fail("attention.compress_ratios", fmt::format("has {} elements (llama.cpp: \"DeepSeek-V4 compress_ratios is "
+                                                    "shorter than block_count\" {})",
+                                                    ratios->count, hp.n_layer_all));
+  if (ratios->count > kLlamaCppMaxLayers)
+    r.fail("attention.compress_ratios", fmt::format("has {} elements, more than llama.cpp's {} (it aborts)",
+                                                    ratios->count, kLlamaCppMaxLayers));
+  const std::optional<std::vector<std::uint64_t>> values = r.header().get_uint_array(r.key("attention.compress_ratios"));
+  if (!values) r.fail("attention.compress_ratios", "is not an array of integers");
+  std::uint32_t csa = 0, hca = 0;
+  for (std::uint32_t il = 0; il < hp.n_layer; ++il) {
+    const std::uint64_t ratio = (*values)[il];
+    if (ratio != 0 && ratio != 4 && ratio != 128)
+      r.fail("attention.compress_ratios", fmt::format("gives layer {} a ratio of {} (llama.cpp: \"DeepSeek-V4 loader "
+                                                      "only supports compression ratios 0, 4, and 128\")",
+                                                      il, ratio));
+    hp.compress_ratio.push_back(static_cast<std::uint32_t>(ratio));
+    csa += ratio == 4 ? 1 : 0;
+    hca += ratio == 128 ? 1 : 0;
+    hp.swa[il] = true;
+  }
+  // The graph always builds the lightning indexer's rotation input, whose Hadamard size is found by
+  // doubling until it no longer divides the indexer cache's key width: with no CSA layer that width
+  // is 0 and the doubling overflows into a division by zero (llama-kv-cache.cpp, build_input_k_rot;
+  // the process dies of SIGFPE creating the context, seen with a fixture of ratios 0, 128, 128, 0).
+  if (csa == 0)
+    r.fail("attention.compress_ratios", "has no layer of ratio 4; llama.cpp then crashes creating the context (SIGFPE "
+                                        "sizing the rotation of an empty lightning-indexer cache)");
+  hp.head_v_swa = 0;  // K only (dsv4_make_k_only)
+  hp.indexer_head = width;
+  hp.notes.push_back(fmt::format("deepseek4: every layer slides over {} tokens keeping one K-only head of {}; {} layers "
+                                 "compress 4 tokens into one entry (CSA, beside the lightning indexer's key of {}), "
+                                 "{} compress 128 (HCA) (llama_kv_cache_dsv4)",
+                                 hp.n_swa, head, csa, width, hca));
+}
+
 /// Which layers are recurrent in qwen3next's family and minimax-01: attention.recurrent_layers (one
 /// flag per layer, nextn layers included), else every layer but each `interval`-th
 /// (full_attention_interval, llama.cpp's default per architecture).
@@ -736,6 +831,8 @@ void read_architecture(KeyReader& r, Hparams& hp) {
     read_qwen4exp(r, hp);
   } else if (arch == "dots3note") {
     read_dots3note(r, hp);
+  } else if (arch == "deepseek4") {
+    read_deepseek4(r, hp);
   } else if (arch == "nemotron_h" || arch == "nemotron_h_moe") {
     // nemotron_h_moe is nemotron_h's class (the same load_arch_hparams and memory filters); its
     // feed-forward layers are MoE blocks.

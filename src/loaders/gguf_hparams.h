@@ -128,6 +128,9 @@ struct Hparams {
   /// which add a V of one head); 0 and empty without an indexer.
   std::uint32_t indexer_head = 0;
   std::vector<bool> indexer;
+  /// deepseek4's attention.compress_ratios per trunk layer: 0 (the window only), 4 (CSA, with the
+  /// lightning indexer) or 128 (HCA); empty for every other architecture.
+  std::vector<std::uint32_t> compress_ratio;
   std::uint64_t n_embd_r = 0, n_embd_s = 0;
   std::uint32_t ssm_heads = 0;
   std::uint32_t n_expert = 0, n_expert_used = 0;

@@ -32,7 +32,7 @@ using gguf_keys::starts_with;
 /// (src/models/<arch>.cpp, load_arch_hparams) in release v0.4.0. The second row on are those whose
 /// cache is llama's (create_memory's default branch, no window, no recurrent layer): only their
 /// tensors differ, and the sum of the tensors is read whatever they are.
-constexpr std::array<std::string_view, 123> kArchitectures = {
+constexpr std::array<std::string_view, 124> kArchitectures = {
     "llama",      "qwen2",       "qwen2moe",   "qwen3",     "qwen3moe", "phi3",        "gemma",     "gemma2",
     "gemma3",     "deepseek2",   "mamba2",     "granitehybrid", "lfm2", "qwen3next",   "gpt-oss",   "llama4",
     "glm4moe",    "gemma3n",     "cohere2",    "olmo2",     "exaone4",  "ernie4_5",    "ernie4_5-moe",
@@ -52,7 +52,7 @@ constexpr std::array<std::string_view, 123> kArchitectures = {
     "rwkv6",      "rwkv7",       "arwkv7",
     "paddleocr",  "plm",         "grovemoe",   "chameleon", "muse-glimmer", "nanbeige",
     "graniteswitch", "rwkv6qwen2", "plamo2", "bailingmoe3", "kimi-k3", "minimax-01",
-    "minimax-m3", "qwen4exp", "dots3note"};
+    "minimax-m3", "qwen4exp", "dots3note", "deepseek4"};
 
 /// Keys llama.cpp requires of an architecture that change no cache (a rope, an expert router, a
 /// clamp): without one llama.cpp does not load the file, so kvplan does not answer for it either.
@@ -60,7 +60,7 @@ struct RequiredKey {
   std::string_view arch;
   std::string_view key;
 };
-constexpr std::array<RequiredKey, 59> kRequiredKeys = {{
+constexpr std::array<RequiredKey, 66> kRequiredKeys = {{
     {"qwen2vl", "rope.dimension_sections"},
     {"qwen3vl", "rope.dimension_sections"},
     {"qwen3vlmoe", "rope.dimension_sections"},
@@ -116,6 +116,13 @@ constexpr std::array<RequiredKey, 59> kRequiredKeys = {{
     {"dots3note", "expert_gating_func"},
     {"dots3note", "leading_dense_block_count"},
     {"dots3note", "rope.freq_base_swa"},
+    {"deepseek4", "attention.layer_norm_rms_epsilon"},
+    {"deepseek4", "expert_feed_forward_length"},
+    {"deepseek4", "expert_weights_scale"},
+    {"deepseek4", "expert_weights_norm"},
+    {"deepseek4", "swiglu_clamp_exp"},
+    {"deepseek4", "attention.compress_rope_freq_base"},
+    {"deepseek4", "hyper_connection.epsilon"},
     {"graniteswitch", "adapters.count"},
     {"graniteswitch", "adapters.lora_rank"},
     {"graniteswitch", "adapters.token_ids_activate"},
@@ -319,6 +326,10 @@ GgufModel gguf_model_from_header(const GgufHeader& header) {
       layer.v_head_dim = hp.swa[il] ? hp.head_v_swa : hp.head_v;
       if (hp.swa[il]) layer.window = hp.n_swa;
       if (!hp.indexer.empty() && hp.indexer[il]) layer.index_head_dim = hp.indexer_head;  // minimax-m3
+      if (!hp.compress_ratio.empty()) {  // deepseek4: the CSA layers keep the lightning indexer's key
+        layer.compress_ratio = hp.compress_ratio[il];
+        if (layer.compress_ratio == 4) layer.index_head_dim = hp.indexer_head;
+      }
       if (hp.parallel_state) {
         if (hp.n_embd_r) layer.state.push_back({"conv", hp.n_embd_r, &fp32});
         if (hp.n_embd_s) layer.state.push_back({"ssm", hp.n_embd_s, &fp32});

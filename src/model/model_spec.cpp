@@ -42,6 +42,8 @@ void validate_layer(const ModelSpec& spec, const LayerSpec& layer, std::size_t i
   }
   if (layer.index_head_dim != 0 && !holds_tokens(layer.kind))
     throw Error(where(fmt::format("a {} layer cannot keep an indexer cache", to_string(layer.kind))));
+  if (layer.compress_ratio != 0 && layer.kind != LayerKind::sliding)
+    throw Error(where(fmt::format("a {} layer cannot keep a compressed cache (DeepSeek-V4's slide)", to_string(layer.kind))));
   if ((layer.kind == LayerKind::sliding || layer.kind == LayerKind::chunked || layer.kind == LayerKind::cross) &&
       layer.window == 0)
     throw Error(where(fmt::format("a {} layer needs a window of at least 1 token", to_string(layer.kind))));
@@ -91,15 +93,17 @@ std::string describe_layers(const ModelSpec& spec) {
     LayerKind kind;
     std::uint64_t window;
     std::uint32_t index_head_dim;
+    std::uint32_t compress_ratio;
     std::uint32_t count;
   };
   std::vector<Group> groups;
   for (const LayerSpec& layer : spec.layers) {
     auto same = [&](const Group& g) {
-      return g.kind == layer.kind && g.window == layer.window && g.index_head_dim == layer.index_head_dim;
+      return g.kind == layer.kind && g.window == layer.window && g.index_head_dim == layer.index_head_dim &&
+             g.compress_ratio == layer.compress_ratio;
     };
     auto it = std::find_if(groups.begin(), groups.end(), same);
-    if (it == groups.end()) groups.push_back({layer.kind, layer.window, layer.index_head_dim, 1});
+    if (it == groups.end()) groups.push_back({layer.kind, layer.window, layer.index_head_dim, layer.compress_ratio, 1});
     else ++it->count;
   }
   std::string text;
@@ -107,6 +111,7 @@ std::string describe_layers(const ModelSpec& spec) {
     if (!text.empty()) text += " + ";
     text += fmt::format("{} {}", group.count, to_string(group.kind));
     if (group.window != 0) text += fmt::format("({})", group.window);
+    if (group.compress_ratio != 0) text += fmt::format("+compressed(1/{})", group.compress_ratio);
     if (group.index_head_dim != 0) text += fmt::format("+indexer({})", group.index_head_dim);
   }
   return text;

@@ -44,6 +44,7 @@ nlohmann::ordered_json model_to_json(const ModelSpec& model, const CacheFacts& f
     indexer["head_dim"] = facts.indexer_head_dim;
     indexer["layers"] = facts.indexer_layers;
     indexer["vllm_bytes_per_token_per_layer"] = facts.vllm_indexer_bytes_per_token;
+    if (facts.indexer_compress_ratio) indexer["compress_ratio"] = facts.indexer_compress_ratio;
     out["indexer"] = indexer;
   }
   return out;
@@ -71,17 +72,26 @@ void append_breakdown(std::string& out, const Row& row) {
     first = false;
     append_decimal(out, item.layers);
     out += ' ';
-    out += to_string(item.kind);
-    if (item.window) {
-      out += '(';
-      append_decimal(out, item.window);
-      out += ')';
-    }
-    if (item.mtp) out += " (MTP)";
-    if (item.kind != LayerKind::linear && item.kind != LayerKind::none && item.kind != LayerKind::shared) {
-      out += " x ";
+    if (item.compress_ratio) {
+      // A compressed cache (DeepSeek-V4 under llama.cpp): one entry per compress_ratio tokens.
+      out += "compressed(1/";
+      append_decimal(out, item.compress_ratio);
+      out += ") x ";
       append_thousands(out, item.tokens_held);
-      out += item.kind == LayerKind::cross ? " image tokens" : " tokens";
+      out += " entries";
+    } else {
+      out += to_string(item.kind);
+      if (item.window) {
+        out += '(';
+        append_decimal(out, item.window);
+        out += ')';
+      }
+      if (item.mtp) out += " (MTP)";
+      if (item.kind != LayerKind::linear && item.kind != LayerKind::none && item.kind != LayerKind::shared) {
+        out += " x ";
+        append_thousands(out, item.tokens_held);
+        out += item.kind == LayerKind::cross ? " image tokens" : " tokens";
+      }
     }
     if (item.indexer_layers) {
       out += " (indexer on ";
@@ -152,8 +162,9 @@ nlohmann::ordered_json row_to_json(const Row& row) {
   nlohmann::ordered_json breakdown = nlohmann::ordered_json::array();
   for (const KvBreakdownItem& item : row.breakdown) {
     nlohmann::ordered_json entry;
-    entry["kind"] = to_string(item.kind);
+    entry["kind"] = item.compress_ratio ? "compressed" : to_string(item.kind);
     if (item.window) entry["window"] = item.window;
+    if (item.compress_ratio) entry["compress_ratio"] = item.compress_ratio;
     entry["layers"] = item.layers;
     entry["tokens_held"] = item.tokens_held;
     entry["bytes"] = item.bytes;

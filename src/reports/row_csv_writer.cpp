@@ -237,7 +237,8 @@ void write_breakdown(CsvCells& out, const Row& row) {
   bool first = true;
   for (const KvBreakdownItem& item : row.breakdown) {
     // At most 3 + 10 + 1 + 7 + 22 + 6 + 3 + 26 + 13 + 13 + 10 + 1 = 115 bytes (a kind's name is 7
-    // at most, a window 20 digits, tokens 20 digits and 6 commas).
+    // at most, a window 20 digits, tokens 20 digits and 6 commas); a compressed cache's at most
+    // 3 + 10 + 1 + 13 + 10 + 4 + 26 + 8 + 13 + 10 + 1 = 99.
     char* at = out.at(160);
     if (!first) {
       std::memcpy(at, " + ", 3);
@@ -246,24 +247,34 @@ void write_breakdown(CsvCells& out, const Row& row) {
     first = false;
     at = write_json_uint(at, item.layers);
     *at++ = ' ';
-    const std::string_view kind = to_string(item.kind);
-    std::memcpy(at, kind.data(), kind.size());
-    at += kind.size();
-    if (item.window) {
-      *at++ = '(';
-      at = write_json_uint(at, item.window);
-      *at++ = ')';
-    }
-    if (item.mtp) {
-      std::memcpy(at, " (MTP)", 6);
-      at += 6;
-    }
-    if (item.kind != LayerKind::linear && item.kind != LayerKind::none && item.kind != LayerKind::shared) {
-      std::memcpy(at, " x ", 3);
-      at = write_thousands(at + 3, item.tokens_held);
-      const std::string_view tokens = item.kind == LayerKind::cross ? " image tokens" : " tokens";
-      std::memcpy(at, tokens.data(), tokens.size());
-      at += tokens.size();
+    if (item.compress_ratio) {
+      // A compressed cache (DeepSeek-V4 under llama.cpp): one entry per compress_ratio tokens.
+      std::memcpy(at, "compressed(1/", 13);
+      at = write_json_uint(at + 13, item.compress_ratio);
+      std::memcpy(at, ") x ", 4);
+      at = write_thousands(at + 4, item.tokens_held);
+      std::memcpy(at, " entries", 8);
+      at += 8;
+    } else {
+      const std::string_view kind = to_string(item.kind);
+      std::memcpy(at, kind.data(), kind.size());
+      at += kind.size();
+      if (item.window) {
+        *at++ = '(';
+        at = write_json_uint(at, item.window);
+        *at++ = ')';
+      }
+      if (item.mtp) {
+        std::memcpy(at, " (MTP)", 6);
+        at += 6;
+      }
+      if (item.kind != LayerKind::linear && item.kind != LayerKind::none && item.kind != LayerKind::shared) {
+        std::memcpy(at, " x ", 3);
+        at = write_thousands(at + 3, item.tokens_held);
+        const std::string_view tokens = item.kind == LayerKind::cross ? " image tokens" : " tokens";
+        std::memcpy(at, tokens.data(), tokens.size());
+        at += tokens.size();
+      }
     }
     if (item.indexer_layers) {
       std::memcpy(at, " (indexer on ", 13);

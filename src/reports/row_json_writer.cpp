@@ -411,10 +411,14 @@ void write_members(Sink& out, const Row& row) {
     const KvBreakdownItem& item = row.breakdown[i];
     if (i) out.ch(',');
     out.literal("{\"kind\":");
-    out.text(to_string(item.kind));
+    out.text(item.compress_ratio ? std::string_view("compressed") : to_string(item.kind));
     if (item.window) {
       out.literal(",\"window\":");
       out.count(item.window);
+    }
+    if (item.compress_ratio) {
+      out.literal(",\"compress_ratio\":");
+      out.count(item.compress_ratio);
     }
     out.literal(",\"layers\":");
     out.count(item.layers);

@@ -29,6 +29,10 @@ std::string describe_state(const CacheFacts& facts) {
 /// (fp8 values and an fp32 scale per 128 values).
 std::string describe_indexer(const CacheFacts& facts, std::uint32_t layers) {
   if (facts.indexer_layers == 0) return "";
+  if (facts.indexer_compress_ratio != 0)
+    return fmt::format("{} of {} layers keep the lightning indexer's key: {} values per {} tokens at the K cache dtype, "
+                       "compressed as their CSA cache is (llama.cpp's deepseek4)",
+                       facts.indexer_layers, layers, facts.indexer_head_dim, facts.indexer_compress_ratio);
   return fmt::format("{} of {} layers keep a sparse-attention indexer's key: {} values per token at the K cache dtype "
                      "(generic, as llama.cpp); vLLM stores DSA's as fp8 values + an fp32 scale, {} B per token per layer",
                      facts.indexer_layers, layers, facts.indexer_head_dim, facts.vllm_indexer_bytes_per_token);

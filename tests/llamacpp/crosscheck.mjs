@@ -35,7 +35,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const MiB = 1024 * 1024;
 const TYPES = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"];
 const quantized = (t) => !["f32", "f16", "bf16"].includes(t);
-const SWA = new Set(["exaone-moe", "afmoe", "laguna", "smallthinker", "mellum", "mimo2", "mimo2-nextn", "step35", "cohere2moe", "granite_swa", "plamo3", "gemma2", "gemma3", "gemma3-allswa", "lfm2-swa", "gpt-oss", "llama4", "gemma3n", "cohere2", "olmo2-swa", "exaone4-64", "gemma4", "muse-glimmer", "dots3note"]);
+const SWA = new Set(["exaone-moe", "afmoe", "laguna", "smallthinker", "mellum", "mimo2", "mimo2-nextn", "step35", "cohere2moe", "granite_swa", "plamo3", "gemma2", "gemma3", "gemma3-allswa", "lfm2-swa", "gpt-oss", "llama4", "gemma3n", "cohere2", "olmo2-swa", "exaone4-64", "gemma4", "muse-glimmer", "dots3note", "deepseek4"]);
 // Architectures whose only new part is how llama.cpp reads their hparams: the type matrix would
 // re-run cache code another fixture already runs through it (llama's plain cache; qwen3next's
 // hybrid for qwen35 and qwen35moe; gemma3n's sliding and shared caches for gemma4; deepseek2's
@@ -355,6 +355,16 @@ function compare(config, lc, modelReport, kv) {
         if (!within(b.k_bytes, a.kMiB)) p(`${role} K: llama.cpp ${a.kMiB} MiB, kvplan ${(b.k_bytes / MiB).toFixed(4)} MiB`);
         if (!within(b.v_bytes, a.vMiB)) p(`${role} V: llama.cpp ${a.vMiB} MiB, kvplan ${(b.v_bytes / MiB).toFixed(4)} MiB`);
     }
+    // deepseek4's compressor states: shape, planes, layers and bytes
+    const lcStates = lc.compressorStates ?? [], states = r.compressor_states ?? [];
+    if (lcStates.length !== states.length) p(`compressor states: llama.cpp ${lcStates.length}, kvplan ${states.length}`);
+    for (let i = 0; i < Math.min(lcStates.length, states.length); i++) {
+        const a = lcStates[i], b = states[i];
+        if (a.name !== b.name || a.ratio !== b.ratio || a.stateSize !== b.state_size || a.nEmbdState !== b.n_embd_state)
+            p(`${b.name} state: llama.cpp ${a.name} ratio ${a.ratio}, ${a.stateSize} x ${a.nEmbdState}; kvplan ${b.name} ratio ${b.ratio}, ${b.state_size} x ${b.n_embd_state}`);
+        if (a.streams !== b.planes || a.layers !== b.layers) p(`${b.name} state: llama.cpp ${a.streams} streams x ${a.layers} layers, kvplan ${b.planes} x ${b.layers}`);
+        if (!within(b.bytes, a.sizeMiB)) p(`${b.name} state: llama.cpp ${a.sizeMiB} MiB, kvplan ${(b.bytes / MiB).toFixed(4)} MiB`);
+    }
     const lcRs = (lc.recurrent ?? [])[0];
     if ((lcRs != null) !== (r.recurrent != null)) p(`recurrent state: llama.cpp ${lcRs != null}, kvplan ${r.recurrent != null}`);
     if (lcRs != null && r.recurrent != null) {
@@ -365,7 +375,7 @@ function compare(config, lc, modelReport, kv) {
     }
     // all cache buffers together, exact to llama.cpp's +-53 B
     const range = lc.memory?.memoryModuleBytesRange;
-    const total = r.kv_bytes + r.recurrent_bytes;
+    const total = r.kv_bytes + r.recurrent_bytes + r.compressor_state_bytes;
     if (range == null) p("llama.cpp gave no memory breakdown");
     else if (total < range[0] || total > range[1]) p(`cache bytes: llama.cpp ${range[0]}..${range[1]}, kvplan ${total}`);
     // weights: the memory-mapped model buffer
@@ -420,7 +430,7 @@ async function peerComparison(checked) {
             kvCacheKeyType: typeK, kvCacheValueType: typeV,
         });
         const peerKv = split.cpuKVCacheSize + split.cpuRecurrentStateSize;
-        const engineKv = r.kv_bytes + r.recurrent_bytes;
+        const engineKv = r.kv_bytes + r.recurrent_bytes + r.compressor_state_bytes;
         const engineContext = lc.memory.contextCpuBytes + (r.output_buffer_bytes ?? 0);
         stats.total++;
         if (peerKv === engineKv) stats.kvExact++;

@@ -97,4 +97,17 @@ void dense_first_moe(GgufWriter& w, std::uint32_t i, bool selection_bias) {
   shared_expert_64(w, i);
 }
 
+/// A MoE block of 2 routed experts of 64 with a selection bias (exp_probs_b) and a shared expert
+/// of 64 (minimax-m3, dots3note, deepseek4).
+void biased_moe_2x64(GgufWriter& w, std::uint32_t i) {
+  w.add_tensor(blk(i, "ffn_gate_inp.weight"), kF32, {kEmbd, 2});
+  w.add_tensor(blk(i, "exp_probs_b.bias"), kF32, {2});
+  w.add_tensor(blk(i, "ffn_gate_exps.weight"), kF32, {kEmbd, 64, 2});
+  w.add_tensor(blk(i, "ffn_down_exps.weight"), kF32, {64, kEmbd, 2});
+  w.add_tensor(blk(i, "ffn_up_exps.weight"), kF32, {kEmbd, 64, 2});
+  w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, 64});
+  w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {64, kEmbd});
+  w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 64});
+}
+
 }  // namespace kvplan::testing::fixture_parts

@@ -50,6 +50,9 @@ void shared_expert_64(GgufWriter& w, std::uint32_t i);
 /// experts of 32 (and a selection bias, exp_probs_b, when `selection_bias`) and a shared expert
 /// of 64.
 void dense_first_moe(GgufWriter& w, std::uint32_t i, bool selection_bias);
+/// A MoE block of 2 routed experts of 64 with a selection bias (exp_probs_b) and a shared expert
+/// of 64 (minimax-m3, dots3note, deepseek4).
+void biased_moe_2x64(GgufWriter& w, std::uint32_t i);
 
 /// A fixture's name and description, and how to write it.
 struct FixtureRecipe {
@@ -69,5 +72,7 @@ std::vector<FixtureRecipe> rwkv_recipes();
 /// Hybrids in create_memory's default branch: plamo2 (Mamba-2), bailingmoe3 and kimi-k3 (KDA and
 /// MLA) (tests/support/llamacpp_fixtures_hybrid.cpp).
 std::vector<FixtureRecipe> hybrid_recipes();
+/// deepseek4: a window, compressed caches and compressor states (tests/support/llamacpp_fixtures_deepseek4.cpp).
+std::vector<FixtureRecipe> deepseek4_recipes();
 
 }  // namespace kvplan::testing::fixture_parts

@@ -1215,6 +1215,7 @@ const std::vector<FixtureRecipe>& entries() {
     for (FixtureRecipe& recipe : windowed_moe_recipes()) all.push_back(std::move(recipe));
     for (FixtureRecipe& recipe : rwkv_recipes()) all.push_back(std::move(recipe));
     for (FixtureRecipe& recipe : hybrid_recipes()) all.push_back(std::move(recipe));
+    for (FixtureRecipe& recipe : deepseek4_recipes()) all.push_back(std::move(recipe));
     return all;
   }();
   return list;

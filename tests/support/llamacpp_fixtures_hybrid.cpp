@@ -189,19 +189,6 @@ GgufWriter minimax_01() {
   return w;
 }
 
-/// A MoE block of 2 routed experts of 64 with a selection bias (exp_probs_b) and a shared expert
-/// of 64 (minimax-m3, dots3note).
-void biased_moe_2x64(GgufWriter& w, std::uint32_t i) {
-    w.add_tensor(blk(i, "ffn_gate_inp.weight"), kF32, {kEmbd, 2});
-    w.add_tensor(blk(i, "exp_probs_b.bias"), kF32, {2});
-    w.add_tensor(blk(i, "ffn_gate_exps.weight"), kF32, {kEmbd, 64, 2});
-    w.add_tensor(blk(i, "ffn_down_exps.weight"), kF32, {64, kEmbd, 2});
-    w.add_tensor(blk(i, "ffn_up_exps.weight"), kF32, {kEmbd, 64, 2});
-    w.add_tensor(blk(i, "ffn_gate_shexp.weight"), kF32, {kEmbd, 64});
-    w.add_tensor(blk(i, "ffn_down_shexp.weight"), kF32, {64, kEmbd});
-    w.add_tensor(blk(i, "ffn_up_shexp.weight"), kF32, {kEmbd, 64});
-}
-
 /// minimax-m3 (MiniMax Sparse Attention): 2 KV heads of 32 with q/k norms on every layer; layer 0
 /// dense, 1-3 MoE (2 experts of 64, a shared one) with the indexer's projections (2 heads of 64,
 /// as many as the KV heads: the sparse path asserts it). The output head is required.

@@ -98,9 +98,10 @@ void add_to_breakdown(std::vector<KvBreakdownItem>& items, const LayerSpec& laye
 /// too, to be safe). plan_row prices such layers once and counts them.
 bool same_cost(const LayerSpec& a, const LayerSpec& b) {
   // The size on 64-bit hosts; wasm32 lays the struct out differently and is checked by them.
-  static_assert(sizeof(void*) != 8 || sizeof(LayerSpec) == 56, "a field was added to LayerSpec: compare it in same_cost");
+  static_assert(sizeof(void*) != 8 || sizeof(LayerSpec) == 64, "a field was added to LayerSpec: compare it in same_cost");
   if (a.kind != b.kind || a.kv_heads != b.kv_heads || a.k_head_dim != b.k_head_dim || a.v_head_dim != b.v_head_dim ||
       a.mla_rope_dim != b.mla_rope_dim || a.index_head_dim != b.index_head_dim || a.window != b.window ||
+      a.compress_ratio != b.compress_ratio ||
       a.state.size() != b.state.size())
     return false;
   for (std::size_t i = 0; i < a.state.size(); ++i)
@@ -221,6 +222,7 @@ CacheFacts cache_facts(const ModelSpec& model) {
     if (layer.index_head_dim) {
       ++facts.indexer_layers;
       facts.indexer_head_dim = layer.index_head_dim;
+      facts.indexer_compress_ratio = layer.compress_ratio;
     }
     if (layer.kind == LayerKind::shared) ++facts.shared_layers;
   }

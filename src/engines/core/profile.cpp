@@ -101,6 +101,16 @@ const EngineOption* find_option(const PlanRequest& request, std::string_view nam
   return nullptr;
 }
 
+void refuse_compressed_caches(const ModelSpec& model, const PlanRequest& request, std::string_view engine) {
+  for (std::size_t il = 0; il < model.layers.size(); ++il)
+    if (model.layers[il].compress_ratio != 0)
+      throw unsupported_architecture(
+          fmt::format("layer {} compress_ratio", il),
+          fmt::format("{} (DeepSeek-V4's compressed caches: kvplan sizes them as llama.cpp lays them out; {}'s rules "
+                      "for them are not read: add {} llama.cpp)",
+                      model.layers[il].compress_ratio, engine, request.names.runtime));
+}
+
 void refuse_foreign_options(const PlanRequest& request, const EngineEntry& engine) {
   for (const EngineOption& option : request.engine_options) {
     if (declares(engine, option.name)) continue;

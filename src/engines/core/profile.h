@@ -241,4 +241,9 @@ const GpuSpec& single_gpu(const std::vector<GpuSpec>& gpus, std::string_view eng
 /// Refuses options the engine does not declare: "--parallel is a llama.cpp flag: add --runtime llama.cpp".
 void refuse_foreign_options(const PlanRequest& request, const EngineEntry& engine);
 
+/// Refuses (exit 3) a model with compressed caches (LayerSpec::compress_ratio: DeepSeek-V4 as
+/// llama.cpp lays it out) under `engine`, whose rules for them kvplan has not read, pointing at the
+/// llama.cpp profile by the request's name for the runtime setting.
+void refuse_compressed_caches(const ModelSpec& model, const PlanRequest& request, std::string_view engine);
+
 }  // namespace kvplan

@@ -155,6 +155,7 @@ class GenericProfile final : public Profile {
 
 std::shared_ptr<const Profile> make_generic(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                                             const PlanRequest& request) {
+  refuse_compressed_caches(model, request, "the generic profile");
   return std::make_shared<GenericProfile>(model, gpus, request);
 }
 

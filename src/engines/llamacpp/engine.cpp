@@ -88,8 +88,28 @@ std::vector<KvBreakdownItem> breakdown_of(const LlamaCppResult& r, const ModelSp
     mla = mla || layer.kind == LayerKind::mla;
   }
   std::vector<KvBreakdownItem> items;
+  // deepseek4's compressor states are counted with their caches: CSA's and LID's with the CSA item
+  // (LID's as its indexer part), HCA's with the HCA item.
+  const auto state_gpu_bytes = [&](std::string_view name) {
+    for (const LlamaCppCompressorState& s : r.compressor_states)
+      if (s.name == name) return s.gpu_bytes;
+    return std::uint64_t{0};
+  };
   for (const LlamaCppKvCache& c : r.caches) {
     if (c.layers == 0) continue;
+    if (c.compress_ratio != 0) {
+      const auto csa = std::find_if(items.begin(), items.end(), [](const KvBreakdownItem& i) { return i.compress_ratio == 4; });
+      if (c.role == "LID KV" && csa != items.end()) {
+        csa->indexer_layers = c.layers;
+        csa->indexer_bytes = c.gpu_bytes + state_gpu_bytes("LID");
+        csa->bytes += csa->indexer_bytes;  // parts of gpu_cache_bytes, a checked sum
+        continue;
+      }
+      KvBreakdownItem item{LayerKind::sliding, 0, c.layers, c.cells, c.gpu_bytes + state_gpu_bytes(c.role.substr(0, 3))};
+      item.compress_ratio = c.compress_ratio;
+      items.push_back(item);
+      continue;
+    }
     if (c.role == "indexer KV" && !items.empty()) {
       // The DSA indexer's keys are part of the MLA layers' group, as the other profiles show them.
       KvBreakdownItem& mla_item = items.back();
@@ -279,9 +299,12 @@ class LlamaCppProfile final : public Profile {
     row.weight_dtype = model_.weight_dtype;
     row.kv_bytes = r.gpu_cache_bytes;
     row.state_bytes = r.recurrent ? r.recurrent->gpu_bytes : 0;
+    for (const LlamaCppCompressorState& state : r.compressor_states) row.state_bytes += state.gpu_bytes;  // in gpu_cache_bytes
     for (const LlamaCppKvCache& c : r.caches)
       if (c.layers > 0)
-        row.kv_bytes_per_token = checked_add(row.kv_bytes_per_token, (c.k_bytes + c.v_bytes) / (c.cells * c.streams), "cache");
+        row.kv_bytes_per_token = checked_add(row.kv_bytes_per_token,
+                                             (c.k_bytes + c.v_bytes) / (c.cells * c.streams) / std::max(c.compress_ratio, 1u),
+                                             "cache");
     row.breakdown = breakdown_of(r, model_);
     row.weights_bytes = r.model_gpu_bytes;
     // Never "estimate..." (plan.cpp's estimate finding reads that prefix): a probe does without it.

@@ -94,6 +94,14 @@ bool reads_dsa_indexer(std::string_view arch) {
 /// sliding cache (its sliding layers are MLA too: K rows only).
 bool dsa_beside_window(std::string_view arch) { return arch == "dots3note"; }
 
+/// deepseek4's llama_kv_cache_dsv4: a K-only window on every layer beside compressed caches.
+bool keeps_compressed_caches(std::string_view arch) { return arch == "deepseek4"; }
+
+/// llama-kv-cache-dsv4.cpp's compressed cache size: pad256(max(1, ceil(n_ctx_seq / ratio))) cells.
+std::uint64_t compressed_cells(std::uint64_t n_ctx_seq, std::uint64_t ratio) {
+  return pad256(std::max<std::uint64_t>(1, n_ctx_seq / ratio + (n_ctx_seq % ratio != 0 ? 1 : 0)));
+}
+
 /// minimax-m3's indexer cache (llama_kv_cache_msa) and qwen4exp's (llama_memory_hybrid_idx): the
 /// indexer key and a V of one head on plain attention layers.
 bool reads_msa_indexer(std::string_view arch) { return arch == "minimax-m3" || arch == "qwen4exp"; }
@@ -301,6 +309,7 @@ LlamaCppLayout read_llamacpp_layout(const ModelSpec& model) {
   std::vector<CacheLayer>& layers = out.layers;
   layers.reserve(std::size_t{model.layers.size()} + model.mtp_layers);  // the nextn layers copy one by reference
   bool any_plain = false;
+  out.compressed = keeps_compressed_caches(model.architecture);
   for (std::uint32_t il = 0; il < model.layers.size(); ++il) {
     const LayerSpec& spec = model.layers[il];
     if (spec.kind == LayerKind::cross)
@@ -326,14 +335,25 @@ LlamaCppLayout read_llamacpp_layout(const ModelSpec& model) {
       layer.k_row = std::uint64_t{spec.kv_heads} * spec.k_head_dim;
       layer.v_row = std::uint64_t{spec.kv_heads} * layer.v_head;
       // dots3note's sliding layers are MLA's K rows under a window (no V): not plain attention.
-      const bool k_only = spec.kind == LayerKind::mla || (dsa_beside_window(model.architecture) && layer.v_head == 0);
+      const bool k_only = spec.kind == LayerKind::mla || out.compressed ||
+                          (dsa_beside_window(model.architecture) && layer.v_head == 0);
       (k_only ? out.any_mla : any_plain) = true;
     }
     for (const StateTensor& state : spec.state) {
       std::uint64_t& row = state.name == "conv" ? layer.r_row : layer.s_row;
       row = sum_checked(row, state.elements, "state size");
     }
-    if (spec.index_head_dim != 0) {
+    if (spec.compress_ratio != 0 && !out.compressed)
+      throw unsupported_architecture("layer " + std::to_string(il) + " compress_ratio",
+                                     std::to_string(spec.compress_ratio) +
+                                         " (kvplan's llama.cpp profile reads compressed caches from a deepseek4 GGUF file)");
+    layer.compress_ratio = spec.compress_ratio;
+    if (out.compressed && spec.index_head_dim != 0) {
+      if (spec.compress_ratio != 4)
+        throw unsupported_architecture("layer " + std::to_string(il) + " index_head_dim",
+                                       "an indexer key outside a CSA layer (deepseek4 keeps it on ratio-4 layers)");
+      layer.indexer_row = spec.index_head_dim;  // hparams_lid: one head of indexer_head_size
+    } else if (spec.index_head_dim != 0) {
       const bool msa = reads_msa_indexer(model.architecture) && spec.kind == LayerKind::full;
       if (!msa && (!reads_dsa_indexer(model.architecture) || spec.kind != LayerKind::mla))
         throw unsupported_architecture(
@@ -400,9 +420,11 @@ LlamaCppLayout read_llamacpp_layout(const ModelSpec& model) {
   add_runs(out.runs[LlamaCppLayout::every_cache_layer], [](const CacheLayer&) { return true; });
   add_runs(out.runs[LlamaCppLayout::non_swa], [](const CacheLayer& l) { return !is_windowed(l.kind); });
   add_runs(out.runs[LlamaCppLayout::swa], [](const CacheLayer& l) { return is_windowed(l.kind); });
+  add_runs(out.runs[LlamaCppLayout::csa], [](const CacheLayer& l) { return l.compress_ratio == 4; });
+  add_runs(out.runs[LlamaCppLayout::hca], [](const CacheLayer& l) { return l.compress_ratio == 128; });
   // llama_kv_cache_dsa's indexer cache: its rows are the indexer key, K only (hparams_lid keeps is_mla);
-  // llama_kv_cache_msa's adds a V row of one head.
-  std::vector<LlamaCppLayout::Run>& indexer_runs = out.runs[LlamaCppLayout::indexer];
+  // llama_kv_cache_msa's adds a V row of one head; deepseek4's lightning-indexer cache is DSA's.
+  std::vector<LlamaCppLayout::Run>& indexer_runs = out.runs[out.compressed ? LlamaCppLayout::lid : LlamaCppLayout::indexer];
   for (const CacheLayer& layer : layers) {
     if (layer.indexer_row == 0) continue;
     if (indexer_runs.empty() || indexer_runs.back().k_row != layer.indexer_row ||
@@ -550,7 +572,13 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
                                                    : "");
     out.n_ctx = n_ctx;
   }
-  const std::uint32_t streams = settings.kv_unified ? 1 : n_seq;
+  // llama_kv_cache_dsv4 ignores `unified`: its caches and states keep a stream per sequence, of
+  // n_ctx_seq (= n_ctx under --kv-unified) cells each.
+  const bool unified_streams = settings.kv_unified && !layout.compressed;
+  if (settings.kv_unified && layout.compressed)
+    say.text("deepseek4: --kv-unified makes n_ctx_seq = n_ctx, but llama_kv_cache_dsv4 keeps one stream per sequence "
+             "in every cache and state (it ignores unified)");
+  const std::uint32_t streams = unified_streams ? 1 : n_seq;
 
   // --- placement: llama_model_base::load_tensors. The output layer counts as one of n_layer + 1.
   const std::int64_t ngl = settings.n_gpu_layers < 0 ? std::int64_t{n_layer_all} + 1 : settings.n_gpu_layers;
@@ -741,6 +769,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     cache.seqs = n_seq;
     cache.k_type = std::string(type_k.name);
     cache.v_type = std::string(type_v.name);
+    cache.compress_ratio = which == LlamaCppLayout::hca ? 128 : which == LlamaCppLayout::csa || which == LlamaCppLayout::lid ? 4 : 0;
     const bool indexer = which == LlamaCppLayout::indexer;
     if (one_device && sum_runs(cache, runs, indexer)) {
       // Each layer's load, added only once the whole cache is known to fit 64 bits (the layer loop
@@ -776,12 +805,12 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     return cache;
   };
   const bool any_attention = layout.any_attention;
-  out.caches.reserve(1 + (iswa ? 1 : 0) + (layout.any_indexer ? 1 : 0));
+  out.caches.reserve(1 + (iswa ? 1 : 0) + (layout.any_indexer ? 1 : 0) + (layout.compressed ? 3 : 0));
   if (iswa) {
     // Saturating: a window near 2^64 holds the whole context (a wrapped product held almost none).
-    const std::uint64_t swa_span = n_swa > (UINT64_MAX - out.n_ubatch) / (settings.kv_unified ? n_seq : 1)
+    const std::uint64_t swa_span = n_swa > (UINT64_MAX - out.n_ubatch) / (unified_streams ? n_seq : 1)
                                        ? UINT64_MAX
-                                       : n_swa * (settings.kv_unified ? n_seq : 1) + out.n_ubatch;
+                                       : n_swa * (unified_streams ? n_seq : 1) + out.n_ubatch;
     std::uint64_t swa_cells = pad256(std::min(out.n_ctx_seq, swa_span));
     if (settings.swa_full) {
       say("--swa-full: the SWA cache holds n_ctx_seq = {} cells", out.n_ctx_seq);
@@ -790,7 +819,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
       say(
           "iSWA: {} layers get their own cache of pad256(min(n_ctx_seq {}, n_swa {} x {} + n_ubatch {})) = {} cells "
           "per stream (llama-kv-cache-iswa.cpp)",
-          any_chunked ? "chunked" : "sliding", out.n_ctx_seq, n_swa, settings.kv_unified ? n_seq : 1, out.n_ubatch,
+          any_chunked ? "chunked" : "sliding", out.n_ctx_seq, n_swa, unified_streams ? n_seq : 1, out.n_ubatch,
           swa_cells);
     }
     // llama_kv_cache_dsa_iswa (dots3note) creates DSA's two caches before the sliding one.
@@ -799,6 +828,17 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
     out.caches.push_back(make_cache("SWA KV", swa_cells, LlamaCppLayout::swa));
     if (out.caches.front().layers == 0)
       say.text("every attention layer is sliding: the non-SWA cache is still created, with 0 layers and 0 bytes");
+    if (layout.compressed) {
+      // llama_kv_cache_dsv4 then creates the CSA, HCA and lightning-indexer caches, K only at -ctk.
+      const std::uint64_t c4 = compressed_cells(out.n_ctx_seq, 4), c128 = compressed_cells(out.n_ctx_seq, 128);
+      out.caches.push_back(make_cache("CSA KV", c4, LlamaCppLayout::csa));
+      out.caches.push_back(make_cache("HCA KV", c128, LlamaCppLayout::hca));
+      out.caches.push_back(make_cache("LID KV", c4, LlamaCppLayout::lid));
+      say("deepseek4: the layers of compress ratio 4 keep a CSA cache and the lightning indexer's (LID) of "
+          "pad256(max(1, ceil(n_ctx_seq {} / 4))) = {} cells, those of ratio 128 an HCA cache of "
+          "pad256(max(1, ceil(n_ctx_seq / 128))) = {} cells, per stream (llama-kv-cache-dsv4.cpp)",
+          out.n_ctx_seq, c4, c128);
+    }
   } else if (any_attention) {
     // llama_kv_cache_dsa logs its two caches as "creating main KV cache" and "creating indexer KV cache".
     out.caches.push_back(make_cache(layout.any_indexer ? "main KV" : "KV", out.n_ctx_seq, LlamaCppLayout::every_cache_layer));
@@ -815,7 +855,10 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
       say.text("DSA: a second K-only cache holds the lightning indexer's key (one head) per cell on the indexed "
                "layers, at the K cache type (llama_kv_cache_dsa)");
   }
-  if (any_mla) say.text("MLA: the cache stores K only (the compressed latent with its rope part); V is 0 bytes");
+  if (layout.compressed)
+    say.text("deepseek4: every cache stores K only, one head per cell (dsv4_make_k_only); V is 0 bytes");
+  else if (any_mla)
+    say.text("MLA: the cache stores K only (the compressed latent with its rope part); V is 0 bytes");
   for (const LlamaCppKvCache& cache : out.caches)
     say("{}: {} cells x {} stream{} x {} layers: K {} = {} B, V {} = {} B", cache.role, cache.cells,
                                 cache.streams, cache.streams == 1 ? "" : "s", cache.layers, cache.k_type, cache.k_bytes,
@@ -852,6 +895,54 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
                                 "does not matter)",
                                 rs.cells, rs.layers, rs.r_row, rs.s_row);
     out.recurrent = rs;
+  }
+
+  // --- deepseek4's compressor states (llama_dsv4_comp_state): f32 whatever -ctk/-ctv, one plane per
+  // sequence (n_rs_seq, llama.cpp's default 0, adds none), on each layer's device.
+  if (layout.compressed) {
+    struct Shape {
+      const char* name;
+      std::uint32_t ratio;
+      std::uint64_t state_size, width_factor;
+      bool indexer;
+    };
+    // The K head and the indexer key are the model's (every layer keeps one K head of the same width).
+    std::uint64_t k_head = layers.front().k_row, indexer_key = 0;
+    for (const CacheLayer& layer : layers) indexer_key = std::max(indexer_key, layer.indexer_row);
+    constexpr std::array<Shape, 3> kShapes = {{{"CSA", 4, 8, 2, false}, {"HCA", 128, 128, 1, false}, {"LID", 4, 8, 2, true}}};
+    for (const Shape& shape : kShapes) {
+      LlamaCppCompressorState state;
+      state.name = shape.name;
+      state.ratio = shape.ratio;
+      state.state_size = shape.state_size;
+      state.planes = n_seq;
+      state.n_embd_state = shape.width_factor * (shape.indexer ? indexer_key : k_head);
+      for (const CacheLayer& layer : layers) {
+        if (layer.compress_ratio != shape.ratio) continue;
+        // Two tensors, kv and score, of n_embd_state x state_size x planes f32 values.
+        const std::uint64_t bytes = (Checked(8, "state size") * state.n_embd_state * state.state_size * state.planes).value();
+        ++state.layers;
+        state.bytes = sum_checked(state.bytes, bytes, "state size");
+        load(layer.il, bytes);
+        if (on_gpu(layer.il)) {
+          ++state.gpu_layers;
+          state.gpu_bytes = sum_checked(state.gpu_bytes, bytes, "state size");
+          add_to_device(layer.il, 0, bytes, bytes);
+        } else {
+          state.host_bytes = sum_checked(state.host_bytes, bytes, "state size");
+        }
+      }
+      out.compressor_state_bytes = sum_checked(out.compressor_state_bytes, state.bytes, "state size");
+      out.compressor_states.push_back(std::move(state));
+    }
+    say("deepseek4: compressor state, f32 whatever -ctk/-ctv, a kv and a score tensor per layer and sequence: CSA {} "
+        "x 8 values (2 x the K head), HCA {} x 128 (the K head), LID {} x 8 (2 x the indexer key); n_rs_seq 0 "
+        "(llama-kv-cache-dsv4.cpp, llama_dsv4_comp_state)",
+        out.compressor_states[0].n_embd_state, out.compressor_states[1].n_embd_state, out.compressor_states[2].n_embd_state);
+    for (const LlamaCppCompressorState& state : out.compressor_states) {
+      out.gpu_cache_bytes = sum_checked(out.gpu_cache_bytes, state.gpu_bytes, "cache size");
+      out.host_cache_bytes = sum_checked(out.host_cache_bytes, state.host_bytes, "cache size");
+    }
   }
 
   for (const LlamaCppKvCache& cache : out.caches) {

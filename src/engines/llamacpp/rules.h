@@ -10,6 +10,9 @@
 ///   SWA cells  = pad256(min(n_ctx_seq, n_swa x (unified ? n_seq : 1) + n_ubatch)) unless --swa-full
 ///                (llama-kv-cache-iswa.cpp)
 ///   R, S       = f32 x n_embd_{r,s} x max(1, n_seq) per recurrent layer (llama-memory-recurrent.cpp)
+///   deepseek4  = K-only SWA cells on every layer, pad256(max(1, ceil(n_ctx_seq / ratio))) cells of the
+///                compressed caches, and f32 compressor state, one stream per sequence whatever
+///                --kv-unified says (llama-kv-cache-dsv4.cpp)
 
 #include <array>
 #include <cstdint>
@@ -67,6 +70,9 @@ struct LlamaCppCacheLayer {
   /// The V row beside it: 0 for DSA (an MLA model's indexer cache is K only); one head of the
   /// model's value_length for llama_kv_cache_msa (minimax-m3), allocated though nothing writes it.
   std::uint64_t indexer_v_row = 0;
+  /// deepseek4's attention.compress_ratios entry (LayerSpec::compress_ratio): 4 puts the layer in the
+  /// CSA and lightning-indexer caches (its indexer key is indexer_row), 128 in the HCA cache.
+  std::uint32_t compress_ratio = 0;
   /// Gets recurrent state: a linear layer, or an attention layer of a parallel hybrid (Falcon-H1,
   /// whose create_memory filters put every layer in both the KV cache and the recurrent memory).
   bool has_state = false;
@@ -93,6 +99,9 @@ struct LlamaCppLayout {
   bool any_attention = false;   ///< a layer with its own K/V cells
   bool any_recurrent = false;
   bool any_indexer = false;     ///< a DSA layer: llama_kv_cache_dsa adds the indexer's K-only cache
+  /// deepseek4 (llama_kv_cache_dsv4): the raw iSWA cache of every layer, then the CSA, HCA and
+  /// lightning-indexer caches of the `csa`, `hca` and `lid` runs, each with compressor state.
+  bool compressed = false;
 
   /// Consecutive layers of one cache with the same K and V rows: with one GPU a cache is summed a
   /// run at a time. Their layer indices are ils[first, first + count), ascending.
@@ -101,7 +110,8 @@ struct LlamaCppLayout {
     std::uint32_t first = 0, count = 0;
   };
   static constexpr std::size_t every_cache_layer = 0, non_swa = 1, swa = 2, indexer = 3;  ///< indices of `runs`
-  std::array<std::vector<Run>, 4> runs;
+  static constexpr std::size_t csa = 4, hca = 5, lid = 6;  ///< deepseek4's compressed caches
+  std::array<std::vector<Run>, 7> runs;
   std::vector<std::uint32_t> ils;
 };
 
@@ -178,12 +188,13 @@ struct LlamaCppDevice {
   bool output = false;             ///< the output layer is on it
   std::uint64_t weights_bytes = 0; ///< its model buffer
   std::uint64_t cache_bytes = 0;   ///< K+V+R+S of its layers
-  std::uint64_t state_bytes = 0;   ///< R+S of its layers (part of cache_bytes)
+  std::uint64_t state_bytes = 0;   ///< R+S (and compressor state) of its layers (part of cache_bytes)
 };
 
 /// One llama_kv_cache: the plain cache, or the non-SWA / SWA half of an iSWA cache.
 struct LlamaCppKvCache {
-  std::string role;            ///< "KV", "non-SWA KV", "SWA KV"; DSA: "main KV" and "indexer KV" (K only)
+  std::string role;            ///< "KV", "non-SWA KV", "SWA KV"; DSA: "main KV" and "indexer KV" (K only);
+                               ///< deepseek4: "CSA KV", "HCA KV", "LID KV" (compressed, K only)
   std::uint64_t cells = 0;     ///< per stream (kv_size)
   std::uint32_t layers = 0;    ///< cached layers, as llama.cpp logs "N layers"
   std::uint32_t streams = 0;   ///< 1 with --kv-unified, else n_seq_max
@@ -192,6 +203,7 @@ struct LlamaCppKvCache {
   std::uint64_t k_bytes = 0;
   std::uint64_t v_bytes = 0;   ///< 0 for MLA (K only)
   std::uint64_t v_row = 0;     ///< V elements per cell per layer after padding (0 for MLA)
+  std::uint32_t compress_ratio = 0;  ///< deepseek4's CSA and LID (4) and HCA (128): tokens per cell
   std::uint32_t gpu_layers = 0;
   std::uint64_t gpu_bytes = 0;   ///< K+V of the layers whose device is the GPU
   std::uint64_t host_bytes = 0;  ///< K+V of the layers left in host memory
@@ -207,6 +219,21 @@ struct LlamaCppRecurrent {
   std::uint64_t s_row = 0;          ///< n_embd_s: SSM state elements per cell per layer
   std::uint64_t r_bytes = 0;        ///< f32
   std::uint64_t s_bytes = 0;        ///< f32
+  std::uint32_t gpu_layers = 0;
+  std::uint64_t gpu_bytes = 0;
+  std::uint64_t host_bytes = 0;
+};
+
+/// One of deepseek4's llama_dsv4_comp_state: per layer of its ratio, a kv and a score tensor of
+/// f32 [n_embd_state, state_size, planes], whatever the cache types.
+struct LlamaCppCompressorState {
+  std::string name;                ///< "CSA", "HCA", "LID" (llama.cpp logs csa, hca, lid)
+  std::uint32_t ratio = 0;         ///< tokens per compressed entry: 4 or 128
+  std::uint64_t state_size = 0;    ///< 2 x ratio for CSA and LID (overlapping windows), ratio for HCA
+  std::uint64_t n_embd_state = 0;  ///< 2 x the K head (CSA), the K head (HCA), 2 x the indexer key (LID)
+  std::uint32_t planes = 0;        ///< n_seq_max x (1 + n_rs_seq); n_rs_seq is 0 here
+  std::uint32_t layers = 0;
+  std::uint64_t bytes = 0;         ///< both tensors of every layer
   std::uint32_t gpu_layers = 0;
   std::uint64_t gpu_bytes = 0;
   std::uint64_t host_bytes = 0;
@@ -228,6 +255,7 @@ struct LlamaCppResult {
 
   std::vector<LlamaCppKvCache> caches;         ///< 0, 1 (plain), 2 (non-SWA, SWA; or MLA and the DSA indexer)
   std::optional<LlamaCppRecurrent> recurrent;  ///< hybrid and recurrent models
+  std::vector<LlamaCppCompressorState> compressor_states;  ///< deepseek4: CSA, HCA, LID; empty otherwise
 
   // Placement (-ngl).
   std::uint32_t n_layer_all = 0;        ///< repeating layers, MTP/nextn layers included
@@ -248,7 +276,8 @@ struct LlamaCppResult {
 
   std::uint64_t kv_bytes = 0;        ///< K+V of every cache, all devices
   std::uint64_t recurrent_bytes = 0; ///< R+S, all devices
-  std::uint64_t gpu_cache_bytes = 0; ///< K+V+R+S on the GPU
+  std::uint64_t compressor_state_bytes = 0;  ///< deepseek4's compressor states, all devices
+  std::uint64_t gpu_cache_bytes = 0; ///< K+V+R+S (and compressor state) on the GPU
   std::uint64_t host_cache_bytes = 0;
 
   std::vector<std::string> rules;  ///< every rule applied, in words, in the order applied

@@ -44,6 +44,7 @@ nlohmann::ordered_json llamacpp_result_to_json(const LlamaCppResult& r) {
     cache["v_type"] = c.v_type;
     cache["v_bytes"] = c.v_bytes;
     cache["v_row"] = c.v_row;
+    cache["compress_ratio"] = c.compress_ratio;
     cache["gpu_layers"] = c.gpu_layers;
     cache["gpu_bytes"] = c.gpu_bytes;
     cache["host_bytes"] = c.host_bytes;
@@ -60,6 +61,20 @@ nlohmann::ordered_json llamacpp_result_to_json(const LlamaCppResult& r) {
   } else {
     out["recurrent"] = nullptr;
   }
+  nlohmann::ordered_json states = nlohmann::ordered_json::array();
+  for (const LlamaCppCompressorState& s : r.compressor_states)
+    states.push_back({{"name", s.name},
+                      {"ratio", s.ratio},
+                      {"state_size", s.state_size},
+                      {"n_embd_state", s.n_embd_state},
+                      {"planes", s.planes},
+                      {"layers", s.layers},
+                      {"type", "f32"},
+                      {"bytes", s.bytes},
+                      {"gpu_layers", s.gpu_layers},
+                      {"gpu_bytes", s.gpu_bytes},
+                      {"host_bytes", s.host_bytes}});
+  out["compressor_states"] = states;
   out["n_layer_all"] = r.n_layer_all;
   out["gpu_layers"] = r.gpu_layers;
   out["output_on_gpu"] = r.output_on_gpu;
@@ -81,6 +96,7 @@ nlohmann::ordered_json llamacpp_result_to_json(const LlamaCppResult& r) {
   out["compute_buffer_estimate_bytes"] = json_or_null(r.compute_estimate_bytes);
   out["kv_bytes"] = r.kv_bytes;
   out["recurrent_bytes"] = r.recurrent_bytes;
+  out["compressor_state_bytes"] = r.compressor_state_bytes;
   out["gpu_cache_bytes"] = r.gpu_cache_bytes;
   out["host_cache_bytes"] = r.host_cache_bytes;
   out["rules"] = r.rules;
@@ -109,6 +125,10 @@ void write_llamacpp_section(const std::vector<const LlamaCppResult*>& results, E
       lines.push_back(fmt::format("  {:<11} {:>9} cells x {}: R (f32) {}, S (f32) {}; GPU {}, host {}", "recurrent",
                                   r.recurrent->cells, plural(r.recurrent->layers, "layer"), mib(r.recurrent->r_bytes),
                                   mib(r.recurrent->s_bytes), mib(r.recurrent->gpu_bytes), mib(r.recurrent->host_bytes)));
+    for (const LlamaCppCompressorState& s : r.compressor_states)
+      lines.push_back(fmt::format("  {:<11} {:>9} x {} x {} x {}: kv + score (f32) {}; GPU {}, host {}",
+                                  s.name + " state", s.state_size, s.n_embd_state, plural(s.planes, "plane"),
+                                  plural(s.layers, "layer"), mib(s.bytes), mib(s.gpu_bytes), mib(s.host_bytes)));
     lines.push_back(fmt::format("  model buffer: GPU {}, host {} ({}); {} of {} layers on the GPU", mib(r.model_gpu_bytes),
                                 mib(r.model_host_bytes), r.model_host_exact ? "memory-mapped" : "approximate",
                                 r.gpu_layers, r.n_layer_all + 1));

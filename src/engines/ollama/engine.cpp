@@ -494,6 +494,7 @@ class OllamaProfile final : public Profile {
 
 std::shared_ptr<const Profile> make_ollama(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                                            const PlanRequest& request) {
+  refuse_compressed_caches(model, request, "Ollama");
   return OllamaProfile::build(model, gpus, request);
 }
 

@@ -447,6 +447,7 @@ class VllmProfile final : public Profile {
 
 std::shared_ptr<const Profile> make_vllm(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                                          const PlanRequest& request) {
+  refuse_compressed_caches(model, request, "vLLM");
   return std::make_shared<VllmProfile>(model, gpus, request);
 }
 

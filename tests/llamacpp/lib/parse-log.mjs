@@ -1,6 +1,7 @@
 // Parses llama.cpp's own log lines ({level, text}) into numbers.
 // The formats are those of the llama.cpp bundled with node-llama-cpp 3.21.1 (release v0.4.0):
-// src/llama-context.cpp, src/llama-kv-cache.cpp, src/llama-kv-cache-iswa.cpp, src/llama-memory-recurrent.cpp.
+// src/llama-context.cpp, src/llama-kv-cache.cpp, src/llama-kv-cache-iswa.cpp, src/llama-memory-recurrent.cpp,
+// src/llama-kv-cache-dsv4.cpp.
 
 const num = (s) => Number(s);
 const MIB = String.raw`(-?[\d.]+) MiB`;
@@ -10,6 +11,8 @@ export const RE = {
     printInfo: /^print_info: ([A-Za-z0-9_. ]+?)\s+= (.*)$/,
     kv: new RegExp(String.raw`^(\w+): size =\s+${MIB} \(\s*(\d+) cells,\s*(\d+) layers,\s*(\d+)/(\d+) seqs\), K \((\w+)\):\s*${MIB}, V \((\w+)\):\s*${MIB}$`),
     rs: new RegExp(String.raw`^(\w+): size =\s+${MIB} \(\s*(\d+) cells,\s*(\d+) layers,\s*(\d+) seqs\s+(\d+) rs_seq\), R \((\w+)\):\s*${MIB}, S \((\w+)\):\s*${MIB}(?:, P \((\w+)\):\s*${MIB})?$`),
+    // deepseek4's compressor states (llama_dsv4_comp_state): "csa ratio = 4, state = 8 x 128, streams = 2, ..."
+    compState: new RegExp(String.raw`^llama_dsv4_comp_state: (\w+) ratio = (\d+), state = (\d+) x (\d+), streams = (\d+), rs_seq = (\d+), layers = (\d+), size =\s+${MIB}$`),
     creating: /^(\w+): creating\s+(.+?) cache, size = (\d+) cells$/,
     kvBuffer: new RegExp(String.raw`^(\w+):\s+(\S+) (KV|RS) buffer size =\s+${MIB}$`),
     modelBuffer: new RegExp(String.raw`^load_tensors:\s+(\S+) model buffer size =\s+${MIB}$`),
@@ -37,6 +40,7 @@ export function parseContextLog(lines) {
         context: {},
         kvCaches: [],
         recurrent: [],
+        compressorStates: [],
         buffers: { kv: [], rs: [], output: [], compute: [] },
         fusedOps: {},
         attnRot: {},
@@ -78,6 +82,17 @@ export function parseContextLog(lines) {
                 sMiB: num(m[10]),
                 pType: m[11] ?? null,
                 pMiB: m[12] != null ? num(m[12]) : null,
+            });
+        } else if ((m = RE.compState.exec(text))) {
+            out.compressorStates.push({
+                name: m[1].toUpperCase(),
+                ratio: num(m[2]),
+                stateSize: num(m[3]),
+                nEmbdState: num(m[4]),
+                streams: num(m[5]),
+                rsSeq: num(m[6]),
+                layers: num(m[7]),
+                sizeMiB: num(m[8]),
             });
         } else if ((m = RE.kvBuffer.exec(text))) {
             out.buffers[m[3] === "KV" ? "kv" : "rs"].push({ source: m[1], buffer: m[2], MiB: num(m[4]) });

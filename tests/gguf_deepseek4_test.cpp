@@ -1,0 +1,189 @@
+// deepseek4 (DeepSeek-V4) GGUF files under the llama.cpp profile: llama_kv_cache_dsv4's K-only
+// window on every layer, its compressed caches (CSA and the lightning indexer at 1 in 4 tokens, HCA
+// at 1 in 128) and their compressor states. The fixture runs through the real llama.cpp in
+// tests/llamacpp/crosscheck.mjs; the totals below are what that llama.cpp's memory breakdown gave.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "engines/llamacpp/rules.h"
+#include "kvplan/error.h"
+#include "kvplan/catalog.h"
+#include "kvplan/model_spec.h"
+#include "kvplan/plan.h"
+#include "loaders/gguf_model.h"
+#include "support/gguf_writer.h"
+#include "support/llamacpp_fixture_model.h"
+#include "support/llamacpp_fixtures.h"
+
+namespace {
+
+using kvplan::LlamaCppResult;
+
+/// The settings of the fixture's cross-check run, with `edit` applied.
+template <typename Edit>
+LlamaCppResult plan(const kvplan::GgufModel& m, std::uint64_t n_ctx, std::uint32_t seqs, Edit edit) {
+  kvplan::LlamaCppSettings s;
+  s.n_ctx = n_ctx;
+  s.n_parallel = seqs;
+  s.type_k = &kvplan::ggml_type_by_name("f16");
+  s.type_v = &kvplan::ggml_type_by_name("f16");
+  s.flash_attn = kvplan::LlamaCppFlashAttn::off;
+  s.n_gpu_layers = 0;
+  edit(s);
+  return kvplan::plan_llamacpp(m.spec, s, kvplan::llamacpp_facts(m.spec));
+}
+
+std::uint64_t memory_module_bytes(const LlamaCppResult& r) {
+  return r.kv_bytes + r.recurrent_bytes + r.compressor_state_bytes;
+}
+
+/// The keys the loader reads of a deepseek4 file (as the fixture has them), with the compress
+/// ratios, K heads, indexer key width and nextn layers given.
+kvplan::testing::GgufWriter deepseek4_keys(std::vector<std::uint32_t> ratios, std::uint32_t kv_heads = 1,
+                                           std::uint32_t indexer_width = 128, std::uint32_t nextn = 0) {
+  kvplan::testing::GgufWriter w = kvplan::testing::gguf_bare_file("deepseek4");
+  const auto key = [](const char* rest) { return std::string("deepseek4.") + rest; };
+  for (const char* name : {"attention.q_lora_rank", "expert_shared_count", "expert_used_count",
+                           "hyper_connection.sinkhorn_iterations", "attention.indexer.head_count",
+                           "attention.indexer.top_k", "attention.output_lora_rank", "expert_feed_forward_length"})
+    w.add_uint32(key(name), 1);
+  w.add_uint32(key("expert_count"), 2);
+  w.add_uint32(key("hash_layer_count"), 0);
+  w.add_uint32(key("expert_gating_func"), 4);
+  w.add_uint32(key("hyper_connection.count"), 4);
+  w.add_uint32(key("attention.output_group_count"), 4);
+  for (const char* name : {"attention.layer_norm_rms_epsilon", "expert_weights_scale", "swiglu_clamp_exp",
+                           "attention.compress_rope_freq_base", "hyper_connection.epsilon"})
+    w.add_float32(key(name), 1.0f);
+  w.add_bool(key("expert_weights_norm"), true);
+  w.add_uint32(key("attention.head_count_kv"), kv_heads);
+  w.add_uint32(key("attention.key_length"), 64);
+  w.add_uint32(key("attention.value_length"), 64);
+  w.add_uint32(key("rope.dimension_count"), 32);
+  w.add_uint32(key("attention.sliding_window"), 128);
+  w.add_uint32(key("attention.indexer.key_length"), indexer_width);
+  w.add_array_uint32(key("attention.compress_ratios"), std::move(ratios));
+  if (nextn) w.add_uint32(key("nextn_predict_layers"), nextn);
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("deepseek4: a K-only window on every layer beside compressed caches", "[gguf_archs]") {
+  const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("deepseek4");
+  CHECK(kvplan::describe_layers(m.spec) ==
+        "1 sliding(128) + 2 sliding(128)+compressed(1/4)+indexer(128) + 1 sliding(128)+compressed(1/128)");
+  CHECK(m.spec.layers[0].v_head_dim == 0);
+  CHECK(m.spec.layers[2].compress_ratio == 128);
+  CHECK(m.spec.layers[2].index_head_dim == 0);  // the indexer is the CSA layers'
+
+  // n_ctx 8192 over 2 sequences: n_ctx_seq 4096, 2 streams everywhere. K rows f16: 64 wide = 128 B,
+  // the indexer's 128 wide = 256 B.
+  const LlamaCppResult r = kvplan::testing::llamacpp_cpu_plan(m, 8192, 2);
+  REQUIRE(r.caches.size() == 5);
+  CHECK(r.caches[0].role == "non-SWA KV");
+  CHECK(r.caches[0].layers == 0);
+  CHECK(r.caches[0].cells == 4096);
+  CHECK(r.caches[1].role == "SWA KV");
+  CHECK(r.caches[1].cells == 768);  // pad256(128 + 512)
+  CHECK(r.caches[1].k_bytes == 4ull * 128 * 768 * 2);
+  CHECK(r.caches[1].v_bytes == 0);
+  CHECK(r.caches[2].role == "CSA KV");
+  CHECK(r.caches[2].cells == 1024);  // pad256(4096 / 4)
+  CHECK(r.caches[2].k_bytes == 2ull * 128 * 1024 * 2);
+  CHECK(r.caches[3].role == "HCA KV");
+  CHECK(r.caches[3].cells == 256);  // pad256(4096 / 128 = 32): llama.cpp logs 32, allocates 256
+  CHECK(r.caches[3].k_bytes == 1ull * 128 * 256 * 2);
+  CHECK(r.caches[4].role == "LID KV");
+  CHECK(r.caches[4].k_bytes == 2ull * 256 * 1024 * 2);
+  // Compressor states, f32: kv and score per layer, [n_embd_state, state_size, 2 planes].
+  REQUIRE(r.compressor_states.size() == 3);
+  CHECK(r.compressor_states[0].name == "CSA");
+  CHECK(r.compressor_states[0].n_embd_state == 128);
+  CHECK(r.compressor_states[0].bytes == 2ull * 2 * 4 * 128 * 8 * 2);
+  CHECK(r.compressor_states[1].name == "HCA");
+  CHECK(r.compressor_states[1].bytes == 1ull * 2 * 4 * 64 * 128 * 2);
+  CHECK(r.compressor_states[2].name == "LID");
+  CHECK(r.compressor_states[2].bytes == 2ull * 2 * 4 * 256 * 8 * 2);
+  CHECK(r.compressor_state_bytes == 229'376);
+  // llama.cpp's memory breakdown for this context: 2,654,122 to 2,654,226 bytes.
+  CHECK(memory_module_bytes(r) == 2'654'208);
+  CHECK(r.host_cache_bytes == 2'654'208);
+
+  // One sequence of 4096: exactly half (llama.cpp: 1,327,104 within its +-53 B).
+  CHECK(memory_module_bytes(kvplan::testing::llamacpp_cpu_plan(m, 4096, 1)) == 1'327'104);
+  // --swa-full: the window cache holds n_ctx_seq cells.
+  const LlamaCppResult full = plan(m, 8192, 2, [](kvplan::LlamaCppSettings& s) { s.swa_full = true; });
+  CHECK(full.caches[1].cells == 4096);
+  CHECK(memory_module_bytes(full) == 2'654'208 - 786'432 + 4'194'304);
+  // --kv-unified: n_ctx_seq becomes n_ctx, but every cache and state keeps a stream per sequence.
+  const LlamaCppResult unified = plan(m, 8192, 2, [](kvplan::LlamaCppSettings& s) { s.kv_unified = true; });
+  CHECK(unified.n_ctx_seq == 8192);
+  CHECK(unified.caches[1].streams == 2);
+  CHECK(unified.caches[1].k_bytes == 786'432);  // pad256(min(8192, 128 x 1 + 512)), not 128 x 2
+  CHECK(unified.caches[2].cells == 2048);
+  CHECK(unified.caches[3].cells == 256);  // pad256(64)
+  CHECK(unified.caches[4].k_bytes == 2'097'152);
+  CHECK(unified.compressor_state_bytes == 229'376);
+  // The GPU's share follows each layer's device: -ngl 3 puts the output layer and layers 2 and 3
+  // there, with their caches and states (an HCA layer and a CSA layer).
+  const LlamaCppResult two = plan(m, 8192, 2, [](kvplan::LlamaCppSettings& s) { s.n_gpu_layers = 3; });
+  CHECK(two.compressor_states[1].gpu_layers == 1);
+  CHECK(two.compressor_states[0].gpu_layers == 1);
+  CHECK(two.gpu_cache_bytes + two.host_cache_bytes == 2'654'208);
+}
+
+TEST_CASE("deepseek4: what llama.cpp refuses, and the engines kvplan has no rules for", "[gguf_archs]") {
+  const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("deepseek4");
+  // K and V types must match (K-only caches), and a quantized V needs flash attention.
+  const auto outcome = [&](auto edit) -> std::pair<kvplan::ExitCode, std::string> {
+    try {
+      plan(m, 8192, 2, edit);
+    } catch (const kvplan::Error& e) {
+      return {e.code(), e.what()};
+    }
+    return {kvplan::ExitCode::ok, ""};
+  };
+  CHECK_THAT(outcome([](kvplan::LlamaCppSettings& s) { s.type_v = &kvplan::ggml_type_by_name("q8_0"); }).second,
+             Catch::Contains("does not support different K (f16) and V (q8_0) cache types"));
+  CHECK_THAT(outcome([](kvplan::LlamaCppSettings& s) {
+               s.type_k = s.type_v = &kvplan::ggml_type_by_name("q8_0");
+             }).second,
+             Catch::Contains("quantized V cache requires flash_attn"));
+  // q8_0 with flash attention: the states stay f32, the caches shrink to 34 bytes per 32 values.
+  const LlamaCppResult q8 = plan(m, 8192, 2, [](kvplan::LlamaCppSettings& s) {
+    s.type_k = s.type_v = &kvplan::ggml_type_by_name("q8_0");
+    s.flash_attn = kvplan::LlamaCppFlashAttn::on;
+  });
+  CHECK(q8.caches[4].k_bytes == 2ull * (128 / 32 * 34) * 1024 * 2);
+  CHECK(q8.compressor_state_bytes == 229'376);
+
+  using kvplan::testing::gguf_load_outcome;
+  CHECK(gguf_load_outcome(deepseek4_keys({0, 4, 128, 4})).first == kvplan::ExitCode::ok);
+  CHECK_THAT(gguf_load_outcome(deepseek4_keys({0, 4, 64, 4})).second, Catch::Contains("0, 4, and 128"));
+  CHECK_THAT(gguf_load_outcome(deepseek4_keys({0, 4, 128})).second, Catch::Contains("shorter than block_count"));
+  CHECK_THAT(gguf_load_outcome(deepseek4_keys({0, 128, 128, 0})).second, Catch::Contains("SIGFPE"));
+  CHECK_THAT(gguf_load_outcome(deepseek4_keys({0, 4, 128, 4}, 2)).second, Catch::Contains("one K head per token"));
+  CHECK_THAT(gguf_load_outcome(deepseek4_keys({0, 4, 128, 4}, 1, 96)).second, Catch::Contains("Hadamard"));
+  CHECK(gguf_load_outcome(deepseek4_keys({0, 4, 128, 4}, 1, 128, 1)).first == kvplan::ExitCode::unsupported_architecture);
+  // A longer array is fine (the converter writes the MTP layer's ratio too).
+  CHECK(gguf_load_outcome(deepseek4_keys({0, 4, 128, 4, 4})).first == kvplan::ExitCode::ok);
+
+  // Only the llama.cpp profile has read llama_kv_cache_dsv4: every other engine says so (exit 3).
+  for (const char* runtime : {"generic", "vllm", "sglang", "trtllm", "ollama"}) {
+    kvplan::PlanRequest request;
+    request.runtime = runtime;
+    request.contexts = {4096};
+    try {
+      kvplan::make_plan(m.spec, *kvplan::builtin_gpus().find("4090"), request);
+      FAIL("planned deepseek4 under " << runtime);
+    } catch (const kvplan::Error& e) {
+      CHECK(e.code() == kvplan::ExitCode::unsupported_architecture);
+      CHECK_THAT(e.what(), Catch::Contains("add runtime llama.cpp"));  // the library's name for the setting
+    }
+  }
+}
