@@ -12,6 +12,7 @@
 #include "explain/explanation.h"
 #include "loaders/logs/engine_log.h"
 #include "loaders/logs/line_cleanup.h"
+#include "support/llamacpp_fixtures.h"
 #include "support/log_fixtures.h"
 #include "support/run_binary.h"
 #include "support/temp_dir.h"
@@ -258,6 +259,29 @@ TEST_CASE("llama-server b6699 log (gpt-oss-20b, RTX 3070, 131072 cells, iSWA)", 
   CHECK(kv.engine == "3090.00 MiB");
   CHECK(kv.kvplan == "3090.00 MiB");
   CHECK(row(e, "overhead").agreement == Agreement::estimate);
+}
+
+TEST_CASE("llama.cpp v0.4.0 log of deepseek4: the compressed caches and the compressor states", "[explain]") {
+  const EngineLog log = read_fixture("llamacpp-v0.4.0-deepseek4-fixture.log");
+  CHECK(log.engine == logs::LogEngine::llamacpp);
+  // Five llama_kv_cache lines (the raw iSWA pair, CSA, HCA, LID) and three comp-state lines.
+  CHECK(log.all("kv_cache").size() == 5);
+  CHECK(log.all("compressor_state").size() == 3);
+  CHECK(figure(log, "compressor_state") == "0.03 MiB@44");
+
+  kvplan::testing::TempDir dir;
+  const std::string model = dir.file("deepseek4.gguf");
+  kvplan::testing::make_llamacpp_fixture("deepseek4").write(model);
+  const Explanation e = explain_log(log, {model, "4090", "deepseek4.log"});
+  CHECK(e.command == "kvplan --runtime llama.cpp --model " + model + " --gpu 4090 -c 8192 -np 2 -fa off -b 513 -ub 513");
+  // K rows only: SWA 4 x 768 cells x 128 B x 2 streams, CSA 2 x 1,024 x 128 B x 2, HCA 256 x 128 B x
+  // 2, LID 2 x 1,024 x 256 B x 2; the states f32 (2 x 2 x 4 x 128 x 8 + 2 x 4 x 64 x 128 x 2 + ...).
+  const Reconciled& kv = row(e, "kv_cache");
+  CHECK(kv.kvplan_value == 2'424'832u);
+  CHECK(kv.agreement == Agreement::exact);
+  const Reconciled& states = row(e, "compressor_state");
+  CHECK(states.kvplan_value == 229'376u);
+  CHECK(states.agreement == Agreement::exact);  // 0.03 + 0.12 + 0.06 printed, 0.21875 MiB
 }
 
 TEST_CASE("an Ollama log with its runner's llama.cpp lines keeps the estimate and the allocation apart", "[explain]") {

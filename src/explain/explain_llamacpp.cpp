@@ -88,6 +88,10 @@ void explain_llamacpp(const logs::EngineLog& log, const ModelSpec& model, const 
   if (!llama_all(log, "recurrent").empty())
     out.rows.push_back(memory_row("recurrent state", "recurrent", llama_all(log, "recurrent"), state, true,
                                   "llama_memory_recurrent: one cell per sequence, R (conv) and S (SSM) state in f32"));
+  if (!llama_all(log, "compressor_state").empty())
+    out.rows.push_back(memory_row("compressor state", "compressor_state", llama_all(log, "compressor_state"), state, true,
+                                  "llama_dsv4_comp_state (deepseek4): per layer of its ratio a kv and a score tensor "
+                                  "of f32, one plane per sequence"));
 
   std::vector<const LogFact*> gpu_weights, host_weights, gpu_compute, host_compute;
   for (const LogFact* fact : llama_all(log, "model_buffer")) (on_host(fact->device) ? host_weights : gpu_weights).push_back(fact);

@@ -211,6 +211,12 @@ bool read_llamacpp_line(const LogLine& line, FactSink& sink) {
     read_cache_size(line, sink, "kv_cache", "K", "V");
     return true;
   }
+  // deepseek4's compressor states: "llama_dsv4_comp_state: csa ratio = 4, state = 8 x 128, streams = 2,
+  // rs_seq = 0, layers = 2, size =    0.03 MiB" (the buffer line before it is absent at 0 layers).
+  if (body.substr(0, 21) == "llama_dsv4_comp_state" && body.find(" ratio = ") != std::string_view::npos) {
+    sink.figure_after(line, kLlama, ", size =", "compressor_state");
+    return true;
+  }
   if (body.substr(0, 22) == "llama_memory_recurrent" && body.find(": size =") != std::string_view::npos) {
     read_cache_size(line, sink, "recurrent", "R", "S");
     return true;
