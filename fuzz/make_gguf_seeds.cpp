@@ -113,6 +113,37 @@ GgufWriter deepseek2() {
   return w;
 }
 
+/// deepseek4: the keys its reader checks, and the compress ratios that add its compressed caches.
+GgufWriter deepseek4() {
+  GgufWriter w;
+  w.add_string("general.architecture", "deepseek4");
+  const auto key = [](const char* rest) { return std::string("deepseek4.") + rest; };
+  for (const char* name : {"attention.q_lora_rank", "expert_shared_count", "expert_used_count", "attention.indexer.head_count",
+                           "attention.indexer.top_k", "attention.output_lora_rank", "expert_feed_forward_length",
+                           "hyper_connection.sinkhorn_iterations", "attention.head_count_kv"})
+    w.add_uint32(key(name), 1);
+  w.add_uint32(key("block_count"), 4);
+  w.add_uint32(key("context_length"), 1048576);
+  w.add_uint32(key("embedding_length"), 64);
+  w.add_uint32(key("attention.head_count"), 4);
+  w.add_uint32(key("attention.key_length"), 64);
+  w.add_uint32(key("attention.value_length"), 64);
+  w.add_uint32(key("attention.sliding_window"), 128);
+  w.add_uint32(key("attention.indexer.key_length"), 128);
+  w.add_uint32(key("attention.output_group_count"), 4);
+  w.add_uint32(key("expert_count"), 2);
+  w.add_uint32(key("expert_gating_func"), 4);
+  w.add_uint32(key("hyper_connection.count"), 4);
+  w.add_uint32(key("hash_layer_count"), 0);
+  for (const char* name : {"attention.layer_norm_rms_epsilon", "expert_weights_scale", "swiglu_clamp_exp",
+                           "attention.compress_rope_freq_base", "hyper_connection.epsilon"})
+    w.add_float32(key(name), 1.0f);
+  w.add_bool(key("expert_weights_norm"), true);
+  w.add_array_uint32(key("attention.compress_ratios"), {0, 4, 128, 4, 0});
+  add_blocks(w, 4, 64, 64);
+  return w;
+}
+
 GgufWriter every_type() {
   GgufWriter w(2);
   w.add_uint8("u8", 200);
@@ -198,6 +229,7 @@ int main(int argc, char** argv) {
     qwen2().write((directory / "qwen2.gguf").string());
     gemma2().write((directory / "gemma2.gguf").string());
     deepseek2().write((directory / "deepseek2.gguf").string());
+    deepseek4().write((directory / "deepseek4.gguf").string());
     every_type().write((directory / "every-type-v2.gguf").string());
     huge_string_array().write((directory / "strings-2p37.gguf").string());
     boundary_values().write((directory / "boundary-values.gguf").string());
