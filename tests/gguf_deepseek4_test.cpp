@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "engines/llamacpp/rules.h"
 #include "kvplan/error.h"
@@ -15,6 +16,7 @@
 #include "kvplan/model_spec.h"
 #include "kvplan/plan.h"
 #include "loaders/gguf_model.h"
+#include "loaders/spec_json.h"
 #include "support/gguf_writer.h"
 #include "support/llamacpp_fixture_model.h"
 #include "support/llamacpp_fixtures.h"
@@ -135,6 +137,38 @@ TEST_CASE("deepseek4: a K-only window on every layer beside compressed caches", 
   CHECK(two.compressor_states[1].gpu_layers == 1);
   CHECK(two.compressor_states[0].gpu_layers == 1);
   CHECK(two.gpu_cache_bytes + two.host_cache_bytes == 2'654'208);
+}
+
+TEST_CASE("deepseek4: a spec file keeps the compress ratios (kvplan spec, then --model spec.json)", "[gguf_archs]") {
+  const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("deepseek4");
+  const nlohmann::json document = kvplan::to_spec_json(m.spec);
+  CHECK(document["compress_ratios"] == nlohmann::json::array({0, 4, 128, 4}));
+  const kvplan::ModelSpec back = kvplan::parse_model_spec(document.dump(), "spec.json");
+  REQUIRE(back.layers.size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    CHECK(back.layers[i].compress_ratio == m.spec.layers[i].compress_ratio);
+    CHECK(back.layers[i].index_head_dim == m.spec.layers[i].index_head_dim);
+  }
+  // The same caches and states as from the GGUF file (the weights are no longer placed by tensor).
+  const LlamaCppResult from_spec = kvplan::plan_llamacpp(back, [] {
+    kvplan::LlamaCppSettings s;
+    s.n_ctx = 8192;
+    s.n_parallel = 2;
+    s.flash_attn = kvplan::LlamaCppFlashAttn::off;
+    s.n_gpu_layers = 0;
+    return s;
+  }());
+  CHECK(memory_module_bytes(from_spec) == 2'654'208);
+  // A ratio llama.cpp does not have, or one on a layer that does not slide, is refused.
+  nlohmann::json bad = document;
+  bad["compress_ratios"] = {0, 4, 64, 4};
+  CHECK_THROWS_WITH(kvplan::parse_model_spec(bad.dump(), "spec.json"), Catch::Contains("64 is not 0, 4 or 128"));
+  bad["compress_ratios"] = {0, 4, 128, 4};
+  bad["layer_types"] = {"full", "sliding", "sliding", "sliding"};
+  bad["kind_shapes"] = {{"full", {{"head_dim", 64}, {"v_head_dim", 64}}}};
+  bad["compress_ratios"] = {4, 4, 128, 4};
+  bad["indexer"]["layers"] = {0, 1, 3};
+  CHECK_THROWS_WITH(kvplan::parse_model_spec(bad.dump(), "spec.json"), Catch::Contains("cannot keep a compressed cache"));
 }
 
 TEST_CASE("deepseek4: what llama.cpp refuses, and the engines kvplan has no rules for", "[gguf_archs]") {

@@ -298,6 +298,16 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
     if (shape.kv_heads && !kv_heads_per_layer.empty())
       reader.fail("kind_shapes", fmt::format("give kv_heads_per_layer or kind_shapes.{}.kv_heads, not both", to_string(kind)));
   const std::optional<IndexerSpec> indexer = read_indexer(reader, layers);
+  // DeepSeek-V4's compressed caches as llama.cpp lays them out: one ratio per layer, 0, 4 or 128.
+  std::vector<std::uint64_t> compress_ratios;
+  if (const nlohmann::json* list = reader.find("compress_ratios")) {
+    if (!list->is_array() || list->size() != layers) reader.fail("compress_ratios", fmt::format("expected {} ratios", layers));
+    for (const nlohmann::json& item : *list) {
+      const std::uint64_t ratio = json_to_uint(item, reader.context() + ": field 'compress_ratios'");
+      if (ratio != 0 && ratio != 4 && ratio != 128) reader.fail("compress_ratios", fmt::format("{} is not 0, 4 or 128", ratio));
+      compress_ratios.push_back(ratio);
+    }
+  }
   const std::vector<LayerKind> kinds = read_layer_kinds(reader, layers, mla_width.has_value());
   reader.reject_unknown_keys();
 
@@ -346,6 +356,7 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
       if (!cross_tokens) reader.fail("cross_attention_tokens", "is missing for a cross layer");
       layer.window = *cross_tokens;
     }
+    if (!compress_ratios.empty()) layer.compress_ratio = static_cast<std::uint32_t>(compress_ratios[i]);
     spec.layers.push_back(std::move(layer));
   }
   if (indexer) {
@@ -467,6 +478,11 @@ nlohmann::json to_spec_json(const ModelSpec& spec) {
     if (!shapes.empty()) out["kind_shapes"] = shapes;
   }
   if (heads_vary) out["kv_heads_per_layer"] = heads;
+  if (std::any_of(spec.layers.begin(), spec.layers.end(), [](const LayerSpec& l) { return l.compress_ratio != 0; })) {
+    std::vector<std::uint32_t> ratios;
+    for (const LayerSpec& layer : spec.layers) ratios.push_back(layer.compress_ratio);
+    out["compress_ratios"] = ratios;
+  }
   if (index_head_dim) {
     out["indexer"] = {{"head_dim", index_head_dim}};
     if (indexed.size() != mla_layers || std::any_of(indexed.begin(), indexed.end(), [&](std::uint64_t i) {
