@@ -484,7 +484,7 @@ LlamaCppResult plan_llamacpp(const ModelSpec& model, const LlamaCppSettings& set
   // --- llama_init_from_model: what llama.cpp refuses, in its own words.
   if (any_mla && type_k.id != type_v.id)
     throw Error(fmt::format("llama.cpp refuses this: \"model does not support different K ({}) and V ({}) cache types\" "
-                            "(an MLA cache stores K only; give -ctk and -ctv the same type)",
+                            "(an MLA or deepseek4 cache stores K only; give -ctk and -ctv the same type)",
                             type_k.name, type_v.name));
   LlamaCppFlashAttn fa = settings.flash_attn;
   out.flash_attn_requested = fa;
