@@ -3,6 +3,8 @@
 // at 1 in 128) and their compressor states. The fixture runs through the real llama.cpp in
 // tests/llamacpp/crosscheck.mjs; the totals below are what that llama.cpp's memory breakdown gave.
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -169,6 +171,48 @@ TEST_CASE("deepseek4: a spec file keeps the compress ratios (kvplan spec, then -
   bad["compress_ratios"] = {4, 4, 128, 4};
   bad["indexer"]["layers"] = {0, 1, 3};
   CHECK_THROWS_WITH(kvplan::parse_model_spec(bad.dump(), "spec.json"), Catch::Contains("cannot keep a compressed cache"));
+}
+
+TEST_CASE("deepseek4: DeepSeek-V4-Flash's shapes at a context of 1,048,576", "[gguf_archs]") {
+  // The GGUF llama.cpp's converter writes from DeepSeek-V4-Flash's config.json (conversion/deepseek.py:
+  // key_length = value_length = head_dim 512, head_count_kv 1, sliding_window 128, indexer key
+  // index_head_dim 128, compress_ratios as given, the MTP layer left out), as a spec file.
+  std::ifstream in(std::filesystem::path(KVPLAN_SOURCE_DIR) / "tests/fixtures/hf/deepseek-v4-flash/config.json");
+  const nlohmann::json config = nlohmann::json::parse(in);
+  const std::uint64_t layers = config["num_hidden_layers"];
+  std::vector<std::uint64_t> ratios;
+  for (std::uint64_t i = 0; i < layers; ++i) ratios.push_back(config["compress_ratios"][i]);  // 44: the last is MTP's
+  std::vector<std::uint64_t> indexed;
+  for (std::uint64_t i = 0; i < layers; ++i)
+    if (ratios[i] == 4) indexed.push_back(i);
+  const nlohmann::json spec = {{"name", "DeepSeek-V4-Flash (llama.cpp's deepseek4)"},
+                               {"architecture", "deepseek4"},
+                               {"layers", layers},
+                               {"attention_heads", config["num_attention_heads"]},
+                               {"kv_heads", config["num_key_value_heads"]},
+                               {"head_dim", config["head_dim"]},
+                               {"v_head_dim", 0},
+                               {"layer_pattern", {"sliding"}},
+                               {"sliding_window", config["sliding_window"]},
+                               {"compress_ratios", ratios},
+                               {"indexer", {{"head_dim", config["index_head_dim"]}, {"layers", indexed}}},
+                               {"params", 284'000'000'000ull},  // the model card's; the weights are not checked here
+                               {"weight_dtype", "fp8"}};
+  const kvplan::ModelSpec flash = kvplan::parse_model_spec(spec.dump(), "deepseek-v4-flash");
+  CHECK(kvplan::describe_layers(flash) ==
+        "2 sliding(128) + 21 sliding(128)+compressed(1/4)+indexer(128) + 20 sliding(128)+compressed(1/128)");
+  kvplan::LlamaCppSettings s;
+  s.n_ctx = 1'048'576;
+  s.flash_attn = kvplan::LlamaCppFlashAttn::on;
+  const LlamaCppResult r = kvplan::plan_llamacpp(flash, s);
+  // f16 K rows of 512 (1,024 B) and the indexer's 128 (256 B): the window 43 x 768 cells, CSA 21 x
+  // 262,144, HCA 20 x 8,192, LID 21 x 262,144; the states 21 x 65,536 + 20 x 524,288 + 21 x 16,384 B.
+  CHECK(r.caches[1].k_bytes == 43ull * 1024 * 768);
+  CHECK(r.caches[2].k_bytes == 21ull * 1024 * 262'144);
+  CHECK(r.caches[3].k_bytes == 20ull * 1024 * 8'192);
+  CHECK(r.caches[4].k_bytes == 21ull * 256 * 262'144);
+  CHECK(r.compressor_state_bytes == 12'206'080);
+  CHECK(memory_module_bytes(r) == 7'260'225'536);  // 6.76 GiB for one sequence of a million tokens
 }
 
 TEST_CASE("deepseek4: what llama.cpp refuses, and the engines kvplan has no rules for", "[gguf_archs]") {
