@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kvplan/error.h"
+#include "support/deepseek4_keys.h"
 #include "support/gguf_writer.h"
 
 using kvplan::testing::ByteWriter;
@@ -113,33 +114,16 @@ GgufWriter deepseek2() {
   return w;
 }
 
-/// deepseek4: the keys its reader checks, and the compress ratios that add its compressed caches.
+/// deepseek4: the keys its reader checks, and the compress ratios that add its compressed caches
+/// (one more than the layers, as the converter writes them).
 GgufWriter deepseek4() {
   GgufWriter w;
   w.add_string("general.architecture", "deepseek4");
-  const auto key = [](const char* rest) { return std::string("deepseek4.") + rest; };
-  for (const char* name : {"attention.q_lora_rank", "expert_shared_count", "expert_used_count", "attention.indexer.head_count",
-                           "attention.indexer.top_k", "attention.output_lora_rank", "expert_feed_forward_length",
-                           "hyper_connection.sinkhorn_iterations", "attention.head_count_kv"})
-    w.add_uint32(key(name), 1);
-  w.add_uint32(key("block_count"), 4);
-  w.add_uint32(key("context_length"), 1048576);
-  w.add_uint32(key("embedding_length"), 64);
-  w.add_uint32(key("attention.head_count"), 4);
-  w.add_uint32(key("attention.key_length"), 64);
-  w.add_uint32(key("attention.value_length"), 64);
-  w.add_uint32(key("attention.sliding_window"), 128);
-  w.add_uint32(key("attention.indexer.key_length"), 128);
-  w.add_uint32(key("attention.output_group_count"), 4);
-  w.add_uint32(key("expert_count"), 2);
-  w.add_uint32(key("expert_gating_func"), 4);
-  w.add_uint32(key("hyper_connection.count"), 4);
-  w.add_uint32(key("hash_layer_count"), 0);
-  for (const char* name : {"attention.layer_norm_rms_epsilon", "expert_weights_scale", "swiglu_clamp_exp",
-                           "attention.compress_rope_freq_base", "hyper_connection.epsilon"})
-    w.add_float32(key(name), 1.0f);
-  w.add_bool(key("expert_weights_norm"), true);
-  w.add_array_uint32(key("attention.compress_ratios"), {0, 4, 128, 4, 0});
+  w.add_uint32("deepseek4.block_count", 4);
+  w.add_uint32("deepseek4.context_length", 1048576);
+  w.add_uint32("deepseek4.embedding_length", 64);
+  w.add_uint32("deepseek4.attention.head_count", 4);
+  kvplan::testing::add_deepseek4_keys(w, {{0, 4, 128, 4, 0}});
   add_blocks(w, 4, 64, 64);
   return w;
 }

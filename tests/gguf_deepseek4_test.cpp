@@ -19,6 +19,7 @@
 #include "kvplan/plan.h"
 #include "loaders/gguf_model.h"
 #include "loaders/spec_json.h"
+#include "support/deepseek4_keys.h"
 #include "support/gguf_writer.h"
 #include "support/llamacpp_fixture_model.h"
 #include "support/llamacpp_fixtures.h"
@@ -45,33 +46,12 @@ std::uint64_t memory_module_bytes(const LlamaCppResult& r) {
   return r.kv_bytes + r.recurrent_bytes + r.compressor_state_bytes;
 }
 
-/// The keys the loader reads of a deepseek4 file (as the fixture has them), with the compress
-/// ratios, K heads, indexer key width and nextn layers given.
+/// A file of the keys the loader reads (4 layers of 128), with the compress ratios, K heads,
+/// indexer key width and nextn layers given.
 kvplan::testing::GgufWriter deepseek4_keys(std::vector<std::uint32_t> ratios, std::uint32_t kv_heads = 1,
                                            std::uint32_t indexer_width = 128, std::uint32_t nextn = 0) {
   kvplan::testing::GgufWriter w = kvplan::testing::gguf_bare_file("deepseek4");
-  const auto key = [](const char* rest) { return std::string("deepseek4.") + rest; };
-  for (const char* name : {"attention.q_lora_rank", "expert_shared_count", "expert_used_count",
-                           "hyper_connection.sinkhorn_iterations", "attention.indexer.head_count",
-                           "attention.indexer.top_k", "attention.output_lora_rank", "expert_feed_forward_length"})
-    w.add_uint32(key(name), 1);
-  w.add_uint32(key("expert_count"), 2);
-  w.add_uint32(key("hash_layer_count"), 0);
-  w.add_uint32(key("expert_gating_func"), 4);
-  w.add_uint32(key("hyper_connection.count"), 4);
-  w.add_uint32(key("attention.output_group_count"), 4);
-  for (const char* name : {"attention.layer_norm_rms_epsilon", "expert_weights_scale", "swiglu_clamp_exp",
-                           "attention.compress_rope_freq_base", "hyper_connection.epsilon"})
-    w.add_float32(key(name), 1.0f);
-  w.add_bool(key("expert_weights_norm"), true);
-  w.add_uint32(key("attention.head_count_kv"), kv_heads);
-  w.add_uint32(key("attention.key_length"), 64);
-  w.add_uint32(key("attention.value_length"), 64);
-  w.add_uint32(key("rope.dimension_count"), 32);
-  w.add_uint32(key("attention.sliding_window"), 128);
-  w.add_uint32(key("attention.indexer.key_length"), indexer_width);
-  w.add_array_uint32(key("attention.compress_ratios"), std::move(ratios));
-  if (nextn) w.add_uint32(key("nextn_predict_layers"), nextn);
+  kvplan::testing::add_deepseek4_keys(w, {std::move(ratios), kv_heads, indexer_width, nextn});
   return w;
 }
 
