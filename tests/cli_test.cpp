@@ -145,6 +145,19 @@ TEST_CASE("help shows every option with an example, version prints the version")
   CHECK(version.out.rfind("kvplan 0.", 0) == 0);
 }
 
+TEST_CASE("a model kvplan knows but does not size from its config: exit 3 with the input it does size") {
+  // DeepSeek-V4 and MiniMax-M3 by Hugging Face id or short name: their GGUF files, under llama.cpp.
+  for (const char* name : {"deepseek-ai/DeepSeek-V4-Flash", "deepseek-v4-pro", "MiniMaxAI/MiniMax-M3"}) {
+    INFO(name);
+    const ProcessResult r = run_kvplan(std::string("--model ") + name + " --gpu h200");
+    CHECK(r.exit_code == 3);
+    CHECK_THAT(r.err, Catch::Contains("is not in the catalog: kvplan sizes its"));
+    CHECK_THAT(r.err, Catch::Contains("--model FILE.gguf --runtime llama.cpp"));
+  }
+  // A name that only resembles one is still a typo, exit 2.
+  CHECK(run_kvplan("--model deepseek-v5 --gpu h200").exit_code == 2);
+}
+
 TEST_CASE("bad input: one line on stderr, exit 2, never a crash") {
   check_rejected("--model llama3.1-8bb --gpu 4090", "unknown model 'llama3.1-8bb' (did you mean: llama3.1-8b");
   check_rejected("--model llama3.1-8b --gpu rtx4900", "unknown GPU 'rtx4900' (did you mean: rtx4090");

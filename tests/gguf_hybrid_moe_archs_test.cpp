@@ -10,8 +10,10 @@
 #include <catch2/catch.hpp>
 
 #include "engines/llamacpp/rules.h"
+#include "kvplan/catalog.h"
 #include "kvplan/error.h"
 #include "kvplan/model_spec.h"
+#include "kvplan/plan.h"
 #include "loaders/gguf_model.h"
 #include "support/gguf_writer.h"
 #include "support/llamacpp_fixture_model.h"
@@ -299,6 +301,34 @@ TEST_CASE("minimax-m3: llama_kv_cache_msa's indexer cache keeps a V of one head"
   CHECK(bare(2, 16).first == kvplan::ExitCode::ok);
   CHECK_THAT(bare(4, 16).second, Catch::Contains("sparse attention asserts they are equal"));
   CHECK_THAT(bare(2, 0).second, Catch::Contains("block_size"));
+}
+
+TEST_CASE("minimax-m3 and qwen4exp: the engines with DSA's indexer rules refuse an indexer beside plain attention",
+          "[gguf_archs]") {
+  // vLLM, SGLang and TensorRT-LLM price an indexer as DSA's on MLA layers; these two keep theirs
+  // on plain attention layers, a layout only the llama.cpp profile has read (exit 3).
+  for (const char* fixture : {"minimax-m3", "qwen4exp"}) {
+    const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture(fixture);
+    for (const char* runtime : {"vllm", "sglang", "trtllm"}) {
+      INFO(fixture << " under " << runtime);
+      kvplan::PlanRequest request;
+      request.runtime = runtime;
+      request.contexts = {4096};
+      try {
+        kvplan::make_plan(m.spec, *kvplan::builtin_gpus().find("h200"), request);
+        FAIL("planned");
+      } catch (const kvplan::Error& e) {
+        CHECK(e.code() == kvplan::ExitCode::unsupported_architecture);
+        CHECK_THAT(e.what(), Catch::Contains("a sparse-attention indexer beside plain attention"));
+      }
+    }
+  }
+  // DSA's indexer on MLA layers stays theirs to size.
+  kvplan::PlanRequest request;
+  request.runtime = "vllm";
+  request.contexts = {4096};
+  CHECK_NOTHROW(kvplan::make_plan(kvplan::testing::load_llamacpp_fixture("deepseek32").spec,
+                                  *kvplan::builtin_gpus().find("h200"), request));
 }
 
 TEST_CASE("qwen4exp: Qwen3.5's hybrid with a third cache for the indexer", "[gguf_archs]") {

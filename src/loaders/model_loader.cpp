@@ -9,6 +9,7 @@
 #include "loaders/gguf_model.h"
 #include "loaders/hf_cache.h"
 #include "loaders/hf_config.h"
+#include "loaders/known_unsized.h"
 #include "loaders/ollama_tags.h"
 #include "loaders/spec_json.h"
 #include "model/suggest.h"
@@ -47,6 +48,8 @@ ModelSpec load_model(std::string_view text, const ModelCatalog& catalog) {
   if (std::filesystem::exists(path, ec) || looks_like_path(text)) return load_model_file(path);
   // An Ollama library tag of a catalog model: the GGUF blob Ollama serves for it.
   if (looks_like_ollama_tag(text)) return load_ollama_tag(text, catalog);
+  if (std::optional<std::string> hint = unsized_model_hint(text))
+    throw Error(fmt::format("--model: {}: {}", text, *hint), ExitCode::unsupported_architecture);
   throw Error(fmt::format("--model: unknown model '{}'{}; or give a path to a model spec, a config.json or a model folder", text,
                           did_you_mean(text, catalog.names())));
 }

@@ -111,6 +111,20 @@ void refuse_compressed_caches(const ModelSpec& model, const PlanRequest& request
                       model.layers[il].compress_ratio, engine, request.names.runtime));
 }
 
+void refuse_indexer_beside_plain_attention(const ModelSpec& model, const PlanRequest& request, std::string_view engine) {
+  for (std::size_t il = 0; il < model.layers.size(); ++il) {
+    const LayerSpec& layer = model.layers[il];
+    if (layer.index_head_dim != 0 && layer.kind != LayerKind::mla)
+      throw unsupported_architecture(
+          fmt::format("layer {} index_head_dim", il),
+          fmt::format("{} on a {} layer (a sparse-attention indexer beside plain attention, as {}'s; {}'s indexer "
+                      "rules are DSA's, for MLA models: add {} llama.cpp, whose layout for it was read)",
+                      layer.index_head_dim, to_string(layer.kind),
+                      model.architecture.empty() ? std::string("this model") : model.architecture, engine,
+                      request.names.runtime));
+  }
+}
+
 void refuse_foreign_options(const PlanRequest& request, const EngineEntry& engine) {
   for (const EngineOption& option : request.engine_options) {
     if (declares(engine, option.name)) continue;

@@ -246,4 +246,9 @@ void refuse_foreign_options(const PlanRequest& request, const EngineEntry& engin
 /// llama.cpp profile by the request's name for the runtime setting.
 void refuse_compressed_caches(const ModelSpec& model, const PlanRequest& request, std::string_view engine);
 
+/// Refuses (exit 3) a sparse-attention indexer on a layer that is not MLA (MiniMax-M3's MSA and
+/// Qwen4Exp's QSA, read from their GGUF files) under `engine`, whose indexer rules are DSA's, for
+/// MLA models (DeepSeek-V3.2, GLM-5): only the llama.cpp profile has read those caches.
+void refuse_indexer_beside_plain_attention(const ModelSpec& model, const PlanRequest& request, std::string_view engine);
+
 }  // namespace kvplan
