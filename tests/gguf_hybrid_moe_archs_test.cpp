@@ -331,6 +331,27 @@ TEST_CASE("minimax-m3 and qwen4exp: the engines with DSA's indexer rules refuse 
                                   *kvplan::builtin_gpus().find("h200"), request));
 }
 
+TEST_CASE("a GGUF file's recurrent state is llama.cpp's: the other engines ask for the config.json", "[gguf_archs]") {
+  // llama.cpp keeps R and S in f32 whatever the model; vLLM, SGLang and TensorRT-LLM keep their own
+  // state dtype (mamba_ssm_dtype, the model's dtype), which the GGUF file does not say (exit 3).
+  for (const char* fixture : {"plamo2", "kimi-k3", "granitehybrid"}) {
+    const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture(fixture);
+    for (const char* runtime : {"vllm", "sglang", "trtllm"}) {
+      INFO(fixture << " under " << runtime);
+      kvplan::PlanRequest request;
+      request.runtime = runtime;
+      request.contexts = {4096};
+      try {
+        kvplan::make_plan(m.spec, *kvplan::builtin_gpus().find("h200"), request);
+        FAIL("planned");
+      } catch (const kvplan::Error& e) {
+        CHECK(e.code() == kvplan::ExitCode::unsupported_architecture);
+        CHECK_THAT(e.what(), Catch::Contains("llama.cpp's recurrent state (f32), as the GGUF file gives it"));
+      }
+    }
+  }
+}
+
 TEST_CASE("qwen4exp: Qwen3.5's hybrid with a third cache for the indexer", "[gguf_archs]") {
   const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture("qwen4exp");
   CHECK(kvplan::describe_layers(m.spec) == "2 linear + 2 full+indexer(64)");

@@ -125,6 +125,17 @@ void refuse_indexer_beside_plain_attention(const ModelSpec& model, const PlanReq
   }
 }
 
+void refuse_gguf_state(const ModelSpec& model, const PlanRequest& request, std::string_view engine) {
+  if (!model.file) return;
+  for (std::size_t il = 0; il < model.layers.size(); ++il)
+    if (!model.layers[il].state.empty())
+      throw unsupported_architecture(
+          fmt::format("layer {} state", il),
+          fmt::format("llama.cpp's recurrent state (f32), as the GGUF file gives it; {} keeps its own state dtype, "
+                      "read from the model's config.json: give that (or add {} llama.cpp)",
+                      engine, request.names.runtime));
+}
+
 void refuse_foreign_options(const PlanRequest& request, const EngineEntry& engine) {
   for (const EngineOption& option : request.engine_options) {
     if (declares(engine, option.name)) continue;

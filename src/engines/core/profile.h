@@ -251,4 +251,9 @@ void refuse_compressed_caches(const ModelSpec& model, const PlanRequest& request
 /// MLA models (DeepSeek-V3.2, GLM-5): only the llama.cpp profile has read those caches.
 void refuse_indexer_beside_plain_attention(const ModelSpec& model, const PlanRequest& request, std::string_view engine);
 
+/// Refuses (exit 3) recurrent state read from a GGUF file under `engine`: the file gives llama.cpp's
+/// state (f32 whatever the model), while `engine` keeps its own state dtype from the model's
+/// config.json, which then has to be given instead.
+void refuse_gguf_state(const ModelSpec& model, const PlanRequest& request, std::string_view engine);
+
 }  // namespace kvplan

@@ -423,6 +423,7 @@ std::shared_ptr<const Profile> make_sglang(const ModelSpec& model, const std::ve
                                            const PlanRequest& request) {
   refuse_compressed_caches(model, request, "SGLang");
   refuse_indexer_beside_plain_attention(model, request, "SGLang");
+  refuse_gguf_state(model, request, "SGLang");
   return std::make_shared<SglangProfile>(model, gpus, request);
 }
 

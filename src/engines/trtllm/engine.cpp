@@ -330,6 +330,7 @@ std::shared_ptr<const Profile> make_trtllm(const ModelSpec& model, const std::ve
                                            const PlanRequest& request) {
   refuse_compressed_caches(model, request, "TensorRT-LLM");
   refuse_indexer_beside_plain_attention(model, request, "TensorRT-LLM");
+  refuse_gguf_state(model, request, "TensorRT-LLM");
   return std::make_shared<TrtllmProfile>(model, gpus, request);
 }
 

@@ -449,6 +449,7 @@ std::shared_ptr<const Profile> make_vllm(const ModelSpec& model, const std::vect
                                          const PlanRequest& request) {
   refuse_compressed_caches(model, request, "vLLM");
   refuse_indexer_beside_plain_attention(model, request, "vLLM");
+  refuse_gguf_state(model, request, "vLLM");
   return std::make_shared<VllmProfile>(model, gpus, request);
 }
 
