@@ -111,7 +111,8 @@ void refuse_compressed_caches(const ModelSpec& model, const PlanRequest& request
                       model.layers[il].compress_ratio, engine, request.names.runtime));
 }
 
-void refuse_indexer_beside_plain_attention(const ModelSpec& model, const PlanRequest& request, std::string_view engine) {
+void refuse_llamacpp_only_layouts(const ModelSpec& model, const PlanRequest& request, std::string_view engine) {
+  refuse_compressed_caches(model, request, engine);
   for (std::size_t il = 0; il < model.layers.size(); ++il) {
     const LayerSpec& layer = model.layers[il];
     if (layer.index_head_dim != 0 && layer.kind != LayerKind::mla)
@@ -123,9 +124,6 @@ void refuse_indexer_beside_plain_attention(const ModelSpec& model, const PlanReq
                       model.architecture.empty() ? std::string("this model") : model.architecture, engine,
                       request.names.runtime));
   }
-}
-
-void refuse_gguf_state(const ModelSpec& model, const PlanRequest& request, std::string_view engine) {
   if (!model.file) return;
   for (std::size_t il = 0; il < model.layers.size(); ++il)
     if (!model.layers[il].state.empty())

@@ -246,14 +246,12 @@ void refuse_foreign_options(const PlanRequest& request, const EngineEntry& engin
 /// llama.cpp profile by the request's name for the runtime setting.
 void refuse_compressed_caches(const ModelSpec& model, const PlanRequest& request, std::string_view engine);
 
-/// Refuses (exit 3) a sparse-attention indexer on a layer that is not MLA (MiniMax-M3's MSA and
-/// Qwen4Exp's QSA, read from their GGUF files) under `engine`, whose indexer rules are DSA's, for
-/// MLA models (DeepSeek-V3.2, GLM-5): only the llama.cpp profile has read those caches.
-void refuse_indexer_beside_plain_attention(const ModelSpec& model, const PlanRequest& request, std::string_view engine);
-
-/// Refuses (exit 3) recurrent state read from a GGUF file under `engine`: the file gives llama.cpp's
-/// state (f32 whatever the model), while `engine` keeps its own state dtype from the model's
-/// config.json, which then has to be given instead.
-void refuse_gguf_state(const ModelSpec& model, const PlanRequest& request, std::string_view engine);
+/// What a serving engine with its own cache rules (vLLM, SGLang, TensorRT-LLM) refuses (exit 3),
+/// because only the llama.cpp profile has read the layout: compressed caches (as above); a
+/// sparse-attention indexer on a layer that is not MLA (MiniMax-M3's MSA, Qwen4Exp's QSA, from their
+/// GGUF files), where the engine's indexer rules are DSA's, for MLA models; and recurrent state read
+/// from a GGUF file, which is llama.cpp's (f32 whatever the model) while the engine keeps its own
+/// state dtype from the model's config.json.
+void refuse_llamacpp_only_layouts(const ModelSpec& model, const PlanRequest& request, std::string_view engine);
 
 }  // namespace kvplan

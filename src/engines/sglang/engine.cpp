@@ -421,9 +421,7 @@ class SglangProfile final : public Profile {
 
 std::shared_ptr<const Profile> make_sglang(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                                            const PlanRequest& request) {
-  refuse_compressed_caches(model, request, "SGLang");
-  refuse_indexer_beside_plain_attention(model, request, "SGLang");
-  refuse_gguf_state(model, request, "SGLang");
+  refuse_llamacpp_only_layouts(model, request, "SGLang");
   return std::make_shared<SglangProfile>(model, gpus, request);
 }
 

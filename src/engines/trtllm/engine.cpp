@@ -328,9 +328,7 @@ class TrtllmProfile final : public Profile {
 
 std::shared_ptr<const Profile> make_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                                            const PlanRequest& request) {
-  refuse_compressed_caches(model, request, "TensorRT-LLM");
-  refuse_indexer_beside_plain_attention(model, request, "TensorRT-LLM");
-  refuse_gguf_state(model, request, "TensorRT-LLM");
+  refuse_llamacpp_only_layouts(model, request, "TensorRT-LLM");
   return std::make_shared<TrtllmProfile>(model, gpus, request);
 }
 

@@ -447,9 +447,7 @@ class VllmProfile final : public Profile {
 
 std::shared_ptr<const Profile> make_vllm(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                                          const PlanRequest& request) {
-  refuse_compressed_caches(model, request, "vLLM");
-  refuse_indexer_beside_plain_attention(model, request, "vLLM");
-  refuse_gguf_state(model, request, "vLLM");
+  refuse_llamacpp_only_layouts(model, request, "vLLM");
   return std::make_shared<VllmProfile>(model, gpus, request);
 }
 
