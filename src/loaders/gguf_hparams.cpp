@@ -94,6 +94,20 @@ std::uint32_t scalar_swa_period(KeyReader& r, Hparams& hp, std::uint32_t fallbac
   return period;
 }
 
+/// A window only when `attention.sliding_window` is present and not 0, then a scalar period
+/// (`fallback` by default: gemma3 6, olmo2 4, plamo3 8); without one no layer slides and the
+/// pattern key is left unread by llama.cpp. False when there is no window.
+bool read_optional_window(KeyReader& r, Hparams& hp, std::uint32_t fallback) {
+  const std::optional<std::uint32_t> window = r.u32("attention.sliding_window");
+  if (!window || *window == 0) {
+    r.mark_read("attention.sliding_window_pattern");
+    return false;
+  }
+  hp.n_swa = *window;
+  set_swa_pattern(hp, scalar_swa_period(r, hp, fallback));
+  return true;
+}
+
 /// `attention.sliding_window` where llama.cpp reads it with get_key(..., required).
 void read_required_window(KeyReader& r, Hparams& hp) {
   hp.n_swa = r.required_u32("attention.sliding_window", fmt::format("llama.cpp requires it for {}", r.arch()));
@@ -731,14 +745,8 @@ void read_architecture(KeyReader& r, Hparams& hp) {
     set_swa_pattern(hp, scalar_swa_period(r, hp, 2));
   } else if (arch == "gemma3") {
     // gemma3: SWA only when the window key is present and non-zero; then period 6 by default.
-    const std::optional<std::uint32_t> window = r.u32("attention.sliding_window");
-    if (window && *window > 0) {
-      hp.n_swa = *window;
-      set_swa_pattern(hp, scalar_swa_period(r, hp, 6));
-    } else {
-      r.mark_read("attention.sliding_window_pattern");
+    if (!read_optional_window(r, hp, 6))
       hp.notes.push_back("gemma3: no (or zero) attention.sliding_window: llama.cpp uses no sliding window at all");
-    }
   } else if (arch == "deepseek2" || arch == "mistral4") {
     // MLA when both _mla head sizes are given (llama_hparams::is_mla): the cache holds K only,
     // key_length (= kv_lora_rank + rope dims) wide, n_head_kv (1) heads. mistral4 is deepseek2's
@@ -882,13 +890,7 @@ void read_architecture(KeyReader& r, Hparams& hp) {
     read_granite_swa(r, hp);
   } else if (arch == "plamo3") {
     // PLaMo 3: a window when the key is present and non-zero, then period 8 unless a scalar says.
-    const std::optional<std::uint32_t> window = r.u32("attention.sliding_window");
-    if (window && *window > 0) {
-      hp.n_swa = *window;
-      set_swa_pattern(hp, scalar_swa_period(r, hp, 8));
-    } else {
-      r.mark_read("attention.sliding_window_pattern");
-    }
+    read_optional_window(r, hp, 8);
   } else if (arch == "mimo2" || arch == "step35") {
     read_required_pattern(r, hp);
   } else if (arch == "exaone-moe" || arch == "afmoe" || arch == "laguna" || arch == "smallthinker" ||
@@ -896,13 +898,7 @@ void read_architecture(KeyReader& r, Hparams& hp) {
     read_moe_window(r, hp);
   } else if (arch == "olmo2") {
     // OLMo 2 has no window; OLMo 3 files (also olmo2) have one, then every 4th layer is global.
-    const std::optional<std::uint32_t> window = r.u32("attention.sliding_window");
-    if (window && *window > 0) {
-      hp.n_swa = *window;
-      set_swa_pattern(hp, scalar_swa_period(r, hp, 4));
-    } else {
-      r.mark_read("attention.sliding_window_pattern");
-    }
+    read_optional_window(r, hp, 4);
   } else if (arch == "exaone4") {
     // llama_model_exaone4 turns the window on only for the 64-layer (32B) model: window 4096 unless
     // the key says otherwise, every 4th layer global. Any other depth reads the key and ignores it.
