@@ -10,10 +10,8 @@
 #include <catch2/catch.hpp>
 
 #include "engines/llamacpp/rules.h"
-#include "kvplan/catalog.h"
 #include "kvplan/error.h"
 #include "kvplan/model_spec.h"
-#include "kvplan/plan.h"
 #include "loaders/gguf_model.h"
 #include "support/gguf_writer.h"
 #include "support/llamacpp_fixture_model.h"
@@ -311,24 +309,14 @@ TEST_CASE("minimax-m3 and qwen4exp: the engines with DSA's indexer rules refuse 
     const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture(fixture);
     for (const char* runtime : {"vllm", "sglang", "trtllm"}) {
       INFO(fixture << " under " << runtime);
-      kvplan::PlanRequest request;
-      request.runtime = runtime;
-      request.contexts = {4096};
-      try {
-        kvplan::make_plan(m.spec, *kvplan::builtin_gpus().find("h200"), request);
-        FAIL("planned");
-      } catch (const kvplan::Error& e) {
-        CHECK(e.code() == kvplan::ExitCode::unsupported_architecture);
-        CHECK_THAT(e.what(), Catch::Contains("a sparse-attention indexer beside plain attention"));
-      }
+      const auto [code, message] = kvplan::testing::plan_outcome(m.spec, runtime);
+      CHECK(code == kvplan::ExitCode::unsupported_architecture);
+      CHECK_THAT(message, Catch::Contains("a sparse-attention indexer beside plain attention"));
     }
   }
   // DSA's indexer on MLA layers stays theirs to size.
-  kvplan::PlanRequest request;
-  request.runtime = "vllm";
-  request.contexts = {4096};
-  CHECK_NOTHROW(kvplan::make_plan(kvplan::testing::load_llamacpp_fixture("deepseek32").spec,
-                                  *kvplan::builtin_gpus().find("h200"), request));
+  CHECK(kvplan::testing::plan_outcome(kvplan::testing::load_llamacpp_fixture("deepseek32").spec, "vllm").first ==
+        kvplan::ExitCode::ok);
 }
 
 TEST_CASE("a GGUF file's recurrent state is llama.cpp's: the other engines ask for the config.json", "[gguf_archs]") {
@@ -338,16 +326,9 @@ TEST_CASE("a GGUF file's recurrent state is llama.cpp's: the other engines ask f
     const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture(fixture);
     for (const char* runtime : {"vllm", "sglang", "trtllm"}) {
       INFO(fixture << " under " << runtime);
-      kvplan::PlanRequest request;
-      request.runtime = runtime;
-      request.contexts = {4096};
-      try {
-        kvplan::make_plan(m.spec, *kvplan::builtin_gpus().find("h200"), request);
-        FAIL("planned");
-      } catch (const kvplan::Error& e) {
-        CHECK(e.code() == kvplan::ExitCode::unsupported_architecture);
-        CHECK_THAT(e.what(), Catch::Contains("llama.cpp's recurrent state (f32), as the GGUF file gives it"));
-      }
+      const auto [code, message] = kvplan::testing::plan_outcome(m.spec, runtime);
+      CHECK(code == kvplan::ExitCode::unsupported_architecture);
+      CHECK_THAT(message, Catch::Contains("llama.cpp's recurrent state (f32), as the GGUF file gives it"));
     }
   }
 }

@@ -1,13 +1,15 @@
 #pragma once
 // A llama.cpp fixture read back the way kvplan reads a user's file: written to a scratch directory
-// and loaded from there; and the two things the GGUF architecture tests ask of one.
+// and loaded from there; and what the GGUF architecture tests ask of one.
 
 #include <cstdint>
 #include <string>
 #include <utility>
 
 #include "engines/llamacpp/rules.h"
+#include "kvplan/catalog.h"
 #include "kvplan/error.h"
+#include "kvplan/plan.h"
 #include "loaders/gguf_model.h"
 #include "support/gguf_writer.h"
 #include "support/llamacpp_fixtures.h"
@@ -42,6 +44,20 @@ inline std::pair<ExitCode, std::string> gguf_load_outcome(const GgufWriter& w) {
   w.write(path);
   try {
     load_gguf_model(path);
+  } catch (const Error& e) {
+    return {e.code(), e.what()};
+  }
+  return {ExitCode::ok, ""};
+}
+
+/// Planning `spec` under `runtime` at a context of 4,096 on an H200: the exit code and the message
+/// (ok and "" when it plans). For what an engine refuses of a GGUF file's layout.
+inline std::pair<ExitCode, std::string> plan_outcome(const ModelSpec& spec, const std::string& runtime) {
+  PlanRequest request;
+  request.runtime = runtime;
+  request.contexts = {4096};
+  try {
+    make_plan(spec, *builtin_gpus().find("h200"), request);
   } catch (const Error& e) {
     return {e.code(), e.what()};
   }
