@@ -258,6 +258,35 @@ TEST_CASE("unified memory: --gpu m3-max-128gb and --gpu 64GiB --unified through 
   kvplan::testing::check_refused(run_kvplan("--model llama3.1-8b --gpu 4090 --unified"), "--unified: takes a memory size");
 }
 
+TEST_CASE("unified memory: the catalog's Macs are planned against their working set, not their RAM", "[unified]") {
+  // A Mac named from the catalog (--gpu "m2 ultra") once planned against all 192 GiB of its RAM
+  // while --gpu m2-ultra-192gb planned against the 144 GiB Metal grants: a false "fits" for
+  // anything between the two. Every Apple card in gpus.json is its RAM's working set.
+  const nlohmann::json catalog = nlohmann::json::parse(kvplan::testing::read_file(kvplan::testing::source_path("gpus/gpus.json")));
+  int macs = 0;
+  for (const nlohmann::json& card : catalog["gpus"]) {
+    if (card["vendor"] != "Apple") continue;
+    INFO(card["id"]);
+    ++macs;
+    const std::uint64_t ram = card["memory_marketed_gb"].get<std::uint64_t>() * GiB;
+    CHECK(card["memory_bytes"].get<std::uint64_t>() == kvplan::macos_gpu_working_set(ram).bytes);
+    CHECK(card["memory_basis"] == "macOS GPU working set");
+  }
+  CHECK(macs == 3);
+  // The same budget whichever way the Mac is named: 3/4 of 192 GiB = 144 GiB.
+  for (const char* gpu : {"m2-ultra-192g", "'m2 ultra'", "m2-ultra-192gb"}) {
+    INFO(gpu);
+    const auto run = run_kvplan(std::string("--model llama3.1-8b -c 8192 --format json --gpu ") + gpu);
+    REQUIRE(run.exit_code == 0);
+    CHECK(nlohmann::json::parse(run.out)["gpu"]["memory_bytes"] == 144 * GiB);
+  }
+  // 70B at 64k in bf16 needs about 153 GiB: more than the working set, less than the RAM.
+  const auto big = run_kvplan("--model llama3.1-70b -c 65536 --kv-dtype fp16 --gpu m2-ultra-192g --check");
+  CHECK(big.exit_code == 1);
+  kvplan::testing::check_refused(run_kvplan("--model llama3.1-8b --gpu m3-max-128g --unified"),
+                                 "whose budget is the working set already");
+}
+
 TEST_CASE("an unknown model_type with standard cache fields: its cache sized, its weights asked for", "[weight-formats]") {
   kvplan::testing::TempDir dir;
   // Plain attention kvplan reads with the standard fields; a model_type no family knows.

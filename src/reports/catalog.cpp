@@ -109,15 +109,26 @@ std::string format_gpu_catalog(const GpuCatalog& catalog, OutputFormat format) {
     return nlohmann::json{{"schema_version", kCatalogSchemaVersion}, {"gpus", list}}.dump(2) + "\n";
   }
   const bool markdown = format != OutputFormat::table;
+  // Columns as wide as their longest entry (a MIG id, "macOS GPU working set"), so rows stay aligned.
+  std::size_t id_width = 2, name_width = 4, basis_width = 5;
+  for (const GpuSpec& gpu : catalog.gpus) {
+    id_width = std::max(id_width, gpu.id.size());
+    name_width = std::max(name_width, gpu.name.size());
+    basis_width = std::max(basis_width, gpu.memory_basis.size());
+  }
+  const auto table_row = [&](std::string_view id, std::string_view name, std::string_view memory, std::string_view basis,
+                             std::string_view fp8, std::string_view price) {
+    return fmt::format("{:<{}} {:<{}} {:>10}  {:<{}} {:<4} {}\n", id, id_width, name, name_width, memory, basis,
+                       basis_width, fp8, price);
+  };
   std::string out = markdown ? "| id | name | memory | basis | fp8 | ~$/h |\n|---|---|---:|---|---|---:|\n"
-                             : fmt::format("{:<15} {:<32} {:>10}  {:<16} {:<4} {}\n", "id", "name", "memory", "basis", "fp8", "~$/h");
+                             : table_row("id", "name", "memory", "basis", "fp8", "~$/h");
   for (const GpuSpec& gpu : catalog.gpus) {
     const std::string price = gpu.price_usd_per_hour ? fmt::format("{:.2f}", *gpu.price_usd_per_hour) : "-";
     const std::string memory = format_gib(static_cast<std::int64_t>(gpu.memory_bytes));
-    out += markdown ? fmt::format("| {} | {} | {} | {} | {} | {} |\n", gpu.id, gpu.name, memory, gpu.memory_basis,
-                                  gpu.fp8 ? "yes" : "no", price)
-                    : fmt::format("{:<15} {:<32} {:>10}  {:<16} {:<4} {}\n", gpu.id, gpu.name, memory, gpu.memory_basis,
-                                  gpu.fp8 ? "yes" : "no", price);
+    const char* fp8 = gpu.fp8 ? "yes" : "no";
+    out += markdown ? fmt::format("| {} | {} | {} | {} | {} | {} |\n", gpu.id, gpu.name, memory, gpu.memory_basis, fp8, price)
+                    : table_row(gpu.id, gpu.name, memory, gpu.memory_basis, fp8, price);
   }
   return out;
 }
