@@ -102,9 +102,13 @@ TEST_CASE("NaN, Infinity, negative, fractional and huge numbers where integers b
   const auto layers = [&](const std::string& value, const std::string& expected) {
     check_hostile("--gpu 4090 --model " + quoted(dir.write("spec.json", spec_with_layers(value))), expected);
   };
-  layers("NaN", "spec.json:1:");  // not JSON: a syntax error with its position
-  layers("Infinity", "spec.json:1:");
-  layers("-Infinity", "spec.json:1:");
+  // Not JSON, but what Python's json writes for a float that is not finite: read, then refused
+  // where a number is wanted, by name.
+  layers("NaN", "field 'layers': expected a whole number of at least 0, got NaN (not a finite number)");
+  layers("Infinity", "field 'layers': expected a whole number of at least 0, got Infinity (not a finite number)");
+  layers("-Infinity", "field 'layers': expected a whole number of at least 0, got -Infinity (not a finite number)");
+  layers("Nan", "spec.json:1:");  // not even Python's: a syntax error with its position
+  layers("-NaN", "spec.json:1:");
   layers("1e400", "number overflow");
   layers("-1", "field 'layers': expected a whole number of at least 0, got a negative number");
   layers("-0.0", "field 'layers': expected a whole number");
@@ -124,6 +128,32 @@ TEST_CASE("NaN, Infinity, negative, fractional and huge numbers where integers b
   check_hostile("--gpu 4090 --model " + quoted(dir.write("params.json", R"({"name": "x", "params": 18446744073709551615,
       "weight_dtype": "bf16", "layers": 1, "attention_heads": 8, "head_dim": 64})")),
                 "overflows 64 bits");
+}
+
+TEST_CASE("Python's NaN and Infinity in a config.json: read where kvplan does not look, refused where it does") {
+  ScratchDir dir;
+  // Nemotron-H's published config.json holds "time_step_limit": [0.0, Infinity] (Python's json.dump of
+  // float('inf')): tests/fixtures/hf/nemotron-h-56b is that file, and it plans (catalog_test imports it).
+  const auto plan = run_kvplan("--gpu h100 --ctx 8192 --format json --model " +
+                               quoted(source_path("tests/fixtures/hf/nemotron-h-56b/config.json")));
+  REQUIRE(plan.exit_code == 0);
+  CHECK(nlohmann::json::parse(plan.out)["model"]["params"] == 56'324'350'464ull);
+  const std::string base = R"({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "vocab_size": 32000,
+    "intermediate_size": 11008, "max_position_embeddings": 4096, "torch_dtype": "bfloat16", )";
+  // In a field the cache needs: refused by name, exit 2.
+  check_hostile("--gpu 4090 --model " + quoted(dir.write("layers/config.json", base + R"("num_hidden_layers": NaN})")),
+                "num_hidden_layers");
+  check_hostile("--gpu 4090 --model " + quoted(dir.write("type/config.json", R"({"model_type": Infinity})")),
+                "Infinity (not a finite number)");
+  // Inside a string it is text, and a word that only starts so is still a syntax error.
+  const auto in_string = run_kvplan("--gpu 4090 --ctx 4096 --model " +
+                                    quoted(dir.write("note/config.json", base + R"("num_hidden_layers": 2, "note": "NaN"})")));
+  CHECK(in_string.exit_code == 0);
+  check_hostile("--gpu 4090 --model " + quoted(dir.write("word/config.json", R"({"a": [Infinity, NaNa]})")),
+                "config.json:1:18: invalid JSON");
+  // A syntax error after a rewritten token is reported where it is in the file as written.
+  check_hostile("--gpu 4090 --model " + quoted(dir.write("after/config.json", "{\"a\": [-Infinity, NaN],\n \"b\": 1,,}")),
+                "config.json:2:9: invalid JSON");
 }
 
 TEST_CASE("NaN, Infinity, negative, fractional and huge numbers on the command line") {

@@ -11,18 +11,8 @@
 
 namespace kvplan {
 
-namespace {
-
-std::string type_name(const nlohmann::json& value) {
-  if (value.is_number_float()) return "a fractional number";
-  if (value.is_number_integer() && !value.is_number_unsigned() && value.get<std::int64_t>() < 0) return "a negative number";
-  return value.type_name();
-}
-
-}  // namespace
-
 ConfigFields::ConfigFields(const nlohmann::json& config, std::string origin) : root_(config), origin_(std::move(origin)) {
-  if (!root_.is_object()) throw Error(fmt::format("{}: expected a JSON object, got {}", origin_, type_name(root_)));
+  if (!root_.is_object()) throw Error(fmt::format("{}: expected a JSON object, got {}", origin_, json_type_name(root_)));
   // llm_config: OpenGVLab's remote-code InternVL (internvl_chat) names its language model so.
   for (const char* key : {"text_config", "llm_config"}) {
     const auto text = root_.find(key);
@@ -118,7 +108,7 @@ std::uint64_t ConfigFields::required_uint_of(std::initializer_list<const char*> 
 std::optional<std::string> ConfigFields::string(const std::string& key) {
   const nlohmann::json* value = find(key);
   if (!value) return std::nullopt;
-  if (!value->is_string()) fail(key, fmt::format("expected a string, got {}", type_name(*value)));
+  if (!value->is_string() || python_non_finite(*value)) fail(key, fmt::format("expected a string, got {}", json_type_name(*value)));
   return value->get<std::string>();
 }
 
@@ -131,24 +121,24 @@ std::string ConfigFields::required_string(const std::string& key) {
 std::optional<bool> ConfigFields::boolean(const std::string& key) {
   const nlohmann::json* value = find(key);
   if (!value) return std::nullopt;
-  if (!value->is_boolean()) fail(key, fmt::format("expected true or false, got {}", type_name(*value)));
+  if (!value->is_boolean()) fail(key, fmt::format("expected true or false, got {}", json_type_name(*value)));
   return value->get<bool>();
 }
 
 std::optional<double> ConfigFields::number(const std::string& key) {
   const nlohmann::json* value = find(key);
   if (!value) return std::nullopt;
-  if (!value->is_number()) fail(key, fmt::format("expected a number, got {}", type_name(*value)));
+  if (!value->is_number()) fail(key, fmt::format("expected a number, got {}", json_type_name(*value)));
   return value->get<double>();
 }
 
 std::vector<std::string> ConfigFields::string_list(const std::string& key) {
   const nlohmann::json* value = find(key);
   if (!value) return {};
-  if (!value->is_array()) fail(key, fmt::format("expected an array of strings, got {}", type_name(*value)));
+  if (!value->is_array()) fail(key, fmt::format("expected an array of strings, got {}", json_type_name(*value)));
   std::vector<std::string> out;
   for (const nlohmann::json& item : *value) {
-    if (!item.is_string()) fail(key, fmt::format("expected an array of strings, found {}", type_name(item)));
+    if (!item.is_string() || python_non_finite(item)) fail(key, fmt::format("expected an array of strings, found {}", json_type_name(item)));
     out.push_back(item.get<std::string>());
   }
   return out;

@@ -1,5 +1,6 @@
 #include "loaders/json_reader.h"
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -42,13 +43,90 @@ std::string reason_of(const nlohmann::json::parse_error& error) {
   return text;
 }
 
-std::string type_name(const nlohmann::json& value) {
+// Python's json module writes a float that is not finite as a bare NaN, Infinity or -Infinity
+// (Nemotron-H's "time_step_limit": [0.0, Infinity]), which JSON has no word for. Such a token is
+// read as a string no real config holds, the token behind a NUL: a field that wants a number then
+// refuses it by name, and the fields kvplan never reads (most of them) load as they are.
+constexpr std::string_view kNonFiniteMark = "\\u0000";
+constexpr std::string_view kNonFiniteTokens[] = {"-Infinity", "Infinity", "NaN"};
+
+/// Where the rewritten text's bytes came from: after each replaced token, how many bytes longer
+/// the text has grown, so that an error's position can be given in the file as written.
+struct Rewrite {
+  std::size_t end_in_new;  ///< one past the replacement in the rewritten text
+  std::size_t start_in_old;
+  std::size_t growth;  ///< bytes added by this and every earlier replacement
+};
+
+bool is_word_byte(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
+
+/// `text` with each bare NaN / Infinity / -Infinity outside a string quoted as a marked string, or
+/// nullopt when there is none (the common case: nothing is copied).
+std::optional<std::string> quote_non_finite(std::string_view text, std::vector<Rewrite>& rewrites) {
+  if (text.find("NaN") == std::string_view::npos && text.find("Infinity") == std::string_view::npos) return std::nullopt;
+  std::string out;
+  bool in_string = false;
+  std::size_t copied = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      continue;
+    }
+    if (i > 0 && is_word_byte(text[i - 1])) continue;
+    for (std::string_view token : kNonFiniteTokens) {
+      if (text.compare(i, token.size(), token) != 0) continue;
+      const std::size_t end = i + token.size();
+      if (end < text.size() && is_word_byte(text[end])) continue;
+      out.append(text.substr(copied, i - copied));
+      out += fmt::format("\"{}{}\"", kNonFiniteMark, token);
+      copied = end;
+      rewrites.push_back({out.size(), i, out.size() - end});
+      i = end - 1;
+      break;
+    }
+  }
+  if (rewrites.empty()) return std::nullopt;
+  out.append(text.substr(copied));
+  return out;
+}
+
+/// nlohmann's error position (1-based) in the rewritten text as a position in the file as written;
+/// inside a replacement, the token it replaced.
+std::size_t original_position(std::size_t position, const std::vector<Rewrite>& rewrites) {
+  if (position == 0) return 0;
+  const std::size_t at = position - 1;
+  std::size_t growth = 0;
+  for (const Rewrite& r : rewrites) {
+    if (at < r.start_in_old + growth) return at - growth + 1;
+    if (at < r.end_in_new) return r.start_in_old + 1;
+    growth = r.growth;
+  }
+  return at - growth + 1;
+}
+
+}  // namespace
+
+std::optional<std::string_view> python_non_finite(const nlohmann::json& value) {
+  if (!value.is_string()) return std::nullopt;
+  const std::string& text = value.get_ref<const std::string&>();
+  if (text.empty() || text[0] != '\0') return std::nullopt;
+  for (std::string_view token : kNonFiniteTokens)
+    if (std::string_view(text).substr(1) == token) return token;
+  return std::nullopt;
+}
+
+std::string json_type_name(const nlohmann::json& value) {
+  if (const auto token = python_non_finite(value)) return fmt::format("{} (not a finite number)", *token);
   if (value.is_number_float()) return "a fractional number";
   if (value.is_number_integer() && !value.is_number_unsigned() && value.get<std::int64_t>() < 0) return "a negative number";
   return value.type_name();
 }
-
-}  // namespace
 
 nlohmann::json parse_json_document(std::string_view text, std::string_view origin) {
   // nlohmann stops at a NUL byte and accepts what came before it: "{...}\0garbage" would pass.
@@ -61,12 +139,15 @@ nlohmann::json parse_json_document(std::string_view text, std::string_view origi
     if (depth > kMaxDepth) too_deep = true;
     return !too_deep;
   };
+  std::vector<Rewrite> rewrites;
+  const std::optional<std::string> rewritten = quote_non_finite(text, rewrites);
+  const std::string_view parsed = rewritten ? std::string_view(*rewritten) : text;
   try {
-    nlohmann::json document = nlohmann::json::parse(text.begin(), text.end(), limit_depth);
+    nlohmann::json document = nlohmann::json::parse(parsed.begin(), parsed.end(), limit_depth);
     if (too_deep) throw Error(fmt::format("{}: JSON nested deeper than {} levels", origin, kMaxDepth));
     return document;
   } catch (const nlohmann::json::parse_error& error) {
-    const auto [line, column] = line_and_column(text, error.byte);
+    const auto [line, column] = line_and_column(text, original_position(error.byte, rewrites));
     throw Error(fmt::format("{}:{}:{}: invalid JSON: {}", origin, line, column, reason_of(error)));
   } catch (const nlohmann::json::exception& error) {
     // e.g. a number past the range of a double ("1e400"): nlohmann gives no position for it.
@@ -113,13 +194,13 @@ bool is_whole_non_negative(const nlohmann::json& value) {
 
 std::uint64_t json_to_uint(const nlohmann::json& value, const std::string& what) {
   if (!is_whole_non_negative(value))
-    throw Error(fmt::format("{}: expected a whole number of at least 0, got {}", what, type_name(value)));
+    throw Error(fmt::format("{}: expected a whole number of at least 0, got {}", what, json_type_name(value)));
   return value.get<std::uint64_t>();
 }
 
 JsonObjectReader::JsonObjectReader(const nlohmann::json& object, std::string context)
     : object_(object), context_(std::move(context)) {
-  if (!object_.is_object()) throw Error(fmt::format("{}: expected a JSON object, got {}", context_, type_name(object_)));
+  if (!object_.is_object()) throw Error(fmt::format("{}: expected a JSON object, got {}", context_, json_type_name(object_)));
 }
 
 bool JsonObjectReader::has(const std::string& key) const {
@@ -141,7 +222,7 @@ void JsonObjectReader::fail(const std::string& key, const std::string& message) 
 std::optional<std::uint64_t> JsonObjectReader::optional_uint(const std::string& key) {
   const nlohmann::json* value = find(key);
   if (!value) return std::nullopt;
-  if (!is_whole_non_negative(*value)) fail(key, fmt::format("expected a whole number of at least 0, got {}", type_name(*value)));
+  if (!is_whole_non_negative(*value)) fail(key, fmt::format("expected a whole number of at least 0, got {}", json_type_name(*value)));
   return value->get<std::uint64_t>();
 }
 
@@ -154,7 +235,7 @@ std::uint64_t JsonObjectReader::required_uint(const std::string& key) {
 std::optional<std::string> JsonObjectReader::optional_string(const std::string& key) {
   const nlohmann::json* value = find(key);
   if (!value) return std::nullopt;
-  if (!value->is_string()) fail(key, fmt::format("expected a string, got {}", type_name(*value)));
+  if (!value->is_string() || python_non_finite(*value)) fail(key, fmt::format("expected a string, got {}", json_type_name(*value)));
   return value->get<std::string>();
 }
 
@@ -167,10 +248,10 @@ std::string JsonObjectReader::required_string(const std::string& key) {
 std::vector<std::string> JsonObjectReader::optional_string_list(const std::string& key) {
   const nlohmann::json* value = find(key);
   if (!value) return {};
-  if (!value->is_array()) fail(key, fmt::format("expected an array of strings, got {}", type_name(*value)));
+  if (!value->is_array()) fail(key, fmt::format("expected an array of strings, got {}", json_type_name(*value)));
   std::vector<std::string> out;
   for (const nlohmann::json& item : *value) {
-    if (!item.is_string()) fail(key, fmt::format("expected an array of strings, found {}", type_name(item)));
+    if (!item.is_string() || python_non_finite(item)) fail(key, fmt::format("expected an array of strings, found {}", json_type_name(item)));
     out.push_back(item.get<std::string>());
   }
   return out;
@@ -179,14 +260,14 @@ std::vector<std::string> JsonObjectReader::optional_string_list(const std::strin
 std::optional<bool> JsonObjectReader::optional_bool(const std::string& key) {
   const nlohmann::json* value = find(key);
   if (!value) return std::nullopt;
-  if (!value->is_boolean()) fail(key, fmt::format("expected true or false, got {}", type_name(*value)));
+  if (!value->is_boolean()) fail(key, fmt::format("expected true or false, got {}", json_type_name(*value)));
   return value->get<bool>();
 }
 
 std::optional<double> JsonObjectReader::optional_number(const std::string& key) {
   const nlohmann::json* value = find(key);
   if (!value) return std::nullopt;
-  if (!value->is_number()) fail(key, fmt::format("expected a number, got {}", type_name(*value)));
+  if (!value->is_number()) fail(key, fmt::format("expected a number, got {}", json_type_name(*value)));
   return value->get<double>();
 }
 

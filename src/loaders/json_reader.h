@@ -14,8 +14,16 @@
 namespace kvplan {
 
 /// Parses `text`; a syntax error becomes an Error "origin:line:column: message". Nesting deeper
-/// than 256 levels is refused rather than risked.
+/// than 256 levels is refused rather than risked. Python's NaN / Infinity are accepted (see
+/// python_non_finite).
 nlohmann::json parse_json_document(std::string_view text, std::string_view origin);
+
+/// Python's bare NaN, Infinity or -Infinity where parse_json_document found one (it reads them
+/// as marked strings, so that no number field takes them for a number); nullopt for any other value.
+std::optional<std::string_view> python_non_finite(const nlohmann::json& value);
+
+/// What `value` is, for a message: "a negative number", "string", "Infinity (not a finite number)".
+std::string json_type_name(const nlohmann::json& value);
 
 /// The contents of a file, or an Error naming it (missing, a directory, unreadable, over 64 MiB).
 std::string read_text_file(const std::string& path);
