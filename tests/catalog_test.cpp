@@ -16,6 +16,7 @@
 #include "loaders/hf_config.h"
 #include "loaders/spec_json.h"
 #include "support/run_binary.h"
+#include "loaders/json_reader.h"
 
 using namespace kvplan;
 
@@ -399,7 +400,7 @@ TEST_CASE("importing each fixture config.json gives the catalog entry") {
     // must still come from the config, so the import is given the entry's weights as a size.
     const bool estimated = entry.weights_source.rfind("estimate:", 0) == 0;
     const ModelSpec imported =
-        estimated ? model_spec_from_hf_config(nlohmann::json::parse(kvplan::testing::read_file(folder + "/config.json")),
+        estimated ? model_spec_from_hf_config(parse_json_document(kvplan::testing::read_file(folder + "/config.json"), folder),
                                               folder, entry.weights_bytes)
                   : load_hf_model(folder);
     nlohmann::json a = to_spec_json(entry);

@@ -8,6 +8,7 @@
 #include "kvplan/error.h"
 #include "loaders/hf_config.h"
 #include "support/run_binary.h"
+#include "loaders/json_reader.h"
 
 using namespace kvplan;
 using kvplan::testing::source_path;
@@ -17,7 +18,7 @@ namespace {
 ModelSpec fixture(const std::string& id) { return load_hf_model(source_path("tests/fixtures/hf/" + id)); }
 
 nlohmann::json fixture_json(const std::string& id) {
-  return nlohmann::json::parse(kvplan::testing::read_file(source_path("tests/fixtures/hf/" + id + "/config.json")));
+  return kvplan::parse_json_document(kvplan::testing::read_file(source_path("tests/fixtures/hf/" + id + "/config.json")), id);
 }
 
 const Dtype& cache(std::string_view name) { return parse_kv_dtype(name, parse_weight_dtype("bf16")); }

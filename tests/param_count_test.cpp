@@ -16,6 +16,7 @@
 
 #include "kvplan/error.h"
 #include "loaders/param_count.h"
+#include "loaders/json_reader.h"
 
 using kvplan::count_params;
 using kvplan::ParamCount;
@@ -32,7 +33,7 @@ std::optional<json> read_json(const std::filesystem::path& path) {
   if (!in) return std::nullopt;
   std::stringstream text;
   text << in.rdbuf();
-  return json::parse(text.str());
+  return kvplan::parse_json_document(text.str(), path.string());
 }
 
 /// The language-model part of a config.json: `text_config` when nested, with the top-level

@@ -11,6 +11,7 @@
 #include "loaders/architecture.h"
 #include "loaders/hf_config.h"
 #include "support/run_binary.h"
+#include "loaders/json_reader.h"
 
 using namespace kvplan;
 using kvplan::testing::read_file;
@@ -52,7 +53,7 @@ TEST_CASE("every family says what it reads and is tested on real configs that lo
       REQUIRE(std::filesystem::exists(folder + "/config.json"));
       CHECK(sources.find("| `" + std::string(id) + "` |") != std::string::npos);
       const ModelSpec spec = load_hf_model(folder);
-      const nlohmann::json config = nlohmann::json::parse(read_file(folder + "/config.json"));
+      const nlohmann::json config = kvplan::parse_json_document(read_file(folder + "/config.json"), folder);
       const arch::Family* language = arch::find_family(spec.architecture);
       // Its own language model, or (a wrapper family) its towers.
       CHECK((language == family || arch::find_wrapper(config.value("model_type", "")) == family));
