@@ -246,11 +246,19 @@ TEST_CASE("llama-server b6699 log (gpt-oss-20b, RTX 3070, 131072 cells, iSWA)", 
   CHECK(figure(log, "compute_buffer", "CUDA0") == "456.98 MiB@81");
   CHECK(figure(log, "compute_buffer", "CUDA_Host") == "263.15 MiB@82");
 
-  // The catalog's gpt-oss-20b (matched from general.name), on a card of the log's free memory.
+  // The catalog's gpt-oss-20b (matched from general.name), on the catalog's RTX 3070.
   const Explanation e = explain_log(log, {});
   CHECK(e.model == "gpt-oss-20b");
-  CHECK(e.gpu == "7672MiB");
-  CHECK(e.command == "kvplan --runtime llama.cpp --model gpt-oss-20b --gpu 7672MiB -c 131072 -np 1 -fa on");
+  CHECK(e.gpu == "rtx3070");
+  CHECK(e.command == "kvplan --runtime llama.cpp --model gpt-oss-20b --gpu rtx3070 -c 131072 -np 1 -fa on");
+  // A card the catalog lacks (the same log with its name changed): a card of the log's free memory.
+  std::string renamed = read_file(fixture_path("llama-server-b6699-gpt-oss-20b-rtx3070.log"));
+  const std::string card = "NVIDIA GeForce RTX 3070,";
+  REQUIRE(renamed.find(card) != std::string::npos);
+  renamed.replace(renamed.find(card), card.size(), "NVIDIA GeForce RTX 3070 Mobile,");
+  const Explanation unknown_card = explain_log(logs::read_engine_log(renamed), {});
+  CHECK(unknown_card.gpu == "7672MiB");
+  CHECK(unknown_card.command == "kvplan --runtime llama.cpp --model gpt-oss-20b --gpu 7672MiB -c 131072 -np 1 -fa on");
   // 12 full layers x 131,072 cells + 12 SWA layers x 768 cells (128 + 512 ubatch, padded to 256),
   // each 8 heads x 64 x 2 (K, V) x 2 B = 2,048 B a cell and layer: 3,221,225,472 + 18,874,368 B.
   const Reconciled& kv = row(e, "kv_cache");

@@ -24,6 +24,51 @@ TEST_CASE("GPU names resolve through ids, names and aliases") {
   CHECK_FALSE(resolve_gpu("3090", catalog).fp8);
 }
 
+TEST_CASE("the consumer cards people run models on, at what nvidia-smi and rocm-smi report") {
+  const GpuCatalog& catalog = builtin_gpus();
+  // nvidia-smi's memory.total in MiB (gpus.json names each log): Ada prints 4 MiB under the
+  // nominal size, Blackwell 41 to 81 under, Ampere and Turing (current drivers) the nominal size.
+  const struct {
+    const char* typed;
+    const char* id;
+    std::uint64_t mib;
+  } cards[] = {{"4060", "rtx4060", 8188},           {"RTX 4060 Ti 16GB", "rtx4060ti-16g", 16380},
+               {"4070", "rtx4070", 12282},           {"4070 super", "rtx4070super", 12282},
+               {"4070 ti", "rtx4070ti", 12282},      {"4090 d", "rtx4090d", 24564},
+               {"5080", "rtx5080", 16303},           {"5070 ti", "rtx5070ti", 16303},
+               {"5070", "rtx5070", 12227},           {"5060 ti 16gb", "rtx5060ti-16g", 16311},
+               {"3080 ti", "rtx3080ti", 12288},      {"3070", "rtx3070", 8192},
+               {"3060 ti", "rtx3060ti", 8192},       {"2080 ti", "rtx2080ti", 11264}};
+  for (const auto& card : cards) {
+    INFO(card.typed);
+    const GpuSpec gpu = resolve_gpu(card.typed, catalog);
+    CHECK(gpu.id == card.id);
+    CHECK(gpu.memory_bytes == card.mib * MiB);
+    CHECK(gpu.resolution_note.empty());
+  }
+  // rocm-smi's "VRAM Total Memory (B): 25753026560" = 24,560 MiB, 16 MiB under 24 GiB.
+  CHECK(resolve_gpu("7900 xtx", catalog).memory_bytes == 25'753'026'560ull);
+  CHECK(resolve_gpu("4060", catalog).fp8);
+  CHECK_FALSE(resolve_gpu("3080 ti", catalog).fp8);
+}
+
+TEST_CASE("a name that two memory sizes of one card share plans for the smaller, another card's name does not", "[verdict]") {
+  const GpuCatalog& catalog = builtin_gpus();
+  // The RTX 4060 Ti and the 3080 come in two sizes under one name (nvidia-smi prints the same
+  // name for both): the bare name is the smaller card, with a note.
+  const GpuSpec ti = resolve_gpu("4060 ti", catalog);
+  CHECK(ti.id == "rtx4060ti");
+  CHECK(ti.memory_bytes == 8188 * MiB);
+  CHECK_THAT(ti.resolution_note, Catch::Contains("rtx4060ti-16g (16.00 GiB)"));
+  CHECK(resolve_gpu("3080", catalog).id == "rtx3080");
+  CHECK_THAT(resolve_gpu("3080", catalog).resolution_note, Catch::Contains("rtx3080-12g") && !Catch::Contains("rtx3080ti"));
+  // "4070" is the RTX 4070, not also the 4070 Ti SUPER (16 GB) its name starts; "5070" likewise.
+  CHECK(resolve_gpu("4070", catalog).resolution_note.empty());
+  CHECK(resolve_gpu("5070", catalog).resolution_note.empty());
+  // The A100 still means both of its sizes.
+  CHECK(resolve_gpu("a100", catalog).id == "a100-40g");
+}
+
 TEST_CASE("a raw capacity is a card of that size") {
   const GpuSpec gpu = resolve_gpu("24GiB", builtin_gpus());
   CHECK(gpu.memory_bytes == 24 * GiB);

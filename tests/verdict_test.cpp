@@ -47,9 +47,9 @@ TEST_CASE("defect 1: a memory size without a unit is an error, never bytes", "[v
   refused("--model llama3.1-8b --gpu 4090 --overhead 2", "--overhead: '2' has no unit");
   refused("--runtime vllm --model llama3.1-8b --gpu h100 --kv-cache-memory 20", "--kv-cache-memory: '20' has no unit");
   // A bare number that looks like a card names the closest cards.
-  refused("--model llama3.1-8b --gpu 5080", "not a GPU in the catalog (did you mean: rtx5090, rtx4080?)");
+  refused("--model llama3.1-8b --gpu 5050", "not a GPU in the catalog (did you mean: rtx5090, rtx5080, rtx5070?)");
   // A card the catalog lacks: the way forward is its memory.
-  refused("--model llama3.1-8b --gpu 4060ti", "or give its memory, e.g. 16GiB");
+  refused("--model llama3.1-8b --gpu 4080ti", "or give its memory, e.g. 16GiB");
   // "all" is not a typo of l4 or a10.
   const ProcessResult all = run_kvplan("--model llama3.1-8b --gpu all");
   CHECK(all.exit_code == 2);

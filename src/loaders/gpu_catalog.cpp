@@ -79,8 +79,19 @@ bool looks_like_size(std::string_view text) {
   return first == '-' || first == '+';
 }
 
+/// Whether `name` is `prefix` and then a memory size ("a100" + "40gb", "4060ti" + "16gb"): the
+/// same card with other memory. "4070" + "tisuper" is another card, which "4070" does not mean.
+bool is_memory_variant(const std::string& name, const std::string& prefix) {
+  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return false;
+  std::size_t i = prefix.size();
+  const std::size_t digits = i;
+  while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) ++i;
+  const std::string_view unit = std::string_view(name).substr(i);
+  return i > digits && (unit == "g" || unit == "gb");
+}
+
 /// Cards a name other than their own id could also mean: "a100" names the 80 GB card in the
-/// catalog, but a100-40g starts with it too. Only cards whose memory differs by more than 5%.
+/// catalog, but a100-40g is an A100 too. Only cards whose memory differs by more than 5%.
 /// A MIG instance (a100-40gb-1g.5gb) is never what a card's name means, only its own.
 std::vector<const GpuSpec*> also_meant(std::string_view typed, const GpuSpec& found, const GpuCatalog& catalog) {
   const std::string prefix = normalized_gpu_name(typed);
@@ -88,8 +99,8 @@ std::vector<const GpuSpec*> also_meant(std::string_view typed, const GpuSpec& fo
   if (normalized_gpu_name(found.id) == prefix) return others;
   for (const GpuSpec& gpu : catalog.gpus) {
     if (&gpu == &found || gpu.arch.find("a MIG instance") != std::string::npos) continue;
-    bool starts = normalized_gpu_name(gpu.id).rfind(prefix, 0) == 0;
-    for (const std::string& alias : gpu.aliases) starts = starts || normalized_gpu_name(alias).rfind(prefix, 0) == 0;
+    bool starts = is_memory_variant(normalized_gpu_name(gpu.id), prefix);
+    for (const std::string& alias : gpu.aliases) starts = starts || is_memory_variant(normalized_gpu_name(alias), prefix);
     const std::uint64_t a = std::min(gpu.memory_bytes, found.memory_bytes);
     const std::uint64_t b = std::max(gpu.memory_bytes, found.memory_bytes);
     if (starts && (b - a) * 20 > b) others.push_back(&gpu);
