@@ -297,6 +297,8 @@ const Figures kFigures[] = {
     {"qwen3-30b-a3b", 98304, 49152, {402653184ull, 201326592ull, 3221225472ull, 1610612736ull, 12884901888ull, 6442450944ull}},
     // qwen3-32b: 64 full x 2 x 8 x 128 values
     {"qwen3-32b", 262144, 131072, {1073741824ull, 536870912ull, 8589934592ull, 4294967296ull, 34359738368ull, 17179869184ull}},
+    // qwen3-32b-fp8: 64 full x 2 x 8 x 128 values (weights fp8, cache as the model)
+    {"qwen3-32b-fp8", 262144, 131072, {1073741824ull, 536870912ull, 8589934592ull, 4294967296ull, 34359738368ull, 17179869184ull}},
     // qwen3-4b: 36 full x 2 x 8 x 128 values
     {"qwen3-4b", 147456, 73728, {603979776ull, 301989888ull, 4831838208ull, 2415919104ull, 19327352832ull, 9663676416ull}},
     // qwen3-8b: 36 full x 2 x 8 x 128 values
