@@ -298,6 +298,8 @@ const Figures kFigures[] = {
     {"qwen3-30b-a3b", 98304, 49152, {402653184ull, 201326592ull, 3221225472ull, 1610612736ull, 12884901888ull, 6442450944ull}},
     // qwen3-32b: 64 full x 2 x 8 x 128 values
     {"qwen3-32b", 262144, 131072, {1073741824ull, 536870912ull, 8589934592ull, 4294967296ull, 34359738368ull, 17179869184ull}},
+    // qwen3-32b-fp8: 64 full x 2 x 8 x 128 values (weights fp8, cache as the model)
+    {"qwen3-32b-fp8", 262144, 131072, {1073741824ull, 536870912ull, 8589934592ull, 4294967296ull, 34359738368ull, 17179869184ull}},
     // qwen3-4b: 36 full x 2 x 8 x 128 values
     {"qwen3-4b", 147456, 73728, {603979776ull, 301989888ull, 4831838208ull, 2415919104ull, 19327352832ull, 9663676416ull}},
     // qwen3-8b: 36 full x 2 x 8 x 128 values
@@ -481,6 +483,9 @@ TEST_CASE("aliases: a Hugging Face repo id finds its catalog entry") {
   CHECK(catalog.find("mistralai/Ministral-3-3B-Instruct-2512")->id == "ministral3-3b");
   // An FP8 re-release holds other weights: it is not an alias of the bf16 entry.
   CHECK(catalog.find("zai-org/GLM-5-FP8") == nullptr);
+  // Qwen's official FP8 release is an entry of its own; the bf16 repo id keeps the bf16 entry.
+  CHECK(catalog.find("Qwen/Qwen3-32B-FP8")->id == "qwen3-32b-fp8");
+  CHECK(catalog.find("Qwen/Qwen3-32B")->id == "qwen3-32b");
 }
 
 TEST_CASE("the checkpoints people deploy resolve by their Hugging Face ids", "[catalog]") {
@@ -533,6 +538,34 @@ TEST_CASE("a quantized release is its own entry with its own weight format", "[c
   // 243,802,664 groups x 2.5 B = 609,506,660 B. Total 19,327,147,876 B.
   CHECK(gptq->weights_bytes == 19327147876ull);
   CHECK_THAT(gptq->weights_source, Catch::StartsWith("computed (gptq)"));
+}
+
+TEST_CASE("an official block-FP8 release: fp8 weights by hand and below its bf16 sibling", "[catalog]") {
+  const ModelCatalog& catalog = builtin_models();
+  const ModelSpec* fp8 = catalog.find("Qwen/Qwen3-32B-FP8");
+  const ModelSpec* bf16 = catalog.find("Qwen/Qwen3-32B");
+  REQUIRE(fp8 != nullptr);
+  REQUIRE(bf16 != nullptr);
+  CHECK(fp8->weight_dtype->name == "fp8");
+  CHECK(fp8->params == bf16->params);  // the same tensors, stored narrower
+  // No index was seen, so the size comes from quantization_config (fp8, 128 x 128 blocks). Every
+  // value but the embedding and head is priced at 1 B: 64 layers x (q 8192 x 5120, k and v
+  // 1024 x 5120 each, o 5120 x 8192, gate, up and down 25600 x 5120 each) = 31,205,621,760, and
+  // the norms 64 x (2 x 5120 + 2 x 128) + 5120 = 676,864: 31,206,298,624 B. A 4 B scale per
+  // 128 x 128 = 16,384 of them, the last block partial: 1,904,682 x 4 = 7,618,728 B. Embedding
+  // and head 2 x 151,936 x 5,120 = 1,555,824,640 params in bf16: 3,111,649,280 B.
+  // Total 34,325,566,632 B.
+  CHECK(fp8->weights_bytes == 34325566632ull);
+  CHECK_THAT(fp8->weights_source, Catch::StartsWith("computed (fp8)"));
+  // The bf16 sibling's safetensors total_size: 65,524,246,528 B.
+  CHECK(bf16->weights_bytes == 65524246528ull);
+  CHECK(*fp8->weights_bytes < *bf16->weights_bytes);
+  // Hugging Face counts 1,558,406,144 bf16 values (embedding, head, norms, 1,904,640 block scales)
+  // and 31,205,621,760 fp8 ones in the checkpoint: 34,322,434,048 B. The rule prices the scales
+  // as fp32 and the norms as fp8, 3,132,584 B more: it does not fall short of the checkpoint.
+  CHECK(*fp8->weights_bytes >= 34322434048ull);
+  // The cache is the model's, whatever the weights are stored in.
+  CHECK(one_sequence(*fp8, 32768, "fp16").kv_bytes == one_sequence(*bf16, 32768, "fp16").kv_bytes);
 }
 
 TEST_CASE("per-token cache bytes of new entries, by hand", "[catalog]") {
