@@ -24,6 +24,10 @@ struct ParamCount {
   std::uint64_t expert = 0;
   std::uint64_t embedding = 0;  ///< input embeddings
   std::uint64_t lm_head = 0;    ///< 0 when tied
+  /// The MoE routers' weights inside total (experts x input per MoE layer): FP8, AWQ and GPTQ
+  /// checkpoints keep them at the model's dtype (modules_to_not_convert, ignore), as they keep
+  /// the embeddings and head.
+  std::uint64_t router = 0;
   /// Parameters of the num_nextn_predict_layers MTP layers, with the embedding/head copies the
   /// checkpoint stores beside each; NOT included in total.
   std::uint64_t mtp = 0;

@@ -35,6 +35,7 @@ void finish_count(ParamCount& count, ConfigFields& fields, const Counted& counte
   Sum total;
   Sum expert;
   Sum inactive;
+  Sum router;
   total.add(count.embedding, "total parameters");
   total.add(count.lm_head, "total parameters");
   total.add(counted.head_bias, "total parameters");
@@ -45,6 +46,7 @@ void finish_count(ParamCount& count, ConfigFields& fields, const Counted& counte
     total.add(layer.params, "total parameters");
     expert.add(layer.expert_matrices, "expert parameters");
     inactive.add(layer.inactive, "inactive experts");
+    router.add(layer.router, "router parameters");
     if (layer.expert_matrices) ++moe_layers;
     // Layers may differ (Hunyuan's per-layer lists): the block with the most work per token. No
     // overflow: the layer's expert count (at least per_token) times its matrices was counted.
@@ -54,6 +56,7 @@ void finish_count(ParamCount& count, ConfigFields& fields, const Counted& counte
   }
   count.total = total.value;
   count.expert = expert.value;
+  count.router = router.value;
   count.active = count.total - inactive.value;
   if (counted.model_extra)
     fields.note(fmt::format("{} parameters of {} beside the layers", format_thousands(counted.model_extra),
@@ -133,6 +136,9 @@ LayerParams moe_layer(u64 experts, u64 top_k, u64 width, u64 intermediate, u64 a
   layer.params = checked_add(layer.expert_matrices, always, "MoE block");
   layer.inactive = product({experts - top_k, one}, "inactive experts");
   layer.routed = routed_experts(top_k, width, intermediate, matrices == 3);
+  // The router reads the expert input (the hidden state; a latent-MoE router reads the wider
+  // hidden, so this is then its lower bound), and is part of what every token uses.
+  layer.router = std::min(always, product({experts, width}, "router"));
   return layer;
 }
 

@@ -33,6 +33,7 @@ struct LayerParams {
   u64 expert_matrices = 0;
   u64 inactive = 0;
   std::optional<RoutedExperts> routed;  ///< the routed-expert block's shape, for MoE layers
+  u64 router = 0;  ///< the router's weights (experts x input), within params
 };
 
 /// What a family's counter adds up beside the embedding and the output head.

@@ -107,14 +107,17 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     Sum unique;
     // A DSA model's MTP layer has an indexer of its own (DeepseekV32MTP, whatever the target's
     // layers share).
-    unique.add(layer_params(any_moe, any_indexer).params, "MTP");
+    const LayerParams decoder = layer_params(any_moe, any_indexer);
+    unique.add(decoder.params, "MTP");
     unique.add(product({3, hidden}, "MTP norms"), "MTP");
     const u64 eh_proj = product({2, hidden, hidden}, "MTP eh_proj");
     unique.add(eh_proj, "MTP");
     const u64 copies = product({2, count.embedding}, "MTP embedding and head");
     count.mtp = product({mtp_layers, checked_add(unique.value, copies, "MTP")}, "MTP");
     count.mtp_replicated = product({mtp_layers, eh_proj}, "MTP eh_proj");
-    count.mtp_unquantized = checked_add(product({mtp_layers, copies}, "MTP"), count.mtp_replicated, "MTP");
+    // Kept at the model dtype beside the copies and eh_proj: its router, as the trunk's are.
+    count.mtp_unquantized = checked_add(product({mtp_layers, checked_add(copies, decoder.router, "MTP")}, "MTP"),
+                                        count.mtp_replicated, "MTP");
     fields.note(fmt::format("{} MTP layer(s) not in total: {} unique parameters + {} of embedding/head copies each", mtp_layers,
                             format_thousands(unique.value), format_thousands(copies)));
   }
