@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "check/engine_command.h"
+#include "engines/core/gguf_repo.h"
 #include "engines/core/profile.h"
 #include "engines/core/request_texts.h"
 #include "kvplan/catalog.h"
@@ -192,7 +193,10 @@ CheckedDeployment check_deployment(const Deployment& d, const CheckDefaults& def
 
     std::shared_ptr<ModelSpec> spec;
     try {
-      spec = std::make_shared<ModelSpec>(load_model(model_path(model, d.where)));
+      // llama-server -hf org/Name-GGUF[:QUANT]: the catalog model at that quantization.
+      const std::string path = model_path(model, d.where);
+      const std::optional<GgufRepoRef> repo = parse_gguf_repo(path);
+      spec = std::make_shared<ModelSpec>(repo ? load_gguf_repo_model(*repo, builtin_models()) : load_model(path));
     } catch (const Error& error) {
       // The loader speaks in --model; here the model came from a file or a command line.
       std::string text = error.what();

@@ -163,7 +163,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   PlanTexts& texts = plan.texts;
   app.add_option("-m,--model", plan.model,
                  "Catalog id or alias (llama3.1-8b, meta-llama/Llama-3.1-8B), a config.json or its folder, a GGUF file, "
-                 "a spec file, or an Ollama tag of a catalog model (llama3.1:8b, qwen3:32b-q4_K_M: its GGUF blob)")
+                 "a spec file, an Ollama tag of a catalog model (llama3.1:8b, qwen3:32b-q4_K_M: its GGUF blob), or a GGUF "
+                 "repository as llama-server -hf names it (unsloth/Qwen3-8B-GGUF:Q4_K_M)")
       ->type_name("NAME|PATH");
   app.add_option("-g,--gpu", plan.gpu, "GPU catalog name or alias (4090, h100, a100-80g) or a memory size with its unit (24GiB, 24GB, 80G = GiB); "
                  "several: 2x4090, 4xh100, 5090+3090; auto: this machine's cards (nvidia-smi, rocm-smi, a Mac's sysctl)")

@@ -45,7 +45,7 @@ int MaxCommand::run(const PlanInputs& inputs, std::ostream& out) const {
   report.model = &model;
   report.gpus = resolve_gpus_for_cli(inputs.gpu, inputs.gpu_count, inputs.unified, "--gpu", inputs.detected);
   LimitsRequest request;
-  request.plan = build_plan_request(inputs.texts, model, kFlagNames);
+  request.plan = build_plan_request(request_texts_for(inputs.model, inputs.texts), model, kFlagNames);
   load_speculative_draft(request.plan);
   if (!cap_.empty()) {
     request.ctx_cap = parse_token_count(cap_, "--max-ctx-cap");

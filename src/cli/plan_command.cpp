@@ -25,7 +25,7 @@ int run_plan(const PlanFlags& flags, const TableStyle& style, std::ostream& out)
   const ModelSpec model = load_model_for_cli(flags.model, flags.texts);
   report.model = &model;
   report.gpus = resolve_gpus_for_cli(flags.gpu, flags.gpu_count, flags.unified, "--gpu", &flags.detected);
-  PlanRequest request = build_plan_request(flags.texts, model, kFlagNames);
+  PlanRequest request = build_plan_request(request_texts_for(flags.model, flags.texts), model, kFlagNames);
   load_speculative_draft(request);
   report.plan = make_plan(model, report.gpus, request);
   if (flags.quiet && format != OutputFormat::json) report.plan.quality_notes.clear();

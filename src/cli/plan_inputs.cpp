@@ -4,6 +4,7 @@
 
 #include "cli/hf_hub_cache.h"
 #include "cli/unified_flag.h"
+#include "engines/core/gguf_repo.h"
 #include "engines/core/profile.h"
 #include "kvplan/catalog.h"
 #include "kvplan/error.h"
@@ -14,6 +15,13 @@
 namespace kvplan {
 
 ModelSpec load_model_for_cli(const std::string& model, const PlanTexts& texts) {
+  // A repository of GGUF files (llama-server -hf's org/Name-GGUF[:QUANT]): the catalog model at
+  // that quantization, which --weight-dtype then only confirms.
+  if (const std::optional<GgufRepoRef> repo = parse_gguf_repo(model)) {
+    PlanTexts rest = texts;
+    rest.weight_dtype.clear();
+    return apply_weight_overrides(load_gguf_repo_model(*repo, builtin_models(), texts.weight_dtype), rest, kFlagNames);
+  }
   ModelSpec spec = load_model(model, hf_hub_cache_from_environment());
   if (spec.architecture == "llama_eagle3")
     throw Error(fmt::format("--model {}: an EAGLE-3 draft head, not a model to serve alone; plan its target with "
@@ -25,6 +33,11 @@ ModelSpec load_model_for_cli(const std::string& model, const PlanTexts& texts) {
                             "with --runtime sglang --speculative-algorithm EAGLE --speculative-draft-model-path {}",
                             model, model));
   return apply_weight_overrides(std::move(spec), texts, kFlagNames);
+}
+
+PlanTexts request_texts_for(const std::string& model, PlanTexts texts) {
+  if (parse_gguf_repo(model)) texts.weight_dtype.clear();
+  return texts;
 }
 
 void load_speculative_draft(PlanRequest& request) {

@@ -33,6 +33,10 @@ struct PlanInputs {
 /// catalog and files, with --weights / --params / --weight-dtype applied.
 ModelSpec load_model_for_cli(const std::string& model, const PlanTexts& texts);
 
+/// The texts a plan request is built from for `model`: a GGUF repository (org/Name-GGUF) already
+/// carries its quantization in the weights, so --weight-dtype, which only confirmed it, is dropped.
+PlanTexts request_texts_for(const std::string& model, PlanTexts texts);
+
 /// The speculative-decoding draft checkpoint the engine options name (vLLM's --speculative-config
 /// with method eagle3 or draft_model and a model), loaded as --model is, into request.draft_model. A draft not on
 /// this machine is exit 3 with the way forward.

@@ -90,7 +90,7 @@ int SweepCommand::run(const PlanInputs& inputs, std::ostream& out, std::ostream&
   Stream stream(out);
   for (const std::string& name : models) {
     const ModelSpec model = load_model_for_cli(name, texts);
-    PlanRequest request = build_plan_request(texts, model, kFlagNames);
+    PlanRequest request = build_plan_request(request_texts_for(name, texts), model, kFlagNames);
     load_speculative_draft(request);
     if (!contexts.empty()) request.contexts = parse_context_range(contexts, "--ctx");
     if (all_caches)
