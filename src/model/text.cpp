@@ -1,6 +1,7 @@
 #include "model/text.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <fmt/format.h>
 
@@ -89,6 +90,12 @@ std::string_view trim(std::string_view text) {
   const std::size_t begin = text.find_first_not_of(kWhiteSpace);
   if (begin == std::string_view::npos) return {};
   return text.substr(begin, text.find_last_not_of(kWhiteSpace) - begin + 1);
+}
+
+std::string ascii_lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 }  // namespace kvplan

@@ -21,4 +21,7 @@ std::string shorten_words(std::string_view text, std::size_t max_word = 160);
 /// UTF-8 characters are never white space, so a multi-byte character is never split.
 std::string_view trim(std::string_view text);
 
+/// `text` with ASCII letters in lower case (names compared whatever their case: "Q4_K_M", "-GGUF").
+std::string ascii_lower(std::string_view text);
+
 }  // namespace kvplan

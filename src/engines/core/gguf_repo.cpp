@@ -10,26 +10,21 @@
 #include "kvplan/dtype.h"
 #include "kvplan/error.h"
 #include "model/gguf_mix.h"
+#include "model/text.h"
 
 namespace kvplan {
 
 namespace {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 /// The catalog entries whose Hugging Face id has `name` after its organisation ("Qwen3-8B" for
 /// Qwen/Qwen3-8B): GGUF repositories keep the model's name and change the organisation.
 std::vector<const ModelSpec*> entries_named(std::string_view name, const ModelCatalog& catalog) {
-  const std::string wanted = lower(name);
+  const std::string wanted = ascii_lower(name);
   std::vector<const ModelSpec*> found;
   for (const ModelSpec& model : catalog.models)
     for (const std::string& alias : model.aliases) {
       const std::size_t slash = alias.find('/');
-      if (slash != std::string::npos && lower(std::string_view(alias).substr(slash + 1)) == wanted &&
+      if (slash != std::string::npos && ascii_lower(std::string_view(alias).substr(slash + 1)) == wanted &&
           std::find(found.begin(), found.end(), &model) == found.end())
         found.push_back(&model);
     }
@@ -70,7 +65,7 @@ std::optional<GgufRepoRef> parse_gguf_repo(std::string_view text) {
   const std::size_t colon = text.find(':');
   const std::string_view repo = text.substr(0, colon);
   constexpr std::string_view kSuffix = "-gguf";
-  if (repo.size() <= slash + 1 + kSuffix.size() || lower(repo.substr(repo.size() - kSuffix.size())) != kSuffix)
+  if (repo.size() <= slash + 1 + kSuffix.size() || ascii_lower(repo.substr(repo.size() - kSuffix.size())) != kSuffix)
     return std::nullopt;
   GgufRepoRef ref;
   ref.repo = std::string(repo);
@@ -80,7 +75,7 @@ std::optional<GgufRepoRef> parse_gguf_repo(std::string_view text) {
 }
 
 ModelSpec load_gguf_repo_model(const GgufRepoRef& ref, const ModelCatalog& catalog, std::string_view quant) {
-  if (!quant.empty() && !ref.quant.empty() && lower(quant) != lower(ref.quant))
+  if (!quant.empty() && !ref.quant.empty() && ascii_lower(quant) != ascii_lower(ref.quant))
     throw Error(fmt::format("--model {}:{} names the quantization, and --weight-dtype {} another", ref.repo, ref.quant, quant));
   const std::string named = !ref.quant.empty() ? ref.quant : !quant.empty() ? std::string(quant) : "Q4_K_M";
   const GgufMixInfo* mix = find_gguf_mix(named);
@@ -106,7 +101,7 @@ ModelSpec load_gguf_repo_model(const GgufRepoRef& ref, const ModelCatalog& catal
   if (!weights) throw Error(fmt::format("--model: {}: {} is not a GGUF quantization", ref.repo, named));
   spec.source = fmt::format("{}; {}:{} as llama.cpp's quantizer lays out {} (the file itself, --model FILE.gguf, is "
                             "exact)",
-                            spec.source, ref.repo, named, lower(named));
+                            spec.source, ref.repo, named, ascii_lower(named));
   spec.id = ref.repo + ":" + named;
   spec.aliases.clear();
   spec.weights_bytes = weights->bytes;

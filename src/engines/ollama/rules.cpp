@@ -16,16 +16,11 @@
 #include "kvplan/units.h"
 #include "model/ggml_type.h"
 #include "model/wide_int.h"
+#include "model/text.h"
 
 namespace kvplan {
 
 namespace {
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 /// `%.1f` of GiB / MiB / KiB, as format.HumanBytes2 prints (for the rules in words).
 std::string human(std::uint64_t b) {
@@ -225,7 +220,7 @@ std::string OllamaVersion::text() const {
 }
 
 OllamaVersion parse_ollama_version(std::string_view text, std::string_view flag) {
-  const std::string t = lower(text);
+  const std::string t = ascii_lower(text);
   if (t == "latest" || t.empty()) return {};
   std::string_view rest = t;
   if (!rest.empty() && rest.front() == 'v') rest.remove_prefix(1);
@@ -263,14 +258,14 @@ std::string_view to_string(OllamaEra era) {
 }
 
 std::optional<std::string> ollama_kv_type_error(std::string_view text, std::string_view flag) {
-  const std::string t = lower(text);
+  const std::string t = ascii_lower(text);
   if (t.empty() || t == "f16" || t == "fp16" || t == "q8_0" || t == "q4_0") return std::nullopt;
   return fmt::format("{}: '{}' is not a cache type Ollama accepts (f16, q8_0, q4_0)", flag, text);
 }
 
 std::string parse_ollama_kv_type(std::string_view text, std::string_view flag) {
   if (std::optional<std::string> error = ollama_kv_type_error(text, flag)) throw Error(std::move(*error));
-  const std::string t = lower(text);
+  const std::string t = ascii_lower(text);
   if (t.empty() || t == "f16" || t == "fp16") return t.empty() ? "" : "f16";
   return t;
 }
@@ -484,10 +479,10 @@ Modelfile parse_modelfile(std::string_view text, std::string_view path) {
       if (at > start) words.push_back(line.substr(start, at - start));
     }
     if (words.empty() || words.front().front() == '#') continue;
-    const std::string command = lower(words.front());
+    const std::string command = ascii_lower(words.front());
     if (command == "from" && words.size() > 1) mf.from = words[1];
     if (command != "parameter" || words.size() < 3) continue;
-    const std::string name = lower(words[1]);
+    const std::string name = ascii_lower(words[1]);
     const std::string& value = words[2];
     const auto number = [&](std::int64_t low) {
       std::int64_t n = 0;
