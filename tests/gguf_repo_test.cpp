@@ -1,11 +1,14 @@
 // A repository of GGUF files named as llama-server's -hf takes it (org/Name-GGUF[:QUANT]): the
 // catalog model it quantizes, its weights laid out as llama.cpp's quantizer lays out that type.
 
+#include <fstream>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "engines/core/gguf_repo.h"
 #include "support/run_binary.h"
+#include "support/temp_dir.h"
 
 using kvplan::testing::check_refused;
 using kvplan::testing::run_kvplan;
@@ -71,6 +74,15 @@ TEST_CASE("a GGUF repository kvplan cannot lay out is refused with the file as t
   check_refused(run_kvplan("--model unsloth/Qwen3-30B-A3B-GGUF --gpu 4090"), "--model qwen3-30b-a3b --weights SIZE", 3);
   // Two quantizations named.
   check_refused(run_kvplan("--model unsloth/Qwen3-8B-GGUF:Q4_K_M --weight-dtype q5_k_m --gpu 4090"), "names the quantization");
+}
+
+TEST_CASE("kvplan spec writes a GGUF repository's spec, which plans the same", "[gguf-repo]") {
+  kvplan::testing::TempDir dir;
+  const auto spec = run_kvplan("spec --model unsloth/Qwen3-8B-GGUF:Q6_K");
+  REQUIRE(spec.exit_code == 0);
+  std::ofstream(dir.file("q6.json")) << spec.out;
+  CHECK(plan("--model " + dir.file("q6.json"))["rows"][0]["weights_bytes"] ==
+        plan("--model unsloth/Qwen3-8B-GGUF:Q6_K")["rows"][0]["weights_bytes"]);
 }
 
 TEST_CASE("kvplan check reads llama-server -hf with a GGUF repository", "[gguf-repo][check]") {

@@ -27,6 +27,7 @@
 #include "cli/check_command.h"
 #include "cli/plot_command.h"
 #include "cli/ram_flags.h"
+#include "engines/core/gguf_repo.h"
 #include "engines/core/profile.h"
 #include "engines/core/request_texts.h"
 #include "kvplan/catalog.h"
@@ -139,7 +140,9 @@ int run_gpus(const CatalogFlags& flags, std::ostream& out) {
 /// file that can be edited and passed back with --model.
 int run_spec(const std::string& model, std::ostream& out) {
   if (model.empty()) throw Error("spec: --model is required");
-  write_output(out, to_spec_json(load_model(model, hf_hub_cache_from_environment())).dump(2) + "\n");
+  const std::optional<GgufRepoRef> repo = parse_gguf_repo(model);
+  const ModelSpec spec = repo ? load_gguf_repo_model(*repo, builtin_models()) : load_model(model, hf_hub_cache_from_environment());
+  write_output(out, to_spec_json(spec).dump(2) + "\n");
   return 0;
 }
 
