@@ -294,8 +294,14 @@ const Figures kFigures[] = {
     {"qwen3-235b-a22b", 192512, 96256, {788529152ull, 394264576ull, 6308233216ull, 3154116608ull, 25232932864ull, 12616466432ull}},
     // qwen3-235b-a22b-2507: 94 full x 2 x 4 x 128 values
     {"qwen3-235b-a22b-2507", 192512, 96256, {788529152ull, 394264576ull, 6308233216ull, 3154116608ull, 25232932864ull, 12616466432ull}},
+    // qwen3-235b-a22b-fp8: 94 full x 2 x 4 x 128 values (weights fp8, cache as the model)
+    {"qwen3-235b-a22b-fp8", 192512, 96256, {788529152ull, 394264576ull, 6308233216ull, 3154116608ull, 25232932864ull, 12616466432ull}},
     // qwen3-30b-a3b: 48 full x 2 x 4 x 128 values
     {"qwen3-30b-a3b", 98304, 49152, {402653184ull, 201326592ull, 3221225472ull, 1610612736ull, 12884901888ull, 6442450944ull}},
+    // qwen3-30b-a3b-fp8: 48 full x 2 x 4 x 128 values (weights fp8, cache as the model)
+    {"qwen3-30b-a3b-fp8", 98304, 49152, {402653184ull, 201326592ull, 3221225472ull, 1610612736ull, 12884901888ull, 6442450944ull}},
+    // qwen3-30b-a3b-thinking-2507-fp8: 48 full x 2 x 4 x 128 values (262,144 positions, above 128K)
+    {"qwen3-30b-a3b-thinking-2507-fp8", 98304, 49152, {402653184ull, 201326592ull, 3221225472ull, 1610612736ull, 12884901888ull, 6442450944ull}},
     // qwen3-32b: 64 full x 2 x 8 x 128 values
     {"qwen3-32b", 262144, 131072, {1073741824ull, 536870912ull, 8589934592ull, 4294967296ull, 34359738368ull, 17179869184ull}},
     // qwen3-32b-fp8: 64 full x 2 x 8 x 128 values (weights fp8, cache as the model)
