@@ -294,8 +294,14 @@ const Figures kFigures[] = {
     {"qwen3-235b-a22b", 192512, 96256, {788529152ull, 394264576ull, 6308233216ull, 3154116608ull, 25232932864ull, 12616466432ull}},
     // qwen3-235b-a22b-2507: 94 full x 2 x 4 x 128 values
     {"qwen3-235b-a22b-2507", 192512, 96256, {788529152ull, 394264576ull, 6308233216ull, 3154116608ull, 25232932864ull, 12616466432ull}},
+    // qwen3-235b-a22b-fp8: 94 full x 2 x 4 x 128 values (weights fp8, cache as the model)
+    {"qwen3-235b-a22b-fp8", 192512, 96256, {788529152ull, 394264576ull, 6308233216ull, 3154116608ull, 25232932864ull, 12616466432ull}},
     // qwen3-30b-a3b: 48 full x 2 x 4 x 128 values
     {"qwen3-30b-a3b", 98304, 49152, {402653184ull, 201326592ull, 3221225472ull, 1610612736ull, 12884901888ull, 6442450944ull}},
+    // qwen3-30b-a3b-fp8: 48 full x 2 x 4 x 128 values (weights fp8, cache as the model)
+    {"qwen3-30b-a3b-fp8", 98304, 49152, {402653184ull, 201326592ull, 3221225472ull, 1610612736ull, 12884901888ull, 6442450944ull}},
+    // qwen3-30b-a3b-thinking-2507-fp8: 48 full x 2 x 4 x 128 values (262,144 positions, above 128K)
+    {"qwen3-30b-a3b-thinking-2507-fp8", 98304, 49152, {402653184ull, 201326592ull, 3221225472ull, 1610612736ull, 12884901888ull, 6442450944ull}},
     // qwen3-32b: 64 full x 2 x 8 x 128 values
     {"qwen3-32b", 262144, 131072, {1073741824ull, 536870912ull, 8589934592ull, 4294967296ull, 34359738368ull, 17179869184ull}},
     // qwen3-32b-fp8: 64 full x 2 x 8 x 128 values (weights fp8, cache as the model)
@@ -486,6 +492,12 @@ TEST_CASE("aliases: a Hugging Face repo id finds its catalog entry") {
   // Qwen's official FP8 release is an entry of its own; the bf16 repo id keeps the bf16 entry.
   CHECK(catalog.find("Qwen/Qwen3-32B-FP8")->id == "qwen3-32b-fp8");
   CHECK(catalog.find("Qwen/Qwen3-32B")->id == "qwen3-32b");
+  // So are its MoE FP8 releases, the 2507 thinking model's included.
+  CHECK(catalog.find("Qwen/Qwen3-30B-A3B-FP8")->id == "qwen3-30b-a3b-fp8");
+  CHECK(catalog.find("Qwen/Qwen3-30B-A3B")->id == "qwen3-30b-a3b");
+  CHECK(catalog.find("Qwen/Qwen3-30B-A3B-Thinking-2507-FP8")->id == "qwen3-30b-a3b-thinking-2507-fp8");
+  CHECK(catalog.find("Qwen/Qwen3-235B-A22B-FP8")->id == "qwen3-235b-a22b-fp8");
+  CHECK(catalog.find("Qwen/Qwen3-235B-A22B")->id == "qwen3-235b-a22b");
 }
 
 TEST_CASE("the checkpoints people deploy resolve by their Hugging Face ids", "[catalog]") {
@@ -566,6 +578,65 @@ TEST_CASE("an official block-FP8 release: fp8 weights by hand and below its bf16
   CHECK(*fp8->weights_bytes >= 34322434048ull);
   // The cache is the model's, whatever the weights are stored in.
   CHECK(one_sequence(*fp8, 32768, "fp16").kv_bytes == one_sequence(*bf16, 32768, "fp16").kv_bytes);
+}
+
+TEST_CASE("Qwen's block-FP8 MoE releases: the routers kept bf16, the weights by hand", "[catalog]") {
+  const ModelCatalog& catalog = builtin_models();
+  const ModelSpec* fp8 = catalog.find("Qwen/Qwen3-30B-A3B-FP8");
+  const ModelSpec* thinking = catalog.find("Qwen/Qwen3-30B-A3B-Thinking-2507-FP8");
+  const ModelSpec* bf16 = catalog.find("Qwen/Qwen3-30B-A3B");
+  REQUIRE(fp8 != nullptr);
+  REQUIRE(thinking != nullptr);
+  REQUIRE(bf16 != nullptr);
+  CHECK(fp8->weight_dtype->name == "fp8");
+  CHECK(fp8->params == bf16->params);  // the same tensors, stored narrower
+  CHECK(fp8->active_params == bf16->active_params);
+  // No index was seen, so the size comes from quantization_config (fp8, 128 x 128 blocks, the
+  // routers, norms and lm_head not converted). Priced at 1 B: 48 layers x (q 4,096 x 2,048 and o
+  // 2,048 x 4,096, 8,388,608 each; k and v 512 x 2,048, 1,048,576 each; 128 experts x gate, up and
+  // down 768 x 2,048 = 603,979,776; norms 2 x 2,048 + 2 x 128 = 4,352) = 48 x 622,858,496, and the
+  // final norm 2,048: 29,897,209,856 B. A 4 B scale per 16,384 of them, the last block partial:
+  // 1,824,781 x 4 = 7,299,124 B. In bf16: embedding and head 2 x 151,936 x 2,048 = 622,329,856
+  // and the routers 48 x 128 x 2,048 = 12,582,912, 634,912,768 values: 1,269,825,536 B.
+  // Total 31,174,334,516 B.
+  CHECK(fp8->weights_bytes == 31174334516ull);
+  CHECK_THAT(fp8->weights_source, Catch::StartsWith("computed (fp8)") && Catch::Contains("router"));
+  // The bf16 sibling: 30,532,122,624 params x 2 B.
+  CHECK(bf16->weights_bytes == 61064245248ull);
+  CHECK(*fp8->weights_bytes < *bf16->weights_bytes);
+  // The same-shape Qwen3-30B-A3B-Thinking-2507-FP8 holds 31,170,895,872 B of tensors (its
+  // report's tensor table: 1,824,768 bf16 scales, the norms, routers, embedding and head bf16).
+  // The rule prices the scales as fp32 (+3,649,588 B) and the 210,944 norm values at 1 B
+  // (-210,944 B), 3,438,644 B more: it does not fall short of the checkpoint.
+  CHECK(*fp8->weights_bytes >= 31170895872ull);
+  CHECK(*fp8->weights_bytes - 31170895872ull == 3438644ull);
+  // That checkpoint's own entry has the same tensors; only its trained context differs.
+  CHECK(thinking->weights_bytes == fp8->weights_bytes);
+  CHECK(thinking->params == fp8->params);
+  CHECK(thinking->max_context == 262144);
+  CHECK(fp8->max_context == 40960);
+  // The cache is the model's, whatever the weights are stored in.
+  CHECK(one_sequence(*fp8, 32768, "fp16").kv_bytes == one_sequence(*bf16, 32768, "fp16").kv_bytes);
+
+  const ModelSpec* big = catalog.find("Qwen/Qwen3-235B-A22B-FP8");
+  const ModelSpec* big_bf16 = catalog.find("Qwen/Qwen3-235B-A22B");
+  REQUIRE(big != nullptr);
+  REQUIRE(big_bf16 != nullptr);
+  CHECK(big->weight_dtype->name == "fp8");
+  CHECK(big->params == big_bf16->params);
+  CHECK(big->active_params == big_bf16->active_params);
+  // The same rule, no published size seen. At 1 B: 94 layers x (q 8,192 x 4,096 and o 4,096 x
+  // 8,192, 33,554,432 each; k and v 512 x 4,096, 2,097,152 each; 128 experts x gate, up and down
+  // 1,536 x 4,096 = 2,415,919,104; norms 2 x 4,096 + 2 x 128 = 8,448) = 94 x 2,487,230,720, and the
+  // final norm 4,096: 233,799,691,776 B. Scales 14,270,001 x 4 = 57,080,004 B. In bf16: embedding
+  // and head 2 x 151,936 x 4,096 = 1,244,659,712 and the routers 94 x 128 x 4,096 = 49,283,072,
+  // 1,293,942,784 values: 2,587,885,568 B. Total 236,444,657,348 B.
+  CHECK(big->weights_bytes == 236444657348ull);
+  CHECK_THAT(big->weights_source, Catch::StartsWith("computed (fp8)") && Catch::Contains("router"));
+  // The bf16 sibling: 235,093,634,560 params x 2 B.
+  CHECK(big_bf16->weights_bytes == 470187269120ull);
+  CHECK(*big->weights_bytes < *big_bf16->weights_bytes);
+  CHECK(one_sequence(*big, 32768, "fp16").kv_bytes == one_sequence(*big_bf16, 32768, "fp16").kv_bytes);
 }
 
 TEST_CASE("per-token cache bytes of new entries, by hand", "[catalog]") {
