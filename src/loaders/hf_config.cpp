@@ -16,6 +16,7 @@
 #include "loaders/hf_rope.h"
 #include "loaders/json_reader.h"
 #include "loaders/param_count.h"
+#include "model/text.h"
 
 namespace kvplan {
 
@@ -289,6 +290,29 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
   return spec;
 }
 
+namespace {
+
+/// NVIDIA ModelOpt checkpoints (NVFP4, FP8) state their scheme in hf_quant_config.json beside a
+/// config.json without a quantization_config. kvplan does not read the scheme (its ignore lists keep
+/// attention, shared experts or whole layers in bf16 per model), so their weights computed at the
+/// model's dtype are an upper bound: the source says so, and what a size would make exact.
+void note_modelopt_quantization(ModelSpec& spec, const std::filesystem::path& quant_path, const nlohmann::json& config,
+                                bool sized) {
+  std::error_code ec;
+  if (sized || config.contains("quantization_config") || !std::filesystem::exists(quant_path, ec)) return;
+  const std::string origin = quant_path.string();
+  const nlohmann::json quant = parse_json_document(read_text_file(origin), origin);
+  std::string algo = "a quantization";
+  if (const auto section = quant.find("quantization"); section != quant.end() && section->is_object())
+    if (const auto name = section->find("quant_algo"); name != section->end() && name->is_string())
+      algo = printable(name->get<std::string>(), 40);
+  spec.weights_source = fmt::format("{}; an upper bound: hf_quant_config.json declares {} (NVIDIA ModelOpt), which kvplan "
+                                    "does not read (--weights SIZE, the checkpoint's size, makes it exact)",
+                                    spec.weights_source, algo);
+}
+
+}  // namespace
+
 ModelSpec load_hf_model(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -313,6 +337,7 @@ ModelSpec load_hf_model(const std::string& path) {
     }
   }
   ModelSpec spec = model_spec_from_hf_config(config, origin, total_size);
+  note_modelopt_quantization(spec, config_path.parent_path() / "hf_quant_config.json", config, total_size.has_value());
   return spec;
 }
 
