@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 
 #include <fmt/format.h>
 
@@ -17,6 +16,7 @@
 #include "kvplan/error.h"
 #include "kvplan/units.h"
 #include "loaders/ollama_tags.h"
+#include "model/text.h"
 
 namespace kvplan {
 
@@ -27,14 +27,8 @@ constexpr std::string_view kRankingRule =
     "row: the most precise quality level, then cache, then weights (the larger format of a level), then the "
     "fastest bound";
 
-std::string lowercase(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 bool holds_word(const ModelSpec& model, const std::string& word) {
-  const auto has = [&](std::string_view text) { return lowercase(text).find(word) != std::string::npos; };
+  const auto has = [&](std::string_view text) { return ascii_lower(text).find(word) != std::string::npos; };
   if (has(model.id) || has(model.name) || has(model.architecture)) return true;
   return std::any_of(model.aliases.begin(), model.aliases.end(), has);
 }
@@ -352,7 +346,7 @@ FitResult fit_models(const std::vector<ModelSpec>& models, const std::vector<Gpu
   result.runtime = std::string(find_engine(request.base.runtime, request.base.names.runtime).name);
   result.ctx = request.base.contexts.front();
   result.batch = request.base.batch;
-  const std::string family = lowercase(request.family);
+  const std::string family = ascii_lower(request.family);
 
   // Room for every row before the first: a vector of 800-byte rows that doubles is a fresh mapping
   // each time, faulted in page by page (156 page faults under llama.cpp, about 1.5 ms on the 2-core

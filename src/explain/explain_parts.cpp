@@ -1,7 +1,6 @@
 #include "explain/explain_parts.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include <fmt/format.h>
 
@@ -10,6 +9,7 @@
 #include "kvplan/model_loader.h"
 #include "kvplan/units.h"
 #include "loaders/logs/engine_log.h"
+#include "model/text.h"
 
 namespace kvplan::explain_parts {
 
@@ -44,12 +44,6 @@ std::string difference_in_unit(std::uint64_t to, std::uint64_t from, std::string
   return fmt::format("{:+.{}f} {}", value, decimals, unit);
 }
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 /// The ways a log names a model that the catalog may know: as printed, the last part of a path,
 /// a GGUF file's stem with its quantization parts dropped one by one, a general.name in lower
 /// case with dashes ("Gpt Oss 20b" -> "gpt-oss-20b").
@@ -61,8 +55,8 @@ std::vector<std::string> spellings(std::string_view name) {
     out.emplace_back(base);
   }
   std::string stem(base);
-  if (stem.size() > 5 && lower(stem.substr(stem.size() - 5)) == ".gguf") stem.resize(stem.size() - 5);
-  std::string dashed = lower(stem);
+  if (stem.size() > 5 && ascii_lower(stem.substr(stem.size() - 5)) == ".gguf") stem.resize(stem.size() - 5);
+  std::string dashed = ascii_lower(stem);
   std::replace(dashed.begin(), dashed.end(), ' ', '-');
   std::replace(dashed.begin(), dashed.end(), '_', '-');
   out.push_back(dashed);

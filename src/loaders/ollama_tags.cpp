@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <string_view>
 #include <vector>
 
@@ -14,6 +13,7 @@
 #include "model/ggml_type.h"
 #include "model/gguf_mix.h"
 #include "model/suggest.h"
+#include "model/text.h"
 
 namespace kvplan {
 
@@ -66,12 +66,6 @@ constexpr std::array<TagShape, 16> kTags = {{
     {"gpt-oss:20b", "gpt-oss-20b", "gptoss", Family::gptoss, 2880, 2880, 201088, false, false, false, false, false, 0,
      false},
 }};
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 /// The blob's tensors in the order of the GGUF (token_embd, the blocks, output_norm, output).
 std::vector<MixTensor> tensors_of(const TagShape& s, const ModelSpec& model) {
@@ -185,7 +179,7 @@ bool looks_like_ollama_tag(std::string_view text) {
   const std::size_t colon = text.find(':');
   if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) return false;
   if (text.find('/') != std::string_view::npos || text.find('\\') != std::string_view::npos) return false;
-  const std::string t = lower(text);
+  const std::string t = ascii_lower(text);
   const auto ends = [&](std::string_view s) { return t.size() >= s.size() && t.compare(t.size() - s.size(), s.size(), s) == 0; };
   return !ends(".gguf") && !ends(".json");
 }
@@ -205,14 +199,14 @@ std::vector<OllamaVariant> ollama_variants(std::string_view catalog_id) {
       continue;
     }
     for (const std::string_view suffix : {"q4_K_M", "q4_K_S", "q8_0", "fp16"})
-      out.push_back({fmt::format("{}-{}", tag.name, suffix), suffix == "fp16" ? "f16" : lower(suffix)});
+      out.push_back({fmt::format("{}-{}", tag.name, suffix), suffix == "fp16" ? "f16" : ascii_lower(suffix)});
   }
   return out;
 }
 
 ModelSpec load_ollama_tag(std::string_view text, const ModelCatalog& catalog) {
   // name:size[-variant...][-quantization]: the size tag is the blob of name:size-...-q4_K_M.
-  const std::string tag = lower(text);
+  const std::string tag = ascii_lower(text);
   OllamaQuant quant = OllamaQuant::q4_k_m;
   std::string base = tag;
   static constexpr std::array<std::pair<std::string_view, OllamaQuant>, 5> kQuants = {{

@@ -32,12 +32,6 @@ std::uint64_t checked_add(std::uint64_t a, std::uint64_t b, std::string_view wha
 
 namespace {
 
-std::string lowercase(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 /// A non-negative decimal split into its integer digits and fraction digits, e.g. "1.5" -> 1, "5".
 /// Kept as digits so that scaling by a unit stays exact integer arithmetic.
 struct Decimal {
@@ -90,7 +84,7 @@ std::uint64_t suffix_multiplier_tokens(std::string_view suffix) {
 }
 
 std::uint64_t suffix_multiplier_memory(std::string_view suffix) {
-  const std::string unit = lowercase(suffix);
+  const std::string unit = ascii_lower(suffix);
   if (unit.empty() || unit == "b") return 1;
   if (unit == "kib" || unit == "k") return KiB;
   if (unit == "mib" || unit == "m") return MiB;

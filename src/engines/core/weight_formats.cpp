@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <deque>
 #include <string>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "model/ggml_type.h"
 #include "model/gguf_mix.h"
 #include "model/suggest.h"
+#include "model/text.h"
 
 namespace kvplan {
 
@@ -70,12 +70,6 @@ const Table& table() {
   return built;
 }
 
-std::string lowercase(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 /// Whether `lower` is the name of one of table()'s formats, asked without building the table (its
 /// 23 descriptions were a twentieth of the headline command's start-up, issue #10).
 bool names_a_format(std::string_view lower) {
@@ -87,7 +81,7 @@ bool names_a_format(std::string_view lower) {
 }
 
 const Dtype* find_format(std::string_view name) {
-  const std::string lower = lowercase(name);
+  const std::string lower = ascii_lower(name);
   for (const Dtype& type : table().types)
     if (type.name == lower) return &type;
   return nullptr;
@@ -210,7 +204,7 @@ const Dtype& parse_requested_weight_dtype(std::string_view text) {
 
 std::optional<WeightsEstimate> price_weight_format(const ModelSpec& model, const Dtype& format) {
   // A plain dtype (the headline table's "with fp8 weights") is answered before the table is built.
-  if (!names_a_format(lowercase(format.name)) || find_format(format.name) != &format) return std::nullopt;
+  if (!names_a_format(ascii_lower(format.name)) || find_format(format.name) != &format) return std::nullopt;
   if (const GgufMixInfo* mix = find_gguf_mix(format.name)) return price_gguf(model, format, *mix);
   return price_linear(model, format);
 }

@@ -13,6 +13,7 @@
 #include "kvplan/plan.h"
 #include "model/suggest.h"
 #include "kvplan/units.h"
+#include "model/text.h"
 #include "model/wide_int.h"
 
 namespace kvplan {
@@ -24,12 +25,6 @@ constexpr std::uint32_t kMaxSeq = 256;
 
 /// GGML_PAD(x, 256): llama.cpp pads n_ctx, n_ctx_seq and the SWA cache to 256 cells.
 std::uint64_t pad256(std::uint64_t x) { return round_up_to(x, 256, "context size"); }
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 /// The cache types llama.cpp's -ctk/-ctv accept (common/arg.cpp, kv_cache_types).
 constexpr std::array<std::string_view, 9> kCacheTypes = {"f32",  "f16",  "bf16", "q8_0",  "q4_0",
@@ -227,7 +222,7 @@ LlamaCppModelFacts llamacpp_facts(const ModelSpec& model) {
 }
 
 LlamaCppFlashAttn parse_llamacpp_flash_attn(std::string_view text) {
-  const std::string t = lower(text);
+  const std::string t = ascii_lower(text);
   // common/arg.cpp: is_truthy / is_falsey / is_autoy
   if (t == "on" || t == "enabled" || t == "true" || t == "1") return LlamaCppFlashAttn::on;
   if (t == "off" || t == "disabled" || t == "false" || t == "0") return LlamaCppFlashAttn::off;
@@ -236,7 +231,7 @@ LlamaCppFlashAttn parse_llamacpp_flash_attn(std::string_view text) {
 }
 
 LlamaCppSplitMode parse_llamacpp_split_mode(std::string_view text) {
-  const std::string t = lower(text);
+  const std::string t = ascii_lower(text);
   if (t == "layer") return LlamaCppSplitMode::layer;
   if (t == "row") return LlamaCppSplitMode::row;
   if (t == "none") return LlamaCppSplitMode::none;
@@ -265,7 +260,7 @@ namespace {
 
 /// The cache type `text` names (kvplan's fp32 / fp16 too), or nullptr.
 const GgmlType* find_cache_type(std::string_view text) {
-  // Compared as lower(text) would be, without building it: every row a search prices asks twice.
+  // Compared as ascii_lower(text) would be, without building it: every row a search prices asks twice.
   const auto is = [text](std::string_view name) {
     return text.size() == name.size() && std::equal(text.begin(), text.end(), name.begin(), [](char c, char n) {
              return static_cast<char>(std::tolower(static_cast<unsigned char>(c))) == n;
@@ -279,7 +274,7 @@ const GgmlType* find_cache_type(std::string_view text) {
 }
 
 std::string cache_type_error(std::string_view text, std::string_view flag) {
-  const std::string t = lower(text);
+  const std::string t = ascii_lower(text);
   std::string hint;
   if (t == "fp8" || t == "fp8_e4m3" || t == "fp8_e5m2" || t == "int8") hint = " (llama.cpp has no 8-bit float or int8 cache; q8_0 is its 8-bit type)";
   else if (t == "int4") hint = " (llama.cpp's 4-bit cache types are q4_0, q4_1 and iq4_nl)";

@@ -15,8 +15,8 @@
 #include "kvplan/error.h"
 #include "kvplan/units.h"
 #include "model/ggml_type.h"
-#include "model/wide_int.h"
 #include "model/text.h"
+#include "model/wide_int.h"
 
 namespace kvplan {
 
