@@ -11,7 +11,6 @@
 #include "engines/core/request_texts.h"
 #include "kvplan/catalog.h"
 #include "kvplan/error.h"
-#include "kvplan/model_loader.h"
 #include "kvplan/plan.h"
 #include "kvplan/units.h"
 #include "loaders/draft_model.h"
@@ -193,10 +192,8 @@ CheckedDeployment check_deployment(const Deployment& d, const CheckDefaults& def
 
     std::shared_ptr<ModelSpec> spec;
     try {
-      // llama-server -hf org/Name-GGUF[:QUANT]: the catalog model at that quantization.
-      const std::string path = model_path(model, d.where);
-      const std::optional<GgufRepoRef> repo = parse_gguf_repo(path);
-      spec = std::make_shared<ModelSpec>(repo ? load_gguf_repo_model(*repo, builtin_models()) : load_model(path));
+      // llama-server -hf org/Name-GGUF[:QUANT] too: the catalog model at that quantization.
+      spec = std::make_shared<ModelSpec>(load_model_or_gguf_repo(model_path(model, d.where)));
     } catch (const Error& error) {
       // The loader speaks in --model; here the model came from a file or a command line.
       std::string text = error.what();

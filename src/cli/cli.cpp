@@ -32,7 +32,6 @@
 #include "engines/core/request_texts.h"
 #include "kvplan/catalog.h"
 #include "kvplan/error.h"
-#include "kvplan/model_loader.h"
 #include "kvplan/plan.h"
 #include "kvplan/report.h"
 #include "kvplan/version.h"
@@ -140,9 +139,7 @@ int run_gpus(const CatalogFlags& flags, std::ostream& out) {
 /// file that can be edited and passed back with --model.
 int run_spec(const std::string& model, std::ostream& out) {
   if (model.empty()) throw Error("spec: --model is required");
-  const std::optional<GgufRepoRef> repo = parse_gguf_repo(model);
-  const ModelSpec spec = repo ? load_gguf_repo_model(*repo, builtin_models()) : load_model(model, hf_hub_cache_from_environment());
-  write_output(out, to_spec_json(spec).dump(2) + "\n");
+  write_output(out, to_spec_json(load_model_or_gguf_repo(model, hf_hub_cache_from_environment())).dump(2) + "\n");
   return 0;
 }
 

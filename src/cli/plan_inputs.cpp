@@ -8,21 +8,15 @@
 #include "engines/core/profile.h"
 #include "kvplan/catalog.h"
 #include "kvplan/error.h"
-#include "kvplan/model_loader.h"
 #include "kvplan/units.h"
 #include "loaders/draft_model.h"
 
 namespace kvplan {
 
 ModelSpec load_model_for_cli(const std::string& model, const PlanTexts& texts) {
-  // A repository of GGUF files (llama-server -hf's org/Name-GGUF[:QUANT]): the catalog model at
-  // that quantization, which --weight-dtype then only confirms.
-  if (const std::optional<GgufRepoRef> repo = parse_gguf_repo(model)) {
-    PlanTexts rest = texts;
-    rest.weight_dtype.clear();
-    return apply_weight_overrides(load_gguf_repo_model(*repo, builtin_models(), texts.weight_dtype), rest, kFlagNames);
-  }
-  ModelSpec spec = load_model(model, hf_hub_cache_from_environment());
+  // A repository of GGUF files (llama-server -hf's org/Name-GGUF[:QUANT]) is the catalog model at
+  // that quantization, which --weight-dtype may name or confirm.
+  ModelSpec spec = load_model_or_gguf_repo(model, hf_hub_cache_from_environment(), texts.weight_dtype);
   if (spec.architecture == "llama_eagle3")
     throw Error(fmt::format("--model {}: an EAGLE-3 draft head, not a model to serve alone; plan its target with "
                             "--runtime vllm --speculative-config '{{\"method\": \"eagle3\", \"model\": \"{}\", "

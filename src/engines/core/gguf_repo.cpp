@@ -1,7 +1,6 @@
 #include "engines/core/gguf_repo.h"
 
 #include <algorithm>
-#include <cctype>
 #include <vector>
 
 #include <fmt/format.h>
@@ -9,6 +8,7 @@
 #include "engines/core/weight_formats.h"
 #include "kvplan/dtype.h"
 #include "kvplan/error.h"
+#include "kvplan/model_loader.h"
 #include "model/gguf_mix.h"
 #include "model/text.h"
 
@@ -111,6 +111,11 @@ ModelSpec load_gguf_repo_model(const GgufRepoRef& ref, const ModelCatalog& catal
   spec.parts.clear();
   spec.mtp_layers = 0;
   return spec;
+}
+
+ModelSpec load_model_or_gguf_repo(std::string_view text, std::string_view hf_hub_cache, std::string_view quant) {
+  if (const std::optional<GgufRepoRef> repo = parse_gguf_repo(text)) return load_gguf_repo_model(*repo, builtin_models(), quant);
+  return load_model(text, hf_hub_cache);
 }
 
 }  // namespace kvplan

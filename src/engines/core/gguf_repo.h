@@ -27,4 +27,9 @@ std::optional<GgufRepoRef> parse_gguf_repo(std::string_view text);
 /// lay out (Unsloth's dynamic UD-*, bartowski's *_L) are refused with the file as the way forward.
 ModelSpec load_gguf_repo_model(const GgufRepoRef& ref, const ModelCatalog& catalog, std::string_view quant = "");
 
+/// `text` as --model reads it, a GGUF repository included: the built-in catalog's model at the
+/// repository's quantization (or `quant`) for org/Name-GGUF, else load_model (through the Hugging
+/// Face cache `hf_hub_cache` when it is not empty).
+ModelSpec load_model_or_gguf_repo(std::string_view text, std::string_view hf_hub_cache = "", std::string_view quant = "");
+
 }  // namespace kvplan
