@@ -21,8 +21,6 @@ std::uint64_t bytes_at(std::uint64_t params, const Dtype& dtype) {
 
 std::string billions(std::uint64_t params) { return fmt::format("{:.2f}B", static_cast<double>(params) / 1e9); }
 
-/// Integer group quantization (AWQ, GPTQ, compressed-tensors int): each group of `group` weights
-/// keeps `bits`-bit values, an fp16 scale and a `bits`-bit zero point.
 /// What a quantized checkpoint keeps at the model's dtype: the embeddings, the head and the MoE
 /// routers. Norms are not in it (about 2 x hidden a layer, under 1 MB for DeepSeek-V3): they are
 /// priced as quantized, a known shortfall docs/limits.md states.
@@ -30,6 +28,14 @@ std::uint64_t kept_unquantized(const ParamCount& count) {
   return (Checked(count.embedding, "weight size") + count.lm_head + count.router).value();
 }
 
+/// "1.96B embedding/head/router params bf16": what kept_unquantized kept, in words.
+std::string kept_in_words(const ParamCount& count, const Dtype& model_dtype) {
+  return fmt::format("{} embedding/head{} params {}", billions(kept_unquantized(count)), count.router ? "/router" : "",
+                     model_dtype.name);
+}
+
+/// Integer group quantization (AWQ, GPTQ, compressed-tensors int): each group of `group` weights
+/// keeps `bits`-bit values, an fp16 scale and a `bits`-bit zero point.
 QuantizedWeights grouped_integer(const ParamCount& count, std::uint64_t bits, std::uint64_t group,
                                  const Dtype& model_dtype, const std::string& method) {
   const std::uint64_t kept = kept_unquantized(count);
@@ -41,9 +47,8 @@ QuantizedWeights grouped_integer(const ParamCount& count, std::uint64_t bits, st
                                   .value();
   const Dtype& dtype = parse_weight_dtype(bits <= 4 ? "int4" : "int8");
   return {&dtype, bytes,
-          fmt::format("computed ({}): {} params at {} bits + an fp16 scale and zero per {}; {} embedding/head{} params {}",
-                      method, billions(quantized), bits, group, billions(kept), count.router ? "/router" : "",
-                      model_dtype.name)};
+          fmt::format("computed ({}): {} params at {} bits + an fp16 scale and zero per {}; {}", method, billions(quantized),
+                      bits, group, kept_in_words(count, model_dtype))};
 }
 
 /// FP8 with block scales (DeepSeek-V3: 128x128 blocks, one fp32 scale each).
@@ -54,8 +59,8 @@ QuantizedWeights block_fp8(const ParamCount& count, std::uint64_t block_elements
       (Checked(quantized, "weight size") + checked_mul(ceil_div(quantized, block_elements), 4, "weight size") + bytes_at(kept, model_dtype))
           .value();
   return {&parse_weight_dtype("fp8"), bytes,
-          fmt::format("computed (fp8): {} params x 1 B + an fp32 scale per {} values; {} embedding/head{} params {}",
-                      billions(quantized), block_elements, billions(kept), count.router ? "/router" : "", model_dtype.name)};
+          fmt::format("computed (fp8): {} params x 1 B + an fp32 scale per {} values; {}", billions(quantized),
+                      block_elements, kept_in_words(count, model_dtype))};
 }
 
 /// Routed experts in MXFP4 (17 B per 32 values: 16 B of 4-bit values and an E8M0 scale),
