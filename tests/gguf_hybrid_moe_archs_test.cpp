@@ -3,6 +3,7 @@
 // create_memory's default branch (plamo2, bailingmoe3, kimi-k3). The same fixtures run through the
 // real llama.cpp in tests/llamacpp/crosscheck.mjs.
 
+#include <initializer_list>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -301,19 +302,28 @@ TEST_CASE("minimax-m3: llama_kv_cache_msa's indexer cache keeps a V of one head"
   CHECK_THAT(bare(2, 0).second, Catch::Contains("block_size"));
 }
 
-TEST_CASE("minimax-m3 and qwen4exp: the engines with DSA's indexer rules refuse an indexer beside plain attention",
-          "[gguf_archs]") {
-  // vLLM, SGLang and TensorRT-LLM price an indexer as DSA's on MLA layers; these two keep theirs
-  // on plain attention layers, a layout only the llama.cpp profile has read (exit 3).
-  for (const char* fixture : {"minimax-m3", "qwen4exp"}) {
+namespace {
+
+/// Each fixture planned under vLLM, SGLang and TensorRT-LLM: exit 3 with `reason` in the message.
+void check_refused_by_paged_engines(std::initializer_list<const char*> fixtures, const char* reason) {
+  for (const char* fixture : fixtures) {
     const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture(fixture);
     for (const char* runtime : {"vllm", "sglang", "trtllm"}) {
       INFO(fixture << " under " << runtime);
       const auto [code, message] = kvplan::testing::plan_outcome(m.spec, runtime);
       CHECK(code == kvplan::ExitCode::unsupported_architecture);
-      CHECK_THAT(message, Catch::Contains("a sparse-attention indexer beside plain attention"));
+      CHECK_THAT(message, Catch::Contains(reason));
     }
   }
+}
+
+}  // namespace
+
+TEST_CASE("minimax-m3 and qwen4exp: the engines with DSA's indexer rules refuse an indexer beside plain attention",
+          "[gguf_archs]") {
+  // vLLM, SGLang and TensorRT-LLM price an indexer as DSA's on MLA layers; these two keep theirs
+  // on plain attention layers, a layout only the llama.cpp profile has read (exit 3).
+  check_refused_by_paged_engines({"minimax-m3", "qwen4exp"}, "a sparse-attention indexer beside plain attention");
   // DSA's indexer on MLA layers stays theirs to size.
   CHECK(kvplan::testing::plan_outcome(kvplan::testing::load_llamacpp_fixture("deepseek32").spec, "vllm").first ==
         kvplan::ExitCode::ok);
@@ -322,15 +332,8 @@ TEST_CASE("minimax-m3 and qwen4exp: the engines with DSA's indexer rules refuse 
 TEST_CASE("a GGUF file's recurrent state is llama.cpp's: the other engines ask for the config.json", "[gguf_archs]") {
   // llama.cpp keeps R and S in f32 whatever the model; vLLM, SGLang and TensorRT-LLM keep their own
   // state dtype (mamba_ssm_dtype, the model's dtype), which the GGUF file does not say (exit 3).
-  for (const char* fixture : {"plamo2", "kimi-k3", "granitehybrid"}) {
-    const kvplan::GgufModel m = kvplan::testing::load_llamacpp_fixture(fixture);
-    for (const char* runtime : {"vllm", "sglang", "trtllm"}) {
-      INFO(fixture << " under " << runtime);
-      const auto [code, message] = kvplan::testing::plan_outcome(m.spec, runtime);
-      CHECK(code == kvplan::ExitCode::unsupported_architecture);
-      CHECK_THAT(message, Catch::Contains("llama.cpp's recurrent state (f32), as the GGUF file gives it"));
-    }
-  }
+  check_refused_by_paged_engines({"plamo2", "kimi-k3", "granitehybrid"},
+                                 "llama.cpp's recurrent state (f32), as the GGUF file gives it");
 }
 
 TEST_CASE("qwen4exp: Qwen3.5's hybrid with a third cache for the indexer", "[gguf_archs]") {
