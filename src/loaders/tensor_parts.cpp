@@ -6,6 +6,7 @@
 
 #include "kvplan/error.h"
 #include "kvplan/units.h"
+#include "model/checked.h"
 
 namespace kvplan::arch {
 
@@ -47,6 +48,8 @@ void finish_count(ParamCount& count, ConfigFields& fields, const Counted& counte
     expert.add(layer.expert_matrices, "expert parameters");
     inactive.add(layer.inactive, "inactive experts");
     router.add(layer.router, "router parameters");
+    count.layers.push_back({layer.params, layer.expert_matrices, layer.experts,
+                            layer.routed ? (layer.routed->gated ? 3u : 2u) : 0u, layer.router, layer.vectors});
     if (layer.expert_matrices) ++moe_layers;
     // Layers may differ (Hunyuan's per-layer lists): the block with the most work per token. No
     // overflow: the layer's expert count (at least per_token) times its matrices was counted.
@@ -54,6 +57,7 @@ void finish_count(ParamCount& count, ConfigFields& fields, const Counted& counte
     if (layer.routed && (!count.routed_experts || work(*layer.routed) > work(*count.routed_experts)))
       count.routed_experts = layer.routed;
   }
+  count.beside_layers = (Checked(counted.final_norm, "total parameters") + counted.model_extra + counted.head_bias).value();
   count.total = total.value;
   count.expert = expert.value;
   count.router = router.value;
@@ -77,12 +81,18 @@ u64 attention_params(const Layout& layout, const LayerPlan& layer, const Attenti
   sum.add(product({hidden, k_width}, "k_proj"), "attention");
   sum.add(product({hidden, v_width}, "v_proj"), "attention");
   sum.add(product({o_width, hidden}, "o_proj"), "attention");
+  sum.add(attention_vectors(layout, layer, a), "attention");
+  return sum.value;
+}
+
+u64 attention_vectors(const Layout& layout, const LayerPlan& layer, const Attention& a) {
+  Sum sum;
   if (a.qkv_bias) {
-    sum.add(product({q_width, a.q_multiplier}, "q_proj bias"), "attention");
-    sum.add(k_width, "attention");
-    sum.add(v_width, "attention");
+    sum.add(product({layout.heads, layer.k_dim, a.q_multiplier}, "q_proj bias"), "attention");
+    sum.add(product({layer.kv_heads, layer.k_dim}, "k_proj bias"), "attention");
+    sum.add(product({layer.kv_heads, layer.v_dim}, "v_proj bias"), "attention");
   }
-  if (a.o_bias) sum.add(hidden, "attention");
+  if (a.o_bias) sum.add(layout.hidden, "attention");
   sum.add(a.qk_norm, "attention");
   if (a.sinks) sum.add(layout.heads, "attention");
   return sum.value;
@@ -100,13 +110,12 @@ u64 gqa_params(u64 hidden, u64 heads, u64 kv_heads, u64 k_dim, u64 v_dim, bool k
 }
 
 u64 mlp_params(u64 hidden, u64 intermediate, bool gated, bool bias) {
-  const u64 matrices = gated ? 3 : 2;
-  u64 params = product({matrices, hidden, intermediate}, "MLP");
-  if (bias) {
-    const u64 biases = checked_add(product({matrices - 1, intermediate}, "MLP bias"), hidden, "MLP bias");
-    params = checked_add(params, biases, "MLP");
-  }
-  return params;
+  return checked_add(product({gated ? 3u : 2u, hidden, intermediate}, "MLP"), mlp_vectors(hidden, intermediate, gated, bias),
+                     "MLP");
+}
+
+u64 mlp_vectors(u64 hidden, u64 intermediate, bool gated, bool bias) {
+  return bias ? checked_add(product({gated ? 2u : 1u, intermediate}, "MLP bias"), hidden, "MLP bias") : 0;
 }
 
 Counted eagle_draft_layers(ConfigFields& fields, const Layout& layout, u64 (*norms)(const Layout&, std::size_t),
@@ -133,6 +142,7 @@ LayerParams moe_layer(u64 experts, u64 top_k, u64 width, u64 intermediate, u64 a
   const u64 one = product({matrices, width, intermediate}, "expert");
   LayerParams layer;
   layer.expert_matrices = product({experts, one}, "experts");
+  layer.experts = experts;
   layer.params = checked_add(layer.expert_matrices, always, "MoE block");
   layer.inactive = product({experts - top_k, one}, "inactive experts");
   layer.routed = routed_experts(top_k, width, intermediate, matrices == 3);
@@ -164,7 +174,11 @@ Counted dense_decoder(const Layout& layout, const DenseDecoder& d) {
     sum.add(mlp, "layer");
     sum.add(d.layer_norms, "layer");
     sum.add(d.layer_extra, "layer");
-    counted.layers.push_back({sum.value, 0, 0});
+    LayerParams params{sum.value, 0, 0};
+    params.vectors = (Checked(attention_vectors(layout, layer, d.attention), "layer") + d.layer_norms + d.layer_extra +
+                      mlp_vectors(layout.hidden, d.intermediate, d.gated, d.mlp_bias))
+                         .value();
+    counted.layers.push_back(params);
   }
   return counted;
 }

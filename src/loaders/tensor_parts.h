@@ -34,6 +34,10 @@ struct LayerParams {
   u64 inactive = 0;
   std::optional<RoutedExperts> routed;  ///< the routed-expert block's shape, for MoE layers
   u64 router = 0;  ///< the router's weights (experts x input), within params
+  u64 experts = 0;  ///< how many routed experts expert_matrices holds
+  /// Of params, the vectors (norms, biases): what no weight quantization touches. Counted by the
+  /// dense decoder and the Qwen family; 0 where a family does not count them apart.
+  u64 vectors = 0;
 };
 
 /// What a family's counter adds up beside the embedding and the output head.
@@ -65,6 +69,8 @@ struct Attention {
   bool sinks = false;      ///< a learned sink logit per head (gpt-oss)
 };
 u64 attention_params(const Layout& layout, const LayerPlan& layer, const Attention& attention);
+/// Of attention_params, the vectors: biases, q/k norms, sinks.
+u64 attention_vectors(const Layout& layout, const LayerPlan& layer, const Attention& attention);
 
 /// q, k, v and o projections of grouped-query attention with K width `k_dim` and V width `v_dim`
 /// (o_proj reads heads x v_dim); `k_and_v` false drops k and v (Gemma 4's KV-shared layers),
@@ -74,6 +80,8 @@ u64 gqa_params(u64 hidden, u64 heads, u64 kv_heads, u64 k_dim, u64 v_dim, bool k
 /// A gated MLP (gate_proj, up_proj, down_proj: 3 x H x I), or a two-matrix one (up and down, or
 /// fc1 and fc2); `bias` adds each projection's bias.
 u64 mlp_params(u64 hidden, u64 intermediate, bool gated, bool bias);
+/// Of mlp_params, the biases.
+u64 mlp_vectors(u64 hidden, u64 intermediate, bool gated, bool bias);
 
 /// A routed-expert block: `experts` gated MLPs of width `intermediate` (3 matrices each) on
 /// `width`-wide inputs, of which `top_k` run per token; `always` is what every token uses beside

@@ -29,6 +29,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   for (const LayerPlan& layer : layout.layers) {
     LayerParams params;
     params.expert_matrices = product({counted.experts, matrices}, "expert parameters");
+    params.experts = counted.experts;
     params.inactive = product({counted.experts - counted.top_k, one}, "inactive experts");
     params.routed = routed_experts(counted.top_k, hidden, intermediate, true);
     params.params = checked_add(checked_add(product({counted.experts, one}, "experts"), router, "MoE block"),

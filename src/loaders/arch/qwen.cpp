@@ -87,15 +87,19 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   for (u64 i = 0; i < layout.count(); ++i) {
     const LayerPlan& layer = layout.layers[i];
     u64 own = 2 * hidden;
+    u64 vectors = own;  // the two RMSNorms
     if (layer.kind == LayerKind::linear) {
       if (layer.block != "linear_attention") throw unsupported_architecture(fmt::format("layer_types[{}]", i), layer.block);
       own = checked_add(own, deltanet, "layer");
     } else if (layer.attends()) {
       own = checked_add(own, attention_params(layout, layer, attention), "layer");
+      vectors = checked_add(vectors, attention_vectors(layout, layer, attention), "layer");
     } else {
       throw unsupported_architecture(fmt::format("layer_types[{}]", i), layer.block.empty() ? std::string(to_string(layer.kind)) : layer.block);
     }
-    counted.layers.push_back(with_mlp(own, i));
+    LayerParams params = with_mlp(own, i);
+    params.vectors = vectors;
+    counted.layers.push_back(params);
   }
   // Qwen3-Next's config states no count: its checkpoint's mtp.* layer (which vLLM and SGLang build
   // as getattr(config, "num_nextn_predict_layers", 1)) is neither cached nor counted, as the GGUF
