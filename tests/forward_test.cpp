@@ -287,25 +287,26 @@ TEST_CASE("unified memory: the catalog's Macs are planned against their working 
                                  "whose budget is the working set already");
 }
 
-TEST_CASE("a ModelOpt folder: hf_quant_config.json's scheme is named, the bf16 figure called an upper bound", "[weight-formats]") {
+TEST_CASE("a ModelOpt folder: hf_quant_config.json's scheme priced, the checkpoint's size preferred", "[weight-formats]") {
   kvplan::testing::TempDir dir;
   std::ofstream(dir.file("config.json")) << kvplan::testing::read_file(source_path("tests/fixtures/hf/qwen3-8b/config.json"));
   // The file NVIDIA's ModelOpt writes beside config.json (its shape as nvidia/Qwen3-235B-A22B-NVFP4 ships it).
   std::ofstream(dir.file("hf_quant_config.json")) << R"({"producer": {"name": "modelopt", "version": "0.33.0"},
     "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8", "group_size": 16, "exclude_modules": ["lm_head"]}})";
   const std::string model = "--model " + dir.file("config.json") + " --gpu h100 -c 8192 --format json";
-  const auto noted = run_kvplan(model);
-  REQUIRE(noted.exit_code == 0);
-  const nlohmann::json row = nlohmann::json::parse(noted.out)["rows"][0];
-  // 8,190,735,360 parameters at 2 B: the checkpoint holds less (4-bit values and their scales).
-  CHECK(row["weights_bytes"] == 16'381'470'720ull);
-  CHECK_THAT(row["weights_rule"].get<std::string>(),
-             Catch::Contains("an upper bound: hf_quant_config.json declares NVFP4 (NVIDIA ModelOpt)"));
-  // The checkpoint's size makes it exact, and the note goes.
+  const auto priced = run_kvplan(model);
+  REQUIRE(priced.exit_code == 0);
+  const nlohmann::json row = nlohmann::json::parse(priced.out)["rows"][0];
+  // Kept at bf16: embeddings and head 2 x 151,936 x 4,096, the final norm and 36 x (2 x 4,096 +
+  // 2 x 128) norm values: 1,244,967,936 params. The other 6,945,767,424 at 9/16 B, and at most 36 x
+  // 16 matrices' 8 B of scales (tests/modelopt_test.cpp ties it to --weight-dtype nvfp4).
+  CHECK(row["weights_bytes"] == 1'244'967'936ull * 2 + 6'945'767'424ull * 9 / 16 + 36 * 16 * 8);
+  CHECK_THAT(row["weights_rule"].get<std::string>(), Catch::Contains("computed (NVFP4, NVIDIA ModelOpt)"));
+  // The checkpoint's size is exact, and preferred.
   std::ofstream(dir.file("model.safetensors.index.json")) << R"({"metadata": {"total_size": 5000000000}, "weight_map": {}})";
   const nlohmann::json sized = nlohmann::json::parse(run_kvplan(model).out)["rows"][0];
   CHECK(sized["weights_bytes"] == 5'000'000'000ull);
-  CHECK(sized["weights_rule"].get<std::string>().find("upper bound") == std::string::npos);
+  CHECK(sized["weights_rule"] == "safetensors total_size (nvfp4)");
 }
 
 TEST_CASE("an unknown model_type with standard cache fields: its cache sized, its weights asked for", "[weight-formats]") {

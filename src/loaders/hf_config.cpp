@@ -15,6 +15,7 @@
 #include "loaders/hf_quantization.h"
 #include "loaders/hf_rope.h"
 #include "loaders/json_reader.h"
+#include "loaders/modelopt_quantization.h"
 #include "loaders/param_count.h"
 #include "model/text.h"
 
@@ -131,10 +132,16 @@ LayerSpec layer_spec(ConfigFields& fields, const arch::Layout& layout, const arc
 /// Nothing when the family did not count them.
 void price_mtp_layers(ConfigFields& fields, const ParamCount& count, const Dtype& dtype, ModelSpec& spec) {
   if (count.mtp == 0) return;
+  const nlohmann::json* quantization = fields.find("quantization_config");
   ParamCount layers;
   layers.total = count.mtp;
   layers.embedding = count.mtp_unquantized;  // kept unquantized, as a model's embeddings are
-  spec.mtp_weights_bytes = weights_from_quantization(fields.find("quantization_config"), layers, dtype, fields.origin()).bytes;
+  // ModelOpt's lists name the MTP layers they keep; kvplan keeps the rest of its MTP layers at
+  // the model dtype too (it does not count their modules apart): an upper bound at worst.
+  if (quantization && is_modelopt_quantization(*quantization))
+    spec.mtp_weights_bytes = weight_bytes_at(count.mtp, dtype);
+  else
+    spec.mtp_weights_bytes = weights_from_quantization(quantization, layers, dtype, fields.origin()).bytes;
   spec.mtp_replicated_bytes = checked_mul(ceil_div(count.mtp_replicated, dtype.block_elements), dtype.block_bytes, "MTP eh_proj");
 }
 
@@ -144,12 +151,6 @@ ParamCount count_family(ConfigFields& fields, const arch::Layout& layout) {
   const arch::Family* family = fields.family();
   if (!family || !family->count) throw unsupported_architecture("model_type", fields.model_type());
   return family->count(fields, layout);
-}
-
-/// Bytes of `params` values at `dtype`, partial blocks rounded up.
-std::uint64_t bytes_at(std::uint64_t params, const Dtype& dtype) {
-  const std::uint64_t blocks = params / dtype.block_elements + (params % dtype.block_elements != 0 ? 1 : 0);
-  return checked_mul(blocks, dtype.block_bytes, "weight size");
 }
 
 /// The parts of a multimodal checkpoint beside its language model: the towers and projectors the
@@ -164,7 +165,7 @@ std::vector<ModelPart> read_parts(ConfigFields& fields, const arch::Layout& layo
   };
   if (const arch::Family* own = fields.family(); own && own->draft_parts) {
     std::vector<ModelPart> parts = own->draft_parts(fields, layout);
-    for (ModelPart& part : parts) part.bytes = bytes_at(part.params, dtype);
+    for (ModelPart& part : parts) part.bytes = weight_bytes_at(part.params, dtype);
     return parts;
   }
   if (!present("vision_config") && !present("audio_config")) return {};
@@ -176,7 +177,7 @@ std::vector<ModelPart> read_parts(ConfigFields& fields, const arch::Layout& layo
   };
   if (present("vision_config") && !named("vision tower")) parts.push_back({"vision tower", 0, 0});
   if (present("audio_config") && !named("audio tower")) parts.push_back({"audio tower", 0, 0});
-  for (ModelPart& part : parts) part.bytes = bytes_at(part.params, dtype);
+  for (ModelPart& part : parts) part.bytes = weight_bytes_at(part.params, dtype);
   return parts;
 }
 
@@ -292,23 +293,23 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
 
 namespace {
 
-/// NVIDIA ModelOpt checkpoints (NVFP4, FP8) state their scheme in hf_quant_config.json beside a
-/// config.json without a quantization_config. kvplan does not read the scheme (its ignore lists keep
-/// attention, shared experts or whole layers in bf16 per model), so their weights computed at the
-/// model's dtype are an upper bound: the source says so, and what a size would make exact.
-void note_modelopt_quantization(ModelSpec& spec, const std::filesystem::path& quant_path, const nlohmann::json& config,
-                                bool sized) {
+/// Whether config.json (or its language model's text_config) holds a quantization_config.
+bool has_quantization_config(const nlohmann::json& config) {
+  if (config.contains("quantization_config")) return true;
+  const auto text = config.find("text_config");
+  return text != config.end() && text->is_object() && text->contains("quantization_config");
+}
+
+/// NVIDIA ModelOpt checkpoints made before ModelOpt wrote its scheme into config.json state it in
+/// hf_quant_config.json beside it; vLLM and TensorRT-LLM read that file then, and so does kvplan:
+/// `config` with the file's scheme as its quantization_config.
+nlohmann::json with_modelopt_scheme(nlohmann::json config, const std::filesystem::path& quant_path) {
   std::error_code ec;
-  if (sized || config.contains("quantization_config") || !std::filesystem::exists(quant_path, ec)) return;
+  if (!config.is_object() || has_quantization_config(config) || !std::filesystem::exists(quant_path, ec)) return config;
   const std::string origin = quant_path.string();
-  const nlohmann::json quant = parse_json_document(read_text_file(origin), origin);
-  std::string algo = "a quantization";
-  if (const auto section = quant.find("quantization"); section != quant.end() && section->is_object())
-    if (const auto name = section->find("quant_algo"); name != section->end() && name->is_string())
-      algo = printable(name->get<std::string>(), 40);
-  spec.weights_source = fmt::format("{}; an upper bound: hf_quant_config.json declares {} (NVIDIA ModelOpt), which kvplan "
-                                    "does not read (--weights SIZE, the checkpoint's size, makes it exact)",
-                                    spec.weights_source, algo);
+  config["quantization_config"] =
+      modelopt_config_from_hf_quant_config(parse_json_document(read_text_file(origin), origin), origin);
+  return config;
 }
 
 }  // namespace
@@ -323,7 +324,8 @@ ModelSpec load_hf_model(const std::string& path) {
       throw Error(fmt::format("{}: no config.json in this folder (expected a Hugging Face model folder)", path));
   }
   const std::string origin = config_path.string();
-  const nlohmann::json config = parse_json_document(read_text_file(origin), origin);
+  const nlohmann::json config =
+      with_modelopt_scheme(parse_json_document(read_text_file(origin), origin), config_path.parent_path() / "hf_quant_config.json");
 
   std::optional<std::uint64_t> total_size;
   const fs::path index_path = config_path.parent_path() / "model.safetensors.index.json";
@@ -336,9 +338,7 @@ ModelSpec load_hf_model(const std::string& path) {
       total_size = meta.optional_uint("total_size");
     }
   }
-  ModelSpec spec = model_spec_from_hf_config(config, origin, total_size);
-  note_modelopt_quantization(spec, config_path.parent_path() / "hf_quant_config.json", config, total_size.has_value());
-  return spec;
+  return model_spec_from_hf_config(config, origin, total_size);
 }
 
 }  // namespace kvplan

@@ -7,19 +7,18 @@
 
 #include "kvplan/error.h"
 #include "kvplan/units.h"
+#include "loaders/modelopt_quantization.h"
 #include "model/checked.h"
 
 namespace kvplan {
 
-namespace {
-
-
-/// Bytes of `params` values at `dtype`, partial blocks rounded up.
-std::uint64_t bytes_at(std::uint64_t params, const Dtype& dtype) {
+std::uint64_t weight_bytes_at(std::uint64_t params, const Dtype& dtype) {
   return checked_mul(ceil_div(params, dtype.block_elements), dtype.block_bytes, "weight size");
 }
 
 std::string billions(std::uint64_t params) { return fmt::format("{:.2f}B", static_cast<double>(params) / 1e9); }
+
+namespace {
 
 /// What a quantized checkpoint keeps at the model's dtype: the embeddings, the head and the MoE
 /// routers. Norms are not in it (about 2 x hidden a layer, under 1 MB for DeepSeek-V3): they are
@@ -43,7 +42,7 @@ QuantizedWeights grouped_integer(const ParamCount& count, std::uint64_t bits, st
   const std::uint64_t groups = ceil_div(quantized, group);
   const std::uint64_t bytes = (Checked(ceil_div(checked_mul(quantized, bits, "weight size"), 8), "weight size") +
                                checked_mul(groups, 2, "weight size") + ceil_div(checked_mul(groups, bits, "weight size"), 8) +
-                               bytes_at(kept, model_dtype))
+                               weight_bytes_at(kept, model_dtype))
                                   .value();
   const Dtype& dtype = parse_weight_dtype(bits <= 4 ? "int4" : "int8");
   return {&dtype, bytes,
@@ -56,7 +55,7 @@ QuantizedWeights block_fp8(const ParamCount& count, std::uint64_t block_elements
   const std::uint64_t kept = kept_unquantized(count);
   const std::uint64_t quantized = count.total - std::min(count.total, kept);
   const std::uint64_t bytes =
-      (Checked(quantized, "weight size") + checked_mul(ceil_div(quantized, block_elements), 4, "weight size") + bytes_at(kept, model_dtype))
+      (Checked(quantized, "weight size") + checked_mul(ceil_div(quantized, block_elements), 4, "weight size") + weight_bytes_at(kept, model_dtype))
           .value();
   return {&parse_weight_dtype("fp8"), bytes,
           fmt::format("computed (fp8): {} params x 1 B + an fp32 scale per {} values; {}", billions(quantized),
@@ -68,7 +67,7 @@ QuantizedWeights block_fp8(const ParamCount& count, std::uint64_t block_elements
 QuantizedWeights experts_mxfp4(const ParamCount& count, const Dtype& model_dtype, const std::string& method) {
   const Dtype& mxfp4 = parse_weight_dtype("mxfp4");
   const std::uint64_t rest = count.total - std::min(count.total, count.expert);
-  const std::uint64_t bytes = bytes_at(count.expert, mxfp4) + bytes_at(rest, model_dtype);
+  const std::uint64_t bytes = weight_bytes_at(count.expert, mxfp4) + weight_bytes_at(rest, model_dtype);
   return {&mxfp4, bytes,
           fmt::format("computed ({}): {} expert params x 17/32 B + {} other params {}", method, billions(count.expert),
                       billions(rest), model_dtype.name)};
@@ -127,7 +126,7 @@ QuantizedWeights compressed_tensors(const nlohmann::json& config, const ParamCou
 QuantizedWeights weights_from_quantization(const nlohmann::json* config, const ParamCount& count,
                                            const Dtype& model_dtype, const std::string& origin) {
   if (config == nullptr)
-    return {&model_dtype, bytes_at(count.total, model_dtype),
+    return {&model_dtype, weight_bytes_at(count.total, model_dtype),
             fmt::format("computed: {} params x {} B ({})", billions(count.total),
                         static_cast<double>(model_dtype.block_bytes) / model_dtype.block_elements, model_dtype.name)};
   if (!config->is_object()) throw Error(fmt::format("{}: field 'quantization_config': expected an object", origin));
@@ -150,6 +149,7 @@ QuantizedWeights weights_from_quantization(const nlohmann::json* config, const P
     return grouped_integer(count, required(*config, "bits", origin), required(*config, "group_size", origin),
                            model_dtype, method);
   if (method == "compressed-tensors") return compressed_tensors(*config, count, model_dtype, origin);
+  if (is_modelopt_quantization(*config)) return modelopt_weights(*config, count, model_dtype, origin);
   throw unsupported_architecture(origin + ": quantization_config.quant_method", method.empty() ? "(missing)" : method);
 }
 

@@ -2,6 +2,7 @@
 // Weight bytes of a Hugging Face checkpoint from its quantization_config, when no safetensors
 // index gives the exact size. Internal to the config.json loader.
 
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
@@ -16,6 +17,12 @@ struct QuantizedWeights {
   std::uint64_t bytes = 0;
   std::string rule;              ///< how the bytes were computed, in words
 };
+
+/// Bytes of `params` values at `dtype`, partial blocks rounded up.
+std::uint64_t weight_bytes_at(std::uint64_t params, const Dtype& dtype);
+
+/// A parameter count in billions, two decimals ("1.96B"), as the rules word it.
+std::string billions(std::uint64_t params);
 
 /// `config` is quantization_config (nullptr: none, every parameter at `model_dtype`). An unknown
 /// quant_method is an unsupported-architecture error: the weights cannot be sized without it.

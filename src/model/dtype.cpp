@@ -46,7 +46,7 @@ constexpr std::array kWeightOnlyDtypes = {
 constexpr std::array kWeightDtypeNames = {std::string_view{"fp32"}, std::string_view{"fp16"},
                                           std::string_view{"bf16"}, std::string_view{"fp8"},
                                           std::string_view{"int8"}, std::string_view{"int4"},
-                                          std::string_view{"mxfp4"}};
+                                          std::string_view{"mxfp4"}, std::string_view{"nvfp4"}};
 
 constexpr std::array kDefaultKvDtypeNames = {std::string_view{"fp16"}, std::string_view{"fp8"},
                                              std::string_view{"int8"}, std::string_view{"int4"}};

@@ -98,4 +98,27 @@ std::string ascii_lower(std::string_view text) {
   return out;
 }
 
+bool wildcard_match(std::string_view pattern, std::string_view text) {
+  // Greedy, remembering the last star: on a mismatch the star takes one more character and the
+  // match resumes after it. Each star is retried at most len(text) times.
+  std::size_t p = 0, t = 0;
+  std::size_t star = std::string_view::npos, star_text = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      star_text = t;
+    } else if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+      ++p;
+      ++t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++star_text;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
 }  // namespace kvplan

@@ -24,4 +24,9 @@ std::string_view trim(std::string_view text);
 /// `text` with ASCII letters in lower case (names compared whatever their case: "Q4_K_M", "-GGUF").
 std::string ascii_lower(std::string_view text);
 
+/// Whether all of `text` matches `pattern`, where `*` matches any run of characters (dots too)
+/// and `?` any one character, as Python's fnmatch reads the module lists ModelOpt writes; every
+/// other character matches itself. At most len(pattern) x len(text) steps.
+bool wildcard_match(std::string_view pattern, std::string_view text);
+
 }  // namespace kvplan

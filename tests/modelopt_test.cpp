@@ -1,0 +1,172 @@
+// NVIDIA ModelOpt checkpoints (NVFP4, FP8, MIXED_PRECISION): their weights priced from the scheme
+// in hf_quant_config.json or config.json's quantization_config, on the files NVIDIA and Qwen ship
+// (tests/fixtures/hf/*-nvfp4, *-fp8*, provenance in SOURCES.md).
+
+#include <fstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "kvplan/error.h"
+#include "loaders/hf_config.h"
+#include "model/text.h"
+#include "support/run_binary.h"
+#include "support/temp_dir.h"
+
+namespace {
+
+using kvplan::testing::run_kvplan;
+using kvplan::testing::source_path;
+
+kvplan::ModelSpec fixture(const std::string& folder) { return kvplan::load_hf_model(source_path("tests/fixtures/hf/" + folder)); }
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("wildcard_match reads ModelOpt's module patterns as fnmatch does", "[text]") {
+  using kvplan::wildcard_match;
+  CHECK(wildcard_match("lm_head", "lm_head"));
+  CHECK_FALSE(wildcard_match("lm_head", "lm_head.weight"));
+  CHECK(wildcard_match("model.layers.0*", "model.layers.0.mlp.experts.0.gate_proj"));
+  CHECK(wildcard_match("model.layers.0*", "model.layers.07"));  // fnmatch: 0* is also 0 then anything
+  CHECK(wildcard_match("*.mlp.shared_expert.*", "model.layers.3.mlp.shared_expert.up_proj"));
+  CHECK_FALSE(wildcard_match("*.mlp.shared_expert.*", "model.layers.3.mlp.experts.0.up_proj"));
+  CHECK(wildcard_match("layers.?.attn*", "layers.7.attn.wq"));
+  CHECK_FALSE(wildcard_match("layers.?.attn*", "layers.17.attn.wq"));
+  CHECK(wildcard_match("*", ""));
+  CHECK(wildcard_match("a*b*c", "a-b-b-c"));
+  CHECK_FALSE(wildcard_match("a*b*c", "a-b-b-"));
+}
+
+TEST_CASE("ModelOpt NVFP4: Qwen3-235B-A22B as NVIDIA ships it, every weight matrix but the head and routers in NVFP4", "[modelopt]") {
+  // hf_quant_config.json: NVFP4, group 16, FP8 KV; it leaves lm_head and the 94 routers
+  // (model.layers.N.mlp.gate) unquantized. config.json holds no quantization_config.
+  const kvplan::ModelSpec spec = fixture("qwen3-235b-a22b-nvfp4");
+  CHECK(spec.params == 235'093'634'560ull);
+  CHECK(spec.weight_dtype->name == "nvfp4");
+  // Kept at bf16: the embeddings and head (2 x 151,936 x 4,096 = 1,244,659,712), the routers
+  // (94 x 128 x 4,096 = 49,283,072), the final norm (4,096) and each layer's two norms and q/k
+  // norms (94 x (2 x 4,096 + 2 x 128) = 794,112): 1,294,740,992 params, 2,589,481,984 B.
+  // NVFP4: the other 233,798,893,568 values at 9/16 B = 131,511,877,632 B. Scales: at most 94 x
+  // (128 experts x 3 + 16) = 37,600 matrices x 8 B = 300,800 B (the checkpoint has 94 x 388 = 36,472
+  // matrices' two fp32 scalars and 94 x 2 KV scales: 292,528 B).
+  CHECK(*spec.weights_bytes == 2'589'481'984ull + 131'511'877'632ull + 300'800ull);
+  CHECK(contains(spec.weights_source, "computed (NVFP4, NVIDIA ModelOpt)"));
+  CHECK_FALSE(contains(spec.weights_source, "upper bound"));
+}
+
+TEST_CASE("ModelOpt FP8: Llama 3.1 70B Instruct and Qwen3 32B, per-tensor scales, the head kept", "[modelopt]") {
+  // nvidia/Llama-3.1-70B-Instruct-FP8: hf_quant_config.json, FP8, exclude_modules [lm_head].
+  // Kept at bf16: embeddings and head 2 x 128,256 x 8,192 = 2,101,346,304, the final norm 8,192, the
+  // layers' norms 80 x 2 x 8,192 = 1,310,720: 2,102,665,216 params, 4,205,330,432 B. FP8: the other
+  // 68,451,041,280 at 1 B. Scales: at most 80 x 16 matrices x 8 B = 10,240 B.
+  const kvplan::ModelSpec llama = fixture("llama3.1-70b-instruct-fp8");
+  CHECK(llama.weight_dtype->name == "fp8");
+  CHECK(*llama.weights_bytes == 4'205'330'432ull + 68'451'041'280ull + 10'240ull);
+
+  // Qwen/Qwen3-32B-FP8-Static-PerTensor writes its scheme into config.json with no quant_method,
+  // only producer "modelopt". FP8 values: 32,762,123,264 - (2 x 151,936 x 5,120 + 5,120 + 64 x
+  // (2 x 5,120 + 2 x 128)) = 31,205,621,760, the F8_E4M3 count Hugging Face lists for
+  // Qwen/Qwen3-32B-FP8 (the same matrices, block-scaled): kept 1,556,501,504 params at 2 B, and
+  // 64 x 16 x 8 B of scales.
+  const kvplan::ModelSpec qwen = fixture("qwen3-32b-fp8-static-pertensor");
+  CHECK(qwen.weight_dtype->name == "fp8");
+  CHECK(*qwen.weights_bytes == 31'205'621'760ull + 1'556'501'504ull * 2 + 64 * 16 * 8);
+}
+
+TEST_CASE("ModelOpt lists that keep modules inside layers: only the routed experts priced quantized, called an upper bound", "[modelopt]") {
+  // nvidia/MiniMax-M2.7-NVFP4 keeps every layer's self_attn* and router. Routed experts: 62 layers
+  // x 256 x 3 x 3,072 x 1,536 = 224,680,476,672 at 9/16 B = 126,382,768,128 B; the other
+  // 4,009,288,192 params at bf16, 8,018,576,384 B; 62 x (256 x 3 + 16) x 8 B of scales.
+  const kvplan::ModelSpec spec = fixture("minimax-m2.7-nvfp4");
+  CHECK(spec.params == 228'689'764'864ull);
+  CHECK(*spec.weights_bytes == 126'382'768'128ull + 8'018'576'384ull + 62ull * (256 * 3 + 16) * 8);
+  CHECK(contains(spec.weights_source, "an upper bound: ModelOpt also leaves 'model.layers.0.self_attn*'"));
+}
+
+TEST_CASE("ModelOpt MIXED_PRECISION: the experts its quantized_layers puts in NVFP4, the rest at bf16, above the real checkpoint", "[modelopt]") {
+  // nvidia/Qwen3.6-35B-A3B-NVFP4: experts, shared experts and the head in W4A16_NVFP4, attention in
+  // FP8. kvplan prices the 40 x 256 x 3 x 2,048 x 512 = 32,212,254,720 expert values at 9/16 B
+  // (18,119,393,280 B) + 30,720 matrices x 8 B, and the other 2,448,355,968 params at 2 B.
+  const kvplan::ModelSpec spec = fixture("qwen3.6-35b-a3b-nvfp4");
+  CHECK(spec.weight_dtype->name == "nvfp4");
+  const std::uint64_t language_model = 18'119'393'280ull + 30'720ull * 8 + 2'448'355'968ull * 2;
+  CHECK(*spec.weights_bytes == language_model);
+  CHECK(contains(spec.weights_source, "an upper bound"));
+  // Hugging Face's per-dtype count of the real checkpoint (U8 16,423,321,600 + F8_E4M3
+  // 3,332,177,920 + BF16 2 x 1,825,916,784) is 23,407,333,088 B with its MTP layer and vision
+  // tower; kvplan's language model and MTP layer (bf16) alone stay above it.
+  CHECK(language_model + *spec.mtp_weights_bytes > 23'407'333'088ull);
+  // The real NVFP4 values (U8 x 2) are kvplan's experts plus the shared experts (40 x 3 x 2,048 x
+  // 512) and the head (248,320 x 2,048): the expert count is the checkpoint's.
+  CHECK(16'423'321'600ull * 2 == 32'212'254'720ull + 40ull * 3 * 2048 * 512 + 248'320ull * 2048);
+}
+
+TEST_CASE("ModelOpt schemes kvplan cannot price exactly fall back to bf16, called an upper bound with the reason", "[modelopt]") {
+  kvplan::testing::TempDir dir;
+  const std::string config = kvplan::testing::read_file(source_path("tests/fixtures/hf/qwen3-8b/config.json"));
+  std::ofstream(dir.file("config.json")) << config;
+  // Qwen3-8B: 8,190,735,360 params; at bf16 16,381,470,720 B.
+  const auto with_scheme = [&](const std::string& quantization) {
+    std::ofstream(dir.file("hf_quant_config.json")) << R"({"producer": {"name": "modelopt"}, "quantization": )" << quantization << "}";
+    return kvplan::load_hf_model(dir.file("config.json"));
+  };
+  const auto upper_bound = [](const kvplan::ModelSpec& spec, const std::string& why) {
+    CHECK(*spec.weights_bytes == 16'381'470'720ull);
+    CHECK(spec.weight_dtype->name == "bf16");
+    CHECK(contains(spec.weights_source, "an upper bound"));
+    CHECK(contains(spec.weights_source, why));
+  };
+  upper_bound(with_scheme(R"({"quant_algo": "W4A8_AWQ", "exclude_modules": ["lm_head"]})"), "not 'W4A8_AWQ'");
+  upper_bound(with_scheme(R"({"quant_algo": "NVFP4", "group_size": 32, "exclude_modules": ["lm_head"]})"), "group_size is not 16");
+  // A dense layer's attention kept: kvplan does not count it apart.
+  upper_bound(with_scheme(R"({"quant_algo": "NVFP4", "group_size": 16, "exclude_modules": ["lm_head", "model.layers.0.self_attn*"]})"),
+              "does not count a dense layer's modules apart");
+  // No head on the list: a trimmed copy (NVIDIA's Nemotron 3 Super configs as aiconfigurator keeps them).
+  upper_bound(with_scheme(R"({"quant_algo": "NVFP4", "group_size": 16, "exclude_modules": []})"), "does not name the output head");
+  upper_bound(with_scheme(R"({"quant_algo": "MIXED_PRECISION"})"), "lists no quantized_layers");
+
+  // What it can price: the head, norms, embeddings and whole layers named; whole layers at bf16.
+  // Exact: as `--weight-dtype nvfp4` prices the same file tensor by tensor, but for the bound on
+  // the scales (36 x 16 matrices here, 252 there: 2,592 B).
+  const kvplan::ModelSpec exact = with_scheme(
+      R"({"quant_algo": "NVFP4", "group_size": 16, "exclude_modules": ["lm_head", "model.embed_tokens", "model.norm", "model.layers.0.input_layernorm"]})");
+  const auto named = run_kvplan("--model qwen3-8b --weight-dtype nvfp4 --gpu h100 -c 8192 --format json");
+  REQUIRE(named.exit_code == 0);
+  CHECK(*exact.weights_bytes == nlohmann::json::parse(named.out)["rows"][0]["weights_bytes"].get<std::uint64_t>() + 2'592);
+  // Layer 35 kept whole: its 1 x (attention + MLP) matrices move from 9/16 B to 2 B.
+  const kvplan::ModelSpec kept = with_scheme(R"({"quant_algo": "NVFP4", "group_size": 16, "exclude_modules": ["lm_head", "model.layers.35*"]})");
+  // Qwen3-8B's layer: q 4,096 x 4,096, k and v 4,096 x 1,024 each, o 4,096 x 4,096, MLP 3 x 4,096 x
+  // 12,288: 192,937,984 matrix values; 16 matrices fewer scales.
+  CHECK(*kept.weights_bytes == *exact.weights_bytes + 192'937'984ull * 2 - 192'937'984ull * 9 / 16 - 16 * 8);
+}
+
+TEST_CASE("ModelOpt config.json quantization_config: exclude lists read, malformed ones refused in one line", "[modelopt][hostile]") {
+  kvplan::testing::TempDir dir;
+  nlohmann::json config = nlohmann::json::parse(kvplan::testing::read_file(source_path("tests/fixtures/hf/qwen3-8b/config.json")));
+  const auto load = [&](const nlohmann::json& quantization) {
+    config["quantization_config"] = quantization;
+    std::ofstream(dir.file("config.json"), std::ios::trunc) << config.dump();
+    return kvplan::load_hf_model(dir.file("config.json"));
+  };
+  // The newer form: quant_method "modelopt", the list under "ignore".
+  const kvplan::ModelSpec read = load({{"quant_method", "modelopt"}, {"quant_algo", "FP8"}, {"ignore", {"lm_head"}}});
+  CHECK(read.weight_dtype->name == "fp8");
+  CHECK(contains(read.weights_source, "computed (FP8, NVIDIA ModelOpt)"));
+  CHECK_THROWS_WITH(load({{"quant_method", "modelopt"}, {"quant_algo", "FP8"}, {"ignore", "lm_head"}}),
+                    Catch::Contains("field 'quantization_config.ignore': expected a list of module names"));
+  CHECK_THROWS_WITH(load({{"quant_method", "modelopt"}, {"quant_algo", "FP8"}, {"ignore", {1, 2}}}),
+                    Catch::Contains("expected module names of at most 256 bytes"));
+  CHECK_THROWS_WITH(load({{"quant_method", "modelopt"}, {"quant_algo", "FP8"}, {"ignore", {std::string(300, '*')}}}),
+                    Catch::Contains("expected module names of at most 256 bytes"));
+  CHECK_THROWS_WITH(load({{"quant_method", "modelopt"}, {"quant_algo", "FP8"}, {"ignore", nlohmann::json(std::vector<std::string>(5000, "lm_head"))}}),
+                    Catch::Contains("5000 names, more than the 4096 kvplan reads"));
+  // A hf_quant_config.json without its "quantization" object: one line, exit 2.
+  config.erase("quantization_config");
+  std::ofstream(dir.file("config.json"), std::ios::trunc) << config.dump();
+  std::ofstream(dir.file("hf_quant_config.json")) << R"({"producer": {"name": "modelopt"}})";
+  kvplan::testing::check_refused(run_kvplan("--model " + dir.file("config.json") + " --gpu h100 -c 8192"),
+                                 "hf_quant_config.json: field 'quantization': expected an object", 2);
+}
