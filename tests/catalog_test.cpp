@@ -173,6 +173,8 @@ const Figures kFigures[] = {
     {"llama3.1-405b", 516096, 258048, {2113929216ull, 1056964608ull, 16911433728ull, 8455716864ull, 67645734912ull, 33822867456ull}},
     // llama3.1-70b: 80 full x 2 x 8 x 128 values
     {"llama3.1-70b", 327680, 163840, {1342177280ull, 671088640ull, 10737418240ull, 5368709120ull, 42949672960ull, 21474836480ull}},
+    // llama3.1-70b-instruct-fp8: as llama3.1-70b (weights fp8, cache as the model)
+    {"llama3.1-70b-instruct-fp8", 327680, 163840, {1342177280ull, 671088640ull, 10737418240ull, 5368709120ull, 42949672960ull, 21474836480ull}},
     // llama3.1-8b: 32 full x 2 x 8 x 128 values
     {"llama3.1-8b", 131072, 65536, {536870912ull, 268435456ull, 4294967296ull, 2147483648ull, 17179869184ull, 8589934592ull}},
     // llama3.2-1b: 16 full x 2 x 8 x 64 values
@@ -296,6 +298,8 @@ const Figures kFigures[] = {
     {"qwen3-235b-a22b-2507", 192512, 96256, {788529152ull, 394264576ull, 6308233216ull, 3154116608ull, 25232932864ull, 12616466432ull}},
     // qwen3-235b-a22b-fp8: 94 full x 2 x 4 x 128 values (weights fp8, cache as the model)
     {"qwen3-235b-a22b-fp8", 192512, 96256, {788529152ull, 394264576ull, 6308233216ull, 3154116608ull, 25232932864ull, 12616466432ull}},
+    // qwen3-235b-a22b-nvfp4: as qwen3-235b-a22b (weights nvfp4, cache as the model)
+    {"qwen3-235b-a22b-nvfp4", 192512, 96256, {788529152ull, 394264576ull, 6308233216ull, 3154116608ull, 25232932864ull, 12616466432ull}},
     // qwen3-30b-a3b: 48 full x 2 x 4 x 128 values
     {"qwen3-30b-a3b", 98304, 49152, {402653184ull, 201326592ull, 3221225472ull, 1610612736ull, 12884901888ull, 6442450944ull}},
     // qwen3-30b-a3b-fp8: 48 full x 2 x 4 x 128 values (weights fp8, cache as the model)
