@@ -235,6 +235,10 @@ TEST_CASE("llama.cpp cache runs: every catalog model's caches as the layer loop 
   const GgmlType& q8_0 = ggml_type_by_name("q8_0");
   std::size_t planned = 0, partly_offloaded = 0;
   for (const ModelSpec& model : builtin_models().models) {
+    if (weights_are_quantized_safetensors(model)) {  // not a file llama.cpp loads
+      CHECK_THROWS_AS(llamacpp_facts(model), Error);
+      continue;
+    }
     const LlamaCppModelFacts facts = llamacpp_facts(model);
     LlamaCppModelFacts unread = facts;
     unread.layout = LlamaCppLayout{};  // the plan reads the layers itself

@@ -246,6 +246,12 @@ KVPLAN_API bool weights_are_estimate(const ModelSpec& spec);
 /// True when the user gave the weights' size (--weights: weights_source says "(given: ...)").
 KVPLAN_API bool weights_are_given(const ModelSpec& spec);
 
+/// True when the spec's weights are a quantized Hugging Face checkpoint, sized from its
+/// quantization_config or safetensors index (weights_source "computed (...)" or "safetensors
+/// total_size") in a format GGUF has no type for as is (fp8, int8, int4, nvfp4; not mxfp4, which
+/// gpt-oss's GGUF files keep): what a GGUF runtime cannot load without converting it.
+KVPLAN_API bool weights_are_quantized_safetensors(const ModelSpec& spec);
+
 /// The MTP layers `--mtp-layers` asks to count as cached: "" or "0" none, "all" every one the model
 /// declares, N at most that many. Throws an Error naming `flag` otherwise.
 KVPLAN_API std::uint32_t resolve_mtp_layers(std::string_view text, const ModelSpec& spec, std::string_view flag = "--mtp-layers");

@@ -362,11 +362,16 @@ FitResult fit_models(const std::vector<ModelSpec>& models, const std::vector<Gpu
     if (!passes_filters(model, request, family)) continue;
     if (!checked) {
       // The settings themselves, once, at the engine's own dtypes: an error here is the user's (a
-      // flag the engine does not take), not a model the engine refuses.
+      // flag the engine does not take). A model the engine refuses (exit 3: an fp8 safetensors
+      // release under llama.cpp) is refused below, and the next model checks them.
       PlanRequest settings = request.base;
       settings.rows_only = true;
-      (void)make_plan(model, gpus, settings);
-      checked = true;
+      try {
+        (void)make_plan(model, gpus, settings);
+        checked = true;
+      } catch (const Error& error) {
+        if (error.code() != ExitCode::unsupported_architecture) throw;
+      }
     }
     ++result.models;
     std::vector<FitVariant> variants;

@@ -143,6 +143,13 @@ bool weights_are_estimate(const ModelSpec& spec) { return spec.weights_source.rf
 
 bool weights_are_given(const ModelSpec& spec) { return spec.weights_source.find("(given:") != std::string::npos; }
 
+bool weights_are_quantized_safetensors(const ModelSpec& spec) {
+  if (spec.file || !spec.weight_dtype) return false;
+  const std::string_view name = spec.weight_dtype->name;
+  if (name == "fp32" || name == "fp16" || name == "bf16" || name == "mxfp4") return false;
+  return spec.weights_source.rfind("computed (", 0) == 0 || spec.weights_source.rfind("safetensors total_size", 0) == 0;
+}
+
 std::uint32_t resolve_mtp_layers(std::string_view text, const ModelSpec& spec, std::string_view flag) {
   if (text.empty() || text == "0") return 0;
   const std::string declared = fmt::format("{} declares {} MTP layer{}", spec.id, spec.mtp_layers, spec.mtp_layers == 1 ? "" : "s");

@@ -202,6 +202,14 @@ std::uint64_t LlamaCppLayerLoads::gpu_bytes(std::int64_t ngl) const {
 }
 
 LlamaCppModelFacts llamacpp_facts(const ModelSpec& model) {
+  // llama.cpp (and Ollama) run GGUF files. An fp8, int4 or nvfp4 safetensors release is not one:
+  // convert_hf_to_gguf.py dequantizes it to the type it writes, so its own size says nothing.
+  if (weights_are_quantized_safetensors(model))
+    throw Error(fmt::format("{}: its weights are an {} safetensors checkpoint, which llama.cpp and Ollama do not load as it is "
+                            "(convert_hf_to_gguf.py dequantizes it to the type it writes): give the GGUF file "
+                            "(--model FILE.gguf) or a GGUF repository (--model org/Name-GGUF:Q8_0)",
+                            model.id, model.weight_dtype->name),
+                ExitCode::unsupported_architecture);
   LlamaCppModelFacts facts;
   facts.n_vocab = model.vocab_size;
   if (const ModelFile* file = model.file.get()) {
