@@ -10,6 +10,7 @@
 
 #include "kvplan/error.h"
 #include "loaders/hf_config.h"
+#include "loaders/spec_json.h"
 #include "model/text.h"
 #include "support/run_binary.h"
 #include "support/temp_dir.h"
@@ -169,4 +170,42 @@ TEST_CASE("ModelOpt config.json quantization_config: exclude lists read, malform
   std::ofstream(dir.file("hf_quant_config.json")) << R"({"producer": {"name": "modelopt"}})";
   kvplan::testing::check_refused(run_kvplan("--model " + dir.file("config.json") + " --gpu h100 -c 8192"),
                                  "hf_quant_config.json: field 'quantization': expected an object", 2);
+}
+
+TEST_CASE("ModelOpt's declared KV cache: TensorRT-LLM's auto takes it, vLLM and SGLang rows say so", "[modelopt]") {
+  // nvidia/Qwen3-235B-A22B-NVFP4's hf_quant_config.json: kv_cache_quant_algo FP8.
+  CHECK(fixture("qwen3-235b-a22b-nvfp4").checkpoint_kv_dtype->name == "fp8");
+  // Qwen3-32B-FP8-Static-PerTensor's config.json: kv_cache_scheme "FP8".
+  CHECK(fixture("qwen3-32b-fp8-static-pertensor").checkpoint_kv_dtype->name == "fp8");
+  // nvidia/MiniMax-M2.7-NVFP4: kv_cache_scheme {"num_bits": 8, "type": "float"}.
+  CHECK(fixture("minimax-m2.7-nvfp4").checkpoint_kv_dtype->name == "fp8");
+  // Qwen3.6-35B-A3B-NVFP4's config.json states none (its hf_quant_config.json does): the larger cache.
+  CHECK(fixture("qwen3.6-35b-a3b-nvfp4").checkpoint_kv_dtype == nullptr);
+  CHECK(fixture("qwen3-8b").checkpoint_kv_dtype == nullptr);
+
+  // Under TensorRT-LLM, auto is the checkpoint's fp8: 94 layers x 2 x 4 heads x 128 x 1 B = 96,256 B
+  // a token.
+  const std::string model = "--model nvidia/Qwen3-235B-A22B-NVFP4 --ctx 32k --gpu b200 --format json";
+  const auto trtllm = run_kvplan(model + " --runtime trtllm");
+  REQUIRE(trtllm.exit_code == 0);
+  const nlohmann::json row = nlohmann::json::parse(trtllm.out)["rows"][0];
+  CHECK(row["kv_dtype"] == "fp8");
+  CHECK(row["kv_bytes_per_token"] == 94 * 2 * 4 * 128);
+  CHECK(contains(row["assumptions"].dump(), "KV dtype auto = fp8: the checkpoint's own KV-cache quantization"));
+  // vLLM's auto: the model dtype (what versions before its checkpoint resolution keep), said so.
+  for (const char* runtime : {"vllm", "sglang"}) {
+    INFO(runtime);
+    const auto other = run_kvplan(model + " --runtime " + runtime);
+    REQUIRE(other.exit_code == 0);
+    const nlohmann::json other_row = nlohmann::json::parse(other.out)["rows"][0];
+    CHECK(other_row["kv_bytes_per_token"] == 94 * 2 * 4 * 128 * 2);
+    CHECK(contains(other_row["assumptions"].dump(), "the checkpoint declares an fp8 KV cache (kv_cache_quant_algo)"));
+  }
+  // A spec file keeps it, and refuses what is not a checkpoint's KV quantization.
+  const kvplan::ModelSpec spec = fixture("qwen3-235b-a22b-nvfp4");
+  CHECK(kvplan::to_spec_json(spec)["checkpoint_kv_dtype"] == "fp8");
+  CHECK(kvplan::model_spec_from_json(kvplan::to_spec_json(spec), "spec").checkpoint_kv_dtype->name == "fp8");
+  nlohmann::json bad = kvplan::to_spec_json(spec);
+  bad["checkpoint_kv_dtype"] = "int4";
+  CHECK_THROWS_WITH(kvplan::model_spec_from_json(bad, "spec"), Catch::Contains("checkpoint_kv_dtype"));
 }

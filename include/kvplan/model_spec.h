@@ -162,6 +162,10 @@ struct ModelSpec {
   std::uint64_t params = 0;         ///< the language model's parameters (all experts for MoE); parts aside
   std::uint64_t active_params = 0;  ///< per token, for MoE; 0 when the same as params
   const Dtype* weight_dtype = nullptr;
+  /// The KV-cache quantization the checkpoint declares (NVIDIA ModelOpt's kv_cache_quant_algo or
+  /// kv_cache_scheme: fp8, nvfp4), with scales for it: what TensorRT-LLM caches at when its KV
+  /// dtype is auto. Null when it declares none.
+  const Dtype* checkpoint_kv_dtype = nullptr;
   /// Exact checkpoint size when known (e.g. safetensors total_size); otherwise params x dtype,
   /// plus the parts' bytes.
   std::optional<std::uint64_t> weights_bytes;

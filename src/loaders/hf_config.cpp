@@ -287,6 +287,9 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
     spec.weights_source = quantized.rule;
   }
   price_mtp_layers(fields, count, dtype, spec);
+  if (const nlohmann::json* quantization = fields.find("quantization_config");
+      quantization && is_modelopt_quantization(*quantization))
+    spec.checkpoint_kv_dtype = modelopt_kv_dtype(*quantization);
   validate(spec);
   return spec;
 }

@@ -355,4 +355,16 @@ QuantizedWeights modelopt_weights(const nlohmann::json& config, const ParamCount
   return {&dtype, bytes, rule};
 }
 
+const Dtype* modelopt_kv_dtype(const nlohmann::json& config) {
+  const std::string algo = string_or_empty(config, "kv_cache_quant_algo");
+  if (algo == "FP8") return &parse_kv_dtype("fp8", parse_weight_dtype("bf16"));
+  if (algo == "NVFP4") return &parse_kv_dtype("nvfp4", parse_weight_dtype("bf16"));
+  const auto scheme = config.find("kv_cache_scheme");
+  if (scheme == config.end()) return nullptr;
+  const bool fp8 = (scheme->is_string() && scheme->get<std::string>() == "FP8") ||
+                   (scheme->is_object() && scheme->value("num_bits", nlohmann::json()) == 8 &&
+                    scheme->value("type", nlohmann::json()) == "float");
+  return fp8 ? &parse_kv_dtype("fp8", parse_weight_dtype("bf16")) : nullptr;
+}
+
 }  // namespace kvplan

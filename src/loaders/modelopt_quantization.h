@@ -32,4 +32,8 @@ nlohmann::json modelopt_config_from_hf_quant_config(const nlohmann::json& docume
 QuantizedWeights modelopt_weights(const nlohmann::json& config, const ParamCount& count, const Dtype& model_dtype,
                                   const std::string& origin);
 
+/// The KV-cache quantization a ModelOpt scheme declares: kv_cache_quant_algo "FP8" or "NVFP4",
+/// or kv_cache_scheme "FP8" or {"num_bits": 8, "type": "float"}; null when none (or another).
+const Dtype* modelopt_kv_dtype(const nlohmann::json& config);
+
 }  // namespace kvplan

@@ -248,6 +248,11 @@ ModelSpec model_spec_from_json(const nlohmann::json& document, std::string_view 
   spec.weights_bytes = reader.optional_uint("weights_bytes");
   if (spec.params == 0 && !spec.weights_bytes) reader.fail("params", "is missing (or give weights_bytes)");
   spec.weight_dtype = &parse_weight_dtype(reader.required_string("weight_dtype"));
+  if (const std::optional<std::string> kv = reader.optional_string("checkpoint_kv_dtype")) {
+    const Dtype& dtype = parse_kv_dtype(*kv, *spec.weight_dtype);
+    if (dtype.name != "fp8" && dtype.name != "nvfp4") reader.fail("checkpoint_kv_dtype", "expected fp8 or nvfp4");
+    spec.checkpoint_kv_dtype = &dtype;
+  }
   spec.max_context = reader.optional_uint("max_context").value_or(0);
   // Absent means unknown; a written 0 is a mistake, not a way to say so.
   const std::optional<std::uint64_t> vocab_size = reader.optional_uint("vocab_size");
@@ -403,6 +408,7 @@ nlohmann::json to_spec_json(const ModelSpec& spec) {
   if (spec.mtp_weights_bytes) out["mtp_weights_bytes"] = *spec.mtp_weights_bytes;
   if (spec.mtp_replicated_bytes) out["mtp_replicated_bytes"] = spec.mtp_replicated_bytes;
   out["weight_dtype"] = spec.weight_dtype->name;
+  if (spec.checkpoint_kv_dtype) out["checkpoint_kv_dtype"] = spec.checkpoint_kv_dtype->name;
   if (spec.max_context) out["max_context"] = spec.max_context;
   if (spec.vocab_size) out["vocab_size"] = spec.vocab_size;
   out["layers"] = spec.layers.size();

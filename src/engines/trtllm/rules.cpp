@@ -59,8 +59,14 @@ struct CacheType {
   std::string reason;
 };
 
+/// KvCacheConfig.dtype "auto": the KV quantization the checkpoint declares (a ModelOpt
+/// kv_cache_quant_algo, validate_and_set_kv_cache_quant), else the model's compute dtype.
+const Dtype& automatic_cache(const ModelSpec& model) {
+  return model.checkpoint_kv_dtype ? *model.checkpoint_kv_dtype : parse_kv_dtype("auto", *model.weight_dtype);
+}
+
 CacheType cache_type(const ModelSpec& model, const GpuSpec& gpu, const TrtllmSettings& s) {
-  const Dtype& automatic = parse_kv_dtype("auto", *model.weight_dtype);
+  const Dtype& automatic = automatic_cache(model);
   CacheType c;
   c.dtype = s.kv_dtype ? s.kv_dtype : &automatic;
   const std::string_view name = c.dtype->name;
@@ -586,12 +592,16 @@ TrtllmResult plan_trtllm(const ModelSpec& model, const std::vector<GpuSpec>& gpu
     r.assumptions.push_back("the final KV manager sees the same free memory as the creator's estimate (TensorRT-LLM frees "
                             "the estimation pool and the dry-run executor before creating it)");
   const std::string_view resolved = cache.dtype->name;
-  if (s.kv_dtype && cache.dtype != &parse_kv_dtype("auto", *model.weight_dtype) &&
+  if (s.kv_dtype && cache.dtype != &automatic_cache(model) &&
       (resolved == "fp16" || resolved == "bf16" || resolved == "fp32"))
     r.assumptions.push_back(fmt::format("a {} cache: the model run at {} (the LLM API's dtype, or the TensorRT engine "
                                         "built with it)",
                                         resolved, resolved));
-  if (s.kv_dtype == nullptr)
+  if (s.kv_dtype == nullptr && model.checkpoint_kv_dtype)
+    r.assumptions.push_back(fmt::format("KV dtype auto = {}: the checkpoint's own KV-cache quantization "
+                                        "(kv_cache_quant_algo), which TensorRT-LLM takes under auto",
+                                        cache.dtype->name));
+  else if (s.kv_dtype == nullptr)
     r.assumptions.push_back(fmt::format("KV dtype auto = {}: a checkpoint with FP8 KV-cache quantization "
                                         "(kv_cache_quant_algo) caches fp8; give --kv-dtype fp8 for it",
                                         cache.dtype->name));

@@ -326,6 +326,12 @@ class VllmProfile final : public Profile {
     }
     // Before 0.17 kvplan cannot tell whether FlashInfer's sampler ran: the sort it prices is the
     // larger warm-up, 23 B a row and vocabulary entry more (sampler.h).
+    if (!query.cache.k && model_.checkpoint_kv_dtype)
+      row.assumptions.push_back(fmt::format("the checkpoint declares an {} KV cache (kv_cache_quant_algo): recent vLLM "
+                                            "(its resolve_kv_cache_dtype_string, about 0.14 on) takes it for "
+                                            "--kv-cache-dtype auto, earlier ones keep the model dtype, as this row "
+                                            "prices: give --kv-dtype {} for the former",
+                                            model_.checkpoint_kv_dtype->name, model_.checkpoint_kv_dtype->name));
     if (b.sampler == VllmSampler::pytorch_sort && !b.from_kv_cache_memory)
       row.assumptions.push_back("vLLM's sampler warms up with a full sort of the logits (39 B a row and vocabulary "
                                 "entry), as it filters top-k and top-p before 0.17 unless FlashInfer's sampler runs; "
