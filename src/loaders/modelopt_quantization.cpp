@@ -19,10 +19,11 @@ namespace kvplan {
 
 namespace {
 
-// Real lists hold a few hundred names (GLM-5's 471); these bounds keep a hostile file's matching
-// to seconds.
+// Real lists hold a few hundred names (GLM-5's 471) with at most two wildcards each; these
+// bounds keep a hostile file's matching to a fraction of a second.
 constexpr std::size_t kMaxExcluded = 4096;
 constexpr std::size_t kMaxPatternBytes = 256;
+constexpr std::size_t kMaxWildcards = 8;
 
 /// What a name on the list leaves unquantized, as far as kvplan's counts can tell.
 enum class Excluded {
@@ -87,18 +88,46 @@ std::optional<std::pair<std::size_t, std::string_view>> layer_and_rest(std::stri
   return number_and_rest(name.substr(7));
 }
 
-/// Whether `pattern` may name a routed expert's weights in layer `layer`, under any prefix and
-/// block name above. A bracket (fnmatch's character class) is taken to reach them.
-bool may_reach_experts(std::string_view pattern, std::size_t layer) {
-  if (pattern.find('[') != std::string_view::npos) return true;
-  for (const std::string_view prefix : kPrefixes)
-    for (const std::string_view block : kExpertBlocks)
-      for (const std::string_view leaf : {std::string_view{"0.gate_proj"}, std::string_view{"gate_up_proj"}})
-        if (wildcard_match(pattern, fmt::format("{}layers.{}.{}.{}", prefix, layer, block, leaf))) return true;
-  return false;
-}
+/// The names of each MoE layer's first expert's weights under every prefix and block spelling
+/// above, built once a list needs them: a name on the list that matches one may reach the routed
+/// experts.
+class ExpertNames {
+ public:
+  explicit ExpertNames(const ParamCount& count) : count_(count), names_(count.layers.size()) {}
 
-Classified classify(std::string_view pattern, const ParamCount& count) {
+  /// Whether `pattern` may name a routed expert's weights: in layer `only` when the pattern names
+  /// one, else in any. A bracket (fnmatch's character class) is taken to reach them. Without
+  /// digits or '?' a layer's number cannot change the answer, so one MoE layer speaks for all.
+  bool reached_by(std::string_view pattern, std::optional<std::size_t> only) {
+    if (pattern.find('[') != std::string_view::npos) return true;
+    const bool index_free = pattern.find_first_of("0123456789?") == std::string_view::npos;
+    for (std::size_t i = only.value_or(0); i < count_.layers.size(); ++i) {
+      if (count_.layers[i].expert != 0) {
+        for (const std::string& name : names_of(i))
+          if (wildcard_match(pattern, name)) return true;
+        if (index_free) break;
+      }
+      if (only) break;
+    }
+    return false;
+  }
+
+ private:
+  const std::vector<std::string>& names_of(std::size_t layer) {
+    std::vector<std::string>& names = names_[layer];
+    if (names.empty())
+      for (const std::string_view prefix : kPrefixes)
+        for (const std::string_view block : kExpertBlocks)
+          for (const std::string_view leaf : {std::string_view{"0.gate_proj"}, std::string_view{"gate_up_proj"}})
+            names.push_back(fmt::format("{}layers.{}.{}.{}", prefix, layer, block, leaf));
+    return names;
+  }
+
+  const ParamCount& count_;
+  std::vector<std::vector<std::string>> names_;
+};
+
+Classified classify(std::string_view pattern, const ParamCount& count, ExpertNames& experts) {
   const std::string_view name = without_prefix(pattern);
   if (name == "lm_head" || name == "head") return {Excluded::head};
   if (name == "embed_tokens" || name == "embeddings" || name == "wte") return {Excluded::counted_apart};
@@ -109,26 +138,21 @@ Classified classify(std::string_view pattern, const ParamCount& count) {
   const std::string_view last = name.substr(name.rfind('.') + 1);
   if (name.find_first_of("*?[") == std::string_view::npos && last.size() >= 4 && last.substr(last.size() - 4) == "norm")
     return {Excluded::counted_apart};
+  std::optional<std::size_t> only;  // the layer a "layers.N.<module>" name is within
   if (const auto parsed = layer_and_rest(name)) {
     const auto [layer, rest] = *parsed;
     // Layers past the decoder's are its MTP layers, as DeepSeek's checkpoints number them.
     if (rest == "*" || rest == ".*") return {layer < count.layers.size() ? Excluded::whole_layer : Excluded::counted_apart, layer};
+    if (layer >= count.layers.size() && starts_with(rest, ".")) return {Excluded::counted_apart};
     if (layer < count.layers.size() && rest.find_first_of("*?[") == std::string_view::npos) {
       for (const std::string_view router : kRouters)  // kept at the model dtype already
         if (rest == fmt::format(".{}", router) && count.layers[layer].router) return {Excluded::counted_apart};
     }
     if (layer < count.layers.size() && count.layers[layer].router && rest == ".router*") return {Excluded::counted_apart};
+    if (starts_with(rest, ".")) only = layer;
   }
-  // Anything else: modules inside layers, unless it may reach a routed expert of some layer.
-  // Without digits or '?' the layer's number cannot change the answer, so one MoE layer speaks
-  // for all.
-  const bool index_free = pattern.find_first_of("0123456789?") == std::string_view::npos;
-  for (std::size_t i = 0; i < count.layers.size(); ++i) {
-    if (count.layers[i].expert == 0) continue;
-    if (may_reach_experts(pattern, i)) return {Excluded::unknown};
-    if (index_free) break;
-  }
-  return {Excluded::inside_layer};
+  // Anything else: modules inside layers, unless it may reach a routed expert.
+  return {experts.reached_by(pattern, only) ? Excluded::unknown : Excluded::inside_layer};
 }
 
 /// The list under "ignore" (config.json) or "exclude_modules" (hf_quant_config.json).
@@ -143,7 +167,11 @@ std::vector<std::string> excluded_names(const nlohmann::json& config, const std:
   for (const nlohmann::json& entry : *list) {
     if (!entry.is_string() || entry.get_ref<const std::string&>().size() > kMaxPatternBytes)
       throw Error(fmt::format("{}: field '{}': expected module names of at most {} bytes", origin, field, kMaxPatternBytes));
-    names.push_back(entry.get<std::string>());
+    const std::string& name = entry.get_ref<const std::string&>();
+    if (static_cast<std::size_t>(std::count(name.begin(), name.end(), '*')) > kMaxWildcards)
+      throw Error(fmt::format("{}: field '{}': '{}' has more than {} wildcards (*), which no ModelOpt list writes", origin,
+                              field, printable(name, 60), kMaxWildcards));
+    names.push_back(name);
   }
   return names;
 }
@@ -164,8 +192,9 @@ struct Exclusions {
 Exclusions read_exclusions(const nlohmann::json& config, const ParamCount& count, const std::string& origin) {
   Exclusions exclusions;
   exclusions.whole_layers.assign(count.layers.size(), false);
+  ExpertNames experts(count);
   for (const std::string& name : excluded_names(config, origin)) {
-    const Classified classified = classify(name, count);
+    const Classified classified = classify(name, count, experts);
     switch (classified.kind) {
       case Excluded::head: exclusions.head = true; break;
       case Excluded::counted_apart: break;
