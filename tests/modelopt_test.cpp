@@ -77,14 +77,36 @@ TEST_CASE("ModelOpt FP8: Llama 3.1 70B Instruct and Qwen3 32B, per-tensor scales
   CHECK(*qwen.weights_bytes == 31'205'621'760ull + 1'556'501'504ull * 2 + 64 * 16 * 8);
 }
 
-TEST_CASE("ModelOpt lists that keep modules inside layers: only the routed experts priced quantized, called an upper bound", "[modelopt]") {
-  // nvidia/MiniMax-M2.7-NVFP4 keeps every layer's self_attn* and router. Routed experts: 62 layers
-  // x 256 x 3 x 3,072 x 1,536 = 224,680,476,672 at 9/16 B = 126,382,768,128 B; the other
-  // 4,009,288,192 params at bf16, 8,018,576,384 B; 62 x (256 x 3 + 16) x 8 B of scales.
+TEST_CASE("ModelOpt lists that keep attention or shared experts: exact where the family counts them apart", "[modelopt]") {
+  // nvidia/MiniMax-M2.7-NVFP4 keeps every layer's self_attn* and router (and the routing bias, a
+  // vector): what is quantized is the routed experts, 62 layers x 256 x 3 x 3,072 x 1,536 =
+  // 224,680,476,672 values at 9/16 B = 126,382,768,128 B; the other 4,009,288,192 params at bf16,
+  // 8,018,576,384 B; 62 x (256 x 3 + 16) x 8 B of scales.
   const kvplan::ModelSpec spec = fixture("minimax-m2.7-nvfp4");
   CHECK(spec.params == 228'689'764'864ull);
   CHECK(*spec.weights_bytes == 126'382'768'128ull + 8'018'576'384ull + 62ull * (256 * 3 + 16) * 8);
-  CHECK(contains(spec.weights_source, "an upper bound: ModelOpt also leaves 'model.layers.0.self_attn*'"));
+  CHECK(contains(spec.weights_source, "computed (NVFP4, NVIDIA ModelOpt): 224.68B params"));
+  CHECK_FALSE(contains(spec.weights_source, "upper bound"));
+
+  // One projection of an attention block (DeepSeek-V3.1-NVFP4 lists them so): kvplan does not
+  // count projections apart, so it prices only the routed experts quantized, the same figure
+  // here, and calls it an upper bound.
+  kvplan::testing::TempDir dir;
+  nlohmann::json config =
+      nlohmann::json::parse(kvplan::testing::read_file(source_path("tests/fixtures/hf/minimax-m2.7-nvfp4/config.json")));
+  nlohmann::json& ignore = config["quantization_config"]["ignore"];
+  ignore.push_back("model.layers.0.self_attn.q_proj");
+  std::ofstream(dir.file("config.json")) << config.dump();
+  const kvplan::ModelSpec projection = kvplan::load_hf_model(dir.file("config.json"));
+  CHECK(*projection.weights_bytes == *spec.weights_bytes);
+  CHECK(contains(projection.weights_source, "224.68B routed-expert params"));
+  CHECK(contains(projection.weights_source, "an upper bound: ModelOpt also leaves 'model.layers.0.self_attn.q_proj'"));
+  // A name that may reach the routed experts: every parameter at bf16.
+  ignore.push_back("model.layers.3.block_sparse_moe*");
+  std::ofstream(dir.file("config.json"), std::ios::trunc) << config.dump();
+  const kvplan::ModelSpec reaching = kvplan::load_hf_model(dir.file("config.json"));
+  CHECK(*reaching.weights_bytes == 228'689'764'864ull * 2);
+  CHECK(contains(reaching.weights_source, "leaves 'model.layers.3.block_sparse_moe*' unquantized, which kvplan cannot place"));
 }
 
 TEST_CASE("ModelOpt MIXED_PRECISION: the experts its quantized_layers puts in NVFP4, the rest at bf16, above the real checkpoint", "[modelopt]") {
@@ -122,9 +144,6 @@ TEST_CASE("ModelOpt schemes kvplan cannot price exactly fall back to bf16, calle
   };
   upper_bound(with_scheme(R"({"quant_algo": "W4A8_AWQ", "exclude_modules": ["lm_head"]})"), "not 'W4A8_AWQ'");
   upper_bound(with_scheme(R"({"quant_algo": "NVFP4", "group_size": 32, "exclude_modules": ["lm_head"]})"), "group_size is not 16");
-  // A dense layer's attention kept: kvplan does not count it apart.
-  upper_bound(with_scheme(R"({"quant_algo": "NVFP4", "group_size": 16, "exclude_modules": ["lm_head", "model.layers.0.self_attn*"]})"),
-              "does not count a dense layer's modules apart");
   // No head on the list: a trimmed copy (NVIDIA's Nemotron 3 Super configs as aiconfigurator keeps them).
   upper_bound(with_scheme(R"({"quant_algo": "NVFP4", "group_size": 16, "exclude_modules": []})"), "does not name the output head");
   upper_bound(with_scheme(R"({"quant_algo": "MIXED_PRECISION"})"), "lists no quantized_layers");
@@ -142,6 +161,24 @@ TEST_CASE("ModelOpt schemes kvplan cannot price exactly fall back to bf16, calle
   // Qwen3-8B's layer: q 4,096 x 4,096, k and v 4,096 x 1,024 each, o 4,096 x 4,096, MLP 3 x 4,096 x
   // 12,288: 192,937,984 matrix values; 16 matrices fewer scales.
   CHECK(*kept.weights_bytes == *exact.weights_bytes + 192'937'984ull * 2 - 192'937'984ull * 9 / 16 - 16 * 8);
+  // Layer 0's attention kept (the Qwen family counts it apart): q 4,096 x 4,096, k and v 4,096 x
+  // 1,024, o 4,096 x 4,096 = 41,943,040 values from 9/16 B to 2 B.
+  const kvplan::ModelSpec attention =
+      with_scheme(R"({"quant_algo": "NVFP4", "group_size": 16, "exclude_modules": ["lm_head", "model.layers.0.self_attn*"]})");
+  CHECK(*attention.weights_bytes == *exact.weights_bytes + 41'943'040ull * 2 - 41'943'040ull * 9 / 16);
+  CHECK_FALSE(contains(attention.weights_source, "upper bound"));
+
+  // A family that does not count its attention apart (Gemma 4, as nvidia/Gemma-4-31B-IT-NVFP4
+  // lists it): every parameter at bf16.
+  kvplan::testing::TempDir gemma;
+  std::ofstream(gemma.file("config.json")) << kvplan::testing::read_file(source_path("tests/fixtures/hf/gemma4-31b/config.json"));
+  std::ofstream(gemma.file("hf_quant_config.json")) << R"({"quantization": {"quant_algo": "NVFP4", "group_size": 16,
+    "exclude_modules": ["lm_head", "model.language_model.layers.0.self_attn*"]}})";
+  const kvplan::ModelSpec dense = kvplan::load_hf_model(gemma.file("config.json"));
+  CHECK(dense.weight_dtype->name == "bf16");
+  CHECK(*dense.weights_bytes == dense.params * 2 + kvplan::parts_bytes(dense));
+  CHECK(contains(dense.weights_source, "leaves 'model.language_model.layers.0.self_attn*' unquantized, and kvplan does not "
+                                       "count a dense layer's modules apart"));
 }
 
 TEST_CASE("ModelOpt config.json quantization_config: exclude lists read, malformed ones refused in one line", "[modelopt][hostile]") {

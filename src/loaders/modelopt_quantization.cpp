@@ -30,14 +30,31 @@ enum class Excluded {
   head,           ///< the output head (kept at the model dtype anyway)
   counted_apart,  ///< embeddings, a router, a norm, a tower, MTP: kept at the model dtype anyway
   whole_layer,    ///< one decoder layer, all of it
-  inside_layer,   ///< modules within layers that are not routed experts (attention, shared experts)
+  attention,      ///< one layer's attention (or linear attention) block, whole
+  shared,         ///< one layer's shared experts (or every layer's: `all`)
+  inside_layer,   ///< other modules within layers that are not routed experts
   unknown,        ///< anything else, the routed experts perhaps
 };
 
 struct Classified {
   Excluded kind = Excluded::unknown;
-  std::size_t layer = 0;  ///< for whole_layer
+  std::size_t layer = 0;  ///< for whole_layer, attention and shared
+  bool all = false;       ///< shared: in every layer
 };
+
+/// What follows "layers.N" in the names of a whole attention block and of the shared experts.
+constexpr std::array kAttentionBlocks = {std::string_view{".self_attn"}, std::string_view{".self_attn*"},
+                                         std::string_view{".self_attn.*"}, std::string_view{".linear_attn"},
+                                         std::string_view{".linear_attn*"}, std::string_view{".linear_attn.*"}};
+constexpr std::array kSharedBlocks = {
+    std::string_view{".mlp.shared_expert"},  std::string_view{".mlp.shared_expert*"}, std::string_view{".mlp.shared_expert.*"},
+    std::string_view{".mlp.shared_experts"}, std::string_view{".mlp.shared_experts*"}, std::string_view{".mlp.shared_experts.*"},
+    std::string_view{".mlp.shared_expert_gate"}};
+
+template <std::size_t N>
+bool one_of(std::string_view text, const std::array<std::string_view, N>& names) {
+  return std::find(names.begin(), names.end(), text) != names.end();
+}
 
 /// The module paths' prefixes before "layers.", longest first: Llama's "model.", a wrapper's
 /// language model, Nemotron-H's "backbone.".
@@ -149,7 +166,19 @@ Classified classify(std::string_view pattern, const ParamCount& count, ExpertNam
         if (rest == fmt::format(".{}", router) && count.layers[layer].router) return {Excluded::counted_apart};
     }
     if (layer < count.layers.size() && count.layers[layer].router && rest == ".router*") return {Excluded::counted_apart};
+    if (layer < count.layers.size() && one_of(rest, kAttentionBlocks)) return {Excluded::attention, layer};
+    // The gate alone is kept with the experts it gates: a little above, never below.
+    if (layer < count.layers.size() && one_of(rest, kSharedBlocks)) return {Excluded::shared, layer};
     if (starts_with(rest, ".")) only = layer;
+  }
+  // Every layer's shared experts ("*.mlp.shared_expert.*"): each of their matrices matched.
+  if (!only && !experts.reached_by(pattern, std::nullopt)) {
+    const auto all_shared = [&](std::string_view block) {
+      for (const std::string_view matrix : {"gate_proj", "up_proj", "down_proj"})
+        if (!wildcard_match(pattern, fmt::format("model.layers.0.mlp.{}.{}", block, matrix))) return false;
+      return true;
+    };
+    if (all_shared("shared_expert") || all_shared("shared_experts")) return {Excluded::shared, 0, true};
   }
   // Anything else: modules inside layers, unless it may reach a routed expert.
   return {experts.reached_by(pattern, only) ? Excluded::unknown : Excluded::inside_layer};
@@ -184,14 +213,19 @@ std::string string_or_empty(const nlohmann::json& config, const char* key) {
 /// What the list leaves unquantized, summed over its names.
 struct Exclusions {
   std::vector<bool> whole_layers;
+  std::vector<bool> attention;  ///< layers whose attention is kept
+  std::vector<bool> shared;     ///< layers whose shared experts are kept
   bool head = false;    ///< the list names the output head
-  std::string inside;   ///< the first name of a module inside a layer ("" = none)
+  /// The first name of a module inside a layer kvplan does not count apart ("" = none).
+  std::string inside;
   std::string unknown;  ///< the first name that may reach the routed experts ("" = none)
 };
 
 Exclusions read_exclusions(const nlohmann::json& config, const ParamCount& count, const std::string& origin) {
   Exclusions exclusions;
   exclusions.whole_layers.assign(count.layers.size(), false);
+  exclusions.attention.assign(count.layers.size(), false);
+  exclusions.shared.assign(count.layers.size(), false);
   ExpertNames experts(count);
   for (const std::string& name : excluded_names(config, origin)) {
     const Classified classified = classify(name, count, experts);
@@ -199,6 +233,17 @@ Exclusions read_exclusions(const nlohmann::json& config, const ParamCount& count
       case Excluded::head: exclusions.head = true; break;
       case Excluded::counted_apart: break;
       case Excluded::whole_layer: exclusions.whole_layers[classified.layer] = true; break;
+      case Excluded::attention:
+      case Excluded::shared:
+        if (classified.kind == Excluded::attention)
+          exclusions.attention[classified.layer] = true;
+        else if (classified.all)
+          exclusions.shared.assign(count.layers.size(), true);
+        else
+          exclusions.shared[classified.layer] = true;
+        // A family that does not count these modules apart cannot keep them exactly.
+        if (!count.layers[classified.layer].modules && exclusions.inside.empty()) exclusions.inside = name;
+        break;
       case Excluded::inside_layer:
         if (exclusions.inside.empty()) exclusions.inside = name;
         break;
@@ -347,11 +392,12 @@ QuantizedWeights modelopt_weights(const nlohmann::json& config, const ParamCount
     return upper_bound(count, model_dtype,
                        fmt::format("ModelOpt leaves '{}' unquantized, which kvplan cannot place in its counts",
                                    printable(excluded.unknown, 80)));
-  if (!excluded.inside.empty() && count.expert == 0)
+  const std::string& inside = excluded.inside;
+  if (!inside.empty() && count.expert == 0)
     return upper_bound(count, model_dtype,
                        fmt::format("ModelOpt leaves '{}' unquantized, and kvplan does not count a dense layer's "
                                    "modules apart",
-                                   printable(excluded.inside, 80)));
+                                   printable(inside, 80)));
 
   // What is quantized, and how many weight matrices it spans: each holds two fp32 scalars
   // (weight_scale_2 or weight_scale, and input_scale), a layer's attention two more with an FP8
@@ -363,7 +409,10 @@ QuantizedWeights modelopt_weights(const nlohmann::json& config, const ParamCount
     if (excluded.whole_layers[i]) continue;
     // Routers and vectors stay at the model dtype: ModelOpt's lists name the routers, and it never
     // quantizes a norm or a bias.
-    quantized += excluded.inside.empty() ? layer.params - std::min(layer.params, layer.router + layer.vectors) : layer.expert;
+    const std::uint64_t kept_here = (Checked(layer.router, "weight size") + layer.vectors +
+                                     (excluded.attention[i] ? layer.attention : 0) + (excluded.shared[i] ? layer.shared : 0))
+                                        .value();
+    quantized += inside.empty() ? layer.params - std::min(layer.params, kept_here) : layer.expert;
     matrices += (Checked(layer.experts, "weight matrices") * 3 + 16).value();
   }
   const std::uint64_t kept = count.total - std::min(count.total, quantized.value());
@@ -371,16 +420,16 @@ QuantizedWeights modelopt_weights(const nlohmann::json& config, const ParamCount
   const std::uint64_t bytes = (Checked(weight_bytes_at(quantized.value(), dtype), "weight size") +
                                checked_mul(matrices.value(), 8, "weight size") + weight_bytes_at(kept, model_dtype))
                                   .value();
-  const std::string what = excluded.inside.empty() ? "params" : "routed-expert params";
+  const std::string what = inside.empty() ? "params" : "routed-expert params";
   std::string rule = fmt::format(
       "computed ({}, NVIDIA ModelOpt): {} {} x {} + at most 8 B of scales for each of {} weight matrices; {} other "
       "params {}",
       algo, billions(quantized.value()), what, nvfp4 ? "9/16 B (an fp8 scale per 16)" : "1 B",
       format_thousands(matrices.value()), billions(kept), model_dtype.name);
-  if (!excluded.inside.empty())
+  if (!inside.empty())
     rule += fmt::format(", an upper bound: ModelOpt also leaves '{}' and others like it unquantized, which kvplan does "
                         "not count apart (--weights SIZE makes it exact)",
-                        printable(excluded.inside, 80));
+                        printable(inside, 80));
   return {&dtype, bytes, rule};
 }
 

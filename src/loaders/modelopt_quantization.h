@@ -25,10 +25,12 @@ nlohmann::json modelopt_config_from_hf_quant_config(const nlohmann::json& docume
 
 /// The weights a ModelOpt quantization_config describes. Exact (but for the known shortfalls of
 /// docs/limits.md) when everything it leaves unquantized is a part kvplan counts apart: the head,
-/// embeddings, routers, norms, vision towers, MTP and whole layers. When it also names modules
-/// inside a layer (attention, shared experts), only the routed experts are priced quantized, an
-/// upper bound; when those names may reach the routed experts, or the scheme is not NVFP4 or
-/// FP8, every parameter is priced at `model_dtype`, an upper bound too. The rule says which.
+/// embeddings, routers, norms, vision towers, MTP, whole layers and, where the family counts them
+/// (LayerCount::modules), whole attention blocks and shared experts. When it also names other
+/// modules inside a layer (one projection), only the routed experts are priced quantized, an
+/// upper bound; when those names may reach the routed experts, or the scheme is not NVFP4, FP8 or
+/// MIXED_PRECISION, every parameter is priced at `model_dtype`, an upper bound too. The rule says
+/// which.
 QuantizedWeights modelopt_weights(const nlohmann::json& config, const ParamCount& count, const Dtype& model_dtype,
                                   const std::string& origin);
 

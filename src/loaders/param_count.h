@@ -23,6 +23,11 @@ struct LayerCount {
   std::uint64_t expert_matrices = 0;  ///< weight matrices per expert: 3 gated, 2 plain
   std::uint64_t router = 0;   ///< of params, its router's weights
   std::uint64_t vectors = 0;  ///< of params, norms and biases where the family counts them apart
+  /// Whether the family counts the next two apart (the dense decoder, the Qwen, DeepSeek and
+  /// MiniMax families).
+  bool modules = false;
+  std::uint64_t attention = 0;  ///< of params, the attention's weight matrices (linear attention whole)
+  std::uint64_t shared = 0;     ///< of params, the shared experts' weight matrices and their gate
 };
 
 struct ParamCount {

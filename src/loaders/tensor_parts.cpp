@@ -49,7 +49,8 @@ void finish_count(ParamCount& count, ConfigFields& fields, const Counted& counte
     inactive.add(layer.inactive, "inactive experts");
     router.add(layer.router, "router parameters");
     count.layers.push_back({layer.params, layer.expert_matrices, layer.experts,
-                            layer.routed ? (layer.routed->gated ? 3u : 2u) : 0u, layer.router, layer.vectors});
+                            layer.routed ? (layer.routed->gated ? 3u : 2u) : 0u, layer.router, layer.vectors,
+                            layer.modules, layer.attention, layer.shared});
     if (layer.expert_matrices) ++moe_layers;
     // Layers may differ (Hunyuan's per-layer lists): the block with the most work per token. No
     // overflow: the layer's expert count (at least per_token) times its matrices was counted.
@@ -175,15 +176,18 @@ Counted dense_decoder(const Layout& layout, const DenseDecoder& d) {
     sum.add(d.layer_norms, "layer");
     sum.add(d.layer_extra, "layer");
     LayerParams params{sum.value, 0, 0};
-    params.vectors = (Checked(attention_vectors(layout, layer, d.attention), "layer") + d.layer_norms + d.layer_extra +
+    const u64 attention_norms = attention_vectors(layout, layer, d.attention);
+    params.vectors = (Checked(attention_norms, "layer") + d.layer_norms + d.layer_extra +
                       mlp_vectors(layout.hidden, d.intermediate, d.gated, d.mlp_bias))
                          .value();
+    params.modules = true;
+    params.attention = attention_params(layout, layer, d.attention) - attention_norms;
     counted.layers.push_back(params);
   }
   return counted;
 }
 
-u64 mla_params(ConfigFields& fields, u64 hidden, std::optional<u64> v_default) {
+u64 mla_params(ConfigFields& fields, u64 hidden, std::optional<u64> v_default, u64* vectors) {
   const u64 heads = fields.positive("num_attention_heads");
   const u64 kv_lora = fields.positive("kv_lora_rank");
   const u64 nope = fields.positive("qk_nope_head_dim");
@@ -210,10 +214,23 @@ u64 mla_params(ConfigFields& fields, u64 hidden, std::optional<u64> v_default) {
   sum.add(product({kv_lora, heads, checked_add(nope, v_dim, "kv_b head")}, "kv_b_proj"), "MLA");
   sum.add(product({heads, v_dim, hidden}, "o_proj"), "MLA");
   if (bias) sum.add(hidden, "MLA");
+  if (vectors) {
+    // q_a_layernorm and kv_a_layernorm, and the biases of q_a_proj (or q_proj), kv_a_proj_with_mqa
+    // and o_proj.
+    Sum v;
+    if (q_lora) v.add(*q_lora, "MLA");
+    v.add(kv_lora, "MLA");
+    if (bias) {
+      v.add(q_lora ? *q_lora : product({heads, q_head}, "q_proj bias"), "MLA");
+      v.add(kv_a_width, "MLA");
+      v.add(hidden, "MLA");
+    }
+    *vectors = v.value;
+  }
   return sum.value;
 }
 
-u64 indexer_params(ConfigFields& fields, u64 hidden) {
+u64 indexer_params(ConfigFields& fields, u64 hidden, u64* vectors) {
   const u64 index_heads = fields.positive("index_n_heads");
   const u64 index_dim = fields.positive("index_head_dim");
   const std::optional<u64> q_lora = fields.uint("q_lora_rank");
@@ -222,6 +239,7 @@ u64 indexer_params(ConfigFields& fields, u64 hidden) {
   sum.add(product({*q_lora, index_heads, index_dim}, "indexer wq_b"), "MLA indexer");
   sum.add(product({hidden, index_dim}, "indexer wk"), "MLA indexer");
   sum.add(product({2, index_dim}, "indexer k_norm"), "MLA indexer");
+  if (vectors) *vectors = 2 * index_dim;
   sum.add(product({hidden, index_heads}, "indexer weights_proj"), "MLA indexer");
   return sum.value;
 }

@@ -36,8 +36,14 @@ struct LayerParams {
   u64 router = 0;  ///< the router's weights (experts x input), within params
   u64 experts = 0;  ///< how many routed experts expert_matrices holds
   /// Of params, the vectors (norms, biases): what no weight quantization touches. Counted by the
-  /// dense decoder and the Qwen family; 0 where a family does not count them apart.
+  /// dense decoder and the Qwen, DeepSeek and MiniMax families; 0 where a family does not count
+  /// them apart (its norms are then priced with the matrices, docs/limits.md).
   u64 vectors = 0;
+  /// Where `modules` is set, of params: the attention block's weight matrices (a linear-attention
+  /// block whole), and the shared experts' (with their gate). Quantization lists name them.
+  bool modules = false;
+  u64 attention = 0;
+  u64 shared = 0;
 };
 
 /// What a family's counter adds up beside the embedding and the output head.
@@ -113,11 +119,13 @@ Counted dense_decoder(const Layout& layout, const DenseDecoder& decoder);
 ///   kv_b_proj kv_lora x heads*(nope + v), o_proj heads*v x H.
 /// attention_bias adds biases to q_a_proj (or q_proj), kv_a_proj_with_mqa and o_proj.
 /// `v_default`: v_head_dim when the config leaves it out (MiniMax3: hidden / heads).
-u64 mla_params(ConfigFields& fields, u64 hidden, std::optional<u64> v_default = std::nullopt);
+/// `vectors`, when given, receives the part of it that is norms and biases.
+u64 mla_params(ConfigFields& fields, u64 hidden, std::optional<u64> v_default = std::nullopt, u64* vectors = nullptr);
 
 /// DeepSeek-V3.2's sparse-attention indexer (DeepseekV32Indexer; GLM-5's GlmMoeDsaIndexer is the
 /// same module): wq_b q_lora x n*d, wk H x d, k_norm (LayerNorm) weight + bias d each, weights_proj H x n.
-u64 indexer_params(ConfigFields& fields, u64 hidden);
+/// `vectors`, when given, receives k_norm's 2 x d.
+u64 indexer_params(ConfigFields& fields, u64 hidden, u64* vectors = nullptr);
 
 /// A Mamba2 mixer's shapes: d_inner, conv_dim = d_inner + 2 groups state, its heads.
 struct Mamba2Shape {

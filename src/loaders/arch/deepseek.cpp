@@ -40,6 +40,8 @@ struct Moe {
   u64 top_k = 0;
   u64 width = 0;
   u64 always = 0;
+  u64 shared = 0;  ///< of always, the shared experts
+  u64 bias = 0;    ///< of always, e_score_correction_bias
 };
 Moe read_moe(ConfigFields& fields, u64 hidden) {
   Moe moe;
@@ -50,10 +52,14 @@ Moe read_moe(ConfigFields& fields, u64 hidden) {
   moe.always = product({hidden, moe.experts}, "router");
   const std::string method =
       fields.string("topk_method").value_or(fields.model_type() == "deepseek_v2" ? "greedy" : "noaux_tc");
-  if (fields.model_type() == "glm4_moe" || method == "noaux_tc")
-    moe.always = checked_add(moe.always, moe.experts, "e_score_correction_bias");
-  if (const u64 shared = fields.uint_or("n_shared_experts", 0); shared > 0)
-    moe.always = checked_add(moe.always, product({3, hidden, shared, moe.width}, "shared experts"), "shared experts");
+  if (fields.model_type() == "glm4_moe" || method == "noaux_tc") {
+    moe.bias = moe.experts;
+    moe.always = checked_add(moe.always, moe.bias, "e_score_correction_bias");
+  }
+  if (const u64 shared = fields.uint_or("n_shared_experts", 0); shared > 0) {
+    moe.shared = product({3, hidden, shared, moe.width}, "shared experts");
+    moe.always = checked_add(moe.always, moe.shared, "shared experts");
+  }
   return moe;
 }
 
@@ -63,8 +69,9 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   const bool mla = type != "glm4_moe";
   ParamCount count = start_count(fields, layout);
   u64 attention = 0;
+  u64 attention_norms = 0;  // of attention, its norms and biases (vectors)
   if (mla) {
-    attention = mla_params(fields, hidden);
+    attention = mla_params(fields, hidden, std::nullopt, &attention_norms);
   } else {
     // Glm4MoeAttention: q/k/v bias = attention_bias, o_proj none; q/k RMSNorm with use_qk_norm.
     check_attention(fields, layout);
@@ -72,10 +79,12 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     a.qkv_bias = fields.flag("attention_bias", false);
     a.qk_norm = fields.flag("use_qk_norm", false) ? 2 * layout.head_dim : 0;
     attention = attention_params(layout, layout.layers.front(), a);
+    attention_norms = attention_vectors(layout, layout.layers.front(), a);
   }
   const bool any_indexer =
       std::any_of(layout.layers.begin(), layout.layers.end(), [](const LayerPlan& layer) { return layer.index_head_dim > 0; });
-  const u64 indexer = any_indexer ? indexer_params(fields, hidden) : 0;
+  u64 indexer_vectors = 0;
+  const u64 indexer = any_indexer ? indexer_params(fields, hidden, &indexer_vectors) : 0;
 
   std::vector<bool> moe_layers(layout.count());
   for (u64 i = 0; i < layout.count(); ++i) moe_layers[i] = is_moe_layer(fields, i);
@@ -85,7 +94,14 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   const u64 dense = any_dense ? mlp_params(hidden, fields.positive("intermediate_size"), true, false) : 0;
   const auto layer_params = [&](bool is_moe, bool with_indexer) {
     const u64 own = attention + (with_indexer ? indexer : 0) + 2 * hidden;
-    return is_moe ? plus(moe_layer(moe.experts, moe.top_k, hidden, moe.width, moe.always), own) : LayerParams{own + dense, 0, 0};
+    LayerParams layer =
+        is_moe ? plus(moe_layer(moe.experts, moe.top_k, hidden, moe.width, moe.always), own) : LayerParams{own + dense, 0, 0};
+    // The modules quantization lists name: self_attn (the indexer inside it), mlp.shared_experts.
+    layer.modules = true;
+    layer.vectors = attention_norms + (with_indexer ? indexer_vectors : 0) + 2 * hidden + (is_moe ? moe.bias : 0);
+    layer.attention = attention + (with_indexer ? indexer : 0) - (attention_norms + (with_indexer ? indexer_vectors : 0));
+    layer.shared = is_moe ? moe.shared : 0;
+    return layer;
   };
 
   Counted counted;

@@ -26,16 +26,22 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   counted.final_norm = hidden;
   counted.experts = fields.positive("num_local_experts");
   counted.top_k = fields.positive("num_experts_per_tok");
-  Sum attention;
-  attention.add(gqa_params(hidden, heads, kv_heads, head_dim, head_dim), "attention");
-  if (bias) attention.add(product({heads + 2 * kv_heads, head_dim}, "qkv bias"), "attention");
-  if (fields.flag("use_qk_norm", true)) attention.add(product({heads + kv_heads, head_dim}, "q/k norm"), "attention");
-  attention.add(product({2, hidden}, "norms"), "attention");
-  const u64 always =
-      checked_add(product({hidden, counted.experts}, "router"), fields.flag("use_routing_bias", false) ? counted.experts : 0, "router");
-  for (u64 i = 0; i < layout.count(); ++i)
-    counted.layers.push_back(
-        plus(moe_layer(counted.experts, counted.top_k, hidden, fields.positive("intermediate_size"), always), attention.value));
+  const u64 matrices = gqa_params(hidden, heads, kv_heads, head_dim, head_dim);
+  Sum vectors;  // biases and norms
+  if (bias) vectors.add(product({heads + 2 * kv_heads, head_dim}, "qkv bias"), "attention");
+  if (fields.flag("use_qk_norm", true)) vectors.add(product({heads + kv_heads, head_dim}, "q/k norm"), "attention");
+  vectors.add(product({2, hidden}, "norms"), "attention");
+  const u64 routing_bias = fields.flag("use_routing_bias", false) ? counted.experts : 0;  // a vector too
+  vectors.add(routing_bias, "router");
+  const u64 always = checked_add(product({hidden, counted.experts}, "router"), routing_bias, "router");
+  for (u64 i = 0; i < layout.count(); ++i) {
+    LayerParams layer = plus(moe_layer(counted.experts, counted.top_k, hidden, fields.positive("intermediate_size"), always),
+                             checked_add(matrices, vectors.value - routing_bias, "attention"));
+    layer.vectors = vectors.value;
+    layer.modules = true;
+    layer.attention = matrices;
+    counted.layers.push_back(layer);
+  }
   finish_count(count, fields, counted);
   return count;
 }

@@ -67,6 +67,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   counted.final_norm = hidden;
   u64 moe_always = 0;
   u64 moe_width = 0;
+  u64 moe_shared = 0;  // of moe_always, the shared expert and its gate
   // A MoE type without its expert count would be counted as dense: refused instead.
   if (type.find("_moe") != std::string::npos) fields.required_uint("num_experts");
   if (fields.uint_or("num_experts", 0) > 0) {
@@ -75,9 +76,10 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     if (counted.top_k > counted.experts) fields.fail("num_experts_per_tok", "is larger than the number of experts");
     moe_width = fields.positive("moe_intermediate_size");
     moe_always = product({hidden, counted.experts}, "router");
-    if (const u64 shared = fields.uint_or("shared_expert_intermediate_size", 0); shared > 0)
-      moe_always = checked_add(checked_add(moe_always, product({3, hidden, shared}, "shared expert"), "shared expert"), hidden,
-                               "shared_expert_gate");
+    if (const u64 shared = fields.uint_or("shared_expert_intermediate_size", 0); shared > 0) {
+      moe_shared = checked_add(product({3, hidden, shared}, "shared expert"), hidden, "shared_expert_gate");
+      moe_always = checked_add(moe_always, moe_shared, "shared expert");
+    }
   }
   // A decoder layer's own parameters and its MLP, the MoE block where layer `index` has one.
   const auto with_mlp = [&](u64 own, u64 index) -> LayerParams {
@@ -88,17 +90,22 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     const LayerPlan& layer = layout.layers[i];
     u64 own = 2 * hidden;
     u64 vectors = own;  // the two RMSNorms
+    u64 mixer = 0;      // the attention's matrices, or the linear attention whole
     if (layer.kind == LayerKind::linear) {
       if (layer.block != "linear_attention") throw unsupported_architecture(fmt::format("layer_types[{}]", i), layer.block);
-      own = checked_add(own, deltanet, "layer");
+      mixer = deltanet;
     } else if (layer.attends()) {
-      own = checked_add(own, attention_params(layout, layer, attention), "layer");
-      vectors = checked_add(vectors, attention_vectors(layout, layer, attention), "layer");
+      const u64 norms = attention_vectors(layout, layer, attention);
+      mixer = attention_params(layout, layer, attention) - norms;
+      vectors = checked_add(vectors, norms, "layer");
     } else {
       throw unsupported_architecture(fmt::format("layer_types[{}]", i), layer.block.empty() ? std::string(to_string(layer.kind)) : layer.block);
     }
-    LayerParams params = with_mlp(own, i);
+    LayerParams params = with_mlp(checked_add(vectors, mixer, "layer"), i);
     params.vectors = vectors;
+    params.modules = true;
+    params.attention = mixer;
+    params.shared = params.expert_matrices ? moe_shared : 0;
     counted.layers.push_back(params);
   }
   // Qwen3-Next's config states no count: its checkpoint's mtp.* layer (which vLLM and SGLang build
