@@ -117,8 +117,12 @@ const Figures kFigures[] = {
     {"glm5", 109824, 54912, {449839104ull, 224919552ull, 3598712832ull, 1799356416ull, 14394851328ull, 7197425664ull}},
     // glm5.1: MLA: 78 layers x (512 + 64) values + DSA indexer key of 128 values on 78 layers
     {"glm5.1", 109824, 54912, {449839104ull, 224919552ull, 3598712832ull, 1799356416ull, 14394851328ull, 7197425664ull}},
+    // glm5.1-nvfp4: as glm5.1 (weights nvfp4, cache as the model)
+    {"glm5.1-nvfp4", 109824, 54912, {449839104ull, 224919552ull, 3598712832ull, 1799356416ull, 14394851328ull, 7197425664ull}},
     // glm5.2: MLA: 78 layers x (512 + 64) values + DSA indexer key of 128 values on 21 layers
     {"glm5.2", 95232, 47616, {390070272ull, 195035136ull, 3120562176ull, 1560281088ull, 12482248704ull, 6241124352ull}},
+    // glm5.2-nvfp4: as glm5.2 (weights nvfp4, cache as the model)
+    {"glm5.2-nvfp4", 95232, 47616, {390070272ull, 195035136ull, 3120562176ull, 1560281088ull, 12482248704ull, 6241124352ull}},
     // gpt-oss-120b: 18 full + 18 sliding(128) x 2 x 8 x 64 values
     {"gpt-oss-120b", 73728, 36864, {155713536ull, 77856768ull, 1212678144ull, 606339072ull, 4836556800ull, 2418278400ull}},
     // gpt-oss-20b: 12 full + 12 sliding(128) x 2 x 8 x 64 values
@@ -147,6 +151,8 @@ const Figures kFigures[] = {
     {"kimi-k2.5", 70272, 35136, {287834112ull, 143917056ull, 2302672896ull, 1151336448ull, 9210691584ull, 4605345792ull}},
     // kimi-k2.7-code: MLA: 61 layers x 576 values (512 + 64)
     {"kimi-k2.7-code", 70272, 35136, {287834112ull, 143917056ull, 2302672896ull, 1151336448ull, 9210691584ull, 4605345792ull}},
+    // kimi-k2.7-code-nvfp4: as kimi-k2.7-code (weights nvfp4, cache as the model)
+    {"kimi-k2.7-code-nvfp4", 70272, 35136, {287834112ull, 143917056ull, 2302672896ull, 1151336448ull, 9210691584ull, 4605345792ull}},
     // kimi-k3: MLA: 24 layers x (512 + 64) values; state 69 KDA x (3 x 3 x 96 x 128 x 2 B + 96 x 128 x 128 x 4 B)
     {"kimi-k3", 27648, 13824, {562618368ull, 505995264ull, 1355341824ull, 902356992ull, 4073250816ull, 2261311488ull}},
     // kimi-linear-48b: MLA: 7 layers (1-based full_attn_layers) x (512 + 64) values; state 20 KDA x ((k-1) x 3HD x 2 B + H x D x D x 4 B)
@@ -205,6 +211,8 @@ const Figures kFigures[] = {
     {"minicpm3-4b", 35712, 17856, {146276352ull, 73138176ull, 1170210816ull, 585105408ull, 4680843264ull, 2340421632ull}},
     // minimax-m2.7: 62 full (attn_type_list 1) x 2 x 8 x 128 values
     {"minimax-m2.7", 253952, 126976, {1040187392ull, 520093696ull, 8321499136ull, 4160749568ull, 33285996544ull, 16642998272ull}},
+    // minimax-m2.7-nvfp4: as minimax-m2.7 (weights nvfp4, cache as the model)
+    {"minimax-m2.7-nvfp4", 253952, 126976, {1040187392ull, 520093696ull, 8321499136ull, 4160749568ull, 33285996544ull, 16642998272ull}},
     // ministral3-3b: 26 full x 2 x 8 x 128 values
     {"ministral3-3b", 106496, 53248, {436207616ull, 218103808ull, 3489660928ull, 1744830464ull, 13958643712ull, 6979321856ull}},
     // minitron-4b: 32 full x 2 x 8 x 128 values (head_dim 128 given)
@@ -326,6 +334,8 @@ const Figures kFigures[] = {
     {"qwen3.5-35b-a3b", 20480, 10240, {148275200ull, 106332160ull, 735477760ull, 399933440ull, 2748743680ull, 1406566400ull}},
     // qwen3.5-397b-a17b: 15 full x 2 x 2 x 256 values; state 45 GDN x ((k-1)(2HkDk+HvDv) x 2 B + HvDvDk x 4 B)
     {"qwen3.5-397b-a17b", 30720, 15360, {317890560ull, 254976000ull, 1198694400ull, 695377920ull, 4218593280ull, 2205327360ull}},
+    // qwen3.5-397b-a17b-nvfp4: as qwen3.5-397b-a17b (weights nvfp4, cache as the model)
+    {"qwen3.5-397b-a17b-nvfp4", 30720, 15360, {317890560ull, 254976000ull, 1198694400ull, 695377920ull, 4218593280ull, 2205327360ull}},
     // qwen3.6-27b: 16 full x 2 x 4 x 256 values; state 48 GDN x ((k-1)(2HkDk+HvDv) x 2 B + HvDvDk x 4 B)
     {"qwen3.6-27b", 65536, 32768, {422379520ull, 288161792ull, 2301427712ull, 1227685888ull, 8743878656ull, 4448911360ull}},
     // qwq-32b: 64 full x 2 x 8 x 128 values (5120/40; use_sliding_window false)

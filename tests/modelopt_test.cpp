@@ -161,6 +161,9 @@ TEST_CASE("ModelOpt schemes kvplan cannot price exactly fall back to bf16, calle
   // Qwen3-8B's layer: q 4,096 x 4,096, k and v 4,096 x 1,024 each, o 4,096 x 4,096, MLP 3 x 4,096 x
   // 12,288: 192,937,984 matrix values; 16 matrices fewer scales.
   CHECK(*kept.weights_bytes == *exact.weights_bytes + 192'937'984ull * 2 - 192'937'984ull * 9 / 16 - 16 * 8);
+  // "model.layers.3*" is fnmatch's: layers 3 and 30 to 35 kept, 7 layers.
+  const kvplan::ModelSpec starred = with_scheme(R"({"quant_algo": "NVFP4", "group_size": 16, "exclude_modules": ["lm_head", "model.layers.3*"]})");
+  CHECK(*starred.weights_bytes == *exact.weights_bytes + 7 * (192'937'984ull * 2 - 192'937'984ull * 9 / 16 - 16 * 8));
   // Layer 0's attention kept (the Qwen family counts it apart): q 4,096 x 4,096, k and v 4,096 x
   // 1,024, o 4,096 x 4,096 = 41,943,040 values from 9/16 B to 2 B.
   const kvplan::ModelSpec attention =

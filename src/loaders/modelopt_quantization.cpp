@@ -4,6 +4,7 @@
 #include <array>
 #include <optional>
 #include <set>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct Classified {
   Excluded kind = Excluded::unknown;
   std::size_t layer = 0;  ///< for whole_layer, attention and shared
   bool all = false;       ///< shared: in every layer
+  /// whole_layer written "layers.1*": fnmatch's star takes layers 10 to 19 and 100 on too, every
+  /// layer whose number starts with these digits.
+  std::string digits;
 };
 
 /// What follows "layers.N" in the names of a whole attention block and of the shared experts.
@@ -159,7 +163,11 @@ Classified classify(std::string_view pattern, const ParamCount& count, ExpertNam
   if (const auto parsed = layer_and_rest(name)) {
     const auto [layer, rest] = *parsed;
     // Layers past the decoder's are its MTP layers, as DeepSeek's checkpoints number them.
-    if (rest == "*" || rest == ".*") return {layer < count.layers.size() ? Excluded::whole_layer : Excluded::counted_apart, layer};
+    if (rest == ".*") return {layer < count.layers.size() ? Excluded::whole_layer : Excluded::counted_apart, layer};
+    if (rest == "*") {
+      const std::string_view digits = name.substr(7, name.size() - 8);  // between "layers." and "*"
+      return {Excluded::whole_layer, layer, false, std::string(digits)};
+    }
     if (layer >= count.layers.size() && starts_with(rest, ".")) return {Excluded::counted_apart};
     if (layer < count.layers.size() && rest.find_first_of("*?[") == std::string_view::npos) {
       for (const std::string_view router : kRouters)  // kept at the model dtype already
@@ -232,7 +240,14 @@ Exclusions read_exclusions(const nlohmann::json& config, const ParamCount& count
     switch (classified.kind) {
       case Excluded::head: exclusions.head = true; break;
       case Excluded::counted_apart: break;
-      case Excluded::whole_layer: exclusions.whole_layers[classified.layer] = true; break;
+      case Excluded::whole_layer:
+        if (classified.digits.empty()) {
+          exclusions.whole_layers[classified.layer] = true;
+        } else {
+          for (std::size_t i = 0; i < count.layers.size(); ++i)
+            if (starts_with(std::to_string(i), classified.digits)) exclusions.whole_layers[i] = true;
+        }
+        break;
       case Excluded::attention:
       case Excluded::shared:
         if (classified.kind == Excluded::attention)
