@@ -243,6 +243,12 @@ TEST_CASE("ModelOpt's declared KV cache: TensorRT-LLM's auto takes it, vLLM and 
     CHECK(other_row["kv_bytes_per_token"] == 94 * 2 * 4 * 128 * 2);
     CHECK(contains(other_row["assumptions"].dump(), "the checkpoint declares an fp8 KV cache (kv_cache_quant_algo)"));
   }
+  // Where the engine's auto is fp8 already (SGLang for a DSA model on Blackwell), nothing to say.
+  const auto dsa = run_kvplan("--model nvidia/GLM-5.1-NVFP4 --gpu 8xb200 --runtime sglang --ctx 64k --format json");
+  REQUIRE(dsa.exit_code == 0);
+  const nlohmann::json dsa_row = nlohmann::json::parse(dsa.out)["rows"][0];
+  CHECK(dsa_row["kv_dtype"] == "fp8");
+  CHECK_FALSE(contains(dsa_row["assumptions"].dump(), "the checkpoint declares"));
   // A spec file keeps it, and refuses what is not a checkpoint's KV quantization.
   const kvplan::ModelSpec spec = fixture("qwen3-235b-a22b-nvfp4");
   CHECK(kvplan::to_spec_json(spec)["checkpoint_kv_dtype"] == "fp8");

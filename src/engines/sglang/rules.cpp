@@ -511,7 +511,7 @@ SglangResult finish_assumptions(SglangResult& r, const ModelSpec& model, const S
                                 const GpuSpec& smallest_gpu, bool mla, const CacheType& cache) {
   const GpuSpec* smallest = &smallest_gpu;
   const std::uint32_t world = s.tp * s.pp;
-  if (!s.kv_dtype && model.checkpoint_kv_dtype)
+  if (!s.kv_dtype && model.checkpoint_kv_dtype && cache.dtype->name != model.checkpoint_kv_dtype->name)
     r.assumptions.push_back(fmt::format("the checkpoint declares an {} KV cache (kv_cache_quant_algo): SGLang's "
                                         "--kv-cache-dtype auto takes an FP8 one for ModelOpt NVFP4 checkpoints, and for "
                                         "FP8 ones in newer releases; this row prices auto at {}: give --kv-dtype {} for "

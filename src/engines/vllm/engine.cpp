@@ -326,7 +326,7 @@ class VllmProfile final : public Profile {
     }
     // Before 0.17 kvplan cannot tell whether FlashInfer's sampler ran: the sort it prices is the
     // larger warm-up, 23 B a row and vocabulary entry more (sampler.h).
-    if (!query.cache.k && model_.checkpoint_kv_dtype)
+    if (!query.cache.k && model_.checkpoint_kv_dtype && dtype.name != model_.checkpoint_kv_dtype->name)
       row.assumptions.push_back(fmt::format("the checkpoint declares an {} KV cache (kv_cache_quant_algo): recent vLLM "
                                             "(its resolve_kv_cache_dtype_string, about 0.14 on) takes it for "
                                             "--kv-cache-dtype auto, earlier ones keep the model dtype, as this row "
