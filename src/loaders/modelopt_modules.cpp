@@ -239,7 +239,8 @@ ExcludedModules read_excluded_modules(const nlohmann::json& config, const ParamC
         else
           exclusions.shared[classified.layer] = true;
         // A family that does not count these modules apart cannot keep them exactly.
-        if (!count.layers[classified.layer].modules && exclusions.inside.empty()) exclusions.inside = name;
+        if (classified.layer < count.layers.size() && !count.layers[classified.layer].modules && exclusions.inside.empty())
+          exclusions.inside = name;
         break;
       case Excluded::inside_layer:
         if (exclusions.inside.empty()) exclusions.inside = name;
