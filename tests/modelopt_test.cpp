@@ -212,6 +212,11 @@ TEST_CASE("ModelOpt config.json quantization_config: exclude lists read, malform
   std::ofstream(dir.file("hf_quant_config.json")) << R"({"producer": {"name": "modelopt"}})";
   kvplan::testing::check_refused(run_kvplan("--model " + dir.file("config.json") + " --gpu h100 -c 8192"),
                                  "hf_quant_config.json: field 'quantization': expected an object", 2);
+  // A bad list there is named in that file, under its own name.
+  std::ofstream(dir.file("hf_quant_config.json"), std::ios::trunc)
+      << R"({"quantization": {"quant_algo": "NVFP4", "group_size": 16, "exclude_modules": "lm_head"}})";
+  kvplan::testing::check_refused(run_kvplan("--model " + dir.file("config.json") + " --gpu h100 -c 8192"),
+                                 "hf_quant_config.json: field 'quantization.exclude_modules': expected a list of module names", 2);
 }
 
 TEST_CASE("ModelOpt's declared KV cache: TensorRT-LLM's auto takes it, vLLM and SGLang rows say so", "[modelopt]") {

@@ -166,11 +166,16 @@ Classified classify(std::string_view pattern, const ParamCount& count, ExpertNam
   return {experts.reached_by(pattern, only) ? Excluded::unknown : Excluded::inside_layer};
 }
 
-/// The list under "ignore" (config.json) or "exclude_modules" (hf_quant_config.json).
-std::vector<std::string> excluded_names(const nlohmann::json& config, const std::string& origin) {
+/// The list under "ignore" (config.json) or "exclude_modules" (hf_quant_config.json); its errors
+/// name the file the list is in.
+std::vector<std::string> excluded_names(const nlohmann::json& config, const std::string& config_origin) {
   const auto list = config.contains("ignore") ? config.find("ignore") : config.find("exclude_modules");
   if (list == config.end() || list->is_null()) return {};
-  const std::string field = fmt::format("quantization_config.{}", config.contains("ignore") ? "ignore" : "exclude_modules");
+  const auto file = config.find(kModeloptSchemeFile);
+  const bool own_file = file != config.end() && file->is_string();
+  const std::string origin = own_file ? file->get<std::string>() : config_origin;
+  const std::string field = fmt::format("{}.{}", own_file ? "quantization" : "quantization_config",
+                                        config.contains("ignore") ? "ignore" : "exclude_modules");
   if (!list->is_array()) throw Error(fmt::format("{}: field '{}': expected a list of module names", origin, field));
   if (list->size() > kMaxExcluded)
     throw Error(fmt::format("{}: field '{}': {} names, more than the {} kvplan reads", origin, field, list->size(), kMaxExcluded));

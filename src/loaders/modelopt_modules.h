@@ -42,6 +42,9 @@ struct ExcludedModules {
   std::string unknown;  ///< the first name that may reach the routed experts ("" = none)
 };
 
+/// The key under which a quantization_config read from hf_quant_config.json names that file.
+inline constexpr const char* kModeloptSchemeFile = "_kvplan_read_from";
+
 /// What the list under "ignore" (config.json) or "exclude_modules" (hf_quant_config.json) keeps
 /// unquantized. An Error naming the field for a list that is not one of module names, or one
 /// past the bounds a hostile file could use to make matching slow.

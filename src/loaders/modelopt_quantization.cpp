@@ -131,10 +131,7 @@ nlohmann::json modelopt_config_from_hf_quant_config(const nlohmann::json& docume
     throw Error(fmt::format("{}: field 'quantization': expected an object (NVIDIA ModelOpt's scheme)", origin));
   nlohmann::json config = *section;
   config["quant_method"] = "modelopt";
-  if (config.contains("exclude_modules") && !config.contains("ignore")) {
-    config["ignore"] = config["exclude_modules"];
-    config.erase("exclude_modules");
-  }
+  config[kModeloptSchemeFile] = origin;  // a bad list is then named where the user can find it
   return config;
 }
 
