@@ -1,7 +1,6 @@
 #include "cli/arguments.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -222,15 +221,9 @@ std::string one_line(std::string text) {
 }
 
 bool mentions(const ModelSpec& model, std::string_view word) {
-  const auto lower = [](std::string_view text) {
-    std::string out(text);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-  };
-  const std::string needle = lower(word);
-  if (lower(model.id).find(needle) != std::string::npos || lower(model.name).find(needle) != std::string::npos) return true;
-  return std::any_of(model.aliases.begin(), model.aliases.end(),
-                     [&](const std::string& alias) { return lower(alias).find(needle) != std::string::npos; });
+  const std::string needle = ascii_lower(word);
+  const auto has = [&](std::string_view text) { return ascii_lower(text).find(needle) != std::string::npos; };
+  return has(model.id) || has(model.name) || std::any_of(model.aliases.begin(), model.aliases.end(), has);
 }
 
 void write_output(std::ostream& out, std::string_view text) {

@@ -8,6 +8,7 @@
 #include "kvplan/error.h"
 #include "loaders/architecture.h"
 #include "loaders/json_reader.h"
+#include "model/text.h"
 
 namespace kvplan {
 
@@ -191,8 +192,7 @@ void ConfigFields::reject_unread_cache_fields() const {
   for (const auto& [key, value] : text_->items()) {
     if (used_.count(key) || value.is_null() || (value.is_boolean() && !value.get<bool>())) continue;
     if (value.is_array() && value.empty()) continue;
-    std::string lower = key;
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::string lower = ascii_lower(key);
     for (const char* word : kCacheWords)
       if (lower.find(word) != std::string::npos) {
         std::string shown = value.dump();

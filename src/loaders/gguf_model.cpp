@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <limits>
@@ -18,6 +17,7 @@
 #include "kvplan/units.h"
 #include "model/wide_int.h"
 #include "loaders/gguf_hparams.h"
+#include "model/text.h"
 
 namespace kvplan {
 
@@ -215,9 +215,7 @@ std::vector<std::string_view> gguf_supported_architectures() {
 
 bool is_gguf_path(std::string_view path) {
   if (path.size() < 5) return false;
-  std::string tail(path.substr(path.size() - 5));
-  for (char& c : tail) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return tail == ".gguf";
+  return ascii_lower(path.substr(path.size() - 5)) == ".gguf";
 }
 
 GgufModel gguf_model_from_header(const GgufHeader& header) {

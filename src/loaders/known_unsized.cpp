@@ -1,7 +1,7 @@
 #include "loaders/known_unsized.h"
+#include "model/text.h"
 
 #include <array>
-#include <cctype>
 
 namespace kvplan {
 
@@ -27,8 +27,7 @@ constexpr std::array<UnsizedFamily, 2> kFamilies = {{
 
 std::optional<std::string> unsized_model_hint(std::string_view name) {
   if (const std::size_t slash = name.rfind('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = ascii_lower(name);
   for (const UnsizedFamily& family : kFamilies)
     if (lower.rfind(family.prefix, 0) == 0) return std::string(family.hint);
   return std::nullopt;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "kvplan/error.h"
+#include "kvplan/gpu.h"
 #include "kvplan/units.h"
 
 namespace kvplan {
@@ -18,13 +19,6 @@ constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 // 96 GiB -> 73728.00 (llama.cpp#3213): three quarters; 64 GiB -> 48 GiB and 192 GiB -> 144 GiB
 // (Rapid-MLX#183's table). No source gives a Mac between 36 and 64 GiB, so they get the smaller share.
 constexpr std::string_view kSources = "llama.cpp#3213, ollama#434, llama-cpp-python#687, Rapid-MLX#183";
-
-std::string compact(std::string_view text) {
-  std::string out;
-  for (char c : text)
-    if (c != ' ' && c != '-' && c != '_') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 }  // namespace
 
@@ -41,7 +35,7 @@ WorkingSet macos_gpu_working_set(std::uint64_t ram_bytes) {
 
 std::optional<GpuSpec> apple_silicon_gpu(std::string_view text, std::string_view setting) {
   // m<generation>[pro|max|ultra]<RAM>gb, spaces and dashes aside: "m3max128gb".
-  const std::string t = compact(text);
+  const std::string t = normalized_gpu_name(text);
   if (t.size() < 5 || t[0] != 'm' || !std::isdigit(static_cast<unsigned char>(t[1]))) return std::nullopt;
   // One digit of generation (M1 to M5 so far), so "m4-24gb" compacts to "m424gb" unambiguously.
   const std::string generation = t.substr(1, 1);

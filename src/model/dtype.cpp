@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <vector>
 
 #include <fmt/format.h>
@@ -10,6 +9,7 @@
 #include "kvplan/error.h"
 #include "model/suggest.h"
 #include "kvplan/units.h"
+#include "model/text.h"
 
 namespace kvplan {
 
@@ -65,15 +65,8 @@ constexpr std::array kAliases = {
     Alias{"fp4_e2m1", "nvfp4"},
 };
 
-std::string lowercase(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 const Dtype* find_kv_dtype(std::string_view text) {
-  std::string name = lowercase(text);
+  std::string name = ascii_lower(text);
   for (const Alias& alias : kAliases)
     if (alias.spelling == name) name = std::string(alias.canonical);
   for (const Dtype& type : kKvDtypes)
@@ -83,7 +76,7 @@ const Dtype* find_kv_dtype(std::string_view text) {
 
 const Dtype* find_any_dtype(std::string_view text) {
   if (const Dtype* type = find_kv_dtype(text)) return type;
-  const std::string name = lowercase(text);
+  const std::string name = ascii_lower(text);
   for (const Dtype& type : kWeightOnlyDtypes)
     if (type.name == name) return &type;
   return nullptr;
@@ -114,7 +107,7 @@ std::span<const Dtype> weight_dtypes() {
 }
 
 const Dtype& parse_kv_dtype(std::string_view text, const Dtype& model_dtype) {
-  if (lowercase(text) == "auto") {
+  if (ascii_lower(text) == "auto") {
     // Engines cache at the model's compute dtype: a float checkpoint's own, and bf16 for weights
     // stored quantized (fp8, int8, int4, mxfp4), which are dequantized to compute.
     const std::string_view name = model_dtype.name;

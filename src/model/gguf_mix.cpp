@@ -1,13 +1,13 @@
 #include "model/gguf_mix.h"
 
 #include <array>
-#include <cctype>
 
 #include <fmt/format.h>
 
 #include "kvplan/error.h"
 #include "kvplan/units.h"
 #include "model/ggml_type.h"
+#include "model/text.h"
 
 namespace kvplan {
 
@@ -99,8 +99,7 @@ std::string_view fallback(const MixTensor& t, std::string_view type) {
 std::span<const GgufMixInfo> gguf_mixes() { return kMixes; }
 
 const GgufMixInfo* find_gguf_mix(std::string_view name) {
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = ascii_lower(name);
   for (const GgufMixInfo& info : kMixes)
     if (info.name == lower) return &info;
   return nullptr;

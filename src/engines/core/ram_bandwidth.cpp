@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "kvplan/error.h"
+#include "model/text.h"
 
 namespace kvplan {
 
@@ -50,8 +51,7 @@ std::from_chars_result parse_double(const char* first, const char* last, double&
 }  // namespace
 
 RamBandwidth parse_ram_bandwidth(std::string_view text, std::string_view setting) {
-  std::string name(text.empty() ? kDefaultType : text);
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string name = ascii_lower(text.empty() ? kDefaultType : text);
   for (const MemoryType& type : kMemoryTypes)
     if (type.name == name)
       return {type.gbps, fmt::format("{}dual-channel {}: JEDEC transfer rate x 8 B x 2 channels = {:g} GB/s peak",

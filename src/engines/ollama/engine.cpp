@@ -23,6 +23,7 @@
 #include "kvplan/error.h"
 #include "kvplan/units.h"
 #include "model/wide_int.h"
+#include "model/text.h"
 
 namespace kvplan {
 
@@ -67,8 +68,7 @@ std::uint64_t parse_whole(std::string_view text, std::string_view flag) {
 }
 
 bool parse_bool(std::string_view text, std::string_view flag) {
-  std::string t(text);
-  for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string t = ascii_lower(text);
   // envconfig.Bool: strconv.ParseBool
   if (t == "1" || t == "t" || t == "true") return true;
   if (t == "0" || t == "f" || t == "false") return false;

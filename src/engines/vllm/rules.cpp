@@ -17,6 +17,7 @@
 #include "kvplan/units.h"
 #include "model/checked.h"
 #include "model/wide_int.h"
+#include "model/text.h"
 
 // Every rule names the vLLM source it follows (vllm-project/vllm, V1 engine; shared/reference/
 // vllm-rules.md has the versions and the log records each was checked against).
@@ -983,8 +984,7 @@ std::string dtype_torch_name(const Dtype& dtype) {
 }
 
 VllmDtype parse_vllm_dtype(std::string_view text, std::string_view flag) {
-  std::string name(text);
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string name = ascii_lower(text);
   if (name == "auto") return VllmDtype::automatic;
   if (name == "half" || name == "float16") return VllmDtype::float16;
   if (name == "bfloat16") return VllmDtype::bfloat16;
