@@ -17,7 +17,6 @@
 #include "loaders/json_reader.h"
 #include "loaders/modelopt_quantization.h"
 #include "loaders/param_count.h"
-#include "model/text.h"
 
 namespace kvplan {
 
@@ -132,17 +131,18 @@ LayerSpec layer_spec(ConfigFields& fields, const arch::Layout& layout, const arc
 /// Nothing when the family did not count them.
 void price_mtp_layers(ConfigFields& fields, const ParamCount& count, const Dtype& dtype, ModelSpec& spec) {
   if (count.mtp == 0) return;
+  spec.mtp_replicated_bytes = weight_bytes_at(count.mtp_replicated, dtype);
   const nlohmann::json* quantization = fields.find("quantization_config");
+  // ModelOpt's lists name the MTP layers they keep; kvplan keeps the rest of its MTP layers at
+  // the model dtype too (it does not count their modules apart): an upper bound at worst.
+  if (quantization && is_modelopt_quantization(*quantization)) {
+    spec.mtp_weights_bytes = weight_bytes_at(count.mtp, dtype);
+    return;
+  }
   ParamCount layers;
   layers.total = count.mtp;
   layers.embedding = count.mtp_unquantized;  // kept unquantized, as a model's embeddings are
-  // ModelOpt's lists name the MTP layers they keep; kvplan keeps the rest of its MTP layers at
-  // the model dtype too (it does not count their modules apart): an upper bound at worst.
-  if (quantization && is_modelopt_quantization(*quantization))
-    spec.mtp_weights_bytes = weight_bytes_at(count.mtp, dtype);
-  else
-    spec.mtp_weights_bytes = weights_from_quantization(quantization, layers, dtype, fields.origin()).bytes;
-  spec.mtp_replicated_bytes = checked_mul(ceil_div(count.mtp_replicated, dtype.block_elements), dtype.block_bytes, "MTP eh_proj");
+  spec.mtp_weights_bytes = weights_from_quantization(quantization, layers, dtype, fields.origin()).bytes;
 }
 
 /// The parameter count of the config's family; an unsupported-architecture Error when kvplan does

@@ -74,14 +74,11 @@ constexpr std::array kExpertBlocks = {std::string_view{"mlp.experts"},       std
                                       std::string_view{"ffn.experts"},       std::string_view{"moe.experts"},
                                       std::string_view{"experts"}};
 
-/// A layer's router, as its module path ends.
-constexpr std::array kRouters = {std::string_view{"mlp.gate"}, std::string_view{"block_sparse_moe.gate"},
-                                 std::string_view{"mixer.gate"}, std::string_view{"feed_forward.router"},
-                                 std::string_view{"router"}, std::string_view{"mlp.router"}};
-
-
-
-
+/// What follows "layers.N" in the names of a layer's router.
+constexpr std::array kRouters = {std::string_view{".mlp.gate"},    std::string_view{".block_sparse_moe.gate"},
+                                 std::string_view{".mixer.gate"},  std::string_view{".feed_forward.router"},
+                                 std::string_view{".router"},      std::string_view{".router*"},
+                                 std::string_view{".mlp.router"}};
 
 /// The names of each MoE layer's first expert's weights under every prefix and block spelling
 /// above, built once a list needs them: a name on the list that matches one may reach the routed
@@ -130,31 +127,30 @@ Classified classify(std::string_view pattern, const ParamCount& count, ExpertNam
     if (name.starts_with(tower)) return {Excluded::counted_apart};
   if (name.starts_with("mtp")) return {Excluded::counted_apart};
   // A norm is no weight matrix: ModelOpt never quantizes it, and kvplan prices it with the rest.
-  const std::string_view last = name.substr(name.rfind('.') + 1);
-  if (name.find_first_of("*?[") == std::string_view::npos && last.size() >= 4 && last.substr(last.size() - 4) == "norm")
-    return {Excluded::counted_apart};
+  if (name.find_first_of("*?[") == std::string_view::npos && name.ends_with("norm")) return {Excluded::counted_apart};
   std::optional<std::size_t> only;  // the layer a "layers.N.<module>" name is within
   if (const auto parsed = layer_module(name)) {
     const auto [layer, rest] = *parsed;
-    // Layers past the decoder's are its MTP layers, as DeepSeek's checkpoints number them.
-    if (rest == ".*") return {layer < count.layers.size() ? Excluded::whole_layer : Excluded::counted_apart, layer};
     if (rest == "*") {
       const std::string_view digits = name.substr(7, name.size() - 8);  // between "layers." and "*"
       return {Excluded::whole_layer, layer, false, std::string(digits)};
     }
-    if (layer >= count.layers.size() && rest.starts_with(".")) return {Excluded::counted_apart};
-    if (layer < count.layers.size() && rest.find_first_of("*?[") == std::string_view::npos) {
-      for (const std::string_view router : kRouters)  // kept at the model dtype already
-        if (rest == fmt::format(".{}", router) && count.layers[layer].router) return {Excluded::counted_apart};
+    // Layers past the decoder's are its MTP layers, as DeepSeek's checkpoints number them.
+    if (layer >= count.layers.size()) {
+      if (rest.starts_with(".")) return {Excluded::counted_apart};
+    } else {
+      if (rest == ".*") return {Excluded::whole_layer, layer};
+      if (one_of(rest, kRouters) && count.layers[layer].router) return {Excluded::counted_apart};  // kept already
+      if (one_of(rest, kAttentionBlocks)) return {Excluded::attention, layer};
+      // The gate alone is kept with the experts it gates: a little above, never below.
+      if (one_of(rest, kSharedBlocks)) return {Excluded::shared, layer};
+      if (rest.starts_with(".")) only = layer;
     }
-    if (layer < count.layers.size() && count.layers[layer].router && rest == ".router*") return {Excluded::counted_apart};
-    if (layer < count.layers.size() && one_of(rest, kAttentionBlocks)) return {Excluded::attention, layer};
-    // The gate alone is kept with the experts it gates: a little above, never below.
-    if (layer < count.layers.size() && one_of(rest, kSharedBlocks)) return {Excluded::shared, layer};
-    if (rest.starts_with(".")) only = layer;
   }
+  // Anything else: modules inside layers, unless it may reach a routed expert.
+  if (experts.reached_by(pattern, only)) return {Excluded::unknown};
   // Every layer's shared experts ("*.mlp.shared_expert.*"): each of their matrices matched.
-  if (!only && !experts.reached_by(pattern, std::nullopt)) {
+  if (!only) {
     const auto all_shared = [&](std::string_view block) {
       for (const std::string_view matrix : {"gate_proj", "up_proj", "down_proj"})
         if (!wildcard_match(pattern, fmt::format("model.layers.0.mlp.{}.{}", block, matrix))) return false;
@@ -162,8 +158,7 @@ Classified classify(std::string_view pattern, const ParamCount& count, ExpertNam
     };
     if (all_shared("shared_expert") || all_shared("shared_experts")) return {Excluded::shared, 0, true};
   }
-  // Anything else: modules inside layers, unless it may reach a routed expert.
-  return {experts.reached_by(pattern, only) ? Excluded::unknown : Excluded::inside_layer};
+  return {Excluded::inside_layer};
 }
 
 /// The list under "ignore" (config.json) or "exclude_modules" (hf_quant_config.json); its errors

@@ -33,6 +33,17 @@ QuantizedWeights upper_bound(const ParamCount& count, const Dtype& model_dtype, 
                       model_dtype.name, why)};
 }
 
+/// Bytes of a checkpoint whose `quantized` values are at `dtype` over `matrices` weight matrices
+/// (two fp32 scalars each: weight_scale_2 or weight_scale, and input_scale), the rest of `count`
+/// at `model_dtype`.
+std::uint64_t checkpoint_bytes(const ParamCount& count, std::uint64_t quantized, std::uint64_t matrices, const Dtype& dtype,
+                               const Dtype& model_dtype) {
+  const std::uint64_t kept = count.total - std::min(count.total, quantized);
+  return (Checked(weight_bytes_at(quantized, dtype), "weight size") + checked_mul(matrices, 8, "weight size") +
+          weight_bytes_at(kept, model_dtype))
+      .value();
+}
+
 /// How a MIXED_PRECISION list quantizes one layer's routed experts.
 struct ExpertEntries {
   bool block = false;   ///< the whole block named NVFP4 ("layers.3.mlp.experts")
@@ -92,21 +103,18 @@ QuantizedWeights mixed_precision(const nlohmann::json& config, const ParamCount&
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const LayerCount& layer = count.layers[i];
     const ExpertEntries& entries = layers[i];
-    const bool every_matrix = entries.names.size() == layer.expert_matrices &&
-                              entries.matrices.size() == layer.experts * layer.expert_matrices &&
+    const bool every_matrix = entries.names.size() == layer.matrices_per_expert &&
+                              entries.matrices.size() == layer.experts * layer.matrices_per_expert &&
                               (entries.matrices.empty() || entries.matrices.rbegin()->first < layer.experts);
     if (layer.experts == 0 || entries.other || !(entries.block || every_matrix)) continue;
     quantized += layer.expert;
-    matrices += (Checked(layer.experts, "weight matrices") * layer.expert_matrices).value();
+    matrices += (Checked(layer.experts, "weight matrices") * layer.matrices_per_expert).value();
   }
   if (quantized.value() == 0)
     return upper_bound(count, model_dtype, "its MIXED_PRECISION list names no routed experts in NVFP4");
   const std::uint64_t kept = count.total - std::min(count.total, quantized.value());
   const Dtype& nvfp4 = parse_weight_dtype("nvfp4");
-  const std::uint64_t bytes = (Checked(weight_bytes_at(quantized.value(), nvfp4), "weight size") +
-                               checked_mul(matrices.value(), 8, "weight size") + weight_bytes_at(kept, model_dtype))
-                                  .value();
-  return {&nvfp4, bytes,
+  return {&nvfp4, checkpoint_bytes(count, quantized.value(), matrices.value(), nvfp4, model_dtype),
           fmt::format("computed (MIXED_PRECISION, NVIDIA ModelOpt): {} routed-expert params x 9/16 B (NVFP4, an fp8 "
                       "scale per 16) + 8 B of scales for each of {} expert matrices; {} other params {}, an upper bound: "
                       "quantized_layers also puts some of them (attention, shared experts, the head) in FP8 or NVFP4 "
@@ -165,9 +173,9 @@ QuantizedWeights modelopt_weights(const nlohmann::json& config, const ParamCount
                                    "modules apart",
                                    printable(inside, 80)));
 
-  // What is quantized, and how many weight matrices it spans: each holds two fp32 scalars
-  // (weight_scale_2 or weight_scale, and input_scale), a layer's attention two more with an FP8
-  // KV cache. The count is a bound: 3 matrices per expert and 16 for the rest of a layer.
+  // What is quantized, and how many weight matrices it spans (a layer's attention holds two more
+  // scalars with an FP8 KV cache). The count is a bound: 3 matrices per expert and 16 for the rest
+  // of a layer.
   Checked quantized(0, "quantized parameters");
   Checked matrices(0, "weight matrices");
   for (std::size_t i = 0; i < count.layers.size(); ++i) {
@@ -183,9 +191,7 @@ QuantizedWeights modelopt_weights(const nlohmann::json& config, const ParamCount
   }
   const std::uint64_t kept = count.total - std::min(count.total, quantized.value());
   const Dtype& dtype = parse_weight_dtype(nvfp4 ? "nvfp4" : "fp8");
-  const std::uint64_t bytes = (Checked(weight_bytes_at(quantized.value(), dtype), "weight size") +
-                               checked_mul(matrices.value(), 8, "weight size") + weight_bytes_at(kept, model_dtype))
-                                  .value();
+  const std::uint64_t bytes = checkpoint_bytes(count, quantized.value(), matrices.value(), dtype, model_dtype);
   const std::string what = inside.empty() ? "params" : "routed-expert params";
   std::string rule = fmt::format(
       "computed ({}, NVIDIA ModelOpt): {} {} x {} + at most 8 B of scales for each of {} weight matrices; {} other "

@@ -20,7 +20,7 @@ struct LayerCount {
   std::uint64_t params = 0;   ///< all of the layer's parameters
   std::uint64_t expert = 0;   ///< of them, its routed experts' weight matrices
   std::uint64_t experts = 0;  ///< how many routed experts it holds; 0 for a dense layer
-  std::uint64_t expert_matrices = 0;  ///< weight matrices per expert: 3 gated, 2 plain
+  std::uint64_t matrices_per_expert = 0;  ///< 3 gated, 2 plain
   std::uint64_t router = 0;   ///< of params, its router's weights
   std::uint64_t vectors = 0;  ///< of params, norms and biases where the family counts them apart
   /// Whether the family counts the next two apart (the dense decoder, the Qwen, DeepSeek and
@@ -53,11 +53,8 @@ struct ParamCount {
   std::uint64_t mtp_unquantized = 0;
   std::uint64_t mtp_replicated = 0;
   /// The decoder layers, in order, whose params sum to total less the embeddings, the head and
-  /// beside_layers.
+  /// what lies beside the layers (the final norm, position tables).
   std::vector<LayerCount> layers;
-  /// What total holds beside the layers, the embeddings and the head's weights: the final norm,
-  /// position or per-layer embedding tables, the head's bias. None of it is a weight matrix.
-  std::uint64_t beside_layers = 0;
   /// The routed-expert block (the most per-token work, when layers differ); nullopt for dense.
   std::optional<RoutedExperts> routed_experts;
   std::string notes;  ///< assumptions made, in words (e.g. "tie_word_embeddings absent: gemma2 defaults to tied")

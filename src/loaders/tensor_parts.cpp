@@ -58,7 +58,6 @@ void finish_count(ParamCount& count, ConfigFields& fields, const Counted& counte
     if (layer.routed && (!count.routed_experts || work(*layer.routed) > work(*count.routed_experts)))
       count.routed_experts = layer.routed;
   }
-  count.beside_layers = (Checked(counted.final_norm, "total parameters") + counted.model_extra + counted.head_bias).value();
   count.total = total.value;
   count.expert = expert.value;
   count.router = router.value;
@@ -165,23 +164,23 @@ LayerParams plus(LayerParams moe, u64 params) {
 
 Counted dense_decoder(const Layout& layout, const DenseDecoder& d) {
   const u64 mlp = mlp_params(layout.hidden, d.intermediate, d.gated, d.mlp_bias);
+  const u64 mlp_biases = mlp_vectors(layout.hidden, d.intermediate, d.gated, d.mlp_bias);
   Counted counted;
   for (std::size_t i = 0; i < layout.count(); ++i) {
     const LayerPlan& layer = layout.layers[i];
     if (!layer.attends())
       throw unsupported_architecture(fmt::format("layer {}", i), fmt::format("{} (a decoder of attention layers)", to_string(layer.kind)));
+    const u64 attention = attention_params(layout, layer, d.attention);
+    const u64 attention_norms = attention_vectors(layout, layer, d.attention);
     Sum sum;
-    sum.add(attention_params(layout, layer, d.attention), "layer");
+    sum.add(attention, "layer");
     sum.add(mlp, "layer");
     sum.add(d.layer_norms, "layer");
     sum.add(d.layer_extra, "layer");
     LayerParams params{sum.value, 0, 0};
-    const u64 attention_norms = attention_vectors(layout, layer, d.attention);
-    params.vectors = (Checked(attention_norms, "layer") + d.layer_norms + d.layer_extra +
-                      mlp_vectors(layout.hidden, d.intermediate, d.gated, d.mlp_bias))
-                         .value();
+    params.vectors = (Checked(attention_norms, "layer") + d.layer_norms + d.layer_extra + mlp_biases).value();
     params.modules = true;
-    params.attention = attention_params(layout, layer, d.attention) - attention_norms;
+    params.attention = attention - attention_norms;
     counted.layers.push_back(params);
   }
   return counted;
@@ -196,37 +195,30 @@ u64 mla_params(ConfigFields& fields, u64 hidden, std::optional<u64> v_default, u
   const std::optional<u64> q_lora = fields.uint("q_lora_rank");
   const bool bias = fields.flag("attention_bias", false);
   const u64 q_head = checked_add(nope, rope, "qk head dim");
+  const u64 kv_a_width = checked_add(kv_lora, rope, "kv_a width");
+  if (q_lora && *q_lora == 0) fields.fail("q_lora_rank", "must be at least 1 (or null for a plain q_proj)");
+  // The vectors: q_a_layernorm and kv_a_layernorm, and with attention_bias the biases of q_a_proj
+  // (or q_proj), kv_a_proj_with_mqa and o_proj.
+  Sum norms;
+  if (q_lora) norms.add(*q_lora, "MLA");
+  norms.add(kv_lora, "MLA");
+  if (bias) {
+    norms.add(q_lora ? *q_lora : product({heads, q_head}, "q_proj bias"), "MLA");
+    norms.add(kv_a_width, "MLA");
+    norms.add(hidden, "MLA");
+  }
+  if (vectors) *vectors = norms.value;
   Sum sum;
   if (q_lora) {
-    if (*q_lora == 0) fields.fail("q_lora_rank", "must be at least 1 (or null for a plain q_proj)");
     sum.add(product({hidden, *q_lora}, "q_a_proj"), "MLA");
-    sum.add(*q_lora, "MLA");
     sum.add(product({*q_lora, heads, q_head}, "q_b_proj"), "MLA");
-    if (bias) sum.add(*q_lora, "MLA");
   } else {
     sum.add(product({hidden, heads, q_head}, "q_proj"), "MLA");
-    if (bias) sum.add(product({heads, q_head}, "q_proj bias"), "MLA");
   }
-  const u64 kv_a_width = checked_add(kv_lora, rope, "kv_a width");
   sum.add(product({hidden, kv_a_width}, "kv_a_proj_with_mqa"), "MLA");
-  if (bias) sum.add(kv_a_width, "MLA");
-  sum.add(kv_lora, "MLA");
   sum.add(product({kv_lora, heads, checked_add(nope, v_dim, "kv_b head")}, "kv_b_proj"), "MLA");
   sum.add(product({heads, v_dim, hidden}, "o_proj"), "MLA");
-  if (bias) sum.add(hidden, "MLA");
-  if (vectors) {
-    // q_a_layernorm and kv_a_layernorm, and the biases of q_a_proj (or q_proj), kv_a_proj_with_mqa
-    // and o_proj.
-    Sum v;
-    if (q_lora) v.add(*q_lora, "MLA");
-    v.add(kv_lora, "MLA");
-    if (bias) {
-      v.add(q_lora ? *q_lora : product({heads, q_head}, "q_proj bias"), "MLA");
-      v.add(kv_a_width, "MLA");
-      v.add(hidden, "MLA");
-    }
-    *vectors = v.value;
-  }
+  sum.add(norms.value, "MLA");
   return sum.value;
 }
 
@@ -238,8 +230,9 @@ u64 indexer_params(ConfigFields& fields, u64 hidden, u64* vectors) {
   Sum sum;
   sum.add(product({*q_lora, index_heads, index_dim}, "indexer wq_b"), "MLA indexer");
   sum.add(product({hidden, index_dim}, "indexer wk"), "MLA indexer");
-  sum.add(product({2, index_dim}, "indexer k_norm"), "MLA indexer");
-  if (vectors) *vectors = 2 * index_dim;
+  const u64 k_norm = product({2, index_dim}, "indexer k_norm");  // weight and bias
+  sum.add(k_norm, "MLA indexer");
+  if (vectors) *vectors = k_norm;
   sum.add(product({hidden, index_heads}, "indexer weights_proj"), "MLA indexer");
   return sum.value;
 }

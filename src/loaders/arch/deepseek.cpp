@@ -93,13 +93,16 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   const Moe moe = any_moe ? read_moe(fields, hidden) : Moe{};
   const u64 dense = any_dense ? mlp_params(hidden, fields.positive("intermediate_size"), true, false) : 0;
   const auto layer_params = [&](bool is_moe, bool with_indexer) {
-    const u64 own = attention + (with_indexer ? indexer : 0) + 2 * hidden;
+    // self_attn holds the indexer; its norms and biases are vectors beside the layer's two norms.
+    const u64 self_attn = attention + (with_indexer ? indexer : 0);
+    const u64 self_attn_norms = attention_norms + (with_indexer ? indexer_vectors : 0);
+    const u64 own = self_attn + 2 * hidden;
     LayerParams layer =
         is_moe ? plus(moe_layer(moe.experts, moe.top_k, hidden, moe.width, moe.always), own) : LayerParams{own + dense, 0, 0};
-    // The modules quantization lists name: self_attn (the indexer inside it), mlp.shared_experts.
+    // The modules quantization lists name: self_attn, mlp.shared_experts.
     layer.modules = true;
-    layer.vectors = attention_norms + (with_indexer ? indexer_vectors : 0) + 2 * hidden + (is_moe ? moe.bias : 0);
-    layer.attention = attention + (with_indexer ? indexer : 0) - (attention_norms + (with_indexer ? indexer_vectors : 0));
+    layer.vectors = self_attn_norms + 2 * hidden + (is_moe ? moe.bias : 0);
+    layer.attention = self_attn - self_attn_norms;
     layer.shared = is_moe ? moe.shared : 0;
     return layer;
   };
