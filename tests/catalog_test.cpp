@@ -558,11 +558,12 @@ TEST_CASE("a quantized release is its own entry with its own weight format", "[c
   REQUIRE(gptq != nullptr);
   CHECK(gptq->weight_dtype->name == "int4");
   // No index was seen, so the size comes from quantization_config (bits 4, group_size 128):
-  // embedding + head 2 x 152064 x 5120 = 1,557,135,360 params stay fp16 (3,114,270,720 B);
-  // the other 32,763,876,352 - 1,557,135,360 = 31,206,740,992 params take 4 bits
-  // (15,603,370,496 B) plus per 128 of them an fp16 scale and a 4-bit zero:
-  // 243,802,664 groups x 2.5 B = 609,506,660 B. Total 19,327,147,876 B.
-  CHECK(gptq->weights_bytes == 19327147876ull);
+  // embedding + head 2 x 152064 x 5120 = 1,557,135,360 params and the vectors, 64 layers x
+  // (2 norms x 5,120 + the q, k and v biases 5,120 + 1,024 + 1,024) + the final norm 5,120 =
+  // 1,119,232, stay fp16 (3,116,509,184 B); the other 32,763,876,352 - 1,558,254,592 =
+  // 31,205,621,760 params take 4 bits (15,602,810,880 B) plus per 128 of them an fp16 scale and a
+  // 4-bit zero: 243,793,920 groups x 2.5 B = 609,484,800 B. Total 19,328,804,864 B.
+  CHECK(gptq->weights_bytes == 19328804864ull);
   CHECK_THAT(gptq->weights_source, Catch::StartsWith("computed (gptq)"));
 }
 
@@ -575,21 +576,20 @@ TEST_CASE("an official block-FP8 release: fp8 weights by hand and below its bf16
   CHECK(fp8->weight_dtype->name == "fp8");
   CHECK(fp8->params == bf16->params);  // the same tensors, stored narrower
   // No index was seen, so the size comes from quantization_config (fp8, 128 x 128 blocks). Every
-  // value but the embedding and head is priced at 1 B: 64 layers x (q 8192 x 5120, k and v
-  // 1024 x 5120 each, o 5120 x 8192, gate, up and down 25600 x 5120 each) = 31,205,621,760, and
-  // the norms 64 x (2 x 5120 + 2 x 128) + 5120 = 676,864: 31,206,298,624 B. A 4 B scale per
-  // 128 x 128 = 16,384 of them, the last block partial: 1,904,682 x 4 = 7,618,728 B. Embedding
-  // and head 2 x 151,936 x 5,120 = 1,555,824,640 params in bf16: 3,111,649,280 B.
-  // Total 34,325,566,632 B.
-  CHECK(fp8->weights_bytes == 34325566632ull);
+  // weight matrix is priced at 1 B: 64 layers x (q 8192 x 5120, k and v 1024 x 5120 each, o
+  // 5120 x 8192, gate, up and down 25600 x 5120 each) = 31,205,621,760 B. A 4 B scale per
+  // 128 x 128 = 16,384 of them: 1,904,640 x 4 = 7,618,560 B. Embedding and head 2 x 151,936 x
+  // 5,120 = 1,555,824,640 params and the norms 64 x (2 x 5120 + 2 x 128) + 5120 = 676,864 in
+  // bf16: 3,113,003,008 B. Total 34,326,243,328 B.
+  CHECK(fp8->weights_bytes == 34326243328ull);
   CHECK_THAT(fp8->weights_source, Catch::StartsWith("computed (fp8)"));
   // The bf16 sibling's safetensors total_size: 65,524,246,528 B.
   CHECK(bf16->weights_bytes == 65524246528ull);
   CHECK(*fp8->weights_bytes < *bf16->weights_bytes);
   // Hugging Face counts 1,558,406,144 bf16 values (embedding, head, norms, 1,904,640 block scales)
   // and 31,205,621,760 fp8 ones in the checkpoint: 34,322,434,048 B. The rule prices the scales
-  // as fp32 and the norms as fp8, 3,132,584 B more: it does not fall short of the checkpoint.
-  CHECK(*fp8->weights_bytes >= 34322434048ull);
+  // as fp32 (DeepSeek's are; Qwen's are bf16), 1,904,640 x 2 B more, and nothing else apart.
+  CHECK(*fp8->weights_bytes - 34322434048ull == 1'904'640ull * 2);
   // The cache is the model's, whatever the weights are stored in.
   CHECK(one_sequence(*fp8, 32768, "fp16").kv_bytes == one_sequence(*bf16, 32768, "fp16").kv_bytes);
 }
@@ -608,22 +608,19 @@ TEST_CASE("Qwen's block-FP8 MoE releases: the routers kept bf16, the weights by 
   // No index was seen, so the size comes from quantization_config (fp8, 128 x 128 blocks, the
   // routers, norms and lm_head not converted). Priced at 1 B: 48 layers x (q 4,096 x 2,048 and o
   // 2,048 x 4,096, 8,388,608 each; k and v 512 x 2,048, 1,048,576 each; 128 experts x gate, up and
-  // down 768 x 2,048 = 603,979,776; norms 2 x 2,048 + 2 x 128 = 4,352) = 48 x 622,858,496, and the
-  // final norm 2,048: 29,897,209,856 B. A 4 B scale per 16,384 of them, the last block partial:
-  // 1,824,781 x 4 = 7,299,124 B. In bf16: embedding and head 2 x 151,936 x 2,048 = 622,329,856
-  // and the routers 48 x 128 x 2,048 = 12,582,912, 634,912,768 values: 1,269,825,536 B.
-  // Total 31,174,334,516 B.
-  CHECK(fp8->weights_bytes == 31174334516ull);
+  // down 768 x 2,048 = 603,979,776) = 48 x 622,854,144 = 29,896,998,912 B. A 4 B scale per 16,384
+  // of them: 1,824,768 x 4 = 7,299,072 B. In bf16: embedding and head 2 x 151,936 x 2,048 =
+  // 622,329,856, the routers 48 x 128 x 2,048 = 12,582,912 and the norms 48 x (2 x 2,048 + 2 x
+  // 128) + 2,048 = 210,944, 635,123,712 values: 1,270,247,424 B. Total 31,174,545,408 B.
+  CHECK(fp8->weights_bytes == 31174545408ull);
   CHECK_THAT(fp8->weights_source, Catch::StartsWith("computed (fp8)") && Catch::Contains("router"));
   // The bf16 sibling: 30,532,122,624 params x 2 B.
   CHECK(bf16->weights_bytes == 61064245248ull);
   CHECK(*fp8->weights_bytes < *bf16->weights_bytes);
   // The same-shape Qwen3-30B-A3B-Thinking-2507-FP8 holds 31,170,895,872 B of tensors (its
   // report's tensor table: 1,824,768 bf16 scales, the norms, routers, embedding and head bf16).
-  // The rule prices the scales as fp32 (+3,649,588 B) and the 210,944 norm values at 1 B
-  // (-210,944 B), 3,438,644 B more: it does not fall short of the checkpoint.
-  CHECK(*fp8->weights_bytes >= 31170895872ull);
-  CHECK(*fp8->weights_bytes - 31170895872ull == 3438644ull);
+  // The rule prices the scales as fp32, 1,824,768 x 2 = 3,649,536 B more, and nothing else apart.
+  CHECK(*fp8->weights_bytes - 31170895872ull == 3649536ull);
   // That checkpoint's own entry has the same tensors; only its trained context differs.
   CHECK(thinking->weights_bytes == fp8->weights_bytes);
   CHECK(thinking->params == fp8->params);
@@ -641,11 +638,11 @@ TEST_CASE("Qwen's block-FP8 MoE releases: the routers kept bf16, the weights by 
   CHECK(big->active_params == big_bf16->active_params);
   // The same rule, no published size seen. At 1 B: 94 layers x (q 8,192 x 4,096 and o 4,096 x
   // 8,192, 33,554,432 each; k and v 512 x 4,096, 2,097,152 each; 128 experts x gate, up and down
-  // 1,536 x 4,096 = 2,415,919,104; norms 2 x 4,096 + 2 x 128 = 8,448) = 94 x 2,487,230,720, and the
-  // final norm 4,096: 233,799,691,776 B. Scales 14,270,001 x 4 = 57,080,004 B. In bf16: embedding
-  // and head 2 x 151,936 x 4,096 = 1,244,659,712 and the routers 94 x 128 x 4,096 = 49,283,072,
-  // 1,293,942,784 values: 2,587,885,568 B. Total 236,444,657,348 B.
-  CHECK(big->weights_bytes == 236444657348ull);
+  // 1,536 x 4,096 = 2,415,919,104) = 94 x 2,487,222,272 = 233,798,893,568 B. Scales 14,269,952 x 4
+  // = 57,079,808 B. In bf16: embedding and head 2 x 151,936 x 4,096 = 1,244,659,712, the routers
+  // 94 x 128 x 4,096 = 49,283,072 and the norms 94 x (2 x 4,096 + 2 x 128) + 4,096 = 798,208,
+  // 1,294,740,992 values: 2,589,481,984 B. Total 236,445,455,360 B.
+  CHECK(big->weights_bytes == 236445455360ull);
   CHECK_THAT(big->weights_source, Catch::StartsWith("computed (fp8)") && Catch::Contains("router"));
   // The bf16 sibling: 235,093,634,560 params x 2 B.
   CHECK(big_bf16->weights_bytes == 470187269120ull);

@@ -115,21 +115,25 @@ TEST_CASE("DeepSeek-V3: MLA caches 576 values per token per layer") {
   CHECK(model.weight_dtype->name == "fp8");
   // Its MTP layer (model.layers.61.*), priced beside the weights: 13,463,426,304 parameters
   // (param_count_test), of them the embedding and head copies (2 x 129,280 x 7,168), eh_proj
-  // (2 x 7,168^2) and the router (256 x 7,168) in bf16, as the checkpoint's tensor listing shows
-  // them: 1,957,953,536 x 2 B; the other 11,505,472,768 in fp8 with an fp32 scale per 16,384:
-  // 11,505,472,768 + 702,239 x 4.
+  // (2 x 7,168^2), the router (256 x 7,168) and the vectors (the layer's 16,640, enorm, hnorm and
+  // shared_head.norm 3 x 7,168) in bf16, as the checkpoint's tensor listing shows them:
+  // 1,957,991,680 x 2 B; the other 11,505,434,624 in fp8 with an fp32 scale per 16,384:
+  // 11,505,434,624 + 702,236 x 4.
   REQUIRE(model.mtp_weights_bytes.has_value());
-  CHECK(*model.mtp_weights_bytes == 15'424'188'796);
+  CHECK(*model.mtp_weights_bytes == 15'424'226'928);
   CHECK(model.mtp_replicated_bytes == 205'520'896);  // eh_proj, (7,168, 14,336) in bf16 as listed
-  CHECK(mtp_weights_per_rank(model, 8) == 1'902'333'488 + 205'520'896);
-  // Without it: 671,026,419,200 parameters, the embedding and head (2 x 129,280 x 7,168) and the 58
-  // MoE layers' routers (58 x 256 x 7,168) in bf16, 1,959,788,544 x 2 B; the other 669,066,630,656
-  // in fp8 with an fp32 scale per 16,384: + 40,836,587 x 4.
-  CHECK(model.weights_bytes == 673'149'554'092);
+  CHECK(mtp_weights_per_rank(model, 8) == 1'902'338'254 + 205'520'896);
+  // Without it: 671,026,419,200 parameters, the embedding and head (2 x 129,280 x 7,168), the 58
+  // MoE layers' routers (58 x 256 x 7,168) and the vectors (58 MoE layers x 16,640 and 3 dense x
+  // 16,384: two norms of 7,168, q_a_layernorm 1,536, kv_a_layernorm 512, and the MoE layers'
+  // 256-wide e_score_correction_bias; the final norm 7,168) in bf16, 1,960,809,984 x 2 B; the other
+  // 669,065,609,216 in fp8 with an fp32 scale per 16,384: + 40,836,524 x 4.
+  CHECK(model.weights_bytes == 673'150'575'280);
   // DeepSeek-V3.2's MTP layer is the same with an indexer of its own (DeepseekV32MTP): wq_b
   // 1,536 x 64 x 128 + wk 7,168 x 128 + weights_proj 7,168 x 64 + k_norm 2 x 128 = 13,959,424
-  // parameters more, in fp8 with their block scales: 13,962,832 B.
-  CHECK(*fixture("deepseek-v3.2").mtp_weights_bytes == 15'424'188'796 + 13'962'832);
+  // parameters more: the matrices' 13,959,168 in fp8 with 852 block scales of 4 B, k_norm's 256 in
+  // bf16: 13,963,088 B.
+  CHECK(*fixture("deepseek-v3.2").mtp_weights_bytes == 15'424'226'928 + 13'963'088);
 }
 
 TEST_CASE("Qwen3-Next: 3 linear : 1 full, the state independent of ctx") {

@@ -265,9 +265,11 @@ TEST_CASE("DeepSeek-V3: MLA + DeepSeekMoE, 671B without its MTP layer, 37B activ
   CHECK(count.mtp == 13'463'426'304);
   CHECK(within(count.mtp - 2 * count.embedding, 11.5e9, 0.01));
   CHECK(within(count.total + count.mtp, 685e9, 0.005));
-  // Kept unquantized in the fp8 checkpoint (its tensor listing: bf16): the copies, eh_proj and the
-  // router (256 x 7,168); of them eh_proj, a plain nn.Linear, whole on every rank.
-  CHECK(count.mtp_unquantized == 1'853'358'080ull + 102'760'448 + 1'835'008);
+  // Kept unquantized in the fp8 checkpoint (its tensor listing: bf16): the copies, eh_proj, the
+  // router (256 x 7,168) and the vectors: the layer's two norms (2 x 7,168), q_a_layernorm
+  // (1,536), kv_a_layernorm (512) and e_score_correction_bias (256), and enorm, hnorm and
+  // shared_head.norm (3 x 7,168); of them eh_proj, a plain nn.Linear, whole on every rank.
+  CHECK(count.mtp_unquantized == 1'853'358'080ull + 102'760'448 + 1'835'008 + 16'640 + 21'504);
   // The trunk's routers, bf16 as well: 58 MoE layers (first_k_dense_replace 3) x 256 x 7,168.
   CHECK(count.router == 106'430'464);
   CHECK(count.mtp_replicated == 102'760'448);

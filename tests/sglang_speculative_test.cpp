@@ -333,11 +333,11 @@ SglangSettings deepseek_nextn(const char* version) {
   return s;
 }
 
-// The MTP layer's weights as counted (tests/hf_config_test.cpp): 15,424,188,796 B, of them eh_proj's
+// The MTP layer's weights as counted (tests/hf_config_test.cpp): 15,424,226,928 B, of them eh_proj's
 // 205,520,896 whole on every rank (a plain nn.Linear), the rest split over the 8 ranks:
-// 1,902,333,488 + 205,520,896 = 2,107,854,384 B a GPU. Its pool: one latent layer, (512 + 64) x 2 B
+// 1,902,338,254 + 205,520,896 = 2,107,859,150 B a GPU. Its pool: one latent layer, (512 + 64) x 2 B
 // = 1,152 B a token.
-constexpr std::uint64_t kMtpWeightsPerRank = 2'107'854'384;
+constexpr std::uint64_t kMtpWeightsPerRank = 2'107'859'150;
 
 }  // namespace
 
@@ -371,16 +371,16 @@ TEST_CASE("SGLang NEXTN, DeepSeek-R1 from 0.5.16: the MTP layer's weights inside
           "[sglang][speculative]") {
   const SglangResult r = plan_sglang(catalog_model("deepseek-r1"), catalog_cards("h200", 8), deepseek_nextn("latest"));
   // By hand (Python floats; at TP 8 the readings pass through float32, as SGLang's all-reduce of
-  // them does): after = float32((int(57.00 x 2^30) - 2,107,854,384) / 2^30) = 55.03690719604492 GiB;
-  // rest = after - 137.00 x 0.12 = 38.596907196044924 GiB; available 41,443,113,533 B; cell
+  // them does): after = float32((int(57.00 x 2^30) - 2,107,859,150) / 2^30) = 55.036903381347656 GiB;
+  // rest = after - 137.00 x 0.12 = 38.59690338134766 GiB; available 41,443,109,437 B; cell
   // int(70,272 x (1 + 1/61)) = 71,424 (one more latent); #tokens 580,240.
-  CHECK(r.budget.available == 41'443'113'533);
+  CHECK(r.budget.available == 41'443'109'437);
   CHECK(r.draft->scaled_cell_bytes == 71'424);
   CHECK(r.draft->target_layers == 61);
   CHECK(r.max_total_num_tokens == 580'240);
   CHECK(printed(r, "KV Cache is allocated. #tokens: 580240, KV size: 0.62 GB"));
-  // Both pools hold 580,241 x 71,424 B, 19,651 B more than available.
-  CHECK(r.draft->from_headroom == 19'651);
+  // Both pools hold 580,241 x 71,424 B, 23,747 B more than available.
+  CHECK(r.draft->from_headroom == 23'747);
 }
 
 TEST_CASE("SGLang NEXTN from the command line: DeepSeek's own layers, or a refusal naming why", "[sglang][speculative][cli]") {
@@ -430,10 +430,10 @@ TEST_CASE("SGLang NEXTN, DeepSeek-V3.2 (DSA): the MTP layer's latent and indexer
   CHECK(r.page_size == 64);
   CHECK(r.max_total_num_tokens == 556'032);
   // The draft's pool: 556,096 rows (a page more) of 1,152 B (0.60 GiB) and of 132 B, from the headroom with its
-  // weights (2,107,854,384 B of the R1-shaped layer + 13,962,832 / 8 of its indexer = 2,109,599,738).
+  // weights (2,107,859,150 B of the R1-shaped layer + 13,963,088 / 8 of its indexer = 2,109,604,536).
   CHECK(r.draft->k_bytes == 640'622'592);
   CHECK(r.draft->indexer_bytes == 73'404'672);
-  CHECK(r.draft->weights == 2'109'599'738);
+  CHECK(r.draft->weights == 2'109'604'536);
   CHECK(printed(r, "KV Cache is allocated. #tokens: 556032, KV size: 0.60 GB"));
   // From 0.5.16 the cell is scaled by one more of its 61 layers: int(78,324 x 62/61) = 79,608.
   const SglangResult later = plan_sglang(model, catalog_cards("h200", 8), deepseek_nextn("latest"));

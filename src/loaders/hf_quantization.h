@@ -24,6 +24,9 @@ std::uint64_t weight_bytes_at(std::uint64_t params, const Dtype& dtype);
 /// A parameter count in billions, two decimals ("1.96B"), as the rules word it.
 std::string billions(std::uint64_t params);
 
+/// Every parameter at `model_dtype`, labelled as the upper bound it is and `why`.
+QuantizedWeights weights_upper_bound(const ParamCount& count, const Dtype& model_dtype, const std::string& why);
+
 /// `config` is quantization_config (nullptr: none, every parameter at `model_dtype`). An unknown
 /// quant_method is an unsupported-architecture error: the weights cannot be sized without it.
 QuantizedWeights weights_from_quantization(const nlohmann::json* config, const ParamCount& count,

@@ -11,7 +11,7 @@
 
 #include "kvplan/error.h"
 #include "kvplan/units.h"
-#include "loaders/modelopt_modules.h"
+#include "loaders/excluded_modules.h"
 #include "model/checked.h"
 #include "model/text.h"
 
@@ -22,15 +22,6 @@ namespace {
 std::string string_or_empty(const nlohmann::json& config, const char* key) {
   const auto it = config.find(key);
   return it != config.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-/// Every parameter at the model dtype, labelled as the upper bound it is and why.
-QuantizedWeights upper_bound(const ParamCount& count, const Dtype& model_dtype, const std::string& why) {
-  return {&model_dtype, weight_bytes_at(count.total, model_dtype),
-          fmt::format("an upper bound: {} params x {} B ({}), because {} (--weights SIZE, the checkpoint's size, "
-                      "makes it exact)",
-                      billions(count.total), static_cast<double>(model_dtype.block_bytes) / model_dtype.block_elements,
-                      model_dtype.name, why)};
 }
 
 /// Bytes of a checkpoint whose `quantized` values are at `dtype` over `matrices` weight matrices
@@ -95,7 +86,7 @@ void read_expert_entry(std::string_view key, const nlohmann::json& entry, std::v
 QuantizedWeights mixed_precision(const nlohmann::json& config, const ParamCount& count, const Dtype& model_dtype) {
   const auto listed = config.find("quantized_layers");
   if (listed == config.end() || !listed->is_object())
-    return upper_bound(count, model_dtype, "its MIXED_PRECISION scheme lists no quantized_layers");
+    return weights_upper_bound(count, model_dtype, "its MIXED_PRECISION scheme lists no quantized_layers");
   std::vector<ExpertEntries> layers(count.layers.size());
   for (const auto& [key, entry] : listed->items()) read_expert_entry(key, entry, layers);
   Checked quantized(0, "quantized parameters");
@@ -111,7 +102,7 @@ QuantizedWeights mixed_precision(const nlohmann::json& config, const ParamCount&
     matrices += (Checked(layer.experts, "weight matrices") * layer.matrices_per_expert).value();
   }
   if (quantized.value() == 0)
-    return upper_bound(count, model_dtype, "its MIXED_PRECISION list names no routed experts in NVFP4");
+    return weights_upper_bound(count, model_dtype, "its MIXED_PRECISION list names no routed experts in NVFP4");
   const std::uint64_t kept = count.total - std::min(count.total, quantized.value());
   const Dtype& nvfp4 = parse_weight_dtype("nvfp4");
   return {&nvfp4, checkpoint_bytes(count, quantized.value(), matrices.value(), nvfp4, model_dtype),
@@ -149,46 +140,35 @@ QuantizedWeights modelopt_weights(const nlohmann::json& config, const ParamCount
   const bool nvfp4 = algo == "NVFP4";
   if (algo == "MIXED_PRECISION") return mixed_precision(config, count, model_dtype);
   if (!nvfp4 && algo != "FP8")
-    return upper_bound(count, model_dtype,
+    return weights_upper_bound(count, model_dtype,
                        fmt::format("kvplan prices ModelOpt's NVFP4, FP8 and MIXED_PRECISION, not '{}'", printable(algo.empty() ? "(no quant_algo)" : algo, 60)));
   if (nvfp4) {
     const auto group = config.find("group_size");
     if (group != config.end() && !group->is_null() && !(group->is_number_unsigned() && group->get<std::uint64_t>() == 16))
-      return upper_bound(count, model_dtype, "its NVFP4 group_size is not 16");
+      return weights_upper_bound(count, model_dtype, "its NVFP4 group_size is not 16");
   }
-  const ExcludedModules excluded = read_excluded_modules(config, count, origin);
+  const ExcludedModules excluded = read_excluded_modules(config, count, origin, ModuleSyntax::fnmatch);
   // Every export seen keeps the head and says so; a list without it is a trimmed copy, whose
   // missing names could be whole layers.
   if (!excluded.head && count.lm_head)
-    return upper_bound(count, model_dtype, "its list of unquantized modules does not name the output head (lm_head), "
+    return weights_upper_bound(count, model_dtype, "its list of unquantized modules does not name the output head (lm_head), "
                                            "which ModelOpt keeps: a trimmed copy of the list?");
   if (!excluded.unknown.empty())
-    return upper_bound(count, model_dtype,
+    return weights_upper_bound(count, model_dtype,
                        fmt::format("ModelOpt leaves '{}' unquantized, which kvplan cannot place in its counts",
                                    printable(excluded.unknown, 80)));
   const std::string& inside = excluded.inside;
   if (!inside.empty() && count.expert == 0)
-    return upper_bound(count, model_dtype,
+    return weights_upper_bound(count, model_dtype,
                        fmt::format("ModelOpt leaves '{}' unquantized, and kvplan does not count a dense layer's "
                                    "modules apart",
                                    printable(inside, 80)));
 
   // What is quantized, and how many weight matrices it spans (a layer's attention holds two more
-  // scalars with an FP8 KV cache). The count is a bound: 3 matrices per expert and 16 for the rest
-  // of a layer.
-  Checked quantized(0, "quantized parameters");
-  Checked matrices(0, "weight matrices");
-  for (std::size_t i = 0; i < count.layers.size(); ++i) {
-    const LayerCount& layer = count.layers[i];
-    if (excluded.whole_layers[i]) continue;
-    // Routers and vectors stay at the model dtype: ModelOpt's lists name the routers, and it never
-    // quantizes a norm or a bias.
-    const std::uint64_t kept_here = (Checked(layer.router, "weight size") + layer.vectors +
-                                     (excluded.attention[i] ? layer.attention : 0) + (excluded.shared[i] ? layer.shared : 0))
-                                        .value();
-    quantized += inside.empty() ? layer.params - std::min(layer.params, kept_here) : layer.expert;
-    matrices += (Checked(layer.experts, "weight matrices") * 3 + 16).value();
-  }
+  // scalars with an FP8 KV cache).
+  const QuantizedShare share = quantized_share(count, excluded);
+  const Checked quantized(share.params, "quantized parameters");
+  const Checked matrices(share.matrices, "weight matrices");
   const std::uint64_t kept = count.total - std::min(count.total, quantized.value());
   const Dtype& dtype = parse_weight_dtype(nvfp4 ? "nvfp4" : "fp8");
   const std::uint64_t bytes = checkpoint_bytes(count, quantized.value(), matrices.value(), dtype, model_dtype);

@@ -28,6 +28,9 @@ struct LayerCount {
   bool modules = false;
   std::uint64_t attention = 0;  ///< of params, the attention's weight matrices (linear attention whole)
   std::uint64_t shared = 0;     ///< of params, the shared experts' weight matrices and their gate
+  /// Whether the attention block is a linear one named linear_attn (Qwen3-Next's Gated
+  /// DeltaNet), not self_attn: quantization lists name the two apart.
+  bool linear_attn = false;
 };
 
 struct ParamCount {

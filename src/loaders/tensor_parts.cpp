@@ -50,7 +50,7 @@ void finish_count(ParamCount& count, ConfigFields& fields, const Counted& counte
     router.add(layer.router, "router parameters");
     count.layers.push_back({layer.params, layer.expert_matrices, layer.experts,
                             layer.routed ? (layer.routed->gated ? 3u : 2u) : 0u, layer.router, layer.vectors,
-                            layer.modules, layer.attention, layer.shared});
+                            layer.modules, layer.attention, layer.shared, layer.linear_attn});
     if (layer.expert_matrices) ++moe_layers;
     // Layers may differ (Hunyuan's per-layer lists): the block with the most work per token. No
     // overflow: the layer's expert count (at least per_token) times its matrices was counted.

@@ -44,6 +44,7 @@ struct LayerParams {
   bool modules = false;
   u64 attention = 0;
   u64 shared = 0;
+  bool linear_attn = false;  ///< the attention block is named linear_attn (LayerCount::linear_attn)
 };
 
 /// What a family's counter adds up beside the embedding and the output head.

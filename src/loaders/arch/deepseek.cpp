@@ -8,6 +8,7 @@
 
 #include "kvplan/error.h"
 #include "loaders/tensor_parts.h"
+#include "model/checked.h"
 
 namespace kvplan::arch {
 
@@ -134,9 +135,10 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     const u64 copies = product({2, count.embedding}, "MTP embedding and head");
     count.mtp = product({mtp_layers, checked_add(unique.value, copies, "MTP")}, "MTP");
     count.mtp_replicated = product({mtp_layers, eh_proj}, "MTP eh_proj");
-    // Kept at the model dtype beside the copies and eh_proj: its router, as the trunk's are.
-    count.mtp_unquantized = checked_add(product({mtp_layers, checked_add(copies, decoder.router, "MTP")}, "MTP"),
-                                        count.mtp_replicated, "MTP");
+    // Kept at the model dtype beside the copies and eh_proj: its router and its vectors (the
+    // layer's, enorm, hnorm, shared_head.norm), as the trunk's are.
+    const u64 kept = (Checked(copies, "MTP") + decoder.router + decoder.vectors + product({3, hidden}, "MTP norms")).value();
+    count.mtp_unquantized = checked_add(product({mtp_layers, kept}, "MTP"), count.mtp_replicated, "MTP");
     fields.note(fmt::format("{} MTP layer(s) not in total: {} unique parameters + {} of embedding/head copies each", mtp_layers,
                             format_thousands(unique.value), format_thousands(copies)));
   }

@@ -106,6 +106,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     params.modules = true;
     params.attention = mixer;
     params.shared = params.expert_matrices ? moe_shared : 0;
+    params.linear_attn = layer.kind == LayerKind::linear;
     counted.layers.push_back(params);
   }
   // Qwen3-Next's config states no count: its checkpoint's mtp.* layer (which vLLM and SGLang build
