@@ -114,6 +114,12 @@ TEST_CASE("Kimi K2.5 (int4 compressed-tensors): only the routed experts in 4 bit
   CHECK(contains(all.weights_source, "1023.89B params at 4 bits"));
   CHECK(*all.weights_bytes < *spec.weights_bytes);
 
+  // A hostile list: 65 names of 64 alternatives each pass the 4,096 patterns matching is bounded by.
+  quantization["ignore"] = nlohmann::json::array();
+  for (int i = 0; i < 65; ++i) quantization["ignore"].push_back("re:(a|b)(a|b)(a|b)(a|b)(a|b)(a|b)");
+  CHECK_THROWS_WITH(load(config), Catch::Contains("field 'quantization_config.ignore': its names and their alternatives "
+                                                  "(a|b) make more than the 4096 patterns kvplan reads"));
+
   // Groups aimed at some modules only leave the rest unquantized: an upper bound, not a guess.
   quantization["ignore"] = {"lm_head"};
   quantization["config_groups"]["group_0"]["targets"] = {R"(re:.*mlp\.experts.*)"};

@@ -254,16 +254,22 @@ Classified classify(const ModulePattern& pattern, const ParamCount& count, Exper
   return {Excluded::inside_layer};
 }
 
-/// The list under "ignore" (config.json) or "exclude_modules" (hf_quant_config.json); its errors
-/// name the file the list is in.
-std::vector<std::string> excluded_names(const nlohmann::json& config, const std::string& config_origin) {
+/// The list under "ignore" (config.json) or "exclude_modules" (hf_quant_config.json), and where
+/// its errors say it is: the file and the field.
+struct ExcludedNames {
+  std::vector<std::string> names;
+  std::string origin;
+  std::string field;
+};
+
+ExcludedNames excluded_names(const nlohmann::json& config, const std::string& config_origin) {
   const auto list = config.contains("ignore") ? config.find("ignore") : config.find("exclude_modules");
-  if (list == config.end() || list->is_null()) return {};
   const auto file = config.find(kModeloptSchemeFile);
   const bool own_file = file != config.end() && file->is_string();
   const std::string origin = own_file ? file->get<std::string>() : config_origin;
   const std::string field = fmt::format("{}.{}", own_file ? "quantization" : "quantization_config",
                                         config.contains("ignore") ? "ignore" : "exclude_modules");
+  if (list == config.end() || list->is_null()) return {{}, origin, field};
   if (!list->is_array()) throw Error(fmt::format("{}: field '{}': expected a list of module names", origin, field));
   if (list->size() > kMaxExcluded)
     throw Error(fmt::format("{}: field '{}': {} names, more than the {} kvplan reads", origin, field, list->size(), kMaxExcluded));
@@ -277,7 +283,7 @@ std::vector<std::string> excluded_names(const nlohmann::json& config, const std:
                               field, printable(name, 60), kMaxWildcards));
     names.push_back(name);
   }
-  return names;
+  return {std::move(names), origin, field};
 }
 
 /// A name as written in `syntax`, as fnmatch patterns; nullopt for one kvplan cannot read so
@@ -447,8 +453,16 @@ ExcludedModules read_excluded_modules(const nlohmann::json& config, const ParamC
     kept[i] = true;
     if (!count.layers[i].modules && exclusions.inside.empty()) exclusions.inside = name;
   };
-  for (const std::string& name : excluded_names(config, origin)) {
+  const ExcludedNames list = excluded_names(config, origin);
+  std::size_t patterns = 0;
+  for (const std::string& name : list.names) {
     const std::optional<ModulePattern> pattern = pattern_of(name, syntax);
+    // The expressions' alternatives count against the bound the names do.
+    patterns += pattern ? pattern->alternatives.size() : 1;
+    if (patterns > kMaxExcluded)
+      throw Error(fmt::format("{}: field '{}': its names and their alternatives (a|b) make more than the {} patterns "
+                              "kvplan reads",
+                              list.origin, list.field, kMaxExcluded));
     const Classified classified = pattern ? classify(*pattern, count, experts) : Classified{Excluded::unknown};
     switch (classified.kind) {
       case Excluded::head: exclusions.head = true; break;
