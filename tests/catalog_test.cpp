@@ -59,8 +59,12 @@ const Figures kFigures[] = {
     {"deepseek-v2-lite", 31104, 15552, {127401984ull, 63700992ull, 1019215872ull, 509607936ull, 4076863488ull, 2038431744ull}},
     // deepseek-v3: MLA: 61 layers x (512 + 64) values
     {"deepseek-v3", 70272, 35136, {287834112ull, 143917056ull, 2302672896ull, 1151336448ull, 9210691584ull, 4605345792ull}},
+    // deepseek-v3.1-nvfp4: as deepseek-v3 (weights nvfp4, cache as the model)
+    {"deepseek-v3.1-nvfp4", 70272, 35136, {287834112ull, 143917056ull, 2302672896ull, 1151336448ull, 9210691584ull, 4605345792ull}},
     // deepseek-v3.2: MLA: 61 layers x (512 + 64) values + DSA indexer key of 128 values on 61 layers
     {"deepseek-v3.2", 85888, 42944, {351797248ull, 175898624ull, 2814377984ull, 1407188992ull, 11257511936ull, 5628755968ull}},
+    // deepseek-v3.2-nvfp4: as deepseek-v3.2 (weights nvfp4, cache as the model)
+    {"deepseek-v3.2-nvfp4", 85888, 42944, {351797248ull, 175898624ull, 2814377984ull, 1407188992ull, 11257511936ull, 5628755968ull}},
     // devstral-2-123b: 88 full x 2 x 8 x 128 values
     {"devstral-2-123b", 360448, 180224, {1476395008ull, 738197504ull, 11811160064ull, 5905580032ull, 47244640256ull, 23622320128ull}},
     // devstral-small-2-24b: 40 full x 2 x 8 x 128 values
@@ -115,12 +119,19 @@ const Figures kFigures[] = {
     {"glm4.7-flash", 54144, 27072, {221773824ull, 110886912ull, 1774190592ull, 887095296ull, 7096762368ull, 3548381184ull}},
     // glm5: MLA: 78 layers x (512 + 64) values + DSA indexer key of 128 values on 78 layers
     {"glm5", 109824, 54912, {449839104ull, 224919552ull, 3598712832ull, 1799356416ull, 14394851328ull, 7197425664ull}},
+    // glm5-fp8, glm5-nvfp4: as glm5 (weights fp8 / nvfp4, cache as the model)
+    {"glm5-fp8", 109824, 54912, {449839104ull, 224919552ull, 3598712832ull, 1799356416ull, 14394851328ull, 7197425664ull}},
+    {"glm5-nvfp4", 109824, 54912, {449839104ull, 224919552ull, 3598712832ull, 1799356416ull, 14394851328ull, 7197425664ull}},
     // glm5.1: MLA: 78 layers x (512 + 64) values + DSA indexer key of 128 values on 78 layers
     {"glm5.1", 109824, 54912, {449839104ull, 224919552ull, 3598712832ull, 1799356416ull, 14394851328ull, 7197425664ull}},
+    // glm5.1-fp8: as glm5.1 (weights fp8, cache as the model)
+    {"glm5.1-fp8", 109824, 54912, {449839104ull, 224919552ull, 3598712832ull, 1799356416ull, 14394851328ull, 7197425664ull}},
     // glm5.1-nvfp4: as glm5.1 (weights nvfp4, cache as the model)
     {"glm5.1-nvfp4", 109824, 54912, {449839104ull, 224919552ull, 3598712832ull, 1799356416ull, 14394851328ull, 7197425664ull}},
     // glm5.2: MLA: 78 layers x (512 + 64) values + DSA indexer key of 128 values on 21 layers
     {"glm5.2", 95232, 47616, {390070272ull, 195035136ull, 3120562176ull, 1560281088ull, 12482248704ull, 6241124352ull}},
+    // glm5.2-fp8: as glm5.2 (weights fp8, cache as the model)
+    {"glm5.2-fp8", 95232, 47616, {390070272ull, 195035136ull, 3120562176ull, 1560281088ull, 12482248704ull, 6241124352ull}},
     // glm5.2-nvfp4: as glm5.2 (weights nvfp4, cache as the model)
     {"glm5.2-nvfp4", 95232, 47616, {390070272ull, 195035136ull, 3120562176ull, 1560281088ull, 12482248704ull, 6241124352ull}},
     // gpt-oss-120b: 18 full + 18 sliding(128) x 2 x 8 x 64 values
@@ -501,8 +512,14 @@ TEST_CASE("aliases: a Hugging Face repo id finds its catalog entry") {
   CHECK(catalog.find("ibm-granite/granite-4.0-h-small")->id == "granite4-h-small");
   CHECK(catalog.find("stepfun-ai/Step-3.7-Flash")->id == "step3.7-flash");
   CHECK(catalog.find("mistralai/Ministral-3-3B-Instruct-2512")->id == "ministral3-3b");
-  // An FP8 re-release holds other weights: it is not an alias of the bf16 entry.
-  CHECK(catalog.find("zai-org/GLM-5-FP8") == nullptr);
+  // An FP8 re-release holds other weights: an entry of its own, not an alias of the bf16 entry.
+  CHECK(catalog.find("zai-org/GLM-5-FP8")->id == "glm5-fp8");
+  // GLM-5.2-FP8's published model.safetensors.index.json total_size holds its MTP layer:
+  // 755,617,140,416 B, 46,496 B above kvplan's (the routers' fp32 e_score_correction_bias, 77 x
+  // 256 x 2 B, and the partial scale blocks of the 576-row kv_a_proj_with_mqa).
+  const ModelSpec* glm52 = catalog.find("zai-org/GLM-5.2-FP8");
+  CHECK(755'617'140'416ull - (*glm52->weights_bytes + *glm52->mtp_weights_bytes) == 46'496ull);
+  CHECK(catalog.find("zai-org/GLM-5")->weights_bytes != catalog.find("zai-org/GLM-5-FP8")->weights_bytes);
   // Qwen's official FP8 release is an entry of its own; the bf16 repo id keeps the bf16 entry.
   CHECK(catalog.find("Qwen/Qwen3-32B-FP8")->id == "qwen3-32b-fp8");
   CHECK(catalog.find("Qwen/Qwen3-32B")->id == "qwen3-32b");

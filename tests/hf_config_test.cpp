@@ -131,9 +131,10 @@ TEST_CASE("DeepSeek-V3: MLA caches 576 values per token per layer") {
   CHECK(model.weights_bytes == 673'150'575'280);
   // DeepSeek-V3.2's MTP layer is the same with an indexer of its own (DeepseekV32MTP): wq_b
   // 1,536 x 64 x 128 + wk 7,168 x 128 + weights_proj 7,168 x 64 + k_norm 2 x 128 = 13,959,424
-  // parameters more: the matrices' 13,959,168 in fp8 with 852 block scales of 4 B, k_norm's 256 in
-  // bf16: 13,963,088 B.
-  CHECK(*fixture("deepseek-v3.2").mtp_weights_bytes == 15'424'226'928 + 13'963'088);
+  // parameters more: wq_b and wk, 13,500,416, in fp8 with 824 more block scales of 4 B, and
+  // weights_proj and k_norm, 459,008, in bf16 (DeepSeek builds weights_proj in the model dtype):
+  // 13,500,416 + 3,296 + 918,016 = 14,421,728 B.
+  CHECK(*fixture("deepseek-v3.2").mtp_weights_bytes == 15'424'226'928 + 14'421'728);
 }
 
 TEST_CASE("Qwen3-Next: 3 linear : 1 full, the state independent of ctx") {

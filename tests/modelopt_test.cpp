@@ -2,6 +2,7 @@
 // in hf_quant_config.json or config.json's quantization_config, on the files NVIDIA and Qwen ship
 // (tests/fixtures/hf/*-nvfp4, *-fp8*, provenance in SOURCES.md).
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 
@@ -88,9 +89,9 @@ TEST_CASE("ModelOpt lists that keep attention or shared experts: exact where the
   CHECK(contains(spec.weights_source, "computed (NVFP4, NVIDIA ModelOpt): 224.68B params"));
   CHECK_FALSE(contains(spec.weights_source, "upper bound"));
 
-  // One projection of an attention block (DeepSeek-V3.1-NVFP4 lists them so): kvplan does not
-  // count projections apart, so it prices only the routed experts quantized, the same figure
-  // here, and calls it an upper bound.
+  // One projection of an attention block that is not MLA: kvplan does not count its projections
+  // apart, so it prices only the routed experts quantized, the same figure here, and calls it an
+  // upper bound.
   kvplan::testing::TempDir dir;
   nlohmann::json config =
       nlohmann::json::parse(kvplan::testing::read_file(source_path("tests/fixtures/hf/minimax-m2.7-nvfp4/config.json")));
@@ -107,6 +108,43 @@ TEST_CASE("ModelOpt lists that keep attention or shared experts: exact where the
   const kvplan::ModelSpec reaching = kvplan::load_hf_model(dir.file("config.json"));
   CHECK(*reaching.weights_bytes == 228'689'764'864ull * 2);
   CHECK(contains(reaching.weights_source, "leaves 'model.layers.3.block_sparse_moe*' unquantized, which kvplan cannot place"));
+}
+
+TEST_CASE("ModelOpt lists naming MLA projections one by one: DeepSeek-V3.1 and GLM-5 NVFP4 exact", "[modelopt]") {
+  // nvidia/DeepSeek-V3.1-NVFP4 keeps each layer's q_a_proj (7,168 x 1,536), q_b_proj (1,536 x 128
+  // x 192), kv_a_proj_with_mqa (7,168 x 576) and kv_b_proj (512 x 128 x 256), 69,664,768 a layer,
+  // and quantizes o_proj. Kept in bf16: 61 x 69,664,768 + embedding and head 1,853,358,080 + the
+  // routers 106,430,464 + the vectors 1,021,440 = 6,210,360,832 params, 12,420,721,664 B; the
+  // other 664,816,058,368 at 9/16 B = 373,959,032,832 B; scales (58 x (256 x 3 + 16) + 3 x 16) x 8 B.
+  const kvplan::ModelSpec v31 = fixture("deepseek-v3.1-nvfp4");
+  CHECK(v31.params == 671'026'419'200ull);
+  CHECK(*v31.weights_bytes == 12'420'721'664ull + 373'959'032'832ull + 45'520ull * 8);
+  CHECK(contains(v31.weights_source, "6.21B other params bf16"));
+  CHECK_FALSE(contains(v31.weights_source, "upper bound"));
+  CHECK(v31.checkpoint_kv_dtype->name == "fp8");
+
+  // nvidia/GLM-5-NVFP4 names o_proj and the indexer too: the whole attention kept, 78 x
+  // 174,391,296 (q_a 12,582,912, q_b 33,554,432, kv_a 3,538,944, kv_b 14,680,064, o 100,663,296,
+  // indexer 9,371,648), with embedding and head 1,903,165,440, routers 117,964,800 and vectors
+  // 1,203,456: 15,624,854,784 params in bf16; the other 728,286,363,648 at 9/16 B.
+  const kvplan::ModelSpec glm5 = fixture("glm-5-nvfp4");
+  CHECK(*glm5.weights_bytes == 15'624'854'784ull * 2 + 409'661'079'552ull + 58'848ull * 8);
+  CHECK_FALSE(contains(glm5.weights_source, "upper bound"));
+
+  // Without kv_b_proj the named projections do not hold the latent path: a module kvplan does not
+  // count apart, so the routed experts only are priced quantized, an upper bound.
+  kvplan::testing::TempDir dir;
+  nlohmann::json scheme =
+      nlohmann::json::parse(kvplan::testing::read_file(source_path("tests/fixtures/hf/deepseek-v3.1-nvfp4/hf_quant_config.json")));
+  nlohmann::json& names = scheme["quantization"]["exclude_modules"];
+  names.erase(std::remove_if(names.begin(), names.end(),
+                             [](const nlohmann::json& name) { return name.get<std::string>().ends_with("kv_b_proj"); }),
+              names.end());
+  std::ofstream(dir.file("hf_quant_config.json")) << scheme.dump();
+  std::ofstream(dir.file("config.json")) << kvplan::testing::read_file(source_path("tests/fixtures/hf/deepseek-v3.1-nvfp4/config.json"));
+  const kvplan::ModelSpec partial = kvplan::load_hf_model(dir.file("config.json"));
+  CHECK(*partial.weights_bytes > *v31.weights_bytes);
+  CHECK(contains(partial.weights_source, "an upper bound: ModelOpt also leaves 'model.layers.0.self_attn.kv_a_proj_with_mqa'"));
 }
 
 TEST_CASE("ModelOpt MIXED_PRECISION: the experts its quantized_layers puts in NVFP4, the rest at bf16, above the real checkpoint", "[modelopt]") {

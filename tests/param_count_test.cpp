@@ -533,6 +533,9 @@ TEST_CASE("GLM-5.x: DeepSeek MLA + DSA indexer, GLM-5.2's shared indexer layers 
   const ParamCount trimmed = count_params(*glm5);
   CHECK(trimmed.total == full.total);
   CHECK_THAT(trimmed.notes, Catch::Contains("index_n_heads absent"));
+  // Its MTP layer stores no copy of the embedding or head: GLM-5.1's tensor listing (a public
+  // model report) counts 753,864,139,008 parameters with it.
+  CHECK(full.total + full.mtp == 753'864'139'008ull);
 }
 
 TEST_CASE("LFM2: short-convolution and attention layers, LFM2-MoE experts") {

@@ -430,10 +430,10 @@ TEST_CASE("SGLang NEXTN, DeepSeek-V3.2 (DSA): the MTP layer's latent and indexer
   CHECK(r.page_size == 64);
   CHECK(r.max_total_num_tokens == 556'032);
   // The draft's pool: 556,096 rows (a page more) of 1,152 B (0.60 GiB) and of 132 B, from the headroom with its
-  // weights (2,107,859,150 B of the R1-shaped layer + 13,963,088 / 8 of its indexer = 2,109,604,536).
+  // weights (2,107,859,150 B of the R1-shaped layer + 14,421,728 / 8 of its indexer = 2,109,661,866).
   CHECK(r.draft->k_bytes == 640'622'592);
   CHECK(r.draft->indexer_bytes == 73'404'672);
-  CHECK(r.draft->weights == 2'109'604'536);
+  CHECK(r.draft->weights == 2'109'661'866);
   CHECK(printed(r, "KV Cache is allocated. #tokens: 556032, KV size: 0.60 GB"));
   // From 0.5.16 the cell is scaled by one more of its 61 layers: int(78,324 x 62/61) = 79,608.
   const SglangResult later = plan_sglang(model, catalog_cards("h200", 8), deepseek_nextn("latest"));

@@ -29,6 +29,7 @@ enum class Excluded {
   attention,      ///< one layer's attention (or linear attention) block, whole
   shared,         ///< one layer's shared experts (or every layer's: `all`)
   everywhere,     ///< whole blocks of every layer: attention, linear attention, dense MLPs, shared experts
+  projection,     ///< one projection of a layer's MLA block (or its indexer), named alone
   inside_layer,   ///< other modules within layers that are not routed experts
   unknown,        ///< anything else, the routed experts perhaps
 };
@@ -50,7 +51,26 @@ struct Classified {
   /// layer whose number starts with these digits.
   std::string digits;
   Blocks blocks;  ///< for everywhere
+  unsigned projection = 0;  ///< for projection: its MlaProjection bit
 };
+
+/// The projections of an MLA block (and its DSA indexer) lists name one by one, as bits.
+enum MlaProjection : unsigned {
+  kQ = 1, kQa = 2, kQb = 4, kKva = 8, kKvb = 16, kO = 32, kIndexer = 64,
+};
+
+/// What follows "layers.N" in each projection's name.
+constexpr std::array<std::pair<std::string_view, unsigned>, 9> kMlaProjections = {{
+    {".self_attn.q_proj", kQ},
+    {".self_attn.q_a_proj", kQa},
+    {".self_attn.q_b_proj", kQb},
+    {".self_attn.kv_a_proj_with_mqa", kKva},
+    {".self_attn.kv_b_proj", kKvb},
+    {".self_attn.o_proj", kO},
+    {".self_attn.indexer", kIndexer},
+    {".self_attn.indexer*", kIndexer},
+    {".self_attn.indexer.*", kIndexer},
+}};
 
 /// A name on a list as fnmatch patterns: one for a ModelOpt name, one per alternative of a
 /// compressed-tensors expression. It takes a module when any of them matches.
@@ -236,6 +256,13 @@ Classified classify(const ModulePattern& pattern, const ParamCount& count, Exper
         if (rest == ".*") return {Excluded::whole_layer, layer};
         if (one_of(rest, kRouters) && count.layers[layer].router) return {Excluded::counted_apart};  // kept already
         if (one_of(rest, kAttentionBlocks)) return {Excluded::attention, layer};
+        if (count.layers[layer].mla)
+          for (const auto& [suffix, bit] : kMlaProjections)
+            if (rest == suffix) {
+              Classified projection{Excluded::projection, layer};
+              projection.projection = bit;
+              return projection;
+            }
         // The gate alone is kept with the experts it gates: a little above, never below.
         if (one_of(rest, kSharedBlocks)) return {Excluded::shared, layer};
         if (rest.starts_with(".")) only = layer;
@@ -446,6 +473,9 @@ ExcludedModules read_excluded_modules(const nlohmann::json& config, const ParamC
   exclusions.attention.assign(layers, false);
   exclusions.shared.assign(layers, false);
   exclusions.dense_mlp.assign(layers, false);
+  exclusions.attention_quantized.assign(layers, 0);
+  std::vector<unsigned> projections(layers, 0);  // each layer's MLA projections named one by one
+  std::vector<std::string> projection_names(layers);  // the first of them, to name
   ExpertNames experts(count);
   // Keeps `kept` in layer `i` where the family counts it apart; elsewhere the layer's share of
   // it is not known, which the name says.
@@ -491,6 +521,10 @@ ExcludedModules read_excluded_modules(const nlohmann::json& config, const ParamC
           if (classified.blocks.dense && layer.experts == 0) keep(exclusions.dense_mlp, i, name);
         }
         break;
+      case Excluded::projection:
+        projections[classified.layer] |= classified.projection;
+        if (projection_names[classified.layer].empty()) projection_names[classified.layer] = name;
+        break;
       case Excluded::inside_layer:
         if (exclusions.inside.empty()) exclusions.inside = name;
         break;
@@ -498,6 +532,24 @@ ExcludedModules read_excluded_modules(const nlohmann::json& config, const ParamC
         if (exclusions.unknown.empty()) exclusions.unknown = name;
         break;
     }
+  }
+  // Projections named one by one keep a layer's attention when they hold all of q and kv (NVIDIA's
+  // DeepSeek-V3.1 NVFP4 names those four and quantizes o_proj; GLM-5's names o_proj and the
+  // indexer too); fewer are modules kvplan does not count apart.
+  for (std::size_t i = 0; i < layers; ++i) {
+    const unsigned named = projections[i];
+    if (named == 0 || exclusions.attention[i]) continue;
+    const bool q = (named & kQ) || ((named & kQa) && (named & kQb));
+    const bool kv = (named & kKva) && (named & kKvb);
+    const MlaShare& mla = *count.layers[i].mla;
+    if (!q || !kv) {
+      if (exclusions.inside.empty()) exclusions.inside = projection_names[i];
+      continue;
+    }
+    exclusions.attention[i] = true;
+    // The indexer's weights_proj is kept whatever the list says (LayerCount::unquantized).
+    const std::uint64_t indexer = mla.indexer - std::min(mla.indexer, count.layers[i].unquantized);
+    exclusions.attention_quantized[i] = ((named & kO) ? 0 : mla.o_proj) + ((named & kIndexer) ? 0 : indexer);
   }
   return exclusions;
 }
@@ -515,7 +567,13 @@ QuantizedShare quantized_share(const ParamCount& count, const ExcludedModules& e
     } else {
       Checked kept_here(layer.router, "weight size");
       kept_here += layer.vectors;
-      if (kept(excluded.attention, i)) kept_here += layer.attention;
+      // A kept attention holds the matrices no checkpoint quantizes (the indexer's weights_proj).
+      if (kept(excluded.attention, i)) {
+        const std::uint64_t still = i < excluded.attention_quantized.size() ? excluded.attention_quantized[i] : 0;
+        kept_here += layer.attention - std::min(layer.attention, still);
+      } else {
+        kept_here += layer.unquantized;
+      }
       if (kept(excluded.shared, i)) kept_here += layer.shared;
       // A dense layer's MLP: what is left of it beside the attention and the vectors.
       if (kept(excluded.dense_mlp, i)) {

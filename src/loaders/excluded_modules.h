@@ -39,6 +39,9 @@ struct ExcludedModules {
   std::vector<bool> attention;  ///< layers whose attention is kept
   std::vector<bool> shared;     ///< layers whose shared experts are kept
   std::vector<bool> dense_mlp;  ///< layers whose MLP is kept (dense layers only)
+  /// Of a kept attention, what is quantized still: an MLA list naming every projection but
+  /// o_proj (or the indexer) one by one keeps the rest.
+  std::vector<std::uint64_t> attention_quantized;
   bool head = false;    ///< the list names the output head
   /// The first name of a module inside a layer kvplan does not count apart ("" = none).
   std::string inside;

@@ -63,8 +63,11 @@ bool keeps_layer_modules(const ExcludedModules& excluded) {
 /// "1.96B other params bf16 (embeddings, head, routers, norms)": what a rule kept, in words.
 std::string kept_in_words(const ParamCount& count, std::uint64_t quantized, const Dtype& model_dtype,
                           bool listed = false) {
-  return fmt::format("{} other params {} (embeddings, head{}, norms{})", billions(count.total - std::min(count.total, quantized)),
-                     model_dtype.name, count.router ? ", routers" : "", listed ? ", what its ignore list names" : "");
+  const bool indexers = std::any_of(count.layers.begin(), count.layers.end(),
+                                    [](const LayerCount& layer) { return layer.unquantized != 0; });
+  return fmt::format("{} other params {} (embeddings, head{}, norms{}{})", billions(count.total - std::min(count.total, quantized)),
+                     model_dtype.name, count.router ? ", routers" : "", indexers ? ", the indexers' weights_proj" : "",
+                     listed ? ", what its ignore list names" : "");
 }
 
 /// Integer group quantization (AWQ, GPTQ, compressed-tensors int): each group of `group` weights

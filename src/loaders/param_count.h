@@ -14,6 +14,13 @@
 
 namespace kvplan {
 
+/// Of an MLA attention block (LayerCount::attention), the parts NVIDIA's lists quantize while
+/// keeping the other projections: the output projection, and the DSA indexer's weights.
+struct MlaShare {
+  std::uint64_t o_proj = 0;
+  std::uint64_t indexer = 0;  ///< its weight matrices, weights_proj among them; 0 without one
+};
+
 /// One decoder layer's share of ParamCount::total, for rules that keep whole layers unquantized
 /// or count a scale per weight matrix (NVIDIA ModelOpt).
 struct LayerCount {
@@ -31,6 +38,10 @@ struct LayerCount {
   /// Whether the attention block is a linear one named linear_attn (Qwen3-Next's Gated
   /// DeltaNet), not self_attn: quantization lists name the two apart.
   bool linear_attn = false;
+  /// Of params, weight matrices no checkpoint quantizes: the DSA indexer's weights_proj.
+  std::uint64_t unquantized = 0;
+  /// Where the attention is MLA (the DeepSeek family): the parts of it lists name one by one.
+  std::optional<MlaShare> mla;
 };
 
 struct ParamCount {

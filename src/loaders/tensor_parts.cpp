@@ -48,9 +48,18 @@ void finish_count(ParamCount& count, ConfigFields& fields, const Counted& counte
     expert.add(layer.expert_matrices, "expert parameters");
     inactive.add(layer.inactive, "inactive experts");
     router.add(layer.router, "router parameters");
-    count.layers.push_back({layer.params, layer.expert_matrices, layer.experts,
-                            layer.routed ? (layer.routed->gated ? 3u : 2u) : 0u, layer.router, layer.vectors,
-                            layer.modules, layer.attention, layer.shared, layer.linear_attn});
+    count.layers.push_back({.params = layer.params,
+                            .expert = layer.expert_matrices,
+                            .experts = layer.experts,
+                            .matrices_per_expert = layer.routed ? (layer.routed->gated ? 3u : 2u) : 0u,
+                            .router = layer.router,
+                            .vectors = layer.vectors,
+                            .modules = layer.modules,
+                            .attention = layer.attention,
+                            .shared = layer.shared,
+                            .linear_attn = layer.linear_attn,
+                            .unquantized = layer.unquantized,
+                            .mla = layer.mla});
     if (layer.expert_matrices) ++moe_layers;
     // Layers may differ (Hunyuan's per-layer lists): the block with the most work per token. No
     // overflow: the layer's expert count (at least per_token) times its matrices was counted.
@@ -186,7 +195,7 @@ Counted dense_decoder(const Layout& layout, const DenseDecoder& d) {
   return counted;
 }
 
-u64 mla_params(ConfigFields& fields, u64 hidden, std::optional<u64> v_default, u64* vectors) {
+u64 mla_params(ConfigFields& fields, u64 hidden, std::optional<u64> v_default, MlaParts* parts) {
   const u64 heads = fields.positive("num_attention_heads");
   const u64 kv_lora = fields.positive("kv_lora_rank");
   const u64 nope = fields.positive("qk_nope_head_dim");
@@ -207,7 +216,8 @@ u64 mla_params(ConfigFields& fields, u64 hidden, std::optional<u64> v_default, u
     norms.add(kv_a_width, "MLA");
     norms.add(hidden, "MLA");
   }
-  if (vectors) *vectors = norms.value;
+  const u64 o_proj = product({heads, v_dim, hidden}, "o_proj");
+  if (parts) *parts = {norms.value, o_proj};
   Sum sum;
   if (q_lora) {
     sum.add(product({hidden, *q_lora}, "q_a_proj"), "MLA");
@@ -217,12 +227,12 @@ u64 mla_params(ConfigFields& fields, u64 hidden, std::optional<u64> v_default, u
   }
   sum.add(product({hidden, kv_a_width}, "kv_a_proj_with_mqa"), "MLA");
   sum.add(product({kv_lora, heads, checked_add(nope, v_dim, "kv_b head")}, "kv_b_proj"), "MLA");
-  sum.add(product({heads, v_dim, hidden}, "o_proj"), "MLA");
+  sum.add(o_proj, "MLA");
   sum.add(norms.value, "MLA");
   return sum.value;
 }
 
-u64 indexer_params(ConfigFields& fields, u64 hidden, u64* vectors) {
+u64 indexer_params(ConfigFields& fields, u64 hidden, IndexerParts* parts) {
   const u64 index_heads = fields.positive("index_n_heads");
   const u64 index_dim = fields.positive("index_head_dim");
   const std::optional<u64> q_lora = fields.uint("q_lora_rank");
@@ -232,8 +242,9 @@ u64 indexer_params(ConfigFields& fields, u64 hidden, u64* vectors) {
   sum.add(product({hidden, index_dim}, "indexer wk"), "MLA indexer");
   const u64 k_norm = product({2, index_dim}, "indexer k_norm");  // weight and bias
   sum.add(k_norm, "MLA indexer");
-  if (vectors) *vectors = k_norm;
-  sum.add(product({hidden, index_heads}, "indexer weights_proj"), "MLA indexer");
+  const u64 weights_proj = product({hidden, index_heads}, "indexer weights_proj");
+  if (parts) *parts = {k_norm, weights_proj};
+  sum.add(weights_proj, "MLA indexer");
   return sum.value;
 }
 

@@ -45,6 +45,8 @@ struct LayerParams {
   u64 attention = 0;
   u64 shared = 0;
   bool linear_attn = false;  ///< the attention block is named linear_attn (LayerCount::linear_attn)
+  u64 unquantized = 0;       ///< of params, weight matrices no checkpoint quantizes (LayerCount::unquantized)
+  std::optional<MlaShare> mla;  ///< an MLA block's parts, within attention
 };
 
 /// What a family's counter adds up beside the embedding and the output head.
@@ -113,6 +115,21 @@ struct DenseDecoder {
 /// Its layers; an unsupported-architecture Error names a layer that does not attend.
 Counted dense_decoder(const Layout& layout, const DenseDecoder& decoder);
 
+/// Of an MLA block, what quantization lists name apart: its vectors (q_a_layernorm,
+/// kv_a_layernorm, with attention_bias the biases), no scheme quantizes, and its output
+/// projection, which NVIDIA's DeepSeek-V3.1 NVFP4 quantizes while keeping the others.
+struct MlaParts {
+  u64 vectors = 0;
+  u64 o_proj = 0;
+};
+
+/// Of a DSA indexer: k_norm's weight and bias (vectors), and weights_proj (H x n heads), which
+/// checkpoints keep at the model dtype (DeepSeek-V3.2's builds it so; GLM-5's FP8 lists it).
+struct IndexerParts {
+  u64 vectors = 0;
+  u64 weights_proj = 0;
+};
+
 /// DeepSeek multi-head latent attention (DeepseekV2Attention / DeepseekV3Attention):
 ///   q_lora_rank set:  q_a_proj H x q_lora, q_a_layernorm q_lora, q_b_proj q_lora x heads*(nope+rope)
 ///   q_lora_rank null: q_proj H x heads*(nope+rope)
@@ -120,13 +137,13 @@ Counted dense_decoder(const Layout& layout, const DenseDecoder& decoder);
 ///   kv_b_proj kv_lora x heads*(nope + v), o_proj heads*v x H.
 /// attention_bias adds biases to q_a_proj (or q_proj), kv_a_proj_with_mqa and o_proj.
 /// `v_default`: v_head_dim when the config leaves it out (MiniMax3: hidden / heads).
-/// `vectors`, when given, receives the part of it that is norms and biases.
-u64 mla_params(ConfigFields& fields, u64 hidden, std::optional<u64> v_default = std::nullopt, u64* vectors = nullptr);
+/// `parts`, when given, receives what quantization lists treat apart.
+u64 mla_params(ConfigFields& fields, u64 hidden, std::optional<u64> v_default = std::nullopt, MlaParts* parts = nullptr);
 
 /// DeepSeek-V3.2's sparse-attention indexer (DeepseekV32Indexer; GLM-5's GlmMoeDsaIndexer is the
 /// same module): wq_b q_lora x n*d, wk H x d, k_norm (LayerNorm) weight + bias d each, weights_proj H x n.
-/// `vectors`, when given, receives k_norm's 2 x d.
-u64 indexer_params(ConfigFields& fields, u64 hidden, u64* vectors = nullptr);
+/// `parts`, when given, receives k_norm's 2 x d and weights_proj's H x n.
+u64 indexer_params(ConfigFields& fields, u64 hidden, IndexerParts* parts = nullptr);
 
 /// A Mamba2 mixer's shapes: d_inner, conv_dim = d_inner + 2 groups state, its heads.
 struct Mamba2Shape {

@@ -71,8 +71,10 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   ParamCount count = start_count(fields, layout);
   u64 attention = 0;
   u64 attention_norms = 0;  // of attention, its norms and biases (vectors)
+  MlaParts mla_parts;
   if (mla) {
-    attention = mla_params(fields, hidden, std::nullopt, &attention_norms);
+    attention = mla_params(fields, hidden, std::nullopt, &mla_parts);
+    attention_norms = mla_parts.vectors;
   } else {
     // Glm4MoeAttention: q/k/v bias = attention_bias, o_proj none; q/k RMSNorm with use_qk_norm.
     check_attention(fields, layout);
@@ -84,8 +86,8 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   }
   const bool any_indexer =
       std::any_of(layout.layers.begin(), layout.layers.end(), [](const LayerPlan& layer) { return layer.index_head_dim > 0; });
-  u64 indexer_vectors = 0;
-  const u64 indexer = any_indexer ? indexer_params(fields, hidden, &indexer_vectors) : 0;
+  IndexerParts indexer_parts;
+  const u64 indexer = any_indexer ? indexer_params(fields, hidden, &indexer_parts) : 0;
 
   std::vector<bool> moe_layers(layout.count());
   for (u64 i = 0; i < layout.count(); ++i) moe_layers[i] = is_moe_layer(fields, i);
@@ -96,7 +98,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   const auto layer_params = [&](bool is_moe, bool with_indexer) {
     // self_attn holds the indexer; its norms and biases are vectors beside the layer's two norms.
     const u64 self_attn = attention + (with_indexer ? indexer : 0);
-    const u64 self_attn_norms = attention_norms + (with_indexer ? indexer_vectors : 0);
+    const u64 self_attn_norms = attention_norms + (with_indexer ? indexer_parts.vectors : 0);
     const u64 own = self_attn + 2 * hidden;
     LayerParams layer =
         is_moe ? plus(moe_layer(moe.experts, moe.top_k, hidden, moe.width, moe.always), own) : LayerParams{own + dense, 0, 0};
@@ -105,6 +107,8 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     layer.vectors = self_attn_norms + 2 * hidden + (is_moe ? moe.bias : 0);
     layer.attention = self_attn - self_attn_norms;
     layer.shared = is_moe ? moe.shared : 0;
+    layer.unquantized = with_indexer ? indexer_parts.weights_proj : 0;
+    if (mla) layer.mla = MlaShare{mla_parts.o_proj, with_indexer ? indexer - indexer_parts.vectors : 0};
     return layer;
   };
 
@@ -120,9 +124,11 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
 
   // Multi-token-prediction layers (DeepSeek V3, GLM-4.5; DeepSeek-V3 README_WEIGHTS.md): each is
   // one MoE decoder layer plus enorm, hnorm (H each), eh_proj (2H x H) and shared_head.norm (H),
-  // DeepSeek's "unique parameters". The checkpoint also stores a copy of the embedding and of the
-  // output head with each (model.layers.N.embed_tokens, model.layers.N.shared_head.head), which
-  // engines load with the MTP layer, so they are counted in `mtp` too.
+  // DeepSeek's "unique parameters". DeepSeek's checkpoints also store a copy of the embedding and
+  // of the output head with each (model.layers.N.embed_tokens, model.layers.N.shared_head.head),
+  // which engines load with the MTP layer, so they are counted in `mtp` too. GLM-5's do not
+  // (glm_moe_dsa): GLM-5.1's tensor listing, 753,864,139,008 parameters, has no
+  // model.layers.78.embed_tokens or shared_head.head, and engines share the target's.
   if (const u64 mtp_layers = fields.uint_or("num_nextn_predict_layers", 0); mtp_layers > 0) {
     Sum unique;
     // A DSA model's MTP layer has an indexer of its own (DeepseekV32MTP, whatever the target's
@@ -132,15 +138,20 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     unique.add(product({3, hidden}, "MTP norms"), "MTP");
     const u64 eh_proj = product({2, hidden, hidden}, "MTP eh_proj");
     unique.add(eh_proj, "MTP");
-    const u64 copies = product({2, count.embedding}, "MTP embedding and head");
+    const u64 copies = type == "glm_moe_dsa" ? 0 : product({2, count.embedding}, "MTP embedding and head");
     count.mtp = product({mtp_layers, checked_add(unique.value, copies, "MTP")}, "MTP");
     count.mtp_replicated = product({mtp_layers, eh_proj}, "MTP eh_proj");
-    // Kept at the model dtype beside the copies and eh_proj: its router and its vectors (the
-    // layer's, enorm, hnorm, shared_head.norm), as the trunk's are.
-    const u64 kept = (Checked(copies, "MTP") + decoder.router + decoder.vectors + product({3, hidden}, "MTP norms")).value();
+    // Kept at the model dtype beside the copies and eh_proj: its router, its vectors (the
+    // layer's, enorm, hnorm, shared_head.norm) and its indexer's weights_proj, as the trunk's are.
+    const u64 kept = (Checked(copies, "MTP") + decoder.router + decoder.vectors + decoder.unquantized +
+                      product({3, hidden}, "MTP norms"))
+                         .value();
     count.mtp_unquantized = checked_add(product({mtp_layers, kept}, "MTP"), count.mtp_replicated, "MTP");
-    fields.note(fmt::format("{} MTP layer(s) not in total: {} unique parameters + {} of embedding/head copies each", mtp_layers,
-                            format_thousands(unique.value), format_thousands(copies)));
+    fields.note(copies ? fmt::format("{} MTP layer(s) not in total: {} unique parameters + {} of embedding/head copies each",
+                                     mtp_layers, format_thousands(unique.value), format_thousands(copies))
+                       : fmt::format("{} MTP layer(s) not in total: {} parameters each (the embedding and head are the "
+                                     "model's)",
+                                     mtp_layers, format_thousands(unique.value)));
   }
   finish_count(count, fields, counted);
   return count;
@@ -210,7 +221,8 @@ const Family& family_deepseek() {
                "index_head_dim 128 and index_n_heads 32). glm4_moe: grouped-query attention with q/k/v bias and "
                "use_qk_norm. Routed experts from first_k_dense_replace (every moe_layer_freq-th) or per "
                "mlp_layer_types, shared experts, e_score_correction_bias with noaux_tc; num_nextn_predict_layers MTP "
-               "layers counted apart (with the embedding and head copies the checkpoint stores beside each).",
+               "layers counted apart (with the embedding and head copies DeepSeek's checkpoints store beside each; GLM-5's "
+               "store none).",
       .defaults = {{"glm_moe_dsa", "index_n_heads", 32}, {"glm_moe_dsa", "index_head_dim", 128}},
       .finish_layout = finish_layout,
       .count = count,
