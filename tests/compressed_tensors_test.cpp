@@ -46,6 +46,10 @@ nlohmann::json w4a16(const nlohmann::json& ignore) {
 
 using Patterns = std::vector<std::string>;
 
+// Kimi K2.5's MoonViT tower and projector, kept in bf16 beside the language model (by hand in the
+// test below): 416,866,032 + 54,277,888 params.
+constexpr std::uint64_t kKimiTowerBytes = (416'866'032ull + 54'277'888ull) * 2;
+
 }  // namespace
 
 TEST_CASE("compressed-tensors' re: expressions read as fnmatch patterns that take at least as much", "[compressed-tensors]") {
@@ -81,7 +85,16 @@ TEST_CASE("Kimi K2.5 (int4 compressed-tensors): only the routed experts in 4 bit
   // other 1,026,408,232,448 - 1,014,686,023,680 = 11,722,208,768 params stay bf16: 23,444,417,536 B.
   const kvplan::ModelSpec spec = kvplan::load_hf_model(source_path("tests/fixtures/hf/kimi-k2.5"));
   CHECK(spec.weight_dtype->name == "int4");
-  CHECK(*spec.weights_bytes == 507'343'011'840ull + 63'417'876'480ull + 1'121'536ull + 23'444'417'536ull);
+  CHECK(*spec.weights_bytes == 507'343'011'840ull + 63'417'876'480ull + 1'121'536ull + 23'444'417'536ull + kKimiTowerBytes);
+  // The MoonViT3d tower (vt_hidden_size 1,152, 27 layers, vt_intermediate_size 4,304): patch_embed
+  // 1,152 x 3 x 14 x 14 + 1,152, the 64 x 64 x 1,152 position grid, 27 x (qkv and out with biases
+  // 4 x (1,152^2 + 1,152), two LayerNorms 4 x 1,152, fc0 and fc1 with biases 2 x 1,152 x 4,304 +
+  // 4,304 + 1,152 = 15,239,504) and the final LayerNorm: 416,866,032. The projector: pre_norm
+  // 2 x 1,152, linear_1 4,608^2 + 4,608, linear_2 4,608 x 7,168 + 7,168: 54,277,888.
+  REQUIRE(spec.parts.size() == 2);
+  CHECK(spec.parts[0].name == "vision tower");
+  CHECK(spec.parts[0].params == 416'866'032ull);
+  CHECK(spec.parts[1].params == 54'277'888ull);
   CHECK(contains(spec.weights_source, "1014.69B params at 4 bits + a 16-bit scale per 32"));
   CHECK(contains(spec.weights_source, "what its ignore list names"));
   CHECK_FALSE(contains(spec.weights_source, "upper bound"));
@@ -95,19 +108,23 @@ TEST_CASE("Kimi K2.5 (int4 compressed-tensors): only the routed experts in 4 bit
     return load(config);
   };
   const kvplan::ModelSpec partial = priced_with({"lm_head", R"(re:.*self_attn\.q_a_proj.*)"});
-  CHECK(*partial.weights_bytes == 1'026'408'232'448ull * 2);
+  CHECK(*partial.weights_bytes == 1'026'408'232'448ull * 2 + kKimiTowerBytes);
   CHECK(contains(partial.weights_source, "an upper bound"));
   CHECK(contains(partial.weights_source, "a module kvplan does not count apart"));
   // Names that may reach the routed experts, class names, expressions past reading: the same.
   for (const char* reaching : {"re:.*experts.*", "Linear", "re:(?=x)", "re:.*layers\\.1\\..*"}) {
     INFO(reaching);
     const kvplan::ModelSpec bound = priced_with({"lm_head", reaching});
-    CHECK(*bound.weights_bytes == 1'026'408'232'448ull * 2);
+    CHECK(*bound.weights_bytes == 1'026'408'232'448ull * 2 + kKimiTowerBytes);
     CHECK(contains(bound.weights_source, "which kvplan cannot place in its counts"));
   }
   // A norm, the embeddings or the routers named everywhere change nothing: kvplan keeps them.
   CHECK(*priced_with({"lm_head", "re:.*self_attn.*", "re:.*shared_experts.*", R"(re:.*mlp\.(gate|up|gate_up|down)_proj.*)",
                       "re:.*norm.*", "re:.*embed_tokens.*", "re:.*mlp.gate$"})
+             .weights_bytes == *spec.weights_bytes);
+  // Written as RedHatAI's lists write them, the head, the towers and the norms are the same.
+  CHECK(*priced_with({"re:.*lm_head", "re:vision_tower.*", "re:.*mm_projector.*", "re:.*self_attn.*", "re:.*shared_experts.*",
+                      R"(re:.*mlp\.(gate|up|gate_up|down)_proj.*)", "re:.*input_layernorm$"})
              .weights_bytes == *spec.weights_bytes);
   // Attention, shared experts and dense MLPs quantized too (only lm_head kept): 1,023.89B values.
   const kvplan::ModelSpec all = priced_with({"lm_head"});
@@ -124,7 +141,7 @@ TEST_CASE("Kimi K2.5 (int4 compressed-tensors): only the routed experts in 4 bit
   quantization["ignore"] = {"lm_head"};
   quantization["config_groups"]["group_0"]["targets"] = {R"(re:.*mlp\.experts.*)"};
   const kvplan::ModelSpec aimed = load(config);
-  CHECK(*aimed.weights_bytes == 1'026'408'232'448ull * 2);
+  CHECK(*aimed.weights_bytes == 1'026'408'232'448ull * 2 + kKimiTowerBytes);
   CHECK(contains(aimed.weights_source, "config_groups quantize some modules only"));
 }
 

@@ -199,16 +199,31 @@ class ExpertNames {
   std::vector<std::vector<std::string>> names_;
 };
 
-/// Whether every alternative of `pattern`, stars at its ends aside, names a norm or the
-/// embeddings ("*norm*", "*.input_layernorm", "*embed_tokens*"): vectors kvplan keeps anyway.
-bool names_vectors_or_embeddings(const ModulePattern& pattern) {
-  return std::all_of(pattern.alternatives.begin(), pattern.alternatives.end(), [](const std::string& alternative) {
-    std::string_view core = alternative;
-    while (core.starts_with('*')) core.remove_prefix(1);
-    while (core.ends_with('*')) core.remove_suffix(1);
-    if (core.find_first_of("*?[") != std::string_view::npos) return false;
-    return core.ends_with("norm") || core == "embed_tokens" || core.ends_with(".embed_tokens");
-  });
+/// What `alternative` names whatever the stars at its ends take ("*lm_head", "*norm*",
+/// "*vision_tower*"): the head, or a part kvplan keeps at the model dtype anyway (a norm, the
+/// embeddings, a tower); nullopt for anything else.
+std::optional<Excluded> named_apart(std::string_view alternative) {
+  while (alternative.starts_with('*')) alternative.remove_prefix(1);
+  while (alternative.ends_with('*')) alternative.remove_suffix(1);
+  if (alternative.find_first_of("*?[") != std::string_view::npos) return std::nullopt;
+  const std::string_view name = module_in_model(alternative);
+  if (name == "lm_head" || name.ends_with(".lm_head")) return Excluded::head;
+  // A norm is no weight matrix: no scheme quantizes it, and kvplan keeps it where it counts it.
+  if (name.ends_with("norm") || name == "embed_tokens" || name.ends_with(".embed_tokens")) return Excluded::counted_apart;
+  for (const std::string_view tower : kTowers)
+    if (name.starts_with(tower)) return Excluded::counted_apart;
+  return std::nullopt;
+}
+
+/// named_apart for every alternative of `pattern`: the head when one of them names it.
+std::optional<Excluded> all_named_apart(const ModulePattern& pattern) {
+  std::optional<Excluded> result;
+  for (const std::string& alternative : pattern.alternatives) {
+    const std::optional<Excluded> named = named_apart(alternative);
+    if (!named) return std::nullopt;
+    if (!result || *named == Excluded::head) result = named;
+  }
+  return result;
 }
 
 /// A name that keeps whole blocks of every layer, read against the blocks' matrices: `everywhere`
@@ -269,8 +284,7 @@ Classified classify(const ModulePattern& pattern, const ParamCount& count, Exper
       }
     }
   }
-  // A norm is no weight matrix: no scheme quantizes it, and kvplan keeps it where it counts it.
-  if (names_vectors_or_embeddings(pattern)) return {Excluded::counted_apart};
+  if (const auto named = all_named_apart(pattern)) return {*named};
   if (experts.reached_by(pattern, only)) return {Excluded::unknown};
   if (!only) {
     if (const auto blocks = classify_blocks(pattern)) return *blocks;
