@@ -27,7 +27,7 @@ enum class Excluded {
   counted_apart,  ///< embeddings, a router, a norm, a tower, MTP: kept at the model dtype anyway
   whole_layer,    ///< one decoder layer, all of it
   attention,      ///< one layer's attention (or linear attention) block, whole
-  shared,         ///< one layer's shared experts (or every layer's: `all`)
+  shared,         ///< one layer's shared experts
   everywhere,     ///< whole blocks of every layer: attention, linear attention, dense MLPs, shared experts
   projection,     ///< one projection of a layer's MLA block (or its indexer), named alone
   inside_layer,   ///< other modules within layers that are not routed experts
@@ -46,7 +46,6 @@ struct Blocks {
 struct Classified {
   Excluded kind = Excluded::unknown;
   std::size_t layer = 0;  ///< for whole_layer, attention and shared
-  bool all = false;       ///< shared: in every layer
   /// whole_layer written "layers.1*": fnmatch's star takes layers 10 to 19 and 100 on too, every
   /// layer whose number starts with these digits.
   std::string digits;
@@ -203,15 +202,19 @@ class ExpertNames {
 /// "*vision_tower*"): the head, or a part kvplan keeps at the model dtype anyway (a norm, the
 /// embeddings, a tower); nullopt for anything else.
 std::optional<Excluded> named_apart(std::string_view alternative) {
+  const auto in_tower = [](std::string_view name) {
+    return std::any_of(kTowers.begin(), kTowers.end(), [&](std::string_view tower) { return name.starts_with(tower); });
+  };
+  // Whatever follows a tower's name is in the tower.
+  if (in_tower(module_in_model(alternative))) return Excluded::counted_apart;
   while (alternative.starts_with('*')) alternative.remove_prefix(1);
   while (alternative.ends_with('*')) alternative.remove_suffix(1);
   if (alternative.find_first_of("*?[") != std::string_view::npos) return std::nullopt;
   const std::string_view name = module_in_model(alternative);
   if (name == "lm_head" || name.ends_with(".lm_head")) return Excluded::head;
   // A norm is no weight matrix: no scheme quantizes it, and kvplan keeps it where it counts it.
-  if (name.ends_with("norm") || name == "embed_tokens" || name.ends_with(".embed_tokens")) return Excluded::counted_apart;
-  for (const std::string_view tower : kTowers)
-    if (name.starts_with(tower)) return Excluded::counted_apart;
+  if (name.ends_with("norm") || name == "embed_tokens" || name.ends_with(".embed_tokens") || in_tower(name))
+    return Excluded::counted_apart;
   return std::nullopt;
 }
 
@@ -252,17 +255,15 @@ std::optional<Classified> classify_blocks(const ModulePattern& pattern) {
 Classified classify(const ModulePattern& pattern, const ParamCount& count, ExpertNames& experts) {
   std::optional<std::size_t> only;  // the layer a "layers.N.<module>" name is within
   if (pattern.alternatives.size() == 1) {
+    // The head and embeddings as named_apart does not spell them, and the MTP layers.
     const std::string_view name = module_in_model(pattern.alternatives.front());
-    if (name == "lm_head" || name == "head") return {Excluded::head};
-    if (name == "embed_tokens" || name == "embeddings" || name == "wte") return {Excluded::counted_apart};
-    for (const std::string_view tower : kTowers)
-      if (name.starts_with(tower)) return {Excluded::counted_apart};
-    if (name.starts_with("mtp")) return {Excluded::counted_apart};
+    if (name == "head") return {Excluded::head};
+    if (name == "embeddings" || name == "wte" || name.starts_with("mtp")) return {Excluded::counted_apart};
     if (const auto parsed = layer_module(name)) {
       const auto [layer, rest] = *parsed;
       if (rest == "*") {
         const std::string_view digits = name.substr(7, name.size() - 8);  // between "layers." and "*"
-        return {Excluded::whole_layer, layer, false, std::string(digits)};
+        return {Excluded::whole_layer, layer, std::string(digits)};
       }
       // Layers past the decoder's are its MTP layers, as DeepSeek's checkpoints number them.
       if (layer >= count.layers.size()) {
@@ -520,13 +521,7 @@ ExcludedModules read_excluded_modules(const nlohmann::json& config, const ParamC
         }
         break;
       case Excluded::attention: keep(exclusions.attention, classified.layer, name); break;
-      case Excluded::shared:
-        if (classified.all) {
-          for (std::size_t i = 0; i < layers; ++i) keep(exclusions.shared, i, name);
-        } else {
-          keep(exclusions.shared, classified.layer, name);
-        }
-        break;
+      case Excluded::shared: keep(exclusions.shared, classified.layer, name); break;
       case Excluded::everywhere:
         for (std::size_t i = 0; i < layers; ++i) {
           const LayerCount& layer = count.layers[i];

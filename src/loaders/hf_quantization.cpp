@@ -18,6 +18,8 @@ std::uint64_t weight_bytes_at(std::uint64_t params, const Dtype& dtype) {
   return checked_mul(ceil_div(params, dtype.block_elements), dtype.block_bytes, "weight size");
 }
 
+std::uint64_t rest_of(const ParamCount& count, std::uint64_t part) { return count.total - std::min(count.total, part); }
+
 std::string billions(std::uint64_t params) { return fmt::format("{:.2f}B", static_cast<double>(params) / 1e9); }
 
 QuantizedWeights weights_upper_bound(const ParamCount& count, const Dtype& model_dtype, const std::string& why) {
@@ -48,7 +50,7 @@ std::string per_words(std::uint64_t elements, const char* unit) {
 QuantizedShare quantized_part(const ParamCount& count, const ExcludedModules& excluded = {}) {
   if (count.layers.empty()) {
     const std::uint64_t kept = (Checked(count.embedding, "weight size") + count.lm_head + count.router).value();
-    return {count.total - std::min(count.total, kept), 0};
+    return {rest_of(count, kept), 0};
   }
   return quantized_share(count, excluded);
 }
@@ -65,7 +67,7 @@ std::string kept_in_words(const ParamCount& count, std::uint64_t quantized, cons
                           bool listed = false) {
   const bool indexers = std::any_of(count.layers.begin(), count.layers.end(),
                                     [](const LayerCount& layer) { return layer.unquantized != 0; });
-  return fmt::format("{} other params {} (embeddings, head{}, norms{}{})", billions(count.total - std::min(count.total, quantized)),
+  return fmt::format("{} other params {} (embeddings, head{}, norms{}{})", billions(rest_of(count, quantized)),
                      model_dtype.name, count.router ? ", routers" : "", indexers ? ", the indexers' weights_proj" : "",
                      listed ? ", what its ignore list names" : "");
 }
@@ -90,7 +92,7 @@ QuantizedWeights grouped_integer(const ParamCount& count, const IntegerScheme& s
   bytes += checked_mul(groups, 2, "weight size");
   if (scheme.zero_points) bytes += ceil_div(checked_mul(groups, scheme.bits, "weight size"), 8);
   bytes += checked_mul(share.matrices, scheme.bytes_per_matrix, "weight size");
-  bytes += weight_bytes_at(count.total - std::min(count.total, quantized), model_dtype);
+  bytes += weight_bytes_at(rest_of(count, quantized), model_dtype);
   const Dtype& dtype = parse_weight_dtype(scheme.bits <= 4 ? "int4" : "int8");
   std::string shapes;
   if (scheme.bytes_per_matrix && share.matrices)
@@ -107,7 +109,7 @@ QuantizedWeights block_fp8(const ParamCount& count, std::uint64_t block_elements
                            const ExcludedModules& excluded = {}) {
   const std::uint64_t quantized = quantized_part(count, excluded).params;
   const std::uint64_t bytes = (Checked(quantized, "weight size") + checked_mul(ceil_div(quantized, block_elements), 4, "weight size") +
-                               weight_bytes_at(count.total - std::min(count.total, quantized), model_dtype))
+                               weight_bytes_at(rest_of(count, quantized), model_dtype))
                                   .value();
   return {&parse_weight_dtype("fp8"), bytes,
           fmt::format("computed (fp8): {} params x 1 B + an fp32 scale {}; {}", billions(quantized),
@@ -118,7 +120,7 @@ QuantizedWeights block_fp8(const ParamCount& count, std::uint64_t block_elements
 /// everything else at the model's dtype: gpt-oss, and Kimi K3's compressed-tensors checkpoint.
 QuantizedWeights experts_mxfp4(const ParamCount& count, const Dtype& model_dtype, const std::string& method) {
   const Dtype& mxfp4 = parse_weight_dtype("mxfp4");
-  const std::uint64_t rest = count.total - std::min(count.total, count.expert);
+  const std::uint64_t rest = rest_of(count, count.expert);
   const std::uint64_t bytes = weight_bytes_at(count.expert, mxfp4) + weight_bytes_at(rest, model_dtype);
   return {&mxfp4, bytes,
           fmt::format("computed ({}): {} expert params x 17/32 B + {} other params {}", method, billions(count.expert),

@@ -21,6 +21,9 @@ struct QuantizedWeights {
 /// Bytes of `params` values at `dtype`, partial blocks rounded up.
 std::uint64_t weight_bytes_at(std::uint64_t params, const Dtype& dtype);
 
+/// `count.total` less `part` of it, never below zero: what a rule leaves at the other format.
+std::uint64_t rest_of(const ParamCount& count, std::uint64_t part);
+
 /// A parameter count in billions, two decimals ("1.96B"), as the rules word it.
 std::string billions(std::uint64_t params);
 

@@ -29,9 +29,8 @@ std::string string_or_empty(const nlohmann::json& config, const char* key) {
 /// at `model_dtype`.
 std::uint64_t checkpoint_bytes(const ParamCount& count, std::uint64_t quantized, std::uint64_t matrices, const Dtype& dtype,
                                const Dtype& model_dtype) {
-  const std::uint64_t kept = count.total - std::min(count.total, quantized);
   return (Checked(weight_bytes_at(quantized, dtype), "weight size") + checked_mul(matrices, 8, "weight size") +
-          weight_bytes_at(kept, model_dtype))
+          weight_bytes_at(rest_of(count, quantized), model_dtype))
       .value();
 }
 
@@ -103,7 +102,7 @@ QuantizedWeights mixed_precision(const nlohmann::json& config, const ParamCount&
   }
   if (quantized.value() == 0)
     return weights_upper_bound(count, model_dtype, "its MIXED_PRECISION list names no routed experts in NVFP4");
-  const std::uint64_t kept = count.total - std::min(count.total, quantized.value());
+  const std::uint64_t kept = rest_of(count, quantized.value());
   const Dtype& nvfp4 = parse_weight_dtype("nvfp4");
   return {&nvfp4, checkpoint_bytes(count, quantized.value(), matrices.value(), nvfp4, model_dtype),
           fmt::format("computed (MIXED_PRECISION, NVIDIA ModelOpt): {} routed-expert params x 9/16 B (NVFP4, an fp8 "
@@ -167,17 +166,14 @@ QuantizedWeights modelopt_weights(const nlohmann::json& config, const ParamCount
   // What is quantized, and how many weight matrices it spans (a layer's attention holds two more
   // scalars with an FP8 KV cache).
   const QuantizedShare share = quantized_share(count, excluded);
-  const Checked quantized(share.params, "quantized parameters");
-  const Checked matrices(share.matrices, "weight matrices");
-  const std::uint64_t kept = count.total - std::min(count.total, quantized.value());
   const Dtype& dtype = parse_weight_dtype(nvfp4 ? "nvfp4" : "fp8");
-  const std::uint64_t bytes = checkpoint_bytes(count, quantized.value(), matrices.value(), dtype, model_dtype);
+  const std::uint64_t bytes = checkpoint_bytes(count, share.params, share.matrices, dtype, model_dtype);
   const std::string what = inside.empty() ? "params" : "routed-expert params";
   std::string rule = fmt::format(
       "computed ({}, NVIDIA ModelOpt): {} {} x {} + at most 8 B of scales for each of {} weight matrices; {} other "
       "params {}",
-      algo, billions(quantized.value()), what, nvfp4 ? "9/16 B (an fp8 scale per 16)" : "1 B",
-      format_thousands(matrices.value()), billions(kept), model_dtype.name);
+      algo, billions(share.params), what, nvfp4 ? "9/16 B (an fp8 scale per 16)" : "1 B",
+      format_thousands(share.matrices), billions(rest_of(count, share.params)), model_dtype.name);
   if (!inside.empty())
     rule += fmt::format(", an upper bound: ModelOpt also leaves '{}' and others like it unquantized, which kvplan does "
                         "not count apart (--weights SIZE makes it exact)",
