@@ -135,7 +135,8 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     // layers share).
     const LayerParams decoder = layer_params(any_moe, any_indexer);
     unique.add(decoder.params, "MTP");
-    unique.add(product({3, hidden}, "MTP norms"), "MTP");
+    const u64 mtp_norms = product({3, hidden}, "MTP norms");  // enorm, hnorm, shared_head.norm
+    unique.add(mtp_norms, "MTP");
     const u64 eh_proj = product({2, hidden, hidden}, "MTP eh_proj");
     unique.add(eh_proj, "MTP");
     const u64 copies = type == "glm_moe_dsa" ? 0 : product({2, count.embedding}, "MTP embedding and head");
@@ -143,9 +144,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     count.mtp_replicated = product({mtp_layers, eh_proj}, "MTP eh_proj");
     // Kept at the model dtype beside the copies and eh_proj: its router, its vectors (the
     // layer's, enorm, hnorm, shared_head.norm) and its indexer's weights_proj, as the trunk's are.
-    const u64 kept = (Checked(copies, "MTP") + decoder.router + decoder.vectors + decoder.unquantized +
-                      product({3, hidden}, "MTP norms"))
-                         .value();
+    const u64 kept = (Checked(copies, "MTP") + decoder.router + decoder.vectors + decoder.unquantized + mtp_norms).value();
     count.mtp_unquantized = checked_add(product({mtp_layers, kept}, "MTP"), count.mtp_replicated, "MTP");
     fields.note(copies ? fmt::format("{} MTP layer(s) not in total: {} unique parameters + {} of embedding/head copies each",
                                      mtp_layers, format_thousands(unique.value), format_thousands(copies))

@@ -23,6 +23,12 @@ u64 merge_side(ConfigFields& v, std::size_t index) {
   return static_cast<u64>((*kernel)[index].get<std::int64_t>());
 }
 
+/// `key` in K2.5's spelling (vt_<key>) where the vision config has it, else as Kimi-VL spells it.
+u64 vision_size(ConfigFields& v, const std::string& key) {
+  if (v.has("vt_" + key)) return v.positive("vt_" + key);
+  return v.positive(key);
+}
+
 /// MoonVitPretrainedModel: patch_embed.proj (Conv2d 3 -> h, kernel and stride patch_size, with
 /// bias), patch_embed.pos_emb (a learnable init_pos_emb_height x init_pos_emb_width x h grid,
 /// interpolated per image), num_hidden_layers encoder blocks (norm0 and norm1 LayerNorms, wqkv
@@ -30,12 +36,6 @@ u64 merge_side(ConfigFields& v, std::size_t index) {
 /// encoder's final_layernorm; the 2D rope has no parameters. KimiVLMultiModalProjector: pre_norm
 /// (LayerNorm of h), linear_1 (h x k -> h x k) and linear_2 (h x k -> text hidden), both with
 /// bias, k the merge kernel's area.
-/// `key` in K2.5's spelling (vt_<key>) where the vision config has it, else as Kimi-VL spells it.
-u64 vision_size(ConfigFields& v, const std::string& key) {
-  if (v.has("vt_" + key)) return v.positive("vt_" + key);
-  return v.positive(key);
-}
-
 std::vector<ModelPart> towers(ConfigFields& fields, const Layout& layout) {
   std::optional<ConfigFields> v = nested_fields(fields, "vision_config");
   if (!v) return {};

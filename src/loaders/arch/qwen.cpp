@@ -88,8 +88,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   };
   for (u64 i = 0; i < layout.count(); ++i) {
     const LayerPlan& layer = layout.layers[i];
-    u64 own = 2 * hidden;
-    u64 vectors = own;  // the two RMSNorms
+    u64 vectors = 2 * hidden;  // the two RMSNorms
     u64 mixer = 0;      // the attention's matrices, or the linear attention whole
     if (layer.kind == LayerKind::linear) {
       if (layer.block != "linear_attention") throw unsupported_architecture(fmt::format("layer_types[{}]", i), layer.block);
