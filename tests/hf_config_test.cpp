@@ -40,9 +40,10 @@ nlohmann::json small_llama() {
           {"num_key_value_heads", 2}, {"intermediate_size", 512}, {"vocab_size", 1000}, {"torch_dtype", "bfloat16"}};
 }
 
+/// The exit code of loading `config` and sizing its weights, as a run without --weights would.
 ExitCode code_of(const nlohmann::json& config) {
   try {
-    inline_config(config);
+    estimate_weights(inline_config(config), nullptr);
   } catch (const Error& error) {
     return error.code();
   }
@@ -248,8 +249,22 @@ TEST_CASE("quantization_config sizes the weights when no index does") {
   CHECK(awq.weight_dtype->name == "int4");
   CHECK_THAT(awq.weights_source, Catch::Contains("awq"));
 
-  config["quantization_config"] = {{"quant_method", "bitsandbytes"}};
+  // A format kvplan does not price keeps the model's cache and leaves the weights to the user:
+  // the count is kept in words, sizing them is exit 3 naming --weights, and an index's total_size
+  // does not stand in (what the files hold is not what an engine makes of them: vLLM expands
+  // bitsandbytes' double-quantized scales on load).
+  config["quantization_config"] = {{"quant_method", "bitsandbytes"}, {"load_in_4bit", true}};
   CHECK(code_of(config) == ExitCode::unsupported_architecture);
+  const ModelSpec bnb = inline_config(config);
+  CHECK(bnb.params == 0);
+  ModelSpec given = bnb;  // as --weights 1GB gives them
+  given.weights_bytes = 1'000'000'000;
+  CHECK(row_at(given, 1).kv_bytes_per_token == 2 * 4 * 2 * 32 * 2);  // K and V x layers x KV heads x head_dim x 2 B
+  CHECK_THAT(bnb.params_source, Catch::Contains("0.00B params counted") && Catch::Contains("quant_method = bitsandbytes"));
+  CHECK_THROWS_WITH(estimate_weights(bnb, nullptr), Catch::Contains("give their size (--weights SIZE"));
+  const ModelSpec indexed = model_spec_from_hf_config(config, "inline/config.json", 1'000'000);
+  CHECK(indexed.params == 0);
+  CHECK_FALSE(indexed.weights_bytes);
 }
 
 TEST_CASE("what kvplan does not understand is exit code 3, naming the field") {

@@ -101,6 +101,27 @@ TEST_CASE("defect 2: unknown parameters are never priced as zero", "[verdict]") 
   CHECK_THAT(sized["rows"][0]["weights_rule"].get<std::string>(), Catch::Contains("given"));
 }
 
+TEST_CASE("a quantization format kvplan does not price leaves the weights to --weights", "[verdict]") {
+  // A bitsandbytes 4-bit checkpoint of a known architecture: the cache is understood, the bytes
+  // per parameter are not. Before: exit 3 naming quant_method even with --weights given.
+  TempDir dir;
+  write(dir.file("config.json"), R"({"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "max_position_embeddings": 131072,
+    "vocab_size": 128256, "torch_dtype": "bfloat16",
+    "quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": true, "bnb_4bit_quant_type": "nf4",
+                            "bnb_4bit_use_double_quant": true}})");
+  // An index beside it is what the files hold, not what vLLM makes of them: not a way forward.
+  write(dir.file("model.safetensors.index.json"), R"({"metadata": {"total_size": 5700000000}, "weight_map": {}})");
+  const std::string model = "--model " + dir.file("config.json") + " --gpu 4090 --ctx 8k --kv-dtype fp16";
+  refused(model, "8.03B params counted, in a format kvplan does not price (quantization_config.quant_method = "
+                 "bitsandbytes)); give their size (--weights SIZE", 3);
+  CHECK_THAT(run_kvplan(model + " --weights 6GB").out, Catch::Contains("unknown (not priced) params"));
+  const nlohmann::json sized = json_of(model + " --weights 6GB");
+  CHECK(sized["rows"][0]["weights_bytes"] == 6'000'000'000ull);
+  CHECK(sized["rows"][0]["kv_bytes_per_token"] == 131'072ull);  // 2 x 32 x 8 x 128 x 2 B
+  CHECK(sized["rows"][0]["verdict"] == "fits");
+}
+
 TEST_CASE("defect 3: vLLM's --kv-cache-memory pool is memory too", "[verdict][vllm]") {
   // Llama 3.1 8B on a 4090: 14.96 GiB of weights + a 30 GiB pool > 23.99 GiB. Before: "fits", exit 0.
   const std::string args = "--runtime vllm --model llama3.1-8b --gpu 4090 --max-model-len 8k --kv-cache-memory 30GiB";

@@ -145,6 +145,27 @@ void price_mtp_layers(ConfigFields& fields, const ParamCount& count, const Dtype
   spec.mtp_weights_bytes = weights_from_quantization(quantization, layers, dtype, fields.origin()).bytes;
 }
 
+/// The checkpoint's weights priced from its quantization_config (none: every parameter at
+/// `dtype`), or nullopt with `unpriced` saying why when kvplan does not price its format (an
+/// unknown quant_method, a bit width it does not read). A malformed field is still an Error.
+std::optional<QuantizedWeights> price_checkpoint(ConfigFields& fields, const ParamCount& count, const Dtype& dtype,
+                                                 std::string& unpriced) {
+  try {
+    return weights_from_quantization(fields.find("quantization_config"), count, dtype, fields.origin());
+  } catch (const OverflowError&) {
+    throw;
+  } catch (const Error& error) {
+    if (error.code() != ExitCode::unsupported_architecture) throw;
+    // "unsupported architecture: <origin>: quantization_config.quant_method = x": the field and value.
+    std::string_view what = error.what();
+    const std::string origin = fields.origin() + ": ";
+    for (const std::string_view prefix : {std::string_view("unsupported architecture: "), std::string_view(origin)})
+      if (what.starts_with(prefix)) what.remove_prefix(prefix.size());
+    unpriced = what;
+    return std::nullopt;
+  }
+}
+
 /// The parameter count of the config's family; an unsupported-architecture Error when kvplan does
 /// not count its model_type.
 ParamCount count_family(ConfigFields& fields, const arch::Layout& layout) {
@@ -261,6 +282,18 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
     validate(spec);
     return spec;
   }
+  std::string unpriced;
+  const std::optional<QuantizedWeights> quantized = price_checkpoint(fields, count, dtype, unpriced);
+  if (!quantized) {
+    // The count is right, but not what its format stores per parameter, nor what an engine makes
+    // of it on load (even beside an index's total_size): the weights ask for the user's --weights.
+    spec.params = 0;
+    spec.weight_dtype = &dtype;
+    spec.params_source = fmt::format("not priced: {} params counted, in a format kvplan does not price ({})",
+                                     billions(count.total), unpriced);
+    validate(spec);
+    return spec;
+  }
   spec.params = count.total;
   spec.active_params = count.active != count.total ? count.active : 0;
   spec.routed_experts = count.routed_experts;
@@ -274,17 +307,13 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, std::string_vi
   }
   spec.parts = read_parts(fields, layout, dtype);
   spec.vision_encoder = read_vision_encoder(fields.root());
+  spec.weight_dtype = count.total ? quantized->dtype : &dtype;
   if (safetensors_total_size) {
-    const nlohmann::json* quantization = fields.find("quantization_config");
-    spec.weight_dtype = count.total ? weights_from_quantization(quantization, count, dtype, fields.origin()).dtype : &dtype;
     spec.weights_bytes = *safetensors_total_size;
     spec.weights_source = fmt::format("safetensors total_size ({})", spec.weight_dtype->name);
   } else {
-    const QuantizedWeights quantized =
-        weights_from_quantization(fields.find("quantization_config"), count, dtype, fields.origin());
-    spec.weight_dtype = quantized.dtype;
-    spec.weights_bytes = checked_add(quantized.bytes, parts_bytes(spec), "weight size");
-    spec.weights_source = quantized.rule;
+    spec.weights_bytes = checked_add(quantized->bytes, parts_bytes(spec), "weight size");
+    spec.weights_source = quantized->rule;
   }
   price_mtp_layers(fields, count, dtype, spec);
   if (const nlohmann::json* quantization = fields.find("quantization_config");

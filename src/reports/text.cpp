@@ -125,7 +125,7 @@ TextTable rows_table(const Report& report, bool wide) {
 }
 
 std::string describe_params(const ModelSpec& model) {
-  if (model.params == 0) return "unknown (not counted)";
+  if (model.params == 0) return model.params_source.starts_with("not priced") ? "unknown (not priced)" : "unknown (not counted)";
   const std::string approx = weights_are_estimate(model) ? "~" : "";
   std::string text = approx + format_param_count(model.params);
   if (model.active_params) text += fmt::format(" ({}{} active)", approx, format_param_count(model.active_params));

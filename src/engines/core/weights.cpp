@@ -64,6 +64,12 @@ WeightsEstimate estimate_language_and_parts(const ModelSpec& model, const Dtype*
             fmt::format("estimate: the {} checkpoint's size x {}/{} (no parameter count to price {} from)", own.name,
                         per_value(target), per_value(own), target.name)};
   }
+  // A format kvplan does not price is not sized by an index either: only the user's figure helps.
+  if (model.params_source.starts_with("not priced"))
+    throw Error(fmt::format("{}: the size of its weights is unknown ({}); give their size (--weights SIZE, the "
+                            "checkpoint's or what the engine reports loading)",
+                            model.id, model.params_source),
+                ExitCode::unsupported_architecture);
   throw Error(fmt::format("{}: the size of its weights is unknown ({}); give the checkpoint's size (--weights SIZE) "
                           "or its parameter count (--params N), or put model.safetensors.index.json beside its config.json",
                           model.id, model.params_source.empty() ? "no parameter count and no checkpoint size" : model.params_source),
