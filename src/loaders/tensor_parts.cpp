@@ -45,22 +45,11 @@ void finish_count(ParamCount& count, ConfigFields& fields, const Counted& counte
   u64 moe_layers = 0;
   for (const LayerParams& layer : counted.layers) {
     total.add(layer.params, "total parameters");
-    expert.add(layer.expert_matrices, "expert parameters");
+    expert.add(layer.expert, "expert parameters");
     inactive.add(layer.inactive, "inactive experts");
     router.add(layer.router, "router parameters");
-    count.layers.push_back({.params = layer.params,
-                            .expert = layer.expert_matrices,
-                            .experts = layer.experts,
-                            .matrices_per_expert = layer.routed ? (layer.routed->gated ? 3u : 2u) : 0u,
-                            .router = layer.router,
-                            .vectors = layer.vectors,
-                            .modules = layer.modules,
-                            .attention = layer.attention,
-                            .shared = layer.shared,
-                            .linear_attn = layer.linear_attn,
-                            .unquantized = layer.unquantized,
-                            .mla = layer.mla});
-    if (layer.expert_matrices) ++moe_layers;
+    count.layers.push_back(layer);  // what the rules read of it
+    if (layer.expert) ++moe_layers;
     // Layers may differ (Hunyuan's per-layer lists): the block with the most work per token. No
     // overflow: the layer's expert count (at least per_token) times its matrices was counted.
     const auto work = [](const RoutedExperts& r) { return r.per_token * r.intermediate; };
@@ -142,7 +131,7 @@ Counted eagle_draft_layers(ConfigFields& fields, const Layout& layout, u64 (*nor
     if (extra) params.add(extra(layout, i), "draft layer");
     params.add(mlp_params(layout.hidden, intermediate, true, mlp_bias), "draft layer");
     params.add(norms(layout, i), "draft layer");
-    counted.layers.push_back({params.value, 0, 0, std::nullopt});
+    counted.layers.push_back(layer_of(params.value));
   }
   return counted;
 }
@@ -150,11 +139,12 @@ Counted eagle_draft_layers(ConfigFields& fields, const Layout& layout, u64 (*nor
 LayerParams moe_layer(u64 experts, u64 top_k, u64 width, u64 intermediate, u64 always, u64 matrices) {
   const u64 one = product({matrices, width, intermediate}, "expert");
   LayerParams layer;
-  layer.expert_matrices = product({experts, one}, "experts");
+  layer.expert = product({experts, one}, "experts");
   layer.experts = experts;
-  layer.params = checked_add(layer.expert_matrices, always, "MoE block");
+  layer.params = checked_add(layer.expert, always, "MoE block");
   layer.inactive = product({experts - top_k, one}, "inactive experts");
   layer.routed = routed_experts(top_k, width, intermediate, matrices == 3);
+  layer.matrices_per_expert = matrices;
   // The router reads the expert input (the hidden state; a latent-MoE router reads the wider
   // hidden, so this is then its lower bound), and is part of what every token uses.
   layer.router = std::min(always, product({experts, width}, "router"));
@@ -164,6 +154,12 @@ LayerParams moe_layer(u64 experts, u64 top_k, u64 width, u64 intermediate, u64 a
 RoutedExperts routed_experts(u64 top_k, u64 width, u64 intermediate, bool gated) {
   if (top_k > 0xFFFFFFFFu) throw Error(fmt::format("num_experts_per_tok ({}) is too large", top_k));
   return {static_cast<std::uint32_t>(top_k), width, intermediate, gated};
+}
+
+LayerParams layer_of(u64 params) {
+  LayerParams layer;
+  layer.params = params;
+  return layer;
 }
 
 LayerParams plus(LayerParams moe, u64 params) {
@@ -186,7 +182,7 @@ Counted dense_decoder(const Layout& layout, const DenseDecoder& d) {
     sum.add(mlp, "layer");
     sum.add(d.layer_norms, "layer");
     sum.add(d.layer_extra, "layer");
-    LayerParams params{sum.value, 0, 0};
+    LayerParams params = layer_of(sum.value);
     params.vectors = (Checked(attention_norms, "layer") + d.layer_norms + d.layer_extra + mlp_biases).value();
     params.modules = true;
     params.attention = attention - attention_norms;

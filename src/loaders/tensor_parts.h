@@ -26,28 +26,18 @@ struct Sum {
   void add(u64 term, std::string_view what);
 };
 
-/// One layer's parameters, of them its routed-expert weight matrices, and the routed-expert
-/// parameters a token does not use.
-struct LayerParams {
-  u64 params = 0;
-  u64 expert_matrices = 0;
+/// One layer as a family's counter adds it up: what the quantization rules read of it
+/// (LayerCount: its parameters, routed experts, router, vectors, attention, shared experts), and
+/// beside that what the totals need, the routed-expert parameters a token does not use and the
+/// routed-expert block's shape. Families leave vectors, attention and shared at 0 where they do
+/// not count them apart (their norms are then priced with the matrices, docs/limits.md).
+struct LayerParams : LayerCount {
   u64 inactive = 0;
   std::optional<RoutedExperts> routed;  ///< the routed-expert block's shape, for MoE layers
-  u64 router = 0;  ///< the router's weights (experts x input), within params
-  u64 experts = 0;  ///< how many routed experts expert_matrices holds
-  /// Of params, the vectors (norms, biases): what no weight quantization touches. Counted by the
-  /// dense decoder and the Qwen, DeepSeek and MiniMax families; 0 where a family does not count
-  /// them apart (its norms are then priced with the matrices, docs/limits.md).
-  u64 vectors = 0;
-  /// Where `modules` is set, of params: the attention block's weight matrices (a linear-attention
-  /// block whole), and the shared experts' (with their gate). Quantization lists name them.
-  bool modules = false;
-  u64 attention = 0;
-  u64 shared = 0;
-  bool linear_attn = false;  ///< the attention block is named linear_attn (LayerCount::linear_attn)
-  u64 unquantized = 0;       ///< of params, weight matrices no checkpoint quantizes (LayerCount::unquantized)
-  std::optional<MlaShare> mla;  ///< an MLA block's parts, within attention
 };
+
+/// A layer of `params` parameters without routed experts, counted whole.
+LayerParams layer_of(u64 params);
 
 /// What a family's counter adds up beside the embedding and the output head.
 struct Counted {

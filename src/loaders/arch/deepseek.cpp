@@ -101,7 +101,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     const u64 self_attn_norms = attention_norms + (with_indexer ? indexer_parts.vectors : 0);
     const u64 own = self_attn + 2 * hidden;
     LayerParams layer =
-        is_moe ? plus(moe_layer(moe.experts, moe.top_k, hidden, moe.width, moe.always), own) : LayerParams{own + dense, 0, 0};
+        is_moe ? plus(moe_layer(moe.experts, moe.top_k, hidden, moe.width, moe.always), own) : layer_of(own + dense);
     // The modules quantization lists name: self_attn, mlp.shared_experts.
     layer.modules = true;
     layer.vectors = self_attn_norms + 2 * hidden + (is_moe ? moe.bias : 0);

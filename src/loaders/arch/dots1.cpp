@@ -38,7 +38,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     if (i >= first_moe)
       counted.layers.push_back(plus(moe_layer(counted.experts, counted.top_k, hidden, width, always), own));
     else
-      counted.layers.push_back({own + mlp_params(hidden, fields.positive("intermediate_size"), true, false), 0, 0});
+      counted.layers.push_back(layer_of(own + mlp_params(hidden, fields.positive("intermediate_size"), true, false)));
   }
   fields.note("e_score_correction_bias counted: a buffer, not an nn.Parameter, but stored in the checkpoint");
   finish_count(count, fields, counted);

@@ -63,7 +63,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     if ((i + 1) % interval == 0 && i >= start && i <= end)
       counted.layers.push_back(plus(moe_layer(counted.experts, counted.top_k, hidden, width, always.value), own));
     else
-      counted.layers.push_back({own + mlp_params(hidden, fields.positive("intermediate_size"), true, bias), 0, 0});
+      counted.layers.push_back(layer_of(own + mlp_params(hidden, fields.positive("intermediate_size"), true, bias)));
   }
   if (fields.uint_or("num_nextn_predict_layers", 0) > 0)
     fields.note("the checkpoint's MTP tensors (mtp_block, mtp_linear_proj, ...) are not counted");

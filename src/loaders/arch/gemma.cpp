@@ -60,7 +60,7 @@ Counted gemma3n_layers(ConfigFields& fields, const Layout& layout) {
     sum.add(checked_add(product({2, hidden}, "AltUp"), altup * altup + altup * altup * altup + hidden * altup, "AltUp"), "layer");
     sum.add(checked_add(product({2, hidden, laurel}, "LAuReL"), hidden, "LAuReL"), "layer");
     sum.add(checked_add(product({2, hidden, ple}, "per-layer input"), hidden, "per-layer input"), "layer");
-    out.layers.push_back({sum.value, 0, 0});
+    out.layers.push_back(layer_of(sum.value));
   }
   const u64 packed = product({layers, ple}, "per-layer embedding width");
   Sum extra;
@@ -151,7 +151,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     const u64 norms = type == "gemma" ? 2 : 4;
     const u64 mlp = mlp_params(layout.hidden, fields.positive("intermediate_size"), true, false);
     for (const LayerPlan& layer : layout.layers)
-      counted.layers.push_back({attention_params(layout, layer, attention) + mlp + norms * layout.hidden, 0, 0});
+      counted.layers.push_back(layer_of(attention_params(layout, layer, attention) + mlp + norms * layout.hidden));
   }
   counted.final_norm = layout.hidden;
   finish_count(count, fields, counted);

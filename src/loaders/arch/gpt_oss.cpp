@@ -28,10 +28,11 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   const u64 router = checked_add(product({hidden, counted.experts}, "router"), counted.experts, "router bias");
   for (const LayerPlan& layer : layout.layers) {
     LayerParams params;
-    params.expert_matrices = product({counted.experts, matrices}, "expert parameters");
+    params.expert = product({counted.experts, matrices}, "expert parameters");
     params.experts = counted.experts;
     params.inactive = product({counted.experts - counted.top_k, one}, "inactive experts");
     params.routed = routed_experts(counted.top_k, hidden, intermediate, true);
+    params.matrices_per_expert = 3;  // gate and up (fused as gate_up_proj), down
     params.params = checked_add(checked_add(product({counted.experts, one}, "experts"), router, "MoE block"),
                                 attention_params(layout, layer, attention) + 2 * hidden, "layer");
     counted.layers.push_back(params);

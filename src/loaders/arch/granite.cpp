@@ -129,7 +129,7 @@ ParamCount bamba(ConfigFields& fields, const Layout& layout) {
   counted.final_norm = hidden;
   for (const LayerPlan& layer : layout.layers) {
     const u64 mixer = layer.kind == LayerKind::linear ? mamba : attention_params(layout, layer, {});
-    counted.layers.push_back({mixer + mlp + 2 * hidden, 0, 0});
+    counted.layers.push_back(layer_of(mixer + mlp + 2 * hidden));
   }
   finish_count(count, fields, counted);
   return count;

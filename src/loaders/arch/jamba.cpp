@@ -65,7 +65,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
       counted.layers.push_back(
           plus(moe_layer(counted.experts, counted.top_k, hidden, intermediate, product({hidden, counted.experts}, "router")), own));
     } else {
-      counted.layers.push_back({own + mlp_params(hidden, intermediate, true, false), 0, 0});
+      counted.layers.push_back(layer_of(own + mlp_params(hidden, intermediate, true, false)));
     }
   }
   finish_count(count, fields, counted);

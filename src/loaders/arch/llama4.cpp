@@ -65,7 +65,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     if (moe[i])
       counted.layers.push_back(plus(moe_layer(counted.experts, counted.top_k, hidden, expert_width, always), own));
     else
-      counted.layers.push_back({own + mlp_params(hidden, fields.positive("intermediate_size_mlp"), true, false), 0, 0});
+      counted.layers.push_back(layer_of(own + mlp_params(hidden, fields.positive("intermediate_size_mlp"), true, false)));
   }
   finish_count(count, fields, counted);
   return count;

@@ -19,7 +19,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   counted.final_norm = hidden;
   if (fields.model_type() == "minicpm3") {
     const u64 attention = mla_params(fields, hidden, hidden / layout.heads);
-    for (std::size_t i = 0; i < layout.count(); ++i) counted.layers.push_back({attention + mlp + 2 * hidden, 0, 0});
+    for (std::size_t i = 0; i < layout.count(); ++i) counted.layers.push_back(layer_of(attention + mlp + 2 * hidden));
   } else {
     check_attention(fields, layout);
     DenseDecoder decoder;

@@ -55,7 +55,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     LayerPlan attention = layer;
     const bool cross = layer.kind == LayerKind::cross;
     const u64 extra = cross ? 2 * layout.head_dim + 2 : 0;
-    counted.layers.push_back({attention_params(layout, attention, {}) + extra + mlp + 2 * hidden, 0, 0});
+    counted.layers.push_back(layer_of(attention_params(layout, attention, {}) + extra + mlp + 2 * hidden));
   }
   finish_count(count, fields, counted);
   return count;

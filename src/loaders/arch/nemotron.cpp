@@ -71,9 +71,9 @@ ParamCount nemotron_h(ConfigFields& fields, const Layout& layout) {
   for (std::size_t i = 0; i < layout.count(); ++i) {
     const LayerPlan& layer = layout.layers[i];
     const u64 norm = hidden;
-    if (layer.block == "mamba") counted.layers.push_back({mamba + norm, 0, 0});
-    else if (layer.block == "attention") counted.layers.push_back({attention + norm, 0, 0});
-    else if (layer.block == "mlp") counted.layers.push_back({dense + norm, 0, 0});
+    if (layer.block == "mamba") counted.layers.push_back(layer_of(mamba + norm));
+    else if (layer.block == "attention") counted.layers.push_back(layer_of(attention + norm));
+    else if (layer.block == "mlp") counted.layers.push_back(layer_of(dense + norm));
     else if (layer.block == "moe")
       counted.layers.push_back(plus(moe_layer(counted.experts, counted.top_k, expert_width, moe_width, always, 2), norm));
     else throw unsupported_architecture(fmt::format("layers_block_type[{}]", i), layer.block);

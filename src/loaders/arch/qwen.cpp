@@ -104,7 +104,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     params.vectors = vectors;
     params.modules = true;
     params.attention = mixer;
-    params.shared = params.expert_matrices ? moe_shared : 0;
+    params.shared = params.expert ? moe_shared : 0;
     params.linear_attn = layer.kind == LayerKind::linear;
     counted.layers.push_back(params);
   }
