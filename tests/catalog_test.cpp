@@ -515,10 +515,10 @@ TEST_CASE("aliases: a Hugging Face repo id finds its catalog entry") {
   // An FP8 re-release holds other weights: an entry of its own, not an alias of the bf16 entry.
   CHECK(catalog.find("zai-org/GLM-5-FP8")->id == "glm5-fp8");
   // GLM-5.2-FP8's published model.safetensors.index.json total_size holds its MTP layer:
-  // 755,617,140,416 B, 46,496 B above kvplan's (the routers' fp32 e_score_correction_bias, 77 x
-  // 256 x 2 B, and the partial scale blocks of the 576-row kv_a_proj_with_mqa).
+  // 755,617,140,416 B, kvplan's to the byte (the routers' e_score_correction_bias in fp32, the
+  // 576-row kv_a_proj_with_mqa's partial 128-row scale blocks counted).
   const ModelSpec* glm52 = catalog.find("zai-org/GLM-5.2-FP8");
-  CHECK(755'617'140'416ull - (*glm52->weights_bytes + *glm52->mtp_weights_bytes) == 46'496ull);
+  CHECK(*glm52->weights_bytes + *glm52->mtp_weights_bytes == 755'617'140'416ull);
   CHECK(catalog.find("zai-org/GLM-5")->weights_bytes != catalog.find("zai-org/GLM-5-FP8")->weights_bytes);
   // Qwen's official FP8 release is an entry of its own; the bf16 repo id keeps the bf16 entry.
   CHECK(catalog.find("Qwen/Qwen3-32B-FP8")->id == "qwen3-32b-fp8");
@@ -579,8 +579,10 @@ TEST_CASE("a quantized release is its own entry with its own weight format", "[c
   // (2 norms x 5,120 + the q, k and v biases 5,120 + 1,024 + 1,024) + the final norm 5,120 =
   // 1,119,232, stay fp16 (3,116,509,184 B); the other 32,763,876,352 - 1,558,254,592 =
   // 31,205,621,760 params take 4 bits (15,602,810,880 B) plus per 128 of them an fp16 scale and a
-  // 4-bit zero: 243,793,920 groups x 2.5 B = 609,484,800 B. Total 19,328,804,864 B.
-  CHECK(gptq->weights_bytes == 19328804864ull);
+  // 4-bit zero: 243,793,920 groups x 2.5 B = 609,484,800 B; and each matrix's g_idx, 4 B an input
+  // column: 64 x (q, k, v, gate, up 5 x 5,120 + o 5,120 + down 27,648) x 4 = 14,942,208 B.
+  // Total 19,343,747,072 B.
+  CHECK(gptq->weights_bytes == 19343747072ull);
   CHECK_THAT(gptq->weights_source, Catch::StartsWith("computed (gptq)"));
 }
 

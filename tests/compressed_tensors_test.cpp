@@ -81,11 +81,13 @@ TEST_CASE("Kimi K2.5 (int4 compressed-tensors): only the routed experts in 4 bit
   // down)_proj.* (the first layer's dense MLP). The routed experts, 60 MoE layers x 384 x 3 x
   // 7,168 x 2,048 = 1,014,686,023,680 values, take 4 bits (507,343,011,840 B) and a bf16 scale per
   // 32 (symmetric: no zero point), 31,708,938,240 x 2 = 63,417,876,480 B, and each packed matrix its
-  // shape, two int64: at most (61 x 16 + 60 x 384 x 3) = 70,096 matrices x 16 B = 1,121,536 B. The
-  // other 1,026,408,232,448 - 1,014,686,023,680 = 11,722,208,768 params stay bf16: 23,444,417,536 B.
+  // shape, two int64: 60 x 384 x 3 = 69,120 matrices x 16 B = 1,105,920 B. The other
+  // 1,026,408,232,448 - 1,014,686,023,680 = 11,722,208,768 params stay bf16: 23,444,417,536 B, but
+  // the 60 MoE layers' 384 e_score_correction_bias, fp32: 2 B more each, 46,080 B.
   const kvplan::ModelSpec spec = kvplan::load_hf_model(source_path("tests/fixtures/hf/kimi-k2.5"));
   CHECK(spec.weight_dtype->name == "int4");
-  CHECK(*spec.weights_bytes == 507'343'011'840ull + 63'417'876'480ull + 1'121'536ull + 23'444'417'536ull + kKimiTowerBytes);
+  CHECK(*spec.weights_bytes ==
+        507'343'011'840ull + 63'417'876'480ull + 1'105'920ull + 23'444'417'536ull + 46'080ull + kKimiTowerBytes);
   // The MoonViT3d tower (vt_hidden_size 1,152, 27 layers, vt_intermediate_size 4,304): patch_embed
   // 1,152 x 3 x 14 x 14 + 1,152, the 64 x 64 x 1,152 position grid, 27 x (qkv and out with biases
   // 4 x (1,152^2 + 1,152), two LayerNorms 4 x 1,152, fc0 and fc1 with biases 2 x 1,152 x 4,304 +
@@ -100,7 +102,7 @@ TEST_CASE("Kimi K2.5 (int4 compressed-tensors): only the routed experts in 4 bit
   CHECK_FALSE(contains(spec.weights_source, "upper bound"));
 
   // The same list with one projection named alone: a module kvplan does not count apart, so every
-  // parameter at bf16, said so.
+  // parameter at bf16 (the score biases at fp32), said so.
   nlohmann::json config = fixture_json("kimi-k2.5");
   nlohmann::json& quantization = config["text_config"]["quantization_config"];
   const auto priced_with = [&](const nlohmann::json& ignore) {
@@ -108,14 +110,14 @@ TEST_CASE("Kimi K2.5 (int4 compressed-tensors): only the routed experts in 4 bit
     return load(config);
   };
   const kvplan::ModelSpec partial = priced_with({"lm_head", R"(re:.*self_attn\.q_a_proj.*)"});
-  CHECK(*partial.weights_bytes == 1'026'408'232'448ull * 2 + kKimiTowerBytes);
+  CHECK(*partial.weights_bytes == 1'026'408'232'448ull * 2 + 46'080ull + kKimiTowerBytes);
   CHECK(contains(partial.weights_source, "an upper bound"));
   CHECK(contains(partial.weights_source, "a module kvplan does not count apart"));
   // Names that may reach the routed experts, class names, expressions past reading: the same.
   for (const char* reaching : {"re:.*experts.*", "Linear", "re:(?=x)", "re:.*layers\\.1\\..*"}) {
     INFO(reaching);
     const kvplan::ModelSpec bound = priced_with({"lm_head", reaching});
-    CHECK(*bound.weights_bytes == 1'026'408'232'448ull * 2 + kKimiTowerBytes);
+    CHECK(*bound.weights_bytes == 1'026'408'232'448ull * 2 + 46'080ull + kKimiTowerBytes);
     CHECK(contains(bound.weights_source, "which kvplan cannot place in its counts"));
   }
   // A norm, the embeddings or the routers named everywhere change nothing: kvplan keeps them.
@@ -141,7 +143,7 @@ TEST_CASE("Kimi K2.5 (int4 compressed-tensors): only the routed experts in 4 bit
   quantization["ignore"] = {"lm_head"};
   quantization["config_groups"]["group_0"]["targets"] = {R"(re:.*mlp\.experts.*)"};
   const kvplan::ModelSpec aimed = load(config);
-  CHECK(*aimed.weights_bytes == 1'026'408'232'448ull * 2 + kKimiTowerBytes);
+  CHECK(*aimed.weights_bytes == 1'026'408'232'448ull * 2 + 46'080ull + kKimiTowerBytes);
   CHECK(contains(aimed.weights_source, "config_groups quantize some modules only"));
 }
 
@@ -151,20 +153,22 @@ TEST_CASE("A RedHatAI-style w4a16 Llama 3.1 8B: every linear layer but the head 
   const kvplan::ModelSpec spec = load(config);
   // 32 layers x (q and o 4,096^2, k and v 1,024 x 4,096, gate, up and down 14,336 x 4,096) =
   // 6,979,321,856 values at 4 bits (3,489,660,928 B) with a bf16 scale per 128: 54,525,952 x 2 =
-  // 109,051,904 B; the shapes of at most 32 x 16 matrices x 16 B = 8,192 B. In bf16: embedding and
-  // head 2 x 128,256 x 4,096 = 1,050,673,152 and the norms 32 x 2 x 4,096 + 4,096 = 266,240:
-  // 2,101,878,784 B. Total 5,700,599,808 B.
+  // 109,051,904 B; the shapes of 32 x 7 matrices x 16 B = 3,584 B. In bf16: embedding and head 2 x
+  // 128,256 x 4,096 = 1,050,673,152 and the norms 32 x 2 x 4,096 + 4,096 = 266,240: 2,101,878,784 B.
+  // Total 5,700,595,200 B.
   CHECK(spec.params == 8'030'261'248ull);
   CHECK(spec.weight_dtype->name == "int4");
-  CHECK(*spec.weights_bytes == 5'700'599'808ull);
+  CHECK(*spec.weights_bytes == 5'700'595'200ull);
   CHECK(contains(spec.weights_source, "6.98B params at 4 bits + a 16-bit scale per 128"));
   CHECK(contains(spec.weights_source, "1.05B other params bf16 (embeddings, head, norms)"));
 
   // Asymmetric: a 4-bit zero point per group as well, 54,525,952 / 2 = 27,262,976 B more.
   config["quantization_config"]["config_groups"]["group_0"]["weights"]["symmetric"] = false;
-  CHECK(*load(config).weights_bytes == 5'700'599'808ull + 27'262'976ull);
+  CHECK(*load(config).weights_bytes == 5'700'595'200ull + 27'262'976ull);
 
-  // w8a8 int8 (unpacked, per-channel scales): 6,979,321,856 B of values, the kept 2,101,878,784.
+  // w8a8 int8 (unpacked, per-channel scales): 6,979,321,856 B of values, a bf16 scale for each
+  // output row, 32 x (q 4,096 + k 1,024 + v 1,024 + o 4,096 + gate and up 2 x 14,336 + down 4,096)
+  // = 1,376,256 x 2 B, the kept 2,101,878,784.
   config["quantization_config"] = w4a16({"lm_head"});
   config["quantization_config"]["format"] = "int-quantized";
   auto& weights = config["quantization_config"]["config_groups"]["group_0"]["weights"];
@@ -173,13 +177,17 @@ TEST_CASE("A RedHatAI-style w4a16 Llama 3.1 8B: every linear layer but the head 
   weights.erase("group_size");
   const kvplan::ModelSpec w8a8 = load(config);
   CHECK(w8a8.weight_dtype->name == "int8");
-  CHECK(*w8a8.weights_bytes == 6'979'321'856ull + 2'101'878'784ull + 2);  // the one "group"'s scale
-  CHECK(contains(w8a8.weights_source, "per output channel or tensor (uncounted"));
+  CHECK(*w8a8.weights_bytes == 6'979'321'856ull + 1'376'256ull * 2 + 2'101'878'784ull);
+  CHECK(contains(w8a8.weights_source, "a 16-bit scale per output row;"));
 
-  // FP8 dynamic (float 8, per-channel): 1 B a value, the same kept part.
+  // FP8 dynamic (float 8, per-channel): 1 B a value, an fp32 scale per output row (as vLLM holds
+  // it), the same kept part.
   weights["type"] = "float";
   config["quantization_config"]["format"] = "float-quantized";
   const kvplan::ModelSpec fp8 = load(config);
   CHECK(fp8.weight_dtype->name == "fp8");
-  CHECK(*fp8.weights_bytes == 6'979'321'856ull + 4 + 2'101'878'784ull);
+  CHECK(*fp8.weights_bytes == 6'979'321'856ull + 1'376'256ull * 4 + 2'101'878'784ull);
+  // Per tensor: one fp32 scale for each of the 32 x 7 matrices.
+  weights["strategy"] = "tensor";
+  CHECK(*load(config).weights_bytes == 6'979'321'856ull + 224 * 4 + 2'101'878'784ull);
 }

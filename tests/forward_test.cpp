@@ -298,9 +298,10 @@ TEST_CASE("a ModelOpt folder: hf_quant_config.json's scheme priced, the checkpoi
   REQUIRE(priced.exit_code == 0);
   const nlohmann::json row = nlohmann::json::parse(priced.out)["rows"][0];
   // Kept at bf16: embeddings and head 2 x 151,936 x 4,096, the final norm and 36 x (2 x 4,096 +
-  // 2 x 128) norm values: 1,244,967,936 params. The other 6,945,767,424 at 9/16 B, and at most 36 x
-  // 16 matrices' 8 B of scales (tests/modelopt_test.cpp ties it to --weight-dtype nvfp4).
-  CHECK(row["weights_bytes"] == 1'244'967'936ull * 2 + 6'945'767'424ull * 9 / 16 + 36 * 16 * 8);
+  // 2 x 128) norm values: 1,244,967,936 params. The other 6,945,767,424 at 9/16 B, two fp32 scalars
+  // for each of 36 x 7 matrices (tests/modelopt_test.cpp ties it to --weight-dtype nvfp4) and the
+  // FP8 KV cache's two on each of the 36 layers.
+  CHECK(row["weights_bytes"] == 1'244'967'936ull * 2 + 6'945'767'424ull * 9 / 16 + 36 * 7 * 8 + 36 * 8);
   CHECK_THAT(row["weights_rule"].get<std::string>(), Catch::Contains("computed (NVFP4, NVIDIA ModelOpt)"));
   // The checkpoint's size is exact, and preferred.
   std::ofstream(dir.file("model.safetensors.index.json")) << R"({"metadata": {"total_size": 5000000000}, "weight_map": {}})";

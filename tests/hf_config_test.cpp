@@ -117,25 +117,30 @@ TEST_CASE("DeepSeek-V3: MLA caches 576 values per token per layer") {
   // Its MTP layer (model.layers.61.*), priced beside the weights: 13,463,426,304 parameters
   // (param_count_test), of them the embedding and head copies (2 x 129,280 x 7,168), eh_proj
   // (2 x 7,168^2), the router (256 x 7,168) and the vectors (the layer's 16,640, enorm, hnorm and
-  // shared_head.norm 3 x 7,168) in bf16, as the checkpoint's tensor listing shows them:
-  // 1,957,991,680 x 2 B; the other 11,505,434,624 in fp8 with an fp32 scale per 16,384:
-  // 11,505,434,624 + 702,236 x 4.
+  // shared_head.norm 3 x 7,168) in bf16 but its 256 e_score_correction_bias in fp32, as the
+  // checkpoint's tensor listing shows them: 1,957,991,680 x 2 B + 256 x 2 B; the other
+  // 11,505,434,624 in fp8 with an fp32 scale per 128x128 block of each matrix: 702,236 blocks
+  // of values, and 28 more for the 576 x 7,168 kv_a_proj_with_mqa (5 x 56 blocks, not 4.5 x 56).
+  // 3,915,983,360 + 512 + 11,505,434,624 + 702,264 x 4 = 15,424,227,552.
   REQUIRE(model.mtp_weights_bytes.has_value());
-  CHECK(*model.mtp_weights_bytes == 15'424'226'928);
+  CHECK(*model.mtp_weights_bytes == 15'424'227'552);
   CHECK(model.mtp_replicated_bytes == 205'520'896);  // eh_proj, (7,168, 14,336) in bf16 as listed
-  CHECK(mtp_weights_per_rank(model, 8) == 1'902'338'254 + 205'520'896);
+  CHECK(mtp_weights_per_rank(model, 8) == 1'902'338'332 + 205'520'896);  // (15,424,227,552 - 205,520,896) / 8
   // Without it: 671,026,419,200 parameters, the embedding and head (2 x 129,280 x 7,168), the 58
   // MoE layers' routers (58 x 256 x 7,168) and the vectors (58 MoE layers x 16,640 and 3 dense x
   // 16,384: two norms of 7,168, q_a_layernorm 1,536, kv_a_layernorm 512, and the MoE layers'
-  // 256-wide e_score_correction_bias; the final norm 7,168) in bf16, 1,960,809,984 x 2 B; the other
-  // 669,065,609,216 in fp8 with an fp32 scale per 16,384: + 40,836,524 x 4.
-  CHECK(model.weights_bytes == 673'150'575'280);
+  // 256-wide e_score_correction_bias, in fp32; the final norm 7,168) in bf16, 1,960,809,984 x 2 B
+  // + 58 x 256 x 2 B; the other 669,065,609,216 in fp8 with 40,836,524 + 61 x 28 fp32 block scales:
+  // 3,921,619,968 + 29,696 + 669,065,609,216 + 40,838,232 x 4.
+  CHECK(model.weights_bytes == 673'150'611'808);
+  // Together, to the byte, what the checkpoint's tensor listing totals (docs/engines/sglang.md).
+  CHECK(*model.weights_bytes + *model.mtp_weights_bytes == 688'574'839'360);
   // DeepSeek-V3.2's MTP layer is the same with an indexer of its own (DeepseekV32MTP): wq_b
   // 1,536 x 64 x 128 + wk 7,168 x 128 + weights_proj 7,168 x 64 + k_norm 2 x 128 = 13,959,424
   // parameters more: wq_b and wk, 13,500,416, in fp8 with 824 more block scales of 4 B, and
   // weights_proj and k_norm, 459,008, in bf16 (DeepSeek builds weights_proj in the model dtype):
   // 13,500,416 + 3,296 + 918,016 = 14,421,728 B.
-  CHECK(*fixture("deepseek-v3.2").mtp_weights_bytes == 15'424'226'928 + 14'421'728);
+  CHECK(*fixture("deepseek-v3.2").mtp_weights_bytes == 15'424'227'552 + 14'421'728);
 }
 
 TEST_CASE("Qwen3-Next: 3 linear : 1 full, the state independent of ctx") {

@@ -51,10 +51,10 @@ TEST_CASE("ModelOpt NVFP4: Qwen3-235B-A22B as NVIDIA ships it, every weight matr
   // Kept at bf16: the embeddings and head (2 x 151,936 x 4,096 = 1,244,659,712), the routers
   // (94 x 128 x 4,096 = 49,283,072), the final norm (4,096) and each layer's two norms and q/k
   // norms (94 x (2 x 4,096 + 2 x 128) = 794,112): 1,294,740,992 params, 2,589,481,984 B.
-  // NVFP4: the other 233,798,893,568 values at 9/16 B = 131,511,877,632 B. Scales: at most 94 x
-  // (128 experts x 3 + 16) = 37,600 matrices x 8 B = 300,800 B (the checkpoint has 94 x 388 = 36,472
-  // matrices' two fp32 scalars and 94 x 2 KV scales: 292,528 B).
-  CHECK(*spec.weights_bytes == 2'589'481'984ull + 131'511'877'632ull + 300'800ull);
+  // NVFP4: the other 233,798,893,568 values at 9/16 B = 131,511,877,632 B. Scales: two fp32 scalars
+  // for each of 94 x (128 experts x 3 + q, k, v, o) = 36,472 matrices, and the FP8 KV cache's k_scale
+  // and v_scale on each of the 94 layers: 292,528 B, as the checkpoint holds them.
+  CHECK(*spec.weights_bytes == 2'589'481'984ull + 131'511'877'632ull + 36'472ull * 8 + 94 * 8);
   CHECK(contains(spec.weights_source, "computed (NVFP4, NVIDIA ModelOpt)"));
   CHECK_FALSE(contains(spec.weights_source, "upper bound"));
 }
@@ -63,29 +63,32 @@ TEST_CASE("ModelOpt FP8: Llama 3.1 70B Instruct and Qwen3 32B, per-tensor scales
   // nvidia/Llama-3.1-70B-Instruct-FP8: hf_quant_config.json, FP8, exclude_modules [lm_head].
   // Kept at bf16: embeddings and head 2 x 128,256 x 8,192 = 2,101,346,304, the final norm 8,192, the
   // layers' norms 80 x 2 x 8,192 = 1,310,720: 2,102,665,216 params, 4,205,330,432 B. FP8: the other
-  // 68,451,041,280 at 1 B. Scales: at most 80 x 16 matrices x 8 B = 10,240 B.
+  // 68,451,041,280 at 1 B. Scales: two fp32 scalars for each of 80 x 7 matrices (q, k, v, o, gate,
+  // up, down), and the FP8 KV cache's two on each of the 80 layers.
   const kvplan::ModelSpec llama = fixture("llama3.1-70b-instruct-fp8");
   CHECK(llama.weight_dtype->name == "fp8");
-  CHECK(*llama.weights_bytes == 4'205'330'432ull + 68'451'041'280ull + 10'240ull);
+  CHECK(*llama.weights_bytes == 4'205'330'432ull + 68'451'041'280ull + 80 * 7 * 8 + 80 * 8);
+  CHECK(contains(llama.weights_source, "for each of 560 weight matrices"));
 
   // Qwen/Qwen3-32B-FP8-Static-PerTensor writes its scheme into config.json with no quant_method,
   // only producer "modelopt". FP8 values: 32,762,123,264 - (2 x 151,936 x 5,120 + 5,120 + 64 x
   // (2 x 5,120 + 2 x 128)) = 31,205,621,760, the F8_E4M3 count Hugging Face lists for
   // Qwen/Qwen3-32B-FP8 (the same matrices, block-scaled): kept 1,556,501,504 params at 2 B, and
-  // 64 x 16 x 8 B of scales.
+  // 64 x 7 matrices' and 64 layers' KV (kv_cache_scheme FP8) two fp32 scalars.
   const kvplan::ModelSpec qwen = fixture("qwen3-32b-fp8-static-pertensor");
   CHECK(qwen.weight_dtype->name == "fp8");
-  CHECK(*qwen.weights_bytes == 31'205'621'760ull + 1'556'501'504ull * 2 + 64 * 16 * 8);
+  CHECK(*qwen.weights_bytes == 31'205'621'760ull + 1'556'501'504ull * 2 + 64 * 7 * 8 + 64 * 8);
 }
 
 TEST_CASE("ModelOpt lists that keep attention or shared experts: exact where the family counts them apart", "[modelopt]") {
   // nvidia/MiniMax-M2.7-NVFP4 keeps every layer's self_attn* and router (and the routing bias, a
   // vector): what is quantized is the routed experts, 62 layers x 256 x 3 x 3,072 x 1,536 =
   // 224,680,476,672 values at 9/16 B = 126,382,768,128 B; the other 4,009,288,192 params at bf16,
-  // 8,018,576,384 B; 62 x (256 x 3 + 16) x 8 B of scales.
+  // 8,018,576,384 B; 62 x 256 x 3 expert matrices' two fp32 scalars, and the FP8 KV cache's on each
+  // of the 62 layers.
   const kvplan::ModelSpec spec = fixture("minimax-m2.7-nvfp4");
   CHECK(spec.params == 228'689'764'864ull);
-  CHECK(*spec.weights_bytes == 126'382'768'128ull + 8'018'576'384ull + 62ull * (256 * 3 + 16) * 8);
+  CHECK(*spec.weights_bytes == 126'382'768'128ull + 8'018'576'384ull + 62ull * 256 * 3 * 8 + 62 * 8);
   CHECK(contains(spec.weights_source, "computed (NVFP4, NVIDIA ModelOpt): 224.68B params"));
   CHECK_FALSE(contains(spec.weights_source, "upper bound"));
 
@@ -115,10 +118,13 @@ TEST_CASE("ModelOpt lists naming MLA projections one by one: DeepSeek-V3.1 and G
   // x 192), kv_a_proj_with_mqa (7,168 x 576) and kv_b_proj (512 x 128 x 256), 69,664,768 a layer,
   // and quantizes o_proj. Kept in bf16: 61 x 69,664,768 + embedding and head 1,853,358,080 + the
   // routers 106,430,464 + the vectors 1,021,440 = 6,210,360,832 params, 12,420,721,664 B; the
-  // other 664,816,058,368 at 9/16 B = 373,959,032,832 B; scales (58 x (256 x 3 + 16) + 3 x 16) x 8 B.
+  // other 664,816,058,368 at 9/16 B = 373,959,032,832 B; scales at most (58 x (256 x 3 + 16) + 3 x
+  // 16) x 8 B (o_proj is quantized inside a kept attention: its layers' matrices are not taken one
+  // by one), and the FP8 KV cache's on each of the 61 layers; the routers' 58 x 256
+  // e_score_correction_bias in fp32, 2 B more each.
   const kvplan::ModelSpec v31 = fixture("deepseek-v3.1-nvfp4");
   CHECK(v31.params == 671'026'419'200ull);
-  CHECK(*v31.weights_bytes == 12'420'721'664ull + 373'959'032'832ull + 45'520ull * 8);
+  CHECK(*v31.weights_bytes == 12'420'721'664ull + 373'959'032'832ull + 45'520ull * 8 + 61 * 8 + 58 * 256 * 2);
   CHECK(contains(v31.weights_source, "6.21B other params bf16"));
   CHECK_FALSE(contains(v31.weights_source, "upper bound"));
   CHECK(v31.checkpoint_kv_dtype->name == "fp8");
@@ -126,9 +132,12 @@ TEST_CASE("ModelOpt lists naming MLA projections one by one: DeepSeek-V3.1 and G
   // nvidia/GLM-5-NVFP4 names o_proj and the indexer too: the whole attention kept, 78 x
   // 174,391,296 (q_a 12,582,912, q_b 33,554,432, kv_a 3,538,944, kv_b 14,680,064, o 100,663,296,
   // indexer 9,371,648), with embedding and head 1,903,165,440, routers 117,964,800 and vectors
-  // 1,203,456: 15,624,854,784 params in bf16; the other 728,286,363,648 at 9/16 B.
+  // 1,203,456: 15,624,854,784 params in bf16, but the 75 MoE layers' 256 e_score_correction_bias in
+  // fp32 (2 B more each); the other 728,286,363,648 at 9/16 B; two fp32 scalars for each of 75 x
+  // (256 x 3 routed + 3 shared) + 3 x 3 dense matrices, 57,834, and the FP8 KV cache's on each of
+  // the 78 layers.
   const kvplan::ModelSpec glm5 = fixture("glm-5-nvfp4");
-  CHECK(*glm5.weights_bytes == 15'624'854'784ull * 2 + 409'661'079'552ull + 58'848ull * 8);
+  CHECK(*glm5.weights_bytes == 15'624'854'784ull * 2 + 75 * 256 * 2 + 409'661'079'552ull + 57'834ull * 8 + 78 * 8);
   CHECK_FALSE(contains(glm5.weights_source, "upper bound"));
 
   // Without kv_b_proj the named projections do not hold the latent path: a module kvplan does not
@@ -187,26 +196,25 @@ TEST_CASE("ModelOpt schemes kvplan cannot price exactly fall back to bf16, calle
   upper_bound(with_scheme(R"({"quant_algo": "MIXED_PRECISION"})"), "lists no quantized_layers");
 
   // What it can price: the head, norms, embeddings and whole layers named; whole layers at bf16.
-  // Exact: as `--weight-dtype nvfp4` prices the same file tensor by tensor, but for the bound on
-  // the scales (36 x 16 matrices here, 252 there: 2,592 B).
+  // Exact: as `--weight-dtype nvfp4` prices the same file tensor by tensor (36 x 7 matrices' scales).
   const kvplan::ModelSpec exact = with_scheme(
       R"({"quant_algo": "NVFP4", "group_size": 16, "exclude_modules": ["lm_head", "model.embed_tokens", "model.norm", "model.layers.0.input_layernorm"]})");
   const auto named = run_kvplan("--model qwen3-8b --weight-dtype nvfp4 --gpu h100 -c 8192 --format json");
   REQUIRE(named.exit_code == 0);
-  CHECK(*exact.weights_bytes == nlohmann::json::parse(named.out)["rows"][0]["weights_bytes"].get<std::uint64_t>() + 2'592);
+  CHECK(*exact.weights_bytes == nlohmann::json::parse(named.out)["rows"][0]["weights_bytes"].get<std::uint64_t>());
   // Layer 35 kept whole: its 1 x (attention + MLP) matrices move from 9/16 B to 2 B.
   const kvplan::ModelSpec kept = with_scheme(R"({"quant_algo": "NVFP4", "group_size": 16, "exclude_modules": ["lm_head", "model.layers.35*"]})");
   // Qwen3-8B's layer: q 4,096 x 4,096, k and v 4,096 x 1,024 each, o 4,096 x 4,096, MLP 3 x 4,096 x
-  // 12,288: 192,937,984 matrix values; 16 matrices fewer scales.
-  CHECK(*kept.weights_bytes == *exact.weights_bytes + 192'937'984ull * 2 - 192'937'984ull * 9 / 16 - 16 * 8);
+  // 12,288: 192,937,984 matrix values; 7 matrices fewer scales.
+  CHECK(*kept.weights_bytes == *exact.weights_bytes + 192'937'984ull * 2 - 192'937'984ull * 9 / 16 - 7 * 8);
   // "model.layers.3*" is fnmatch's: layers 3 and 30 to 35 kept, 7 layers.
   const kvplan::ModelSpec starred = with_scheme(R"({"quant_algo": "NVFP4", "group_size": 16, "exclude_modules": ["lm_head", "model.layers.3*"]})");
-  CHECK(*starred.weights_bytes == *exact.weights_bytes + 7 * (192'937'984ull * 2 - 192'937'984ull * 9 / 16 - 16 * 8));
+  CHECK(*starred.weights_bytes == *exact.weights_bytes + 7 * (192'937'984ull * 2 - 192'937'984ull * 9 / 16 - 7 * 8));
   // Layer 0's attention kept (the Qwen family counts it apart): q 4,096 x 4,096, k and v 4,096 x
-  // 1,024, o 4,096 x 4,096 = 41,943,040 values from 9/16 B to 2 B.
+  // 1,024, o 4,096 x 4,096 = 41,943,040 values from 9/16 B to 2 B, and their 4 matrices' scalars gone.
   const kvplan::ModelSpec attention =
       with_scheme(R"({"quant_algo": "NVFP4", "group_size": 16, "exclude_modules": ["lm_head", "model.layers.0.self_attn*"]})");
-  CHECK(*attention.weights_bytes == *exact.weights_bytes + 41'943'040ull * 2 - 41'943'040ull * 9 / 16);
+  CHECK(*attention.weights_bytes == *exact.weights_bytes + 41'943'040ull * 2 - 41'943'040ull * 9 / 16 - 4 * 8);
   CHECK_FALSE(contains(attention.weights_source, "upper bound"));
 
   // A family that does not count its attention apart (Gemma 4, as nvidia/Gemma-4-31B-IT-NVFP4

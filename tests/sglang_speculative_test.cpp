@@ -333,11 +333,11 @@ SglangSettings deepseek_nextn(const char* version) {
   return s;
 }
 
-// The MTP layer's weights as counted (tests/hf_config_test.cpp): 15,424,226,928 B, of them eh_proj's
+// The MTP layer's weights as counted (tests/hf_config_test.cpp): 15,424,227,552 B, of them eh_proj's
 // 205,520,896 whole on every rank (a plain nn.Linear), the rest split over the 8 ranks:
-// 1,902,338,254 + 205,520,896 = 2,107,859,150 B a GPU. Its pool: one latent layer, (512 + 64) x 2 B
+// 1,902,338,332 + 205,520,896 = 2,107,859,228 B a GPU. Its pool: one latent layer, (512 + 64) x 2 B
 // = 1,152 B a token.
-constexpr std::uint64_t kMtpWeightsPerRank = 2'107'859'150;
+constexpr std::uint64_t kMtpWeightsPerRank = 2'107'859'228;
 
 }  // namespace
 
@@ -430,10 +430,10 @@ TEST_CASE("SGLang NEXTN, DeepSeek-V3.2 (DSA): the MTP layer's latent and indexer
   CHECK(r.page_size == 64);
   CHECK(r.max_total_num_tokens == 556'032);
   // The draft's pool: 556,096 rows (a page more) of 1,152 B (0.60 GiB) and of 132 B, from the headroom with its
-  // weights (2,107,859,150 B of the R1-shaped layer + 14,421,728 / 8 of its indexer = 2,109,661,866).
+  // weights (2,107,859,228 B of the R1-shaped layer + 14,421,728 / 8 of its indexer = 2,109,661,944).
   CHECK(r.draft->k_bytes == 640'622'592);
   CHECK(r.draft->indexer_bytes == 73'404'672);
-  CHECK(r.draft->weights == 2'109'661'866);
+  CHECK(r.draft->weights == 2'109'661'944);
   CHECK(printed(r, "KV Cache is allocated. #tokens: 556032, KV size: 0.60 GB"));
   // From 0.5.16 the cell is scaled by one more of its 61 layers: int(78,324 x 62/61) = 79,608.
   const SglangResult later = plan_sglang(model, catalog_cards("h200", 8), deepseek_nextn("latest"));
@@ -446,8 +446,8 @@ TEST_CASE("SGLang NEXTN, DeepSeek-V3.2 (DSA): the MTP layer's latent and indexer
 
 // GLM-4.5-Air (glm4_moe: 46 layers of 8 KV heads x 128) at TP 4: its MTP layer drafts as a
 // grouped-query layer, 2 heads a rank x 128 x 2 (K, V) x 2 B = 1,024 B a token. Its weights
-// 7,233,118,464 B (bf16), eh_proj's 67,108,864 whole on each rank: 1,791,502,400 + 67,108,864 =
-// 1,858,611,264 B a GPU. Readings: 78 GiB before load, 26 after, --mem-fraction-static 0.85.
+// 7,233,118,720 B (bf16 but its router's 128 e_score_correction_bias, fp32), eh_proj's 67,108,864
+// whole on each rank: 1,791,502,464 + 67,108,864 = 1,858,611,328 B a GPU. Readings: 78 GiB before load, 26 after, --mem-fraction-static 0.85.
 TEST_CASE("SGLang NEXTN, GLM-4.5-Air: one grouped-query draft layer, SGLang's auto choice by release",
           "[sglang][speculative]") {
   const auto plan = [](const char* version) {
@@ -465,11 +465,11 @@ TEST_CASE("SGLang NEXTN, GLM-4.5-Air: one grouped-query draft layer, SGLang's au
   REQUIRE(b.draft.has_value());
   CHECK(b.draft->kind == LayerKind::full);
   CHECK(b.draft->cell_bytes == 1'024);
-  CHECK(b.draft->weights == 1'858'611'264);
+  CHECK(b.draft->weights == 1'858'611'328);
   CHECK(b.max_total_num_tokens == 325'970);
   CHECK(b.draft->slots_per_request == 28);
   CHECK(printed(b, "KV Cache is allocated. #tokens: 325970, K size: 0.16 GB, V size: 0.16 GB"));
-  // 0.5.16+: after = float32((26 GiB - 1,858,611,264) / 2^30) = 24.269033432006836; rest =
+  // 0.5.16+: after = float32((26 GiB - 1,858,611,328) / 2^30) = 24.269033432006836; rest =
   // 12.569033432006835 GiB = 13,495,896,883 B // int(47,104 x (1 + 1/46)) = 48,128: 280,416.
   const SglangResult c = plan("latest");
   CHECK(c.draft->scaled_cell_bytes == 48'128);

@@ -563,16 +563,69 @@ ExcludedModules read_excluded_modules(const nlohmann::json& config, const ParamC
   return exclusions;
 }
 
+namespace {
+
+/// Which blocks of a layer a list keeps unquantized.
+struct KeptBlocks {
+  bool all_but_experts = false;
+  bool attention = false;
+  bool shared = false;
+  bool dense_mlp = false;
+};
+
+bool left_quantized(Block block, const KeptBlocks& kept) {
+  if (block == Block::experts) return true;
+  if (kept.all_but_experts) return false;
+  switch (block) {
+    case Block::attention:
+    case Block::mla_o_proj:
+    case Block::indexer:
+      return !kept.attention;
+    case Block::shared:
+      return !kept.shared;
+    case Block::dense_mlp:
+      return !kept.dense_mlp;
+    case Block::experts:
+      break;
+  }
+  return true;
+}
+
+/// Of `layer`'s recorded shapes, those in the blocks `kept` leaves quantized, when they add up to
+/// exactly `params` (what the layer's counts say it quantizes); nullopt otherwise (a family that
+/// records no shapes).
+std::optional<std::vector<MatrixShape>> shapes_of(const LayerCount& layer, std::uint64_t params, const KeptBlocks& kept) {
+  if (layer.shapes.empty()) return std::nullopt;
+  std::vector<MatrixShape> taken;
+  Checked sum(0, "quantized parameters");
+  for (const MatrixShape& shape : layer.shapes) {
+    if (!left_quantized(shape.block, kept)) continue;
+    sum += (Checked(shape.rows, "quantized parameters") * shape.cols * shape.copies).value();
+    taken.push_back(shape);
+  }
+  if (sum.value() != params) return std::nullopt;
+  return taken;
+}
+
+}  // namespace
+
 QuantizedShare quantized_share(const ParamCount& count, const ExcludedModules& excluded) {
+  QuantizedShare share;
   Checked quantized(0, "quantized parameters");
+  Checked shaped(0, "quantized parameters");
   Checked matrices(0, "weight matrices");
   // An empty list (a scheme without one) keeps nothing.
   const auto kept = [](const std::vector<bool>& layers, std::size_t i) { return i < layers.size() && layers[i]; };
   for (std::size_t i = 0; i < count.layers.size(); ++i) {
     const LayerCount& layer = count.layers[i];
     if (kept(excluded.whole_layers, i)) continue;
+    std::uint64_t here = 0;
+    KeptBlocks blocks;
+    // A kept attention with parts still quantized (o_proj, the indexer): no shapes are taken.
+    bool partial = false;
     if (!excluded.inside.empty()) {
-      quantized += layer.expert;
+      here = layer.expert;
+      blocks.all_but_experts = true;
     } else {
       Checked kept_here(layer.router, "weight size");
       kept_here += layer.vectors;
@@ -580,20 +633,36 @@ QuantizedShare quantized_share(const ParamCount& count, const ExcludedModules& e
       if (kept(excluded.attention, i)) {
         const std::uint64_t still = i < excluded.attention_quantized.size() ? excluded.attention_quantized[i] : 0;
         kept_here += layer.attention - std::min(layer.attention, still);
+        blocks.attention = true;
+        partial = still != 0;
       } else {
         kept_here += layer.unquantized;
       }
       if (kept(excluded.shared, i)) kept_here += layer.shared;
+      blocks.shared = kept(excluded.shared, i);
       // A dense layer's MLP: what is left of it beside the attention and the vectors.
       if (kept(excluded.dense_mlp, i)) {
         const Checked beside_mlp = Checked(layer.attention, "weight size") + layer.vectors + layer.router + layer.shared;
         kept_here += layer.params - std::min(layer.params, beside_mlp.value());
       }
-      quantized += layer.params - std::min(layer.params, kept_here.value());
+      blocks.dense_mlp = kept(excluded.dense_mlp, i);
+      here = layer.params - std::min(layer.params, kept_here.value());
     }
-    matrices += (Checked(layer.experts, "weight matrices") * 3 + 16).value();
+    quantized += here;
+    const std::optional<std::vector<MatrixShape>> shapes =
+        partial ? std::nullopt : shapes_of(layer, here, blocks);
+    if (!shapes) {
+      matrices += (Checked(layer.experts, "weight matrices") * 3 + 16).value();
+      continue;
+    }
+    shaped += here;
+    for (const MatrixShape& shape : *shapes) matrices += shape.copies;
+    share.shapes.insert(share.shapes.end(), shapes->begin(), shapes->end());
   }
-  return {quantized.value(), matrices.value()};
+  share.params = quantized.value();
+  share.shaped = shaped.value();
+  share.matrices = matrices.value();
+  return share;
 }
 
 }  // namespace kvplan

@@ -73,11 +73,14 @@ ExcludedModules read_excluded_modules(const nlohmann::json& config, const ParamC
 
 /// The parameters a checkpoint quantizes: each layer's, less its router and vectors (no scheme
 /// quantizes those) and what `excluded` keeps, or only its routed experts when `excluded.inside`
-/// names modules kvplan does not count apart. `matrices` bounds the weight matrices they span: 3
-/// per routed expert and 16 for the rest of a layer.
+/// names modules kvplan does not count apart. Of them, the weight matrices of the layers whose
+/// shapes the family records (LayerCount::shapes), one by one; `matrices` counts those and bounds
+/// the rest: 3 per routed expert and 16 for the rest of a layer.
 struct QuantizedShare {
   std::uint64_t params = 0;
   std::uint64_t matrices = 0;
+  std::vector<MatrixShape> shapes;
+  std::uint64_t shaped = 0;  ///< of params, the shapes' values
 };
 QuantizedShare quantized_share(const ParamCount& count, const ExcludedModules& excluded);
 

@@ -125,10 +125,10 @@ LayerSpec layer_spec(ConfigFields& fields, const arch::Layout& layout, const arc
   return layer;
 }
 
-/// The MTP layers' weights priced as the checkpoint's quantization prices the model: what the
-/// count keeps unquantized (the embedding and head copies and eh_proj: DeepSeek-V3's fp8 checkpoint
-/// stores all three in bf16) at the model's dtype, as its embeddings are, the rest as its bulk.
-/// Nothing when the family did not count them.
+/// The MTP layers' weights priced as the checkpoint's quantization prices the model: what lies
+/// beside each one's decoder layer (the embedding and head copies, eh_proj, its norms: DeepSeek-V3's
+/// fp8 checkpoint stores them in bf16) at the model's dtype, as its embeddings are, the decoder
+/// layer as the trunk's. Nothing when the family did not count them.
 void price_mtp_layers(ConfigFields& fields, const ParamCount& count, const Dtype& dtype, ModelSpec& spec) {
   if (count.mtp == 0) return;
   spec.mtp_replicated_bytes = weight_bytes_at(count.mtp_replicated, dtype);
@@ -137,6 +137,19 @@ void price_mtp_layers(ConfigFields& fields, const ParamCount& count, const Dtype
   // the model dtype too (it does not count their modules apart): an upper bound at worst.
   if (quantization && is_modelopt_quantization(*quantization)) {
     spec.mtp_weights_bytes = weight_bytes_at(count.mtp, dtype);
+    return;
+  }
+  // Each MTP layer priced alone: its decoder layer as the trunk's are, what lies beside it
+  // (eh_proj, the norms, the copies) kept unquantized, as a model's embeddings are. Without the
+  // decoder layer counted apart, the unquantized part is the count's word for it.
+  const std::uint64_t each = spec.mtp_layers ? count.mtp / spec.mtp_layers : 0;
+  if (count.mtp_layer && each * spec.mtp_layers == count.mtp && each >= count.mtp_layer->params) {
+    ParamCount layer;
+    layer.total = each;
+    layer.layers = {*count.mtp_layer};
+    layer.embedding = each - count.mtp_layer->params;
+    spec.mtp_weights_bytes =
+        checked_mul(weights_from_quantization(quantization, layer, dtype, fields.origin()).bytes, spec.mtp_layers, "MTP weights");
     return;
   }
   ParamCount layers;

@@ -24,6 +24,10 @@ std::uint64_t weight_bytes_at(std::uint64_t params, const Dtype& dtype);
 /// `count.total` less `part` of it, never below zero: what a rule leaves at the other format.
 std::uint64_t rest_of(const ParamCount& count, std::uint64_t part);
 
+/// Bytes of what a rule keeps beside `quantized` (rest_of) at `model_dtype`, but the vectors
+/// engines hold in fp32 (LayerCount::fp32: DeepSeek's e_score_correction_bias).
+std::uint64_t kept_bytes(const ParamCount& count, std::uint64_t quantized, const Dtype& model_dtype);
+
 /// A parameter count in billions, two decimals ("1.96B"), as the rules word it.
 std::string billions(std::uint64_t params);
 

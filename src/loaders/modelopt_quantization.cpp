@@ -30,7 +30,7 @@ std::string string_or_empty(const nlohmann::json& config, const char* key) {
 std::uint64_t checkpoint_bytes(const ParamCount& count, std::uint64_t quantized, std::uint64_t matrices, const Dtype& dtype,
                                const Dtype& model_dtype) {
   return (Checked(weight_bytes_at(quantized, dtype), "weight size") + checked_mul(matrices, 8, "weight size") +
-          weight_bytes_at(rest_of(count, quantized), model_dtype))
+          kept_bytes(count, quantized, model_dtype))
       .value();
 }
 
@@ -167,13 +167,17 @@ QuantizedWeights modelopt_weights(const nlohmann::json& config, const ParamCount
   // scalars with an FP8 KV cache).
   const QuantizedShare share = quantized_share(count, excluded);
   const Dtype& dtype = parse_weight_dtype(nvfp4 ? "nvfp4" : "fp8");
-  const std::uint64_t bytes = checkpoint_bytes(count, share.params, share.matrices, dtype, model_dtype);
+  // A quantized KV cache stores k_scale and v_scale (fp32) on each attention layer: at most one a layer.
+  const std::uint64_t kv_layers = modelopt_kv_dtype(config) ? count.layers.size() : 0;
+  const std::uint64_t bytes =
+      checked_add(checkpoint_bytes(count, share.params, share.matrices, dtype, model_dtype), kv_layers * 8, "weight size");
   const std::string what = inside.empty() ? "params" : "routed-expert params";
   std::string rule = fmt::format(
-      "computed ({}, NVIDIA ModelOpt): {} {} x {} + at most 8 B of scales for each of {} weight matrices; {} other "
-      "params {}",
+      "computed ({}, NVIDIA ModelOpt): {} {} x {} + {}8 B of scales for each of {} weight matrices{}; {} other params {}",
       algo, billions(share.params), what, nvfp4 ? "9/16 B (an fp8 scale per 16)" : "1 B",
-      format_thousands(share.matrices), billions(rest_of(count, share.params)), model_dtype.name);
+      share.shaped < share.params ? "at most " : "", format_thousands(share.matrices),
+      kv_layers ? fmt::format(" and of the KV cache for each of {} layers", kv_layers) : "",
+      billions(rest_of(count, share.params)), model_dtype.name);
   if (!inside.empty())
     rule += fmt::format(", an upper bound: ModelOpt also leaves '{}' and others like it unquantized, which kvplan does "
                         "not count apart (--weights SIZE makes it exact)",

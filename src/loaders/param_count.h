@@ -21,6 +21,19 @@ struct MlaShare {
   std::uint64_t indexer = 0;  ///< its weight matrices, weights_proj among them; 0 without one
 };
 
+/// The block of a layer a weight matrix belongs to, as quantization lists name them apart.
+enum class Block : std::uint8_t { attention, mla_o_proj, indexer, dense_mlp, shared, experts };
+
+/// `copies` weight matrices of `rows` outputs x `cols` inputs in one block of a layer, as
+/// checkpoints store them: what scales per 128 x 128 block, per output row or per group of inputs
+/// are counted on, partial blocks and groups included.
+struct MatrixShape {
+  std::uint64_t rows = 0;
+  std::uint64_t cols = 0;
+  std::uint64_t copies = 1;
+  Block block = Block::attention;
+};
+
 /// One decoder layer's share of ParamCount::total, for rules that keep whole layers unquantized
 /// or count a scale per weight matrix (NVIDIA ModelOpt).
 struct LayerCount {
@@ -42,6 +55,13 @@ struct LayerCount {
   std::uint64_t unquantized = 0;
   /// Where the attention is MLA (the DeepSeek family): the parts of it lists name one by one.
   std::optional<MlaShare> mla;
+  /// Of vectors, those engines hold in fp32 whatever the model dtype: DeepSeek's
+  /// e_score_correction_bias (vLLM builds it so; DeepSeek-V3's checkpoint stores it so).
+  std::uint64_t fp32 = 0;
+  /// The quantizable weight matrices (params less router, vectors and unquantized), where the
+  /// family records them (the dense decoder and the DeepSeek family); the rules use them only when
+  /// they add up to exactly that, and otherwise price the layer's matrices as one run of values.
+  std::vector<MatrixShape> shapes;
 };
 
 struct ParamCount {
@@ -66,6 +86,10 @@ struct ParamCount {
   /// those what every tensor-parallel rank builds whole (eh_proj, a plain nn.Linear).
   std::uint64_t mtp_unquantized = 0;
   std::uint64_t mtp_replicated = 0;
+  /// Each MTP layer's decoder layer (they are alike), as `layers` holds the trunk's: its router,
+  /// vectors and shapes. What an MTP layer holds beside it (eh_proj, norms, the copies) is kept
+  /// unquantized. nullopt where the family does not count it apart.
+  std::optional<LayerCount> mtp_layer;
   /// The decoder layers, in order, whose params sum to total less the embeddings, the head and
   /// what lies beside the layers (the final norm, position tables).
   std::vector<LayerCount> layers;

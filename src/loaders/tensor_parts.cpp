@@ -1,6 +1,7 @@
 #include "loaders/tensor_parts.h"
 
 #include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -68,7 +69,7 @@ void finish_count(ParamCount& count, ConfigFields& fields, const Counted& counte
   count.notes = fields.notes();
 }
 
-u64 attention_params(const Layout& layout, const LayerPlan& layer, const Attention& a) {
+u64 attention_params(const Layout& layout, const LayerPlan& layer, const Attention& a, std::vector<MatrixShape>* shapes) {
   const u64 hidden = layout.hidden;
   const u64 q_width = product({layout.heads, layer.k_dim}, "attention q width");
   const u64 k_width = product({layer.kv_heads, layer.k_dim}, "attention k width");
@@ -80,6 +81,11 @@ u64 attention_params(const Layout& layout, const LayerPlan& layer, const Attenti
   sum.add(product({hidden, v_width}, "v_proj"), "attention");
   sum.add(product({o_width, hidden}, "o_proj"), "attention");
   sum.add(attention_vectors(layout, layer, a), "attention");
+  if (shapes)
+    shapes->insert(shapes->end(), {{q_width * a.q_multiplier, hidden},  // no overflow: q_proj's product was checked
+                                   {k_width, hidden},
+                                   {v_width, hidden},
+                                   {hidden, o_width}});
   return sum.value;
 }
 
@@ -116,6 +122,11 @@ u64 mlp_vectors(u64 hidden, u64 intermediate, bool gated, bool bias) {
   return bias ? checked_add(product({gated ? 2u : 1u, intermediate}, "MLP bias"), hidden, "MLP bias") : 0;
 }
 
+void add_mlp_shapes(std::vector<MatrixShape>& shapes, u64 hidden, u64 intermediate, bool gated, Block block, u64 copies) {
+  shapes.push_back({intermediate, hidden, product({gated ? 2u : 1u, copies}, "MLP matrices"), block});
+  shapes.push_back({hidden, intermediate, copies, block});
+}
+
 Counted eagle_draft_layers(ConfigFields& fields, const Layout& layout, u64 (*norms)(const Layout&, std::size_t),
                            u64 (*extra)(const Layout&, std::size_t)) {
   Attention attention;
@@ -145,6 +156,7 @@ LayerParams moe_layer(u64 experts, u64 top_k, u64 width, u64 intermediate, u64 a
   layer.inactive = product({experts - top_k, one}, "inactive experts");
   layer.routed = routed_experts(top_k, width, intermediate, matrices == 3);
   layer.matrices_per_expert = matrices;
+  add_mlp_shapes(layer.shapes, width, intermediate, matrices == 3, Block::experts, experts);
   // The router reads the expert input (the hidden state; a latent-MoE router reads the wider
   // hidden, so this is then its lower bound), and is part of what every token uses.
   layer.router = std::min(always, product({experts, width}, "router"));
@@ -175,7 +187,9 @@ Counted dense_decoder(const Layout& layout, const DenseDecoder& d) {
     const LayerPlan& layer = layout.layers[i];
     if (!layer.attends())
       throw unsupported_architecture(fmt::format("layer {}", i), fmt::format("{} (a decoder of attention layers)", to_string(layer.kind)));
-    const u64 attention = attention_params(layout, layer, d.attention);
+    std::vector<MatrixShape> shapes;
+    const u64 attention = attention_params(layout, layer, d.attention, &shapes);
+    add_mlp_shapes(shapes, layout.hidden, d.intermediate, d.gated, Block::dense_mlp);
     const u64 attention_norms = attention_vectors(layout, layer, d.attention);
     Sum sum;
     sum.add(attention, "layer");
@@ -186,6 +200,7 @@ Counted dense_decoder(const Layout& layout, const DenseDecoder& d) {
     params.vectors = (Checked(attention_norms, "layer") + d.layer_norms + d.layer_extra + mlp_biases).value();
     params.modules = true;
     params.attention = attention - attention_norms;
+    params.shapes = std::move(shapes);
     counted.layers.push_back(params);
   }
   return counted;
@@ -213,7 +228,17 @@ u64 mla_params(ConfigFields& fields, u64 hidden, std::optional<u64> v_default, M
     norms.add(hidden, "MLA");
   }
   const u64 o_proj = product({heads, v_dim, hidden}, "o_proj");
-  if (parts) *parts = {norms.value, o_proj};
+  const u64 q_width = product({heads, q_head}, "q_proj");
+  const u64 kv_b_width = product({heads, checked_add(nope, v_dim, "kv_b head")}, "kv_b_proj");
+  if (parts) {
+    *parts = {norms.value, o_proj, {}};
+    if (q_lora)
+      parts->shapes.insert(parts->shapes.end(), {{*q_lora, hidden}, {q_width, *q_lora}});
+    else
+      parts->shapes.push_back({q_width, hidden});
+    parts->shapes.insert(parts->shapes.end(),
+                         {{kv_a_width, hidden}, {kv_b_width, kv_lora}, {hidden, heads * v_dim, 1, Block::mla_o_proj}});
+  }
   Sum sum;
   if (q_lora) {
     sum.add(product({hidden, *q_lora}, "q_a_proj"), "MLA");
@@ -239,7 +264,7 @@ u64 indexer_params(ConfigFields& fields, u64 hidden, IndexerParts* parts) {
   const u64 k_norm = product({2, index_dim}, "indexer k_norm");  // weight and bias
   sum.add(k_norm, "MLA indexer");
   const u64 weights_proj = product({hidden, index_heads}, "indexer weights_proj");
-  if (parts) *parts = {k_norm, weights_proj};
+  if (parts) *parts = {k_norm, weights_proj, {{index_heads * index_dim, *q_lora, 1, Block::indexer}, {index_dim, hidden, 1, Block::indexer}}};
   sum.add(weights_proj, "MLA indexer");
   return sum.value;
 }

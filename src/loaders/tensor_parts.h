@@ -67,7 +67,9 @@ struct Attention {
   u64 qk_norm = 0;         ///< q/k norm weights (2 x head_dim per head, or the full widths)
   bool sinks = false;      ///< a learned sink logit per head (gpt-oss)
 };
-u64 attention_params(const Layout& layout, const LayerPlan& layer, const Attention& attention);
+/// `shapes`, when given, receives q_proj, k_proj, v_proj and o_proj as Block::attention.
+u64 attention_params(const Layout& layout, const LayerPlan& layer, const Attention& attention,
+                     std::vector<MatrixShape>* shapes = nullptr);
 /// Of attention_params, the vectors: biases, q/k norms, sinks.
 u64 attention_vectors(const Layout& layout, const LayerPlan& layer, const Attention& attention);
 
@@ -81,10 +83,14 @@ u64 gqa_params(u64 hidden, u64 heads, u64 kv_heads, u64 k_dim, u64 v_dim, bool k
 u64 mlp_params(u64 hidden, u64 intermediate, bool gated, bool bias);
 /// Of mlp_params, the biases.
 u64 mlp_vectors(u64 hidden, u64 intermediate, bool gated, bool bias);
+/// The weight matrices of `copies` such MLPs (gate and up: intermediate x hidden, down: hidden x
+/// intermediate), added to `shapes` as `block`.
+void add_mlp_shapes(std::vector<MatrixShape>& shapes, u64 hidden, u64 intermediate, bool gated, Block block, u64 copies = 1);
 
 /// A routed-expert block: `experts` gated MLPs of width `intermediate` (3 matrices each) on
 /// `width`-wide inputs, of which `top_k` run per token; `always` is what every token uses beside
-/// them (router, biases, shared experts). `matrices` 2: two-matrix experts.
+/// them (router, biases, shared experts). `matrices` 2: two-matrix experts. The experts' shapes
+/// are recorded in the layer.
 LayerParams moe_layer(u64 experts, u64 top_k, u64 width, u64 intermediate, u64 always, u64 matrices = 3);
 
 /// The shape of a routed-expert block, for ParamCount::routed_experts.
@@ -111,6 +117,7 @@ Counted dense_decoder(const Layout& layout, const DenseDecoder& decoder);
 struct MlaParts {
   u64 vectors = 0;
   u64 o_proj = 0;
+  std::vector<MatrixShape> shapes;  ///< its projections, o_proj as Block::mla_o_proj
 };
 
 /// Of a DSA indexer: k_norm's weight and bias (vectors), and weights_proj (H x n heads), which
@@ -118,6 +125,7 @@ struct MlaParts {
 struct IndexerParts {
   u64 vectors = 0;
   u64 weights_proj = 0;
+  std::vector<MatrixShape> shapes;  ///< wq_b and wk (Block::indexer); weights_proj is not quantized
 };
 
 /// DeepSeek multi-head latent attention (DeepseekV2Attention / DeepseekV3Attention):

@@ -42,6 +42,7 @@ struct Moe {
   u64 width = 0;
   u64 always = 0;
   u64 shared = 0;  ///< of always, the shared experts
+  u64 shared_width = 0;  ///< their MLP's width, n_shared_experts x moe_intermediate_size
   u64 bias = 0;    ///< of always, e_score_correction_bias
 };
 Moe read_moe(ConfigFields& fields, u64 hidden) {
@@ -58,7 +59,8 @@ Moe read_moe(ConfigFields& fields, u64 hidden) {
     moe.always = checked_add(moe.always, moe.bias, "e_score_correction_bias");
   }
   if (const u64 shared = fields.uint_or("n_shared_experts", 0); shared > 0) {
-    moe.shared = product({3, hidden, shared, moe.width}, "shared experts");
+    moe.shared_width = product({shared, moe.width}, "shared experts");
+    moe.shared = product({3, hidden, moe.shared_width}, "shared experts");
     moe.always = checked_add(moe.always, moe.shared, "shared experts");
   }
   return moe;
@@ -72,16 +74,18 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   u64 attention = 0;
   u64 attention_norms = 0;  // of attention, its norms and biases (vectors)
   MlaParts mla_parts;
+  std::vector<MatrixShape> attention_shapes;
   if (mla) {
     attention = mla_params(fields, hidden, std::nullopt, &mla_parts);
     attention_norms = mla_parts.vectors;
+    attention_shapes = mla_parts.shapes;
   } else {
     // Glm4MoeAttention: q/k/v bias = attention_bias, o_proj none; q/k RMSNorm with use_qk_norm.
     check_attention(fields, layout);
     Attention a;
     a.qkv_bias = fields.flag("attention_bias", false);
     a.qk_norm = fields.flag("use_qk_norm", false) ? 2 * layout.head_dim : 0;
-    attention = attention_params(layout, layout.layers.front(), a);
+    attention = attention_params(layout, layout.layers.front(), a, &attention_shapes);
     attention_norms = attention_vectors(layout, layout.layers.front(), a);
   }
   const bool any_indexer =
@@ -94,7 +98,8 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   const bool any_moe = std::find(moe_layers.begin(), moe_layers.end(), true) != moe_layers.end();
   const bool any_dense = std::find(moe_layers.begin(), moe_layers.end(), false) != moe_layers.end();
   const Moe moe = any_moe ? read_moe(fields, hidden) : Moe{};
-  const u64 dense = any_dense ? mlp_params(hidden, fields.positive("intermediate_size"), true, false) : 0;
+  const u64 dense_width = any_dense ? fields.positive("intermediate_size") : 0;
+  const u64 dense = any_dense ? mlp_params(hidden, dense_width, true, false) : 0;
   const auto layer_params = [&](bool is_moe, bool with_indexer) {
     // self_attn holds the indexer; its norms and biases are vectors beside the layer's two norms.
     const u64 self_attn = attention + (with_indexer ? indexer : 0);
@@ -109,6 +114,11 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     layer.shared = is_moe ? moe.shared : 0;
     layer.unquantized = with_indexer ? indexer_parts.weights_proj : 0;
     if (mla) layer.mla = MlaShare{mla_parts.o_proj, with_indexer ? indexer - indexer_parts.vectors : 0};
+    layer.fp32 = is_moe ? moe.bias : 0;
+    layer.shapes.insert(layer.shapes.end(), attention_shapes.begin(), attention_shapes.end());
+    if (with_indexer) layer.shapes.insert(layer.shapes.end(), indexer_parts.shapes.begin(), indexer_parts.shapes.end());
+    if (is_moe && moe.shared) add_mlp_shapes(layer.shapes, hidden, moe.shared_width, true, Block::shared);
+    if (!is_moe) add_mlp_shapes(layer.shapes, hidden, dense_width, true, Block::dense_mlp);
     return layer;
   };
 
@@ -142,6 +152,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     const u64 copies = type == "glm_moe_dsa" ? 0 : product({2, count.embedding}, "MTP embedding and head");
     count.mtp = product({mtp_layers, checked_add(unique.value, copies, "MTP")}, "MTP");
     count.mtp_replicated = product({mtp_layers, eh_proj}, "MTP eh_proj");
+    count.mtp_layer = decoder;
     // Kept at the model dtype beside the copies and eh_proj: its router, its vectors (the
     // layer's, enorm, hnorm, shared_head.norm) and its indexer's weights_proj, as the trunk's are.
     const u64 kept = (Checked(copies, "MTP") + decoder.router + decoder.vectors + decoder.unquantized + mtp_norms).value();

@@ -68,6 +68,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   u64 moe_always = 0;
   u64 moe_width = 0;
   u64 moe_shared = 0;  // of moe_always, the shared expert and its gate
+  std::vector<MatrixShape> shared_shapes;
   // A MoE type without its expert count would be counted as dense: refused instead.
   if (type.find("_moe") != std::string::npos) fields.required_uint("num_experts");
   if (fields.uint_or("num_experts", 0) > 0) {
@@ -78,24 +79,34 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     moe_always = product({hidden, counted.experts}, "router");
     if (const u64 shared = fields.uint_or("shared_expert_intermediate_size", 0); shared > 0) {
       moe_shared = checked_add(product({3, hidden, shared}, "shared expert"), hidden, "shared_expert_gate");
+      add_mlp_shapes(shared_shapes, hidden, shared, true, Block::shared);
+      shared_shapes.push_back({1, hidden, 1, Block::shared});  // shared_expert_gate
       moe_always = checked_add(moe_always, moe_shared, "shared expert");
     }
   }
   // A decoder layer's own parameters and its MLP, the MoE block where layer `index` has one.
   const auto with_mlp = [&](u64 own, u64 index) -> LayerParams {
-    if (is_moe_layer(fields, index)) return plus(moe_layer(counted.experts, counted.top_k, hidden, moe_width, moe_always), own);
-    return {checked_add(own, mlp_params(hidden, fields.positive("intermediate_size"), true, false), "layer"), 0, 0};
+    if (is_moe_layer(fields, index)) {
+      LayerParams layer = plus(moe_layer(counted.experts, counted.top_k, hidden, moe_width, moe_always), own);
+      layer.shapes.insert(layer.shapes.end(), shared_shapes.begin(), shared_shapes.end());
+      return layer;
+    }
+    const u64 width = fields.positive("intermediate_size");
+    LayerParams layer = layer_of(checked_add(own, mlp_params(hidden, width, true, false), "layer"));
+    add_mlp_shapes(layer.shapes, hidden, width, true, Block::dense_mlp);
+    return layer;
   };
   for (u64 i = 0; i < layout.count(); ++i) {
     const LayerPlan& layer = layout.layers[i];
     u64 vectors = 2 * hidden;  // the two RMSNorms
     u64 mixer = 0;      // the attention's matrices, or the linear attention whole
+    std::vector<MatrixShape> mixer_shapes;  // the attention's; a Gated DeltaNet's are not recorded
     if (layer.kind == LayerKind::linear) {
       if (layer.block != "linear_attention") throw unsupported_architecture(fmt::format("layer_types[{}]", i), layer.block);
       mixer = deltanet;
     } else if (layer.attends()) {
       const u64 norms = attention_vectors(layout, layer, attention);
-      mixer = attention_params(layout, layer, attention) - norms;
+      mixer = attention_params(layout, layer, attention, &mixer_shapes) - norms;
       vectors = checked_add(vectors, norms, "layer");
     } else {
       throw unsupported_architecture(fmt::format("layer_types[{}]", i), layer.block.empty() ? std::string(to_string(layer.kind)) : layer.block);
@@ -106,6 +117,7 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     params.attention = mixer;
     params.shared = params.expert ? moe_shared : 0;
     params.linear_attn = layer.kind == LayerKind::linear;
+    params.shapes.insert(params.shapes.end(), mixer_shapes.begin(), mixer_shapes.end());
     counted.layers.push_back(params);
   }
   // Qwen3-Next's config states no count: its checkpoint's mtp.* layer (which vLLM and SGLang build
