@@ -4,12 +4,14 @@
 // keras-hub's preset counts and safetensors total_size / 2 for bf16 checkpoints (sources in
 // tests/fixtures/hf/SOURCES.md and models.jsonl).
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -659,4 +661,37 @@ TEST_CASE("Nemotron 3 Ultra: layers_block_type without num_hidden_layers, latent
   CHECK(ultra.total == 549'308'993'536ull);
   CHECK(within(ultra.total, 550e9, 0.002));  // NVIDIA: 550B total, 55B active
   CHECK(within(ultra.active, 55e9, 0.02));
+}
+
+TEST_CASE("recorded matrix shapes add up to what each layer's counts say it quantizes") {
+  // The rules take a layer's shapes only when they add up exactly (quantized_share); a family
+  // whose shapes drifted from its counts would silently lose its exact scales. Every fixture whose
+  // layers record attention or MLP shapes (not only routed experts, which every family records)
+  // must add up: the dense decoders, the Qwen, DeepSeek and MiniMax families. Qwen's Gated
+  // DeltaNet layers record none of their own and are left out.
+  std::size_t layers_checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(KVPLAN_SOURCE_DIR) / "tests/fixtures/hf")) {
+    const auto document = read_json(entry.path() / "config.json");
+    if (!document) continue;
+    ParamCount count;
+    try {
+      count = count_params(language_config(*document));
+    } catch (const kvplan::Error&) {
+      continue;  // a family that counts no parameters, or a wrapper whose model the loader unwraps
+    }
+    std::vector<kvplan::LayerCount> layers = count.layers;
+    if (count.mtp_layer) layers.push_back(*count.mtp_layer);
+    for (const kvplan::LayerCount& layer : layers) {
+      const bool beyond_experts = std::any_of(layer.shapes.begin(), layer.shapes.end(), [](const kvplan::MatrixShape& shape) {
+        return shape.block != kvplan::Block::experts && shape.block != kvplan::Block::shared;
+      });
+      if (!beyond_experts || layer.linear_attn) continue;
+      std::uint64_t sum = 0;
+      for (const kvplan::MatrixShape& shape : layer.shapes) sum += shape.rows * shape.cols * shape.copies;
+      INFO(entry.path().filename().string());
+      CHECK(sum == layer.params - layer.router - layer.vectors - layer.unquantized);
+      ++layers_checked;
+    }
+  }
+  CHECK(layers_checked > 1'000);  // the fixtures hold thousands of such layers: if this drops, the loop broke
 }

@@ -40,6 +40,9 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
     layer.vectors = vectors.value;
     layer.modules = true;
     layer.attention = matrices;
+    const u64 q_width = heads * head_dim;  // no overflow: gqa_params checked its products
+    layer.shapes.insert(layer.shapes.end(),
+                        {{q_width, hidden}, {kv_heads * head_dim, hidden, 2}, {hidden, q_width}});  // q, k and v, o
     counted.layers.push_back(layer);
   }
   finish_count(count, fields, counted);
