@@ -29,6 +29,12 @@ std::uint64_t fp32_params(const ParamCount& count) {
   return sum.value();
 }
 
+/// "<lead> 14,848 routers' score biases in fp32" (lead ", of them" or " but"), or "" for none.
+std::string fp32_in_words(const ParamCount& count, const char* lead) {
+  const std::uint64_t fp32 = fp32_params(count);
+  return fp32 ? fmt::format("{} {} routers' score biases in fp32", lead, format_thousands(fp32)) : "";
+}
+
 }  // namespace
 
 std::uint64_t kept_bytes(const ParamCount& count, std::uint64_t quantized, const Dtype& model_dtype) {
@@ -44,10 +50,10 @@ std::string billions(std::uint64_t params) { return fmt::format("{:.2f}B", stati
 
 QuantizedWeights weights_upper_bound(const ParamCount& count, const Dtype& model_dtype, const std::string& why) {
   return {&model_dtype, kept_bytes(count, 0, model_dtype),
-          fmt::format("an upper bound: {} params x {} B ({}), because {} (--weights SIZE, the checkpoint's size, "
+          fmt::format("an upper bound: {} params x {} B ({}){}, because {} (--weights SIZE, the checkpoint's size, "
                       "makes it exact)",
                       billions(count.total), static_cast<double>(model_dtype.block_bytes) / model_dtype.block_elements,
-                      model_dtype.name, why)};
+                      model_dtype.name, fp32_in_words(count, " but"), why)};
 }
 
 namespace {
@@ -120,11 +126,9 @@ std::string kept_in_words(const ParamCount& count, std::uint64_t quantized, cons
                           bool listed = false) {
   const bool indexers = std::any_of(count.layers.begin(), count.layers.end(),
                                     [](const LayerCount& layer) { return layer.unquantized != 0; });
-  const std::uint64_t fp32 = fp32_params(count);
   return fmt::format("{} other params {} (embeddings, head{}, norms{}{}){}", billions(rest_of(count, quantized)),
                      model_dtype.name, count.router ? ", routers" : "", indexers ? ", the indexers' weights_proj" : "",
-                     listed ? ", what its ignore list names" : "",
-                     fp32 ? fmt::format(", of them {} routers' score biases in fp32", format_thousands(fp32)) : "");
+                     listed ? ", what its ignore list names" : "", fp32_in_words(count, ", of them"));
 }
 
 /// Integer group quantization (AWQ, GPTQ, compressed-tensors int): each group of `group` inputs
@@ -269,7 +273,7 @@ QuantizedWeights compressed_tensors(const nlohmann::json& config, const ParamCou
     if (strategy == "block" && block != weights->end() && block->is_array() && block->size() == 2 &&
         (*block)[0].is_number_unsigned() && (*block)[1].is_number_unsigned() && (*block)[0] != 0 && (*block)[1] != 0) {
       const ScaleBlock sides{(*block)[0].get<std::uint64_t>(), (*block)[1].get<std::uint64_t>()};
-      checked_mul(sides.rows, sides.cols, "quantization_config.config_groups.weights.block_structure");
+      checked_mul(sides.rows, sides.cols, "quantization_config.config_groups.weights.block_structure");  // a hostile pair is refused
       return block_fp8(count, sides, model_dtype, excluded);
     }
     return block_fp8(count, strategy == "tensor" ? ScaleBlock{kWhole, kWhole} : ScaleBlock{1, kWhole}, model_dtype, excluded);
@@ -289,13 +293,11 @@ QuantizedWeights compressed_tensors(const nlohmann::json& config, const ParamCou
 
 QuantizedWeights weights_from_quantization(const nlohmann::json* config, const ParamCount& count,
                                            const Dtype& model_dtype, const std::string& origin) {
-  if (config == nullptr) {
-    const std::uint64_t fp32 = fp32_params(count);
+  if (config == nullptr)
     return {&model_dtype, kept_bytes(count, 0, model_dtype),
             fmt::format("computed: {} params x {} B ({}){}", billions(count.total),
                         static_cast<double>(model_dtype.block_bytes) / model_dtype.block_elements, model_dtype.name,
-                        fp32 ? fmt::format(", of them {} routers' score biases in fp32", format_thousands(fp32)) : "")};
-  }
+                        fp32_in_words(count, ", of them"))};
   if (!config->is_object()) throw Error(fmt::format("{}: field 'quantization_config': expected an object", origin));
   const std::string method = string_field(*config, "quant_method", "", origin, "quantization_config.quant_method");
   if (method == "fp8") {
@@ -307,10 +309,9 @@ QuantizedWeights weights_from_quantization(const nlohmann::json* config, const P
                                 origin));
       return value.get<std::uint64_t>();
     };
-    if (const auto size = config->find("weight_block_size"); size != config->end() && size->is_array() && size->size() == 2)
-    {
+    if (const auto size = config->find("weight_block_size"); size != config->end() && size->is_array() && size->size() == 2) {
       block = {side((*size)[0]), side((*size)[1])};
-      checked_mul(block.rows, block.cols, "quantization_config.weight_block_size");
+      checked_mul(block.rows, block.cols, "quantization_config.weight_block_size");  // a hostile pair is refused
     }
     return block_fp8(count, block, model_dtype);
   }

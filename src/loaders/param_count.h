@@ -59,7 +59,8 @@ struct LayerCount {
   /// e_score_correction_bias (vLLM builds it so; DeepSeek-V3's checkpoint stores it so).
   std::uint64_t fp32 = 0;
   /// The quantizable weight matrices (params less router, vectors and unquantized), where the
-  /// family records them (the dense decoder and the DeepSeek family); the rules use them only when
+  /// family records them (the dense decoder, the Qwen, DeepSeek and MiniMax families, and every
+  /// family's routed experts); the rules use them only when
   /// they add up to exactly that, and otherwise price the layer's matrices as one run of values.
   std::vector<MatrixShape> shapes;
 };
