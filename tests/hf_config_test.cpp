@@ -706,3 +706,38 @@ TEST_CASE("a layout stated twice must agree: layer_types + full_attn_idxs, patte
   nano["layers_block_type"][0] = "attention";
   CHECK_THROWS_WITH(inline_config(nano), Catch::Contains("field 'layers_block_type': disagrees") && Catch::Contains("layer 0 (linear)"));
 }
+
+TEST_CASE("fp8 and GPTQ modules_to_not_convert lists are read name by name") {
+  // Qwen3-30B-A3B-FP8's own list: lm_head, and each layer's router and two norms, which kvplan
+  // keeps anyway: 31,174,545,408 B either way.
+  nlohmann::json config = fixture_json("qwen3-30b-a3b-fp8");
+  const ModelSpec own = inline_config(config);
+  CHECK(*own.weights_bytes == 31'174'545'408ull);
+  CHECK_THAT(own.weights_source, Catch::StartsWith("computed (fp8)"));
+  // Layer 0's attention kept too: q 4,096 x 2,048, k and v 512 x 2,048, o 2,048 x 4,096 =
+  // 18,874,368 values at 2 B instead of 1 B and their 512 + 64 + 64 + 512 block scales of 4 B.
+  nlohmann::json& list = config["quantization_config"]["modules_to_not_convert"];
+  list.push_back("model.layers.0.self_attn");
+  CHECK(*inline_config(config).weights_bytes == 31'174'545'408ull + 18'874'368ull - 1'152 * 4);
+  // A single expert's projection is nothing kvplan counts apart: every parameter at bf16, said so.
+  list.push_back("model.layers.3.mlp.experts.7.down_proj");
+  const ModelSpec bound = inline_config(config);
+  CHECK(*bound.weights_bytes == bound.params * 2);
+  CHECK_THAT(bound.weights_source, Catch::Contains("an upper bound") &&
+                                       Catch::Contains("its modules_to_not_convert keeps 'model.layers.3.mlp.experts.7.down_proj'"));
+  // MiniMax's bare names are the last part of a module's: "gate" its routers, kept anyway.
+  const ModelSpec minimax = fixture("minimax-m2.7");
+  CHECK_THAT(minimax.weights_source, Catch::StartsWith("computed (fp8)"));
+  // A GPTQ list is read the same way: the head named, nothing changes; layer 0's attention kept
+  // moves q and o 5,120 x 5,120, k and v 1,024 x 5,120 (62,914,560 values) from 4 bits, a 2 B scale
+  // and a 4-bit zero per 128 inputs of a row (491,520 groups) and a 4 B g_idx per input column
+  // (4 x 5,120) to fp16: 125,829,120 - 31,457,280 - 1,228,800 - 81,920 = 93,061,120 B more.
+  nlohmann::json gptq = fixture_json("qwen1.5-32b-chat-gptq-int4");
+  const std::uint64_t plain = *inline_config(gptq).weights_bytes;
+  gptq["quantization_config"]["modules_to_not_convert"] = {"lm_head"};
+  CHECK(*inline_config(gptq).weights_bytes == plain);
+  gptq["quantization_config"]["modules_to_not_convert"] = {"lm_head", "model.layers.0.self_attn"};
+  CHECK(*inline_config(gptq).weights_bytes == plain + 93'061'120);
+  gptq["quantization_config"]["modules_to_not_convert"] = "lm_head";
+  CHECK_THROWS_WITH(inline_config(gptq), Catch::Contains("field 'quantization_config.modules_to_not_convert': expected a list"));
+}

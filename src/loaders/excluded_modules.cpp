@@ -212,8 +212,12 @@ std::optional<Excluded> named_apart(std::string_view alternative) {
   if (alternative.find_first_of("*?[") != std::string_view::npos) return std::nullopt;
   const std::string_view name = module_in_model(alternative);
   if (name == "lm_head" || name.ends_with(".lm_head")) return Excluded::head;
-  // A norm is no weight matrix: no scheme quantizes it, and kvplan keeps it where it counts it.
-  if (name.ends_with("norm") || name == "embed_tokens" || name.ends_with(".embed_tokens") || in_tower(name))
+  // A norm or a bias is no weight matrix: no scheme quantizes it, and kvplan keeps it where it
+  // counts it; nor the DSA indexer's weights projection (GLM-5's lists say indexers_proj), which
+  // every rule keeps.
+  if (name.ends_with("norm") || name.ends_with(".bias") || name.ends_with("e_score_correction_bias") ||
+      name.ends_with("indexers_proj") || name.ends_with("indexer.weights_proj") || name == "embed_tokens" ||
+      name.ends_with(".embed_tokens") || in_tower(name))
     return Excluded::counted_apart;
   return std::nullopt;
 }
@@ -304,13 +308,15 @@ struct ExcludedNames {
   std::string field;
 };
 
-ExcludedNames excluded_names(const nlohmann::json& config, const std::string& config_origin) {
-  const auto list = config.contains("ignore") ? config.find("ignore") : config.find("exclude_modules");
+ExcludedNames excluded_names(const nlohmann::json& config, const std::string& config_origin, ModuleSyntax syntax) {
+  const char* key = syntax == ModuleSyntax::transformers ? "modules_to_not_convert"
+                    : config.contains("ignore")          ? "ignore"
+                                                         : "exclude_modules";
+  const auto list = config.find(key);
   const auto file = config.find(kModeloptSchemeFile);
   const bool own_file = file != config.end() && file->is_string();
   const std::string origin = own_file ? file->get<std::string>() : config_origin;
-  const std::string field = fmt::format("{}.{}", own_file ? "quantization" : "quantization_config",
-                                        config.contains("ignore") ? "ignore" : "exclude_modules");
+  const std::string field = fmt::format("{}.{}", own_file ? "quantization" : "quantization_config", key);
   if (list == config.end() || list->is_null()) return {{}, origin, field};
   if (!list->is_array()) throw Error(fmt::format("{}: field '{}': expected a list of module names", origin, field));
   if (list->size() > kMaxExcluded)
@@ -332,7 +338,10 @@ ExcludedNames excluded_names(const nlohmann::json& config, const std::string& co
 /// (a class name, an expression past regex_as_wildcards), which may reach anything.
 std::optional<ModulePattern> pattern_of(const std::string& name, ModuleSyntax syntax) {
   if (syntax == ModuleSyntax::fnmatch) return ModulePattern{{name}};
-  if (name.starts_with("re:")) {
+  if (syntax == ModuleSyntax::transformers && !name.empty() && name.find_first_of(".*?[") == std::string::npos &&
+      !(name[0] >= 'A' && name[0] <= 'Z'))
+    return ModulePattern{{"*." + name}};  // the last part of a name (transformers: any ending)
+  if (syntax == ModuleSyntax::compressed_tensors && name.starts_with("re:")) {
     auto alternatives = regex_as_wildcards(std::string_view(name).substr(3));
     if (!alternatives) return std::nullopt;
     return ModulePattern{std::move(*alternatives)};
@@ -498,7 +507,7 @@ ExcludedModules read_excluded_modules(const nlohmann::json& config, const ParamC
     kept[i] = true;
     if (!count.layers[i].modules && exclusions.inside.empty()) exclusions.inside = name;
   };
-  const ExcludedNames list = excluded_names(config, origin);
+  const ExcludedNames list = excluded_names(config, origin, syntax);
   std::size_t patterns = 0;
   for (const std::string& name : list.names) {
     const std::optional<ModulePattern> pattern = pattern_of(name, syntax);

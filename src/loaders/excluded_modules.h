@@ -55,6 +55,10 @@ inline constexpr const char* kModeloptSchemeFile = "_kvplan_read_from";
 enum class ModuleSyntax {
   fnmatch,             ///< ModelOpt: fnmatch patterns (*, ?)
   compressed_tensors,  ///< exact names, and "re:" regular expressions matched from the start of a name
+  /// transformers' modules_to_not_convert (fp8, AWQ, GPTQ): module names, a name taking what lies
+  /// under it, and a name without a dot any module it is the last part of ("gate", "lm_head";
+  /// transformers takes any name ending with it, output_gate too, which no such list means).
+  transformers,
 };
 
 /// A compressed-tensors "re:" expression (without the prefix) as fnmatch patterns, one per
@@ -65,8 +69,8 @@ enum class ModuleSyntax {
 /// alternatives). A wider match keeps more unquantized, so a figure built on it is never lower.
 std::optional<std::vector<std::string>> regex_as_wildcards(std::string_view regex);
 
-/// What the list under "ignore" (config.json) or "exclude_modules" (hf_quant_config.json) keeps
-/// unquantized. An Error naming the field for a list that is not one of module names, or one
+/// What the list under "ignore" (config.json), "exclude_modules" (hf_quant_config.json) or
+/// "modules_to_not_convert" keeps unquantized. An Error naming the field for a list that is not one of module names, or one
 /// past the bounds a hostile file could use to make matching slow.
 ExcludedModules read_excluded_modules(const nlohmann::json& config, const ParamCount& count, const std::string& origin,
                                       ModuleSyntax syntax);

@@ -1,6 +1,7 @@
 #include "loaders/hf_quantization.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -201,6 +202,21 @@ QuantizedWeights experts_mxfp4(const ParamCount& count, const Dtype& model_dtype
                       billions(rest), model_dtype.name)};
 }
 
+/// Every parameter at the model dtype when `excluded` (the checkpoint's `list`) keeps what kvplan
+/// cannot place in its counts; nullopt when it can price what the list keeps.
+std::optional<QuantizedWeights> unplaced(const ExcludedModules& excluded, const ParamCount& count, const Dtype& model_dtype,
+                                         const char* list) {
+  if (!excluded.unknown.empty())
+    return weights_upper_bound(count, model_dtype,
+                               fmt::format("its {} keeps '{}' unquantized, which kvplan cannot place in its counts", list,
+                                           printable(excluded.unknown, 80)));
+  if (!excluded.inside.empty())
+    return weights_upper_bound(count, model_dtype,
+                               fmt::format("its {} keeps '{}' unquantized, a module kvplan does not count apart", list,
+                                           printable(excluded.inside, 80)));
+  return std::nullopt;
+}
+
 /// The string under `key`, or `fallback` when absent; any other type is an Error naming `field`.
 std::string string_field(const nlohmann::json& object, const char* key, const char* fallback, const std::string& origin,
                          const char* field) {
@@ -257,14 +273,7 @@ QuantizedWeights compressed_tensors(const nlohmann::json& config, const ParamCou
                                "its compressed-tensors config_groups quantize some modules only, which kvplan does not "
                                "price one by one");
   const ExcludedModules excluded = read_excluded_modules(config, count, origin, ModuleSyntax::compressed_tensors);
-  if (!excluded.unknown.empty())
-    return weights_upper_bound(count, model_dtype,
-                               fmt::format("its ignore list keeps '{}' unquantized, which kvplan cannot place in its counts",
-                                           printable(excluded.unknown, 80)));
-  if (!excluded.inside.empty())
-    return weights_upper_bound(count, model_dtype,
-                               fmt::format("its ignore list keeps '{}' unquantized, a module kvplan does not count apart",
-                                           printable(excluded.inside, 80)));
+  if (auto bound = unplaced(excluded, count, model_dtype, "ignore list")) return *bound;
   if (float8) {
     // Scales per 128x128 block, per matrix ("tensor"), else per output row ("channel").
     const std::string strategy =
@@ -313,7 +322,9 @@ QuantizedWeights weights_from_quantization(const nlohmann::json* config, const P
       block = {side((*size)[0]), side((*size)[1])};
       checked_mul(block.rows, block.cols, "quantization_config.weight_block_size");  // a hostile pair is refused
     }
-    return block_fp8(count, block, model_dtype);
+    const ExcludedModules excluded = read_excluded_modules(*config, count, origin, ModuleSyntax::transformers);
+    if (auto bound = unplaced(excluded, count, model_dtype, "modules_to_not_convert")) return *bound;
+    return block_fp8(count, block, model_dtype, excluded);
   }
   if (method == "mxfp4") return experts_mxfp4(count, model_dtype, "mxfp4");  // gpt-oss
   if (method == "awq" || method == "gptq") {
@@ -322,7 +333,9 @@ QuantizedWeights weights_from_quantization(const nlohmann::json* config, const P
     scheme.group = required(*config, "group_size", origin);
     scheme.method = method;
     scheme.group_index = method == "gptq";
-    return grouped_integer(count, scheme, model_dtype);
+    const ExcludedModules excluded = read_excluded_modules(*config, count, origin, ModuleSyntax::transformers);
+    if (auto bound = unplaced(excluded, count, model_dtype, "modules_to_not_convert")) return *bound;
+    return grouped_integer(count, scheme, model_dtype, excluded);
   }
   if (method == "compressed-tensors") return compressed_tensors(*config, count, model_dtype, origin);
   if (is_modelopt_quantization(*config)) return modelopt_weights(*config, count, model_dtype, origin);
