@@ -338,9 +338,6 @@ ExcludedNames excluded_names(const nlohmann::json& config, const std::string& co
 /// (a class name, an expression past regex_as_wildcards), which may reach anything.
 std::optional<ModulePattern> pattern_of(const std::string& name, ModuleSyntax syntax) {
   if (syntax == ModuleSyntax::fnmatch) return ModulePattern{{name}};
-  if (syntax == ModuleSyntax::transformers && !name.empty() && name.find_first_of(".*?[") == std::string::npos &&
-      !(name[0] >= 'A' && name[0] <= 'Z'))
-    return ModulePattern{{"*." + name}};  // the last part of a name (transformers: any ending)
   if (syntax == ModuleSyntax::compressed_tensors && name.starts_with("re:")) {
     auto alternatives = regex_as_wildcards(std::string_view(name).substr(3));
     if (!alternatives) return std::nullopt;
@@ -350,6 +347,8 @@ std::optional<ModulePattern> pattern_of(const std::string& name, ModuleSyntax sy
   // module path starts with a capital for.
   if (name.empty() || name.find_first_of("*?[") != std::string::npos || (name[0] >= 'A' && name[0] <= 'Z'))
     return std::nullopt;
+  // transformers' bare name: the last part of a module's (transformers takes any ending).
+  if (syntax == ModuleSyntax::transformers && name.find('.') == std::string::npos) return ModulePattern{{"*." + name}};
   return ModulePattern{{name}};
 }
 
@@ -628,33 +627,30 @@ QuantizedShare quantized_share(const ParamCount& count, const ExcludedModules& e
   for (std::size_t i = 0; i < count.layers.size(); ++i) {
     const LayerCount& layer = count.layers[i];
     if (kept(excluded.whole_layers, i)) continue;
+    const KeptBlocks blocks{!excluded.inside.empty(), kept(excluded.attention, i), kept(excluded.shared, i),
+                            kept(excluded.dense_mlp, i)};
     std::uint64_t here = 0;
-    KeptBlocks blocks;
     // A kept attention with parts still quantized (o_proj, the indexer): no shapes are taken.
     bool partial = false;
-    if (!excluded.inside.empty()) {
+    if (blocks.all_but_experts) {
       here = layer.expert;
-      blocks.all_but_experts = true;
     } else {
       Checked kept_here(layer.router, "weight size");
       kept_here += layer.vectors;
       // A kept attention holds the matrices no checkpoint quantizes (the indexer's weights_proj).
-      if (kept(excluded.attention, i)) {
+      if (blocks.attention) {
         const std::uint64_t still = i < excluded.attention_quantized.size() ? excluded.attention_quantized[i] : 0;
         kept_here += layer.attention - std::min(layer.attention, still);
-        blocks.attention = true;
         partial = still != 0;
       } else {
         kept_here += layer.unquantized;
       }
-      if (kept(excluded.shared, i)) kept_here += layer.shared;
-      blocks.shared = kept(excluded.shared, i);
+      if (blocks.shared) kept_here += layer.shared;
       // A dense layer's MLP: what is left of it beside the attention and the vectors.
-      if (kept(excluded.dense_mlp, i)) {
+      if (blocks.dense_mlp) {
         const Checked beside_mlp = Checked(layer.attention, "weight size") + layer.vectors + layer.router + layer.shared;
         kept_here += layer.params - std::min(layer.params, beside_mlp.value());
       }
-      blocks.dense_mlp = kept(excluded.dense_mlp, i);
       here = layer.params - std::min(layer.params, kept_here.value());
     }
     quantized += here;

@@ -163,8 +163,7 @@ QuantizedWeights modelopt_weights(const nlohmann::json& config, const ParamCount
                                    "modules apart",
                                    printable(inside, 80)));
 
-  // What is quantized, and how many weight matrices it spans (a layer's attention holds two more
-  // scalars with an FP8 KV cache).
+  // What is quantized, and how many weight matrices it spans.
   const QuantizedShare share = quantized_share(count, excluded);
   const Dtype& dtype = parse_weight_dtype(nvfp4 ? "nvfp4" : "fp8");
   // A quantized KV cache stores k_scale and v_scale (fp32) on each attention layer: at most one a layer.

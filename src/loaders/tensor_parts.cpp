@@ -227,9 +227,11 @@ u64 mla_params(ConfigFields& fields, u64 hidden, std::optional<u64> v_default, M
     norms.add(kv_a_width, "MLA");
     norms.add(hidden, "MLA");
   }
-  const u64 o_proj = product({heads, v_dim, hidden}, "o_proj");
+  // Each projection's output width (rows) by its input width (columns).
   const u64 q_width = product({heads, q_head}, "q_proj");
   const u64 kv_b_width = product({heads, checked_add(nope, v_dim, "kv_b head")}, "kv_b_proj");
+  const u64 o_width = product({heads, v_dim}, "o_proj");
+  const u64 o_proj = product({o_width, hidden}, "o_proj");
   if (parts) {
     *parts = {norms.value, o_proj, {}};
     if (q_lora)
@@ -237,17 +239,17 @@ u64 mla_params(ConfigFields& fields, u64 hidden, std::optional<u64> v_default, M
     else
       parts->shapes.push_back({q_width, hidden});
     parts->shapes.insert(parts->shapes.end(),
-                         {{kv_a_width, hidden}, {kv_b_width, kv_lora}, {hidden, heads * v_dim, 1, Block::mla_o_proj}});
+                         {{kv_a_width, hidden}, {kv_b_width, kv_lora}, {hidden, o_width, 1, Block::mla_o_proj}});
   }
   Sum sum;
   if (q_lora) {
     sum.add(product({hidden, *q_lora}, "q_a_proj"), "MLA");
-    sum.add(product({*q_lora, heads, q_head}, "q_b_proj"), "MLA");
+    sum.add(product({*q_lora, q_width}, "q_b_proj"), "MLA");
   } else {
-    sum.add(product({hidden, heads, q_head}, "q_proj"), "MLA");
+    sum.add(product({hidden, q_width}, "q_proj"), "MLA");
   }
   sum.add(product({hidden, kv_a_width}, "kv_a_proj_with_mqa"), "MLA");
-  sum.add(product({kv_lora, heads, checked_add(nope, v_dim, "kv_b head")}, "kv_b_proj"), "MLA");
+  sum.add(product({kv_lora, kv_b_width}, "kv_b_proj"), "MLA");
   sum.add(o_proj, "MLA");
   sum.add(norms.value, "MLA");
   return sum.value;
@@ -258,13 +260,14 @@ u64 indexer_params(ConfigFields& fields, u64 hidden, IndexerParts* parts) {
   const u64 index_dim = fields.positive("index_head_dim");
   const std::optional<u64> q_lora = fields.uint("q_lora_rank");
   if (!q_lora) fields.fail("q_lora_rank", "is needed by the indexer (index_n_heads is set)");
+  const u64 wq_b_width = product({index_heads, index_dim}, "indexer wq_b");
   Sum sum;
-  sum.add(product({*q_lora, index_heads, index_dim}, "indexer wq_b"), "MLA indexer");
+  sum.add(product({*q_lora, wq_b_width}, "indexer wq_b"), "MLA indexer");
   sum.add(product({hidden, index_dim}, "indexer wk"), "MLA indexer");
   const u64 k_norm = product({2, index_dim}, "indexer k_norm");  // weight and bias
   sum.add(k_norm, "MLA indexer");
   const u64 weights_proj = product({hidden, index_heads}, "indexer weights_proj");
-  if (parts) *parts = {k_norm, weights_proj, {{index_heads * index_dim, *q_lora, 1, Block::indexer}, {index_dim, hidden, 1, Block::indexer}}};
+  if (parts) *parts = {k_norm, weights_proj, {{wq_b_width, *q_lora, 1, Block::indexer}, {index_dim, hidden, 1, Block::indexer}}};
   sum.add(weights_proj, "MLA indexer");
   return sum.value;
 }

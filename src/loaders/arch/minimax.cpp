@@ -34,15 +34,15 @@ ParamCount count(ConfigFields& fields, const Layout& layout) {
   const u64 routing_bias = fields.flag("use_routing_bias", false) ? counted.experts : 0;  // a vector too
   vectors.add(routing_bias, "router");
   const u64 always = checked_add(product({hidden, counted.experts}, "router"), routing_bias, "router");
+  const u64 q_width = heads * head_dim;  // no overflow: gqa_params checked its products
+  const std::vector<MatrixShape> attention_shapes = {{q_width, hidden}, {kv_heads * head_dim, hidden, 2}, {hidden, q_width}};  // q, k and v, o
   for (u64 i = 0; i < layout.count(); ++i) {
     LayerParams layer = plus(moe_layer(counted.experts, counted.top_k, hidden, fields.positive("intermediate_size"), always),
                              checked_add(matrices, vectors.value - routing_bias, "attention"));
     layer.vectors = vectors.value;
     layer.modules = true;
     layer.attention = matrices;
-    const u64 q_width = heads * head_dim;  // no overflow: gqa_params checked its products
-    layer.shapes.insert(layer.shapes.end(),
-                        {{q_width, hidden}, {kv_heads * head_dim, hidden, 2}, {hidden, q_width}});  // q, k and v, o
+    layer.shapes.insert(layer.shapes.end(), attention_shapes.begin(), attention_shapes.end());
     counted.layers.push_back(layer);
   }
   finish_count(count, fields, counted);
